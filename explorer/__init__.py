@@ -1,0 +1,1 @@
+"""arrayscope's Qt application and command-line entry point (no format knowledge here)."""

@@ -1,0 +1,88 @@
+"""One opened file or directory: its sources, its root node and its diagnostics."""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional
+
+from .context import Context
+from .node import ERROR, Node
+from .source import ByteSource, BytesSource, FileSource
+from . import engine
+
+
+class Document:
+    """Everything the views show of one opened path.
+
+    Sources are opened read-only (mmap ACCESS_READ) and named by their path relative to the
+    opened path; derived sources (decompressed payloads, filter-stage outputs) get unique
+    names of their own and remember the node they came from.
+    """
+
+    def __init__(self, path: str, ctx: Optional[Context] = None):
+        self.path = os.path.abspath(path)
+        self.is_dir = os.path.isdir(self.path)
+        self.base = self.path if self.is_dir else os.path.dirname(self.path)
+        self.ctx = ctx or Context()
+        self.ctx.root_path = self.path
+        self.sources: List[ByteSource] = []
+        self.derived: List[ByteSource] = []
+        self._names: Dict[str, ByteSource] = {}
+        self.root: Optional[Node] = None
+        self.format: Optional[str] = None
+        self.model = None  # format-specific model (e.g. the TileDB array) for values/verify
+
+    # ---- sources -----------------------------------------------------------------------
+    def relname(self, path: str) -> str:
+        path = os.path.abspath(path)
+        if self.is_dir:
+            rel = os.path.relpath(path, self.path)
+            return "." if rel == "." else rel.replace(os.sep, "/")
+        return os.path.basename(path) if path == self.path else os.path.relpath(path, self.base)
+
+    def open_source(self, path: str) -> FileSource:
+        name = self.relname(path)
+        if name in self._names and isinstance(self._names[name], FileSource):
+            return self._names[name]
+        src = FileSource(path, name)
+        self.sources.append(src)
+        self._names[name] = src
+        return src
+
+    def add_derived(self, data, name: str, origin: str = "", origin_node: Optional[Node] = None,
+                    parent: Optional[ByteSource] = None) -> BytesSource:
+        unique, k = name, 2
+        while unique in self._names:
+            unique = f"{name} #{k}"
+            k += 1
+        src = BytesSource(data, unique, origin=origin, origin_node=origin_node, parent=parent)
+        self.derived.append(src)
+        self._names[unique] = src
+        return src
+
+    def source_by_name(self, name: str) -> Optional[ByteSource]:
+        return self._names.get(name)
+
+    def source_name(self, src) -> str:
+        return getattr(src, "name", str(src))
+
+    # ---- results -----------------------------------------------------------------------
+    def diagnostics(self) -> List[Node]:
+        return engine.diagnostics(self.root) if self.root is not None else []
+
+    def has_errors(self) -> bool:
+        return any(n.status == ERROR for n in self.diagnostics())
+
+    def coverage(self) -> Dict[str, tuple]:
+        """{source name: (covered bytes, size)} for every file source."""
+        return {s.name: engine.coverage(self.root, s) for s in self.sources}
+
+    def close(self) -> None:
+        for s in self.sources:
+            s.close()
+        self.sources.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,232 @@
+"""Annotated byte ranges: the tree every view (CLI, GUI, tests) shows."""
+from __future__ import annotations
+
+from typing import Callable, Iterator, List, Optional, Sequence, Union
+
+from .fielddoc import FieldDoc
+
+OK, WARNING, ERROR = "ok", "warning", "error"
+_RANK = {OK: 0, WARNING: 1, ERROR: 2}
+
+# Node kinds. The GUI colours by kind; the CLI prints it.
+KINDS = (
+    "dir", "file", "struct", "array", "field", "enum", "string", "bytes", "flag",
+    "tile", "chunk", "filter", "metadata", "payload", "cells", "error", "unparsed", "padding",
+)
+
+
+class LazyChildren:
+    """`count` children built on request by `factory(i)`: a million tile offsets cost nothing
+    until they are shown. `uniform=True` means the children exactly tile the parent's range
+    (so coverage need not expand them)."""
+
+    __slots__ = ("count", "factory", "uniform", "_cache")
+
+    def __init__(self, count: int, factory: Callable[[int], "Node"], uniform: bool = True):
+        self.count = count
+        self.factory = factory
+        self.uniform = uniform
+        self._cache: dict = {}
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i: int) -> "Node":
+        if i < 0:
+            i += self.count
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        node = self._cache.get(i)
+        if node is None:
+            node = self.factory(i)
+            if len(self._cache) < 4096:
+                self._cache[i] = node
+        return node
+
+    def __iter__(self) -> Iterator["Node"]:
+        for i in range(self.count):
+            yield self[i]
+
+
+class Node:
+    """One annotated byte range of a source.
+
+    `value` is a JSON-able scalar or list (or None for raw bytes); `display` is the text a
+    person reads (an enum shows `9 (BYTESHUFFLE)`). Children may be a list or LazyChildren.
+    Children may live in another source (a decompressed payload under its chunk).
+    """
+
+    __slots__ = ("name", "kind", "source", "offset", "size", "value", "display", "doc",
+                 "status", "message", "_children", "parent", "type", "data")
+
+    def __init__(self, name: str, kind: str, source, offset: int, size: int, value=None,
+                 display: Optional[str] = None, doc: Optional[FieldDoc] = None,
+                 status: str = OK, message: Optional[str] = None, type: Optional[str] = None,
+                 children: Union[None, List["Node"], LazyChildren] = None, data=None):
+        self.name = name
+        self.kind = kind
+        self.source = source
+        self.offset = offset
+        self.size = size
+        self.value = value
+        self.display = display
+        self.doc = doc
+        self.status = status
+        self.message = message
+        self.type = type
+        self.parent: Optional[Node] = None
+        self._children: Union[List[Node], LazyChildren] = []
+        self.data = data  # format-specific payload for views (e.g. a tile's chunk model)
+        if children is not None:
+            if isinstance(children, LazyChildren):
+                self._children = children
+            else:
+                for c in children:
+                    self.add(c)
+
+    # ---- children ------------------------------------------------------------------
+    @property
+    def children(self) -> Union[List["Node"], LazyChildren]:
+        return self._children
+
+    @property
+    def is_lazy(self) -> bool:
+        return isinstance(self._children, LazyChildren)
+
+    def set_lazy(self, lazy: LazyChildren) -> None:
+        self._children = lazy
+
+    def add(self, child: Optional["Node"]) -> Optional["Node"]:
+        if child is None:
+            return None
+        if isinstance(self._children, LazyChildren):
+            raise TypeError("cannot add to lazy children")
+        child.parent = self
+        self._children.append(child)
+        return child
+
+    def child_count(self) -> int:
+        return len(self._children)
+
+    def child(self, i: int) -> "Node":
+        c = self._children[i]
+        if c.parent is None:
+            c.parent = self
+        return c
+
+    def iter_children(self) -> Iterator["Node"]:
+        for i in range(len(self._children)):
+            yield self.child(i)
+
+    def find(self, name: str) -> Optional["Node"]:
+        if self.is_lazy:
+            return None
+        for c in self._children:
+            if c.name == name:
+                return c
+        return None
+
+    def __getitem__(self, name: str) -> "Node":
+        c = self.find(name)
+        if c is None:
+            raise KeyError(f"{self.name!r} has no child {name!r}; children: "
+                           f"{[x.name for x in self.iter_children()][:40]}")
+        return c
+
+    def resolve(self, path: str) -> Optional["Node"]:
+        """A descendant named by its node names joined by '/' (the root's own name optional)."""
+        parts = [p for p in path.split("/") if p != ""]
+        if parts and parts[0] == self.name and self.find(parts[0]) is None:
+            parts = parts[1:]
+        node: Optional[Node] = self
+        for p in parts:
+            node = node.find(p) if node is not None else None
+            if node is None:
+                return None
+        return node
+
+    def path(self) -> str:
+        names = []
+        n: Optional[Node] = self
+        while n is not None:
+            names.append(n.name)
+            n = n.parent
+        return "/".join(reversed(names))
+
+    # ---- status ----------------------------------------------------------------------
+    def mark(self, status: str, message: str) -> "Node":
+        """Raise the node's status (never lowers it) and append the message."""
+        if _RANK[status] >= _RANK[self.status]:
+            self.status = status
+        self.message = message if not self.message else f"{self.message}; {message}"
+        return self
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+    def walk(self, expand_lazy: bool = False) -> Iterator["Node"]:
+        stack = [self]
+        while stack:
+            n = stack.pop()
+            yield n
+            if n.is_lazy and not expand_lazy:
+                continue
+            kids = list(n.iter_children())
+            stack.extend(reversed(kids))
+
+    def display_text(self) -> str:
+        if self.display is not None:
+            return self.display
+        if self.value is None:
+            return ""
+        return str(self.value)
+
+    def __repr__(self) -> str:
+        return (f"<Node {self.name!r} {self.kind} {getattr(self.source, 'name', self.source)}"
+                f"@{self.offset}+{self.size} {self.display_text()[:40]!r} {self.status}>")
+
+
+def json_value(v):
+    """A node value as JSON: scalars, lists, None; bytes are not values (null)."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return repr(v)  # JSON has no NaN/inf: keep the text
+        return v
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return None
+    if isinstance(v, (list, tuple)):
+        return [json_value(x) for x in v]
+    if hasattr(v, "item"):
+        return json_value(v.item())
+    if isinstance(v, dict):
+        return {str(k): json_value(x) for k, x in v.items()}
+    return str(v)
+
+
+def hex_preview(data: bytes, limit: int = 16) -> str:
+    h = data[:limit].hex(" ")
+    return h + (" …" if len(data) > limit else "")
+
+
+def to_json(node: Node, source_name: Callable[[object], str], max_depth: Optional[int] = None,
+            depth: int = 0) -> dict:
+    out = {
+        "name": node.name,
+        "kind": node.kind,
+        "source": source_name(node.source),
+        "offset": node.offset,
+        "size": node.size,
+        "value": json_value(node.value),
+        "display": node.display_text(),
+        "status": node.status,
+        "message": node.message,
+    }
+    if max_depth is None or depth < max_depth:
+        out["children"] = [to_json(c, source_name, max_depth, depth + 1)
+                           for c in node.iter_children()]
+    else:
+        out["children"] = []
+    return out

@@ -1,0 +1,40 @@
+"""Files no format claims: plain bytes, and directories of them."""
+from __future__ import annotations
+
+import os
+
+from .fielddoc import doc
+from .node import WARNING, Node, hex_preview
+
+PLAIN_DOC = doc("Bytes of a file that no known format claims; use 'parse as' to choose one.")
+
+
+def file_node(document, path: str, message: str = "no format recognised for this file") -> Node:
+    src = document.open_source(path)
+    node = Node(os.path.basename(path), "file", src, 0, src.size)
+    if src.size:
+        node.add(Node("unparsed", "unparsed", src, 0, src.size, status=WARNING, message=message,
+                      display=hex_preview(src.read(0, 16)), doc=PLAIN_DOC))
+    return node
+
+
+def dir_node(document, path: str, file_fn=None, skip=()) -> Node:
+    """A node for a directory whose children are its entries (sorted), files through
+    `file_fn(document, path)` (default: plain bytes)."""
+    file_fn = file_fn or file_node
+    # A directory has no bytes: its "source" is its path relative to the opened path.
+    node = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", document.relname(path), 0, 0)
+    try:
+        entries = sorted(os.listdir(path))
+    except OSError as e:
+        node.mark("error", f"cannot list directory: {e.strerror}")
+        return node
+    for name in entries:
+        if name in skip:
+            continue
+        full = os.path.join(path, name)
+        if os.path.isdir(full):
+            node.add(dir_node(document, full, file_fn, skip))
+        elif os.path.isfile(full):
+            node.add(file_fn(document, full))
+    return node
