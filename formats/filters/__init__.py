@@ -1,0 +1,147 @@
+"""Every TileDB filter, reversible and applicable stage by stage, bit-exact with TileDB.
+
+Public API (used by formats.tiledb.tile, the values decoder and the GUI's pipeline panel):
+- `FilterSpec`, `DataInfo`, `Stage`, `RunContext`, `FilterError`
+- `get(filter_type) -> Filter`
+- `stage_infos(specs, info) -> [DataInfo]`: what each filter sees (datatypes change along)
+- `split_metadata(specs, cur, info)`: on-disk chunk metadata into one node group per filter
+- `reverse_chunk(specs, md, data, info, run) -> ChunkRun`: every stage's output, last first
+- `forward_chunk(specs, cells, info, run) -> [Stage]`: stage outputs from the cells
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from ..cursor import Cursor
+from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+
+_REGISTRY: Dict[int, Filter] = {}
+
+
+def register(f: Filter) -> Filter:
+    _REGISTRY[f.type] = f
+    return f
+
+
+class _NoOp(Filter):
+    type = 0
+
+    def reverse(self, spec, stage, info, run):
+        return Stage(list(stage.metadata), list(stage.data))
+
+    forward = reverse
+
+
+class _Unknown(Filter):
+    """A filter type this build does not know: its metadata cannot be split."""
+
+    def __init__(self, t: int):
+        self.type = t
+
+    def parse_metadata(self, spec, cur, info):
+        cur.fail(f"{spec.name} metadata", f"filter type {spec.type} is not known to arrayscope; "
+                                          f"its metadata cannot be split")
+
+
+def _load() -> None:
+    from . import compression, encryption
+
+    register(_NoOp())
+    for cls in (compression.Gzip, compression.Zstd, compression.LZ4, compression.Bzip2,
+                encryption.Aes256Gcm):
+        register(cls())
+    try:  # TileDB's own transforms (formats/filters/transforms.py and friends)
+        from . import catalogue
+        for f in catalogue.FILTERS:
+            register(f)
+    except ImportError:
+        pass
+
+
+def get(filter_type: int) -> Filter:
+    if not _REGISTRY:
+        _load()
+    return _REGISTRY.get(filter_type) or _Unknown(filter_type)
+
+
+def stage_infos(specs: List[FilterSpec], info: DataInfo) -> List[DataInfo]:
+    """infos[k] is what filter k sees; infos[len(specs)] is what comes out."""
+    out = [info]
+    for s in specs:
+        prev = out[-1]
+        dt = get(s.type).output_datatype(s, prev.datatype)
+        out.append(DataInfo(dt, prev.cell_val_num, prev.role, prev.var))
+    return out
+
+
+def split_metadata(specs: List[FilterSpec], cur: Cursor, info: DataInfo,
+                   name_prefix: str = "Filter") -> None:
+    """Nodes for each filter's part of on-disk chunk metadata. The last filter's own metadata
+    comes first; a filter that passes earlier metadata through is followed by the previous
+    filter's, down to the first compressor or encryption (which holds the rest inside its
+    data). Nodes are named '<Filter k> <NAME> metadata' with k the position in the pipeline."""
+    infos = stage_infos(specs, info)
+    for k in range(len(specs) - 1, -1, -1):
+        if cur.at_end():
+            break
+        spec = specs[k]
+        f = get(spec.type)
+        cur.group(f"{name_prefix} {k + 1} {spec.name} metadata",
+                  lambda c, f=f, spec=spec, k=k: f.parse_metadata(spec, c, infos[k]),
+                  kind="metadata")
+        if not f.passes_metadata:
+            break
+
+
+@dataclass
+class ChunkRun:
+    """The result of reversing a chunk: stages[k] is the chunk as it was after filters
+    0..k-1 (stages[len(specs)] is what is on disk, stages[0] the cell bytes). Stages that
+    could not be reached are None; `error` says why, at stage `failed_at`."""
+
+    stages: List[Optional[Stage]]
+    error: Optional[FilterError] = None
+    failed_at: Optional[int] = None
+
+    @property
+    def cells(self) -> Optional[bytes]:
+        s = self.stages[0]
+        return None if s is None else s.data_bytes
+
+
+def reverse_chunk(specs: List[FilterSpec], md: bytes, data: bytes, info: DataInfo,
+                  run: Optional[RunContext] = None, stop_at: int = 0) -> ChunkRun:
+    run = run or RunContext()
+    infos = stage_infos(specs, info)
+    stages: List[Optional[Stage]] = [None] * (len(specs) + 1)
+    stages[len(specs)] = Stage([md] if md else [], [data])
+    for k in range(len(specs) - 1, stop_at - 1, -1):
+        try:
+            stages[k] = get(specs[k].type).reverse(specs[k], stages[k + 1], infos[k], run)
+        except FilterError as e:
+            return ChunkRun(stages, e, k)
+        except Exception as e:  # a codec raising something unexpected on corrupt input
+            return ChunkRun(stages, FilterError(f"{specs[k].name}: {type(e).__name__}: {e}"), k)
+    if stop_at == 0 and run.original_length is not None and stages[0] is not None:
+        n = len(stages[0].data_bytes)
+        if n != run.original_length:
+            return ChunkRun(stages, FilterError(
+                f"reversed chunk has {n} bytes, its header says {run.original_length}"), 0)
+    return ChunkRun(stages)
+
+
+def forward_chunk(specs: List[FilterSpec], cells: bytes, info: DataInfo,
+                  run: Optional[RunContext] = None) -> List[Stage]:
+    """stages[k] after filters 0..k-1, starting from the cell bytes (one data part)."""
+    run = run or RunContext()
+    infos = stage_infos(specs, info)
+    stages = [Stage([], [cells])]
+    for k, spec in enumerate(specs):
+        stages.append(get(spec.type).forward(spec, stages[-1], infos[k], run))
+    return stages
+
+
+__all__ = ["FilterSpec", "DataInfo", "Stage", "RunContext", "FilterError", "Filter", "get",
+           "register", "stage_infos", "split_metadata", "reverse_chunk", "forward_chunk",
+           "ChunkRun"]

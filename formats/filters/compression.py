@@ -1,0 +1,157 @@
+"""GZIP (zlib stream), ZSTD, LZ4 (raw block) and BZIP2: library codecs in TileDB's framing.
+
+Chunk metadata: u32 metadata-part count, u32 data-part count, then (u32 original length,
+u32 compressed length) per part; the data is every compressed metadata part, then every
+compressed data part. Earlier filters' metadata travels compressed inside the data."""
+from __future__ import annotations
+
+import bz2
+import struct
+import zlib
+
+import lz4.block
+import zstandard
+
+from ..cursor import Cursor
+from ..fielddoc import doc
+from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+
+D_NMD = doc("Number of metadata parts: input metadata parts (earlier filters' metadata) "
+            "that this compressor compressed into its data", spec="filters: compression")
+D_NDATA = doc("Number of data parts compressed", spec="filters: compression")
+D_ORIG = doc("Part original length: input bytes of the part before compression")
+D_COMP = doc("Part compressed length: bytes of the part in this filter's output data")
+
+
+class CompressionFilter(Filter):
+    passes_metadata = False
+    deterministic = False  # output depends on the library version; verified by decoding
+    default_level = 0
+
+    def level(self, spec: FilterSpec) -> int:
+        lvl = int(spec.options.get("level", -1))
+        return self.default_level if lvl == -1 else lvl
+
+    def compress(self, data: bytes, level: int, info: DataInfo) -> bytes:
+        raise NotImplementedError
+
+    def decompress(self, data: bytes, original: int, info: DataInfo) -> bytes:
+        raise NotImplementedError
+
+    # ---- metadata ------------------------------------------------------------------------
+    def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
+        nmd = cur.length("u32", "Number of metadata parts", 8, D_NMD, "parts").value
+        ndata = cur.length("u32", "Number of data parts", 8, D_NDATA, "parts").value
+        for kind, n in (("Metadata part", nmd), ("Data part", ndata)):
+            for i in range(n):
+                def part(c: Cursor):
+                    c.u32("Part original length", D_ORIG)
+                    c.u32("Part compressed length", D_COMP)
+                cur.group(f"{kind} {i + 1}", part, size=8)
+
+    @staticmethod
+    def read_table(md: bytes):
+        if len(md) < 8:
+            raise FilterError(f"compression metadata needs 8 bytes, found {len(md)}", 0)
+        nmd, ndata = struct.unpack_from("<II", md, 0)
+        need = 8 + 8 * (nmd + ndata)
+        if need > len(md):
+            raise FilterError(f"compression metadata lists {nmd}+{ndata} parts ({need} bytes), "
+                              f"only {len(md)} bytes present", 0)
+        sizes = [struct.unpack_from("<II", md, 8 + 8 * i) for i in range(nmd + ndata)]
+        return nmd, ndata, sizes, md[need:]
+
+    def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
+        md = stage.metadata_bytes
+        data = stage.data_bytes
+        nmd, ndata, sizes, _rest = self.read_table(md)
+        pos = 0
+        out_md, out_data = [], []
+        for i, (orig, comp) in enumerate(sizes):
+            where = len(md) + pos
+            if pos + comp > len(data):
+                raise FilterError(f"{spec.name} part {i + 1}: compressed length {comp} runs past "
+                                  f"the {len(data)} data bytes", where)
+            try:
+                plain = self.decompress(bytes(data[pos:pos + comp]), orig, info)
+            except FilterError:
+                raise
+            except Exception as e:  # codec errors differ per library
+                raise FilterError(f"{spec.name} part {i + 1}: cannot decompress: {e}", where)
+            if len(plain) != orig:
+                raise FilterError(f"{spec.name} part {i + 1}: decompressed to {len(plain)} bytes, "
+                                  f"metadata says {orig}", where)
+            (out_md if i < nmd else out_data).append(plain)
+            pos += comp
+        if pos != len(data):
+            raise FilterError(f"{spec.name}: parts cover {pos} of {len(data)} data bytes",
+                              len(md) + pos)
+        return Stage([b"".join(out_md)] if out_md else [], [b"".join(out_data)])
+
+    def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
+        level = self.level(spec)
+        parts = [p for p in stage.metadata] + [p for p in stage.data]
+        table = [struct.pack("<II", len(stage.metadata), len(stage.data))]
+        out = []
+        for p in parts:
+            c = self.compress(bytes(p), level, info)
+            table.append(struct.pack("<II", len(p), len(c)))
+            out.append(c)
+        return Stage([b"".join(table)], [b"".join(out)])
+
+
+def _bounded(original: int) -> int:
+    return max(0, int(original))
+
+
+class Gzip(CompressionFilter):
+    """TileDB's GZIP writes a zlib stream (header 78 xx), not a gzip file."""
+
+    type = 1
+    default_level = 6
+
+    def compress(self, data, level, info):
+        return zlib.compress(data, level)
+
+    def decompress(self, data, original, info):
+        d = zlib.decompressobj()
+        out = d.decompress(data, _bounded(original) + 1)  # never more than declared (+1 to detect)
+        return out
+
+
+class Zstd(CompressionFilter):
+    type = 2
+    default_level = 3
+
+    def compress(self, data, level, info):
+        return zstandard.ZstdCompressor(level=level).compress(data)
+
+    def decompress(self, data, original, info):
+        return zstandard.ZstdDecompressor().decompress(data, max_output_size=_bounded(original) + 1)
+
+
+class LZ4(CompressionFilter):
+    """LZ4 raw block (LZ4_compress_default): no frame, no stored size."""
+
+    type = 3
+    default_level = 1
+
+    def compress(self, data, level, info):
+        return lz4.block.compress(data, store_size=False)
+
+    def decompress(self, data, original, info):
+        if original == 0:
+            return b""
+        return lz4.block.decompress(data, uncompressed_size=_bounded(original))
+
+
+class Bzip2(CompressionFilter):
+    type = 5
+    default_level = 9
+
+    def compress(self, data, level, info):
+        return bz2.compress(data, max(1, min(9, level)))
+
+    def decompress(self, data, original, info):
+        d = bz2.BZ2Decompressor()
+        return d.decompress(data, max_length=_bounded(original) + 1)

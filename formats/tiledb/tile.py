@@ -1,0 +1,224 @@
+"""Tiles and chunks (format_spec/tile.md) and generic tiles (format_spec/generic_tile.md).
+
+A tile is `u64 num chunks`, then per chunk `u32 original length, u32 filtered length,
+u32 metadata length, metadata, filtered data`. The chunk metadata is split into one node
+group per filter (`formats.filters.split_metadata`). Generic tiles (schemas, metadata,
+fragment-metadata sections...) are decoded at once and their payload parsed as what it holds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional
+
+from ..context import KEY_HINT
+from ..cursor import Cursor
+from ..engine import run_parser
+from ..fielddoc import doc
+from ..filters import DataInfo, FilterSpec, RunContext, reverse_chunk, split_metadata
+from ..node import ERROR, WARNING, Node
+from .enums import DATATYPE_NAMES, ENCRYPTION_TYPES
+from .pipeline import parse_pipeline
+
+D_NCHUNKS = doc("Num chunks: number of chunks in the tile", spec="tile.md")
+D_ORIG = doc("Original length of chunk: unfiltered bytes of the chunk's data", spec="tile.md")
+D_FILT = doc("Filtered chunk length: bytes of the chunk's filtered data on disk", spec="tile.md")
+D_MDLEN = doc("Chunk metadata length: bytes of the chunk metadata (0 for an empty pipeline)",
+              spec="tile.md")
+D_MD = doc("Chunk metadata: each filter's metadata, the last filter's first; compressors and "
+           "encryption hold the earlier filters' metadata inside their data", spec="tile.md")
+D_DATA = doc("Chunk filtered data: the chunk's bytes after the whole pipeline", spec="tile.md")
+
+D_GT_VERSION = doc("Version number: format version of the generic tile", spec="generic_tile.md")
+D_GT_PERSISTED = doc("Persisted size: bytes of the filtered tile that follows the header",
+                     spec="generic_tile.md")
+D_GT_SIZE = doc("Tile size: bytes of the tile before filtering (the payload)",
+                spec="generic_tile.md")
+D_GT_TYPE = doc("Datatype of the tile's cells (CHAR for every generic tile written by 2.30)",
+                spec="generic_tile.md")
+D_GT_CELL = doc("Cell size of the tile's cells (1)", spec="generic_tile.md")
+D_GT_ENC = doc("Encryption type used in filtering the tile (1 = AES-256-GCM: the pipeline "
+               "then also lists filter 11)", spec="generic_tile.md")
+D_GT_PIPE_SIZE = doc("Filter pipeline size: bytes of the serialized pipeline that follows",
+                     spec="generic_tile.md")
+D_GT_PIPE = doc("Filter pipeline used to filter the tile: [GZIP(1)] as written by 2.30 "
+                "(plus filter 11 when encrypted)", spec="generic_tile.md")
+
+GENERIC_HEADER = 34  # bytes before the pipeline
+
+
+@dataclass
+class ChunkInfo:
+    """Where a chunk's parts are, for decoding it later (GUI pipeline panel, values)."""
+
+    index: int
+    source: object
+    original_length: int
+    filtered_length: int
+    metadata_offset: int
+    metadata_length: int
+    data_offset: int
+    specs: List[FilterSpec]
+    info: DataInfo
+
+    def metadata(self) -> bytes:
+        return self.source.read(self.metadata_offset, self.metadata_length)
+
+    def data(self) -> bytes:
+        return self.source.read(self.data_offset, self.filtered_length)
+
+    def reverse(self, key: Optional[bytes] = None, stop_at: int = 0):
+        return reverse_chunk(self.specs, self.metadata(), self.data(), self.info,
+                             RunContext(key, self.original_length), stop_at)
+
+
+@dataclass
+class TileInfo:
+    source: object
+    offset: int
+    size: int
+    specs: List[FilterSpec]
+    info: DataInfo
+    chunks: List[ChunkInfo] = field(default_factory=list)
+    complete: bool = True
+
+    @property
+    def original_length(self) -> int:
+        return sum(c.original_length for c in self.chunks)
+
+    def decode(self, key: Optional[bytes] = None):
+        """(cell bytes, None) or (partial bytes, (chunk index, FilterError))."""
+        out = []
+        for c in self.chunks:
+            r = c.reverse(key)
+            if r.error is not None:
+                return b"".join(out), (c.index, r.error)
+            out.append(r.cells)
+        if not self.complete:
+            return b"".join(out), (len(self.chunks), None)
+        return b"".join(out), None
+
+
+def parse_tile(cur: Cursor, specs: List[FilterSpec], info: DataInfo, name: str = "Tile",
+               size: Optional[int] = None, node_doc=None) -> TileInfo:
+    """Parse one tile at `cur` as a node `name`; `size` bounds it when known (from fragment
+    metadata or a generic tile header)."""
+    tinfo = TileInfo(cur.source, cur.pos, 0, specs, info)
+
+    def body(c: Cursor):
+        tinfo.complete = False
+        n = c.length("u64", "Num chunks", 12, D_NCHUNKS, "chunks").value
+        for i in range(n):
+            def chunk(cc: Cursor, i=i):
+                orig = cc.u32("Original length of chunk", D_ORIG).value
+                filt = cc.u32("Filtered chunk length", D_FILT).value
+                mdl = cc.length("u32", "Chunk metadata length", 1, D_MDLEN, "bytes").value
+                md_off = cc.pos
+                cc.group("Chunk metadata", lambda mc: split_metadata(specs, mc, info), size=mdl,
+                         kind="metadata", doc=D_MD)
+                cc.need("Chunk filtered data", filt, f"{filt} bytes of filtered data")
+                d = cc.raw("Chunk filtered data", filt, D_DATA)
+                d.kind = "payload"
+                ci = ChunkInfo(i, cc.source, orig, filt, md_off, mdl, d.offset, specs, info)
+                tinfo.chunks.append(ci)
+                cc.node.data = ci
+                cc.node.display = f"{orig} B → {filt} B (+{mdl} B metadata)"
+            c.group(f"Chunk {i + 1}", chunk, kind="chunk")
+        tinfo.complete = True
+
+    g = cur.group(name, body, size=size, kind="tile", doc=node_doc)
+    tinfo.size = g.size
+    g.data = tinfo
+    if g.display is None:
+        g.display = f"{len(tinfo.chunks)} chunk(s), {tinfo.original_length} B unfiltered"
+    return tinfo
+
+
+def decode_into(document, tile_node: Node, tinfo: TileInfo, key: Optional[bytes],
+                payload_name: str, parse_fn: Optional[Callable[[Cursor], object]],
+                payload_title: str = "Payload", ctx=None) -> Optional[Node]:
+    """Reverse the tile's filters; on success add a child node parsing the payload (a derived
+    source) with `parse_fn`; on failure mark the offending chunk (a missing key is a warning)."""
+    cells, err = tinfo.decode(key)
+    if err is not None:
+        idx, fe = err
+        if fe is None:
+            return None  # the tile itself is cut short: its error is already in the tree
+        chunk = tinfo.chunks[idx]
+        target = _chunk_data_node(tile_node, idx) or tile_node
+        if "no key given" in str(fe):
+            target.mark(WARNING, f"encrypted payload not decoded: {KEY_HINT}")
+        else:
+            target.mark(ERROR, f"chunk {idx + 1}: {fe}")
+        return None
+    src = document.add_derived(cells, payload_name, origin=f"{payload_title} of {tile_node.path()}",
+                               origin_node=tile_node, parent=tinfo.source) if document else None
+    if src is None:
+        from ..source import BytesSource
+        src = BytesSource(cells, payload_name, origin_node=tile_node, parent=tinfo.source)
+    root = Node(payload_title, "struct", src, 0, src.size)
+    if parse_fn is not None:
+        run_parser(payload_title, "struct", src, parse_fn, ctx, node=root)
+    else:
+        from ..plain import PLAIN_DOC
+        from ..node import hex_preview
+        if src.size:
+            root.add(Node("unparsed", "unparsed", src, 0, src.size, status=WARNING,
+                          message="payload of a kind arrayscope does not parse",
+                          display=hex_preview(src.read(0, 16)), doc=PLAIN_DOC))
+    root.size = src.size
+    tile_node.add(root)
+    return root
+
+
+def _chunk_data_node(tile_node: Node, idx: int) -> Optional[Node]:
+    ch = tile_node.find(f"Chunk {idx + 1}")
+    return ch.find("Chunk filtered data") if ch is not None else None
+
+
+@dataclass
+class GenericTile:
+    node: Node
+    version: Optional[int] = None
+    encrypted: bool = False
+    tile: Optional[TileInfo] = None
+    payload: Optional[Node] = None
+
+
+def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
+                       parse_fn: Optional[Callable[[Cursor], object]] = None,
+                       payload_name: Optional[str] = None, ctx=None,
+                       payload_title: str = "Payload") -> GenericTile:
+    """A generic tile at `cur`: header, pipeline, filtered tile; then the payload decoded and
+    parsed with `parse_fn` into a child node `payload_title` (on a derived source)."""
+    gt = GenericTile(None)
+    key = ctx.key if ctx is not None else None
+
+    def body(c: Cursor):
+        def header(h: Cursor):
+            gt.version = h.u32("Version number", D_GT_VERSION).value
+            persisted = h.u64("Persisted size", D_GT_PERSISTED)
+            h.u64("Tile size", D_GT_SIZE)
+            h.u8("Datatype", D_GT_TYPE, enum=DATATYPE_NAMES)
+            h.u64("Cell size", D_GT_CELL)
+            gt.encrypted = h.u8("Encryption type", D_GT_ENC, enum=ENCRYPTION_TYPES).value == 1
+            psize = h.length("u32", "Filter pipeline size", 1, D_GT_PIPE_SIZE, "bytes").value
+            specs_holder = []
+            h.group("Filter pipeline", lambda pc: specs_holder.extend(
+                parse_pipeline(pc, "Filters")), size=psize, doc=D_GT_PIPE)
+            h.node.data = (persisted.value, specs_holder)
+        hg = c.group("Generic tile header", header)
+        persisted, specs = hg.data
+        hg.data = None
+        if persisted > c.remaining:
+            hg["Persisted size"].mark(ERROR, f"Persisted size: {persisted} bytes declared, only "
+                                             f"{c.remaining} bytes follow the header")
+        info = DataInfo(4, 1, "generic")
+        gt.tile = parse_tile(c, specs, info, "Tile", size=min(persisted, c.remaining))
+        tile_node = c.node.children[-1]
+        if gt.tile.complete:
+            pname = payload_name or f"{getattr(c.source, 'name', 'tile')} @{tile_node.offset} payload"
+            gt.payload = decode_into(document, tile_node, gt.tile, key, pname, parse_fn,
+                                     payload_title, ctx)
+
+    gt.node = cur.group(name, body, kind="struct")
+    return gt
