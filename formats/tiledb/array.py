@@ -1,0 +1,338 @@
+"""The whole TileDB array directory as one tree, every file parsed with its array's context.
+
+Files are parsed in dependency order (schemas, enumerations, fragment metadata, data files,
+then the rest) and the nodes are then placed in the directory tree in name order."""
+from __future__ import annotations
+
+import os
+from typing import Callable, Dict, List, Optional, Tuple
+
+from ..context import Context
+from ..cursor import Cursor
+from ..engine import guarded, run_parser
+from ..fielddoc import doc
+from ..node import ERROR, WARNING, Node, hex_preview
+from ..plain import file_node
+from . import layout
+from .model import ArraySchema, Fragment, TileDBArray
+from .tile import parse_generic_tile
+
+D_WRT = doc("Write commit marker: an empty file whose presence makes the fragment of the same "
+            "name visible to readers", spec="array_file_hierarchy.md")
+D_OK = doc("Fragment commit marker of format versions before 12: an empty file")
+
+# Parse order of file roles (context flows from earlier roles to later ones).
+ORDER = ["legacy_schema", "schema", "enumeration", "fragment_metadata", "fragment_meta", "data",
+         "array_metadata", "array_metadata_vac", "commit", "ok_marker", "unknown"]
+
+
+def _optional(module: str, name: str):
+    """A parser function from a sibling module, or None while that module is not built."""
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(f"formats.tiledb.{module}"), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def decode_name(name: str) -> Optional[dict]:
+    fn = _optional("names", "decode_name")
+    if fn is not None:
+        try:
+            return fn(name)
+        except Exception:
+            return None
+    m = layout.TIMESTAMPED_RE.match(name)
+    if not m:
+        return None
+    return {"t1": int(m.group(1)), "t2": int(m.group(2)), "uuid": m.group(3),
+            "version": int(m.group(4)) if m.group(4) else None}
+
+
+def _name_display(name: str) -> Optional[str]:
+    info = decode_name(name)
+    if not info:
+        return None
+    text = info.get("display")
+    if text:
+        return text
+    import datetime as _dt
+
+    def ts(ms):
+        try:
+            return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        except (OverflowError, OSError, ValueError):
+            return str(ms)
+    v = f", format version {info['version']}" if info.get("version") else ""
+    return f"t1={info['t1']} ({ts(info['t1'])}), t2={info['t2']}, uuid {info['uuid']}{v}"
+
+
+# ---- per-role file parsers --------------------------------------------------------------
+def _generic_payload_file(document, src, ctx, payload_fn_name: Tuple[str, str], title: str,
+                          holder: Optional[list] = None) -> Node:
+    fn = _optional(*payload_fn_name)
+
+    def payload(c: Cursor):
+        result = fn(c, ctx)
+        if holder is not None:
+            holder.append(result)
+
+    def body(cur: Cursor):
+        while not cur.at_end():
+            parse_generic_tile(cur, document, "Generic tile", payload if fn else None,
+                               payload_name=f"{src.name} ({title.lower()})", ctx=ctx,
+                               payload_title=title)
+            if fn is None or holder is not None:
+                break  # one tile per file for these roles
+    return run_parser(os.path.basename(src.name), "file", src, body, ctx)
+
+
+def parse_schema_file(document, src, ctx) -> Tuple[Node, Optional[ArraySchema]]:
+    holder: list = []
+    node = _generic_payload_file(document, src, ctx, ("schema", "parse_schema"), "Array schema",
+                                 holder)
+    schema = holder[0] if holder and isinstance(holder[0], ArraySchema) else None
+    if schema is not None:
+        schema.name = os.path.basename(src.name)
+    return node, schema
+
+
+def parse_enumeration_file(document, src, ctx) -> Node:
+    return _generic_payload_file(document, src, ctx, ("enumeration", "parse_enumeration"),
+                                 "Enumeration", [])
+
+
+def parse_array_metadata_file(document, src, ctx) -> Node:
+    return _generic_payload_file(document, src, ctx, ("array_metadata", "parse_array_metadata"),
+                                 "Array metadata", [])
+
+
+def parse_commit_file(document, src, ctx) -> Node:
+    fn = _optional("commits", "parse_commit_file")
+    if fn is not None:
+        return fn(document, src, ctx)
+    name = os.path.basename(src.name)
+    if src.size == 0:
+        n = Node(name, "file", src, 0, 0, display="(empty commit marker)", doc=D_WRT)
+        return n
+    return file_node(document, src.path, "commit file kind not parsed yet")
+
+
+def parse_fragment_metadata(document, src, ctx):
+    fn = _optional("fragment_metadata", "parse_fragment_metadata_file")
+    if fn is None:
+        return file_node(document, src.path, "fragment metadata parser not available"), None
+    return fn(document, src, ctx)
+
+
+def parse_fragment_meta_file(document, src, ctx) -> Node:
+    fn = _optional("consolidated_meta", "parse_consolidated_meta_file")
+    if fn is None:
+        return _generic_payload_file(document, src, ctx, ("", ""), "Consolidated fragment metadata")
+    return fn(document, src, ctx)
+
+
+def parse_data(document, src, ctx, fragment: Optional[Fragment], schema) -> Node:
+    fn = _optional("data_files", "parse_data_file")
+    fm = fragment.metadata if fragment is not None else None
+    if fn is None or fm is None or schema is None:
+        why = ("no fragment metadata to locate its tiles" if fm is None else
+               "no schema to interpret it" if schema is None else "data file parser not available")
+        return file_node(document, src.path, f"data file not parsed: {why}")
+    return fn(document, src, ctx, fm, schema, os.path.basename(src.name))
+
+
+def parse_text_list(document, src, ctx, title: str) -> Node:
+    """`.vac` / `.con` / `.ign` style text: one node per line."""
+    fn = _optional("commits", "parse_commit_file")
+    if fn is not None:
+        return fn(document, src, ctx)
+    return file_node(document, src.path, f"{title} not parsed yet")
+
+
+def parse_ok_marker(document, src, ctx) -> Node:
+    n = Node(os.path.basename(src.name), "file", src, 0, src.size, doc=D_OK)
+    if src.size:
+        n.add(Node("unparsed", "unparsed", src, 0, src.size, status=WARNING,
+                   message=".ok markers are empty; this one has bytes",
+                   display=hex_preview(src.read(0, 16))))
+    return n
+
+
+# ---- the directory ---------------------------------------------------------------------
+def _walk(path: str, skip_dirs=(layout.LABELS_DIR,)) -> List[str]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        rel = os.path.relpath(dirpath, path)
+        if rel == ".":
+            dirnames[:] = [d for d in dirnames if d not in skip_dirs]
+        dirnames.sort()
+        for f in sorted(filenames):
+            out.append(os.path.join(dirpath, f))
+    return out
+
+
+def _fragment_of(array: TileDBArray, array_dir: str, path: str) -> Optional[Fragment]:
+    fdir = os.path.dirname(os.path.abspath(path))
+    for f in array.fragments:
+        if os.path.abspath(f.path) == fdir:
+            return f
+    return None
+
+
+def _fragment_dirs(array_dir: str) -> List[str]:
+    out = []
+    fd = os.path.join(array_dir, layout.FRAGMENTS_DIR)
+    if os.path.isdir(fd):
+        out += [os.path.join(fd, d) for d in sorted(os.listdir(fd)) if os.path.isdir(os.path.join(fd, d))]
+    for d in sorted(os.listdir(array_dir)):  # format versions < 12: fragments at the root
+        if layout.TIMESTAMPED_RE.match(d) and os.path.isdir(os.path.join(array_dir, d)):
+            out.append(os.path.join(array_dir, d))
+    return out
+
+
+def load_array(document, array_dir: str, ctx: Context, only: Optional[str] = None
+               ) -> Tuple[TileDBArray, Dict[str, Node]]:
+    """Parse the files of `array_dir` (all of them, or just what `only` needs for context
+    plus `only` itself). Returns the array model and {abs path: file node}."""
+    array = TileDBArray(array_dir)
+    ctx.extra["array"] = array
+    for fdir in _fragment_dirs(array_dir):
+        name = os.path.basename(fdir)
+        info = decode_name(name) or {}
+        array.fragments.append(Fragment(name, fdir, info.get("t1"), info.get("t2"),
+                                        info.get("uuid"), info.get("version")))
+    files = _walk(array_dir)
+    roles = {p: layout.role_of(array_dir, p) for p in files}
+    if only is not None:
+        target = os.path.abspath(only)
+        needed = {"legacy_schema", "schema"}
+        files = [p for p in files if roles[p] in needed or os.path.abspath(p) == target or
+                 (roles[p] == "fragment_metadata" and roles.get(target) == "data" and
+                  os.path.dirname(p) == os.path.dirname(target))]
+    nodes: Dict[str, Node] = {}
+    by_role = sorted(files, key=lambda p: (ORDER.index(roles[p]) if roles[p] in ORDER else 99, p))
+    for p in by_role:
+        role = roles[p]
+        keep = only is None or os.path.abspath(p) == os.path.abspath(only)
+        doc_for = document if keep else _Scratch(document)
+        src = doc_for.open_source(p)
+        node = guarded(lambda: _parse_role(doc_for, src, ctx, role, array, p),
+                       os.path.basename(p), src, 0, src.size)
+        if keep:
+            nodes[os.path.abspath(p)] = node
+    if array.schemas:
+        array.latest_schema = array.schemas[max(array.schemas)]
+    return array, nodes
+
+
+class _Scratch:
+    """A stand-in document for files parsed only for context (not shown, not covered)."""
+
+    def __init__(self, real):
+        from ..document import Document
+
+        self._doc = Document(real.path)
+
+    def __getattr__(self, name):
+        return getattr(self._doc, name)
+
+
+def _parse_role(document, src, ctx: Context, role: str, array: TileDBArray, path: str) -> Node:
+    if role in ("schema", "legacy_schema"):
+        node, schema = parse_schema_file(document, src, ctx.derive())
+        if schema is not None:
+            array.schemas[schema.name] = schema
+            array.latest_schema = array.schemas[max(array.schemas)]
+        node.display = _name_display(os.path.basename(path))
+        return node
+    if role == "enumeration":
+        return parse_enumeration_file(document, src, ctx.derive(schema=array.latest_schema))
+    if role == "fragment_metadata":
+        frag = _fragment_of(array, array.path, path)
+        node, fm = parse_fragment_metadata(document, src, ctx.derive(schema=array.latest_schema))
+        if frag is not None:
+            frag.metadata = fm
+        return node
+    if role == "data":
+        frag = _fragment_of(array, array.path, path)
+        schema = array.latest_schema
+        if frag is not None and frag.metadata is not None:
+            schema = array.schema_for(getattr(frag.metadata, "schema_name", None))
+        return parse_data(document, src, ctx.derive(schema=schema), frag, schema)
+    if role == "fragment_meta":
+        return parse_fragment_meta_file(document, src, ctx.derive(schema=array.latest_schema))
+    if role == "array_metadata":
+        node = parse_array_metadata_file(document, src, ctx)
+        node.display = _name_display(os.path.basename(path))
+        return node
+    if role in ("commit", "array_metadata_vac"):
+        node = parse_commit_file(document, src, ctx)
+        node.display = node.display or _name_display(os.path.basename(path))
+        return node
+    if role == "ok_marker":
+        return parse_ok_marker(document, src, ctx)
+    return file_node(document, path, "file not part of the TileDB format")
+
+
+def open_array_dir(document, path: str, ctx: Optional[Context] = None) -> Node:
+    """The tree of the array directory `path`: its files and folders in name order, each
+    file parsed with the array's context; `__labels/*` are arrays of their own."""
+    ctx = ctx or document.ctx
+    array, nodes = load_array(document, path, ctx)
+    if document.model is None:
+        document.model = array
+    root = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", document.relname(path), 0, 0,
+                display=_array_summary(array), data=array)
+    _place(document, root, path, path, nodes, ctx)
+    return root
+
+
+def _array_summary(array: TileDBArray) -> str:
+    s = array.latest_schema
+    kind = ("dense" if s.dense else "sparse") if s else "schema unreadable"
+    return f"TileDB array, {kind}, {len(array.fragments)} fragment(s), {len(array.schemas)} schema(s)"
+
+
+def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str, Node], ctx) -> None:
+    try:
+        entries = sorted(os.listdir(dirpath))
+    except OSError as e:
+        parent.mark(ERROR, f"cannot list directory: {e.strerror}")
+        return
+    for name in entries:
+        full = os.path.join(dirpath, name)
+        if os.path.isdir(full):
+            if dirpath == array_dir and name == layout.LABELS_DIR:
+                lab = Node(name, "dir", document.relname(full), 0, 0,
+                           display="dimension label arrays")
+                for label in sorted(os.listdir(full)):
+                    lp = os.path.join(full, label)
+                    if os.path.isdir(lp) and layout.is_array_dir(lp):
+                        lab.add(open_array_dir(document, lp, ctx.derive(extra={})))
+                    elif os.path.isdir(lp):
+                        from ..plain import dir_node
+                        lab.add(dir_node(document, lp))
+                parent.add(lab)
+                continue
+            d = Node(name, "dir", document.relname(full), 0, 0, display=_name_display(name))
+            _place(document, d, array_dir, full, nodes, ctx)
+            parent.add(d)
+        elif os.path.isfile(full):
+            node = nodes.get(os.path.abspath(full))
+            if node is None:
+                node = file_node(document, full, "file not part of the TileDB format")
+            node.name = name
+            parent.add(node)
+
+
+def open_file_in_array(document, array_dir: str, path: str) -> Node:
+    """One file of an array, parsed with the context its array gives it."""
+    ctx = document.ctx
+    array, nodes = load_array(document, array_dir, ctx, only=path)
+    document.model = array
+    node = nodes.get(os.path.abspath(path))
+    if node is None:
+        node = file_node(document, path)
+    return node
