@@ -1,0 +1,67 @@
+"""On-demand fuzz campaign over real fixtures (not part of the default test run).
+
+    python tests/fuzz/run_fuzz.py --count 100000 [--arrays dense_1d,encrypted,...]
+
+Prints, per fixture and in total: mutations run, crashes, hangs, peak resident memory."""
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
+
+from mutations import run_campaign  # noqa: E402
+import tiledb_arrays  # noqa: E402
+
+DEFAULT = ["dense_1d", "filter_stacks_array", "filters", "sparse_var_nullable_pipelines",
+           "encrypted", "string_filters", "var_nullable", "deletes", "enumerations", "metadata",
+           "consolidated_fragment_meta", "dim_labels", "current_domain"]
+
+
+def extra_fixtures():
+    """SCDL and Zarr fixtures committed under tests/data (if present)."""
+    out = []
+    data = os.path.join(os.path.dirname(HERE), "data")
+    for sub in ("scdl", "zarr"):
+        d = os.path.join(data, sub)
+        if os.path.isdir(d):
+            for name in sorted(os.listdir(d)):
+                p = os.path.join(d, name)
+                if os.path.isdir(p):
+                    out.append(p)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--count", type=int, default=100000, help="total mutations")
+    ap.add_argument("--arrays", default=",".join(DEFAULT))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--budget", type=float, default=30.0, help="seconds before a run is a hang")
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="arrayscope-fuzz-")
+    targets = [(n, tiledb_arrays.build(n, work),
+                tiledb_arrays.KEY.encode() if n == "encrypted" else None)
+               for n in args.arrays.split(",") if n]
+    targets += [(os.path.basename(p), p, None) for p in extra_fixtures()]
+    per = max(1, args.count // len(targets))
+    total = crashes = hangs = 0
+    peak = 0
+    t0 = time.time()
+    for name, path, key in targets:
+        runs, c, h, p = run_campaign(path, work, per, seed=args.seed, key=key, budget=args.budget)
+        total += runs
+        crashes += len(c)
+        hangs += len(h)
+        peak = max(peak, p)
+        print(f"{name}: {runs} mutations, {len(c)} crashes, {len(h)} hangs", flush=True)
+    print(f"TOTAL: {total} mutations, {crashes} crashes, {hangs} hangs, "
+          f"peak RSS {peak / 2**20:.0f} MiB, {time.time() - t0:.0f} s")
+    return 1 if crashes or hangs else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
