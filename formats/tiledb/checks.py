@@ -1,0 +1,222 @@
+"""Cross-checks for `arrayscope verify` beyond what parsing itself reports.
+
+- every chunk is reversed: checksums verified, AES-GCM tags checked, decompression run,
+  and the result must have the chunk's declared original length;
+- deterministic stages are applied forward from the decoded cells and must reproduce the
+  stored bytes (compressors and AES may re-encode differently: not an error);
+- fragments vs commits (`.wrt`, `.ok`, `.con`, `.vac`), fragment names vs footer versions,
+  footer file sizes vs the files on disk, tile offsets inside their files and in order.
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterable, List, Optional
+
+from ..context import KEY_HINT
+from ..filters import RunContext, forward_chunk, get
+from ..node import ERROR, WARNING, Node
+from . import layout
+from .tile import ChunkInfo
+
+
+def finding(source, offset: int, status: str, message: str, name: str = "verify") -> Node:
+    n = Node(name, "error" if status == ERROR else "field", source, offset, 0)
+    n.status, n.message = status, message
+    return n
+
+
+# ---- chunks ----------------------------------------------------------------------------
+def iter_chunks(root: Node) -> Iterable[ChunkInfo]:
+    """Every chunk of every tile under `root` (expanding lazy lists of tiles)."""
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n.data, ChunkInfo):
+            yield n.data
+            continue
+        if n.is_lazy:
+            if n.child_count() and n.child(0).kind == "tile":
+                stack.extend(n.child(i) for i in range(n.child_count()))
+            continue
+        stack.extend(n.iter_children())
+
+
+def check_chunk(ci: ChunkInfo, key: Optional[bytes]) -> List[Node]:
+    out: List[Node] = []
+    if ci.source is None or not hasattr(ci.source, "path"):
+        return out  # chunks of derived sources are checked through their parents
+    run = ci.reverse(key)
+    if run.error is not None:
+        fe = run.error
+        where = ci.metadata_offset if fe.where is None else ci.metadata_offset + fe.where
+        if "no key given" in str(fe):
+            out.append(finding(ci.source, ci.data_offset, WARNING,
+                               f"chunk {ci.index + 1} is encrypted and was not checked: {KEY_HINT}"))
+        else:
+            stage = ci.specs[run.failed_at].name if run.failed_at is not None and \
+                run.failed_at < len(ci.specs) else "chunk"
+            out.append(finding(ci.source, where, ERROR,
+                               f"chunk {ci.index + 1}: reversing {stage} failed: {fe}"))
+        return out
+    # forward reproduction: deterministic filters must give the stored bytes back
+    specs = ci.specs
+    if not specs:
+        return out
+    try:
+        fwd = forward_chunk(specs, run.stages[0].data_bytes, ci.info, RunContext(key))
+    except Exception as e:  # a forward failure on decoded cells is itself a finding
+        out.append(finding(ci.source, ci.data_offset, ERROR,
+                           f"chunk {ci.index + 1}: applying the pipeline forward failed: {e}"))
+        return out
+    for k in range(1, len(specs) + 1):
+        f = get(specs[k - 1].type)
+        if not f.deterministic:
+            break  # stages above a compressor/AES need not match byte for byte
+        stored = run.stages[k]
+        if stored is None:
+            break
+        made = fwd[k]
+        if made.data_bytes != stored.data_bytes or made.metadata_bytes != stored.metadata_bytes:
+            out.append(finding(ci.source, ci.data_offset, ERROR,
+                               f"chunk {ci.index + 1}: applying {specs[k - 1].name} forward to the "
+                               f"decoded values does not reproduce the stored stage "
+                               f"({made.nbytes} vs {stored.nbytes} bytes)"))
+            break
+    return out
+
+
+# ---- fragments and commits -------------------------------------------------------------
+def _commit_names(array_dir: str):
+    cdir = os.path.join(array_dir, layout.COMMITS_DIR)
+    names = {"wrt": set(), "con": set(), "vac": [], "del": set(), "ign": set()}
+    if not os.path.isdir(cdir):
+        return names
+    for f in sorted(os.listdir(cdir)):
+        stem, _, ext = f.rpartition(".")
+        if ext == "wrt":
+            names["wrt"].add(stem)
+        elif ext in ("con", "ign", "vac"):
+            try:
+                with open(os.path.join(cdir, f), "rb") as fh:
+                    text = fh.read(1 << 20).decode("utf-8", "replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                line = line.strip()
+                base = os.path.basename(line)
+                if not base:
+                    continue
+                if ext == "vac":
+                    names["vac"].append((f, base))
+                else:
+                    names[ext].add(base.rsplit(".", 1)[0])
+        elif ext == "del":
+            names["del"].add(stem)
+    return names
+
+
+def check_fragments(document, array) -> List[Node]:
+    out: List[Node] = []
+    array_dir = array.path
+    commits = _commit_names(array_dir)
+    committed = commits["wrt"] | commits["con"]
+    frag_names = {f.name for f in array.fragments}
+    new_layout = os.path.isdir(os.path.join(array_dir, layout.FRAGMENTS_DIR))
+    for f in array.fragments:
+        src = document.source_by_name(document.relname(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)))
+        where = src if src is not None else document.relname(f.path)
+        if new_layout and f.name not in committed and f.name not in commits["ign"]:
+            out.append(finding(where, 0, WARNING,
+                               f"fragment {f.name} has no commit (.wrt) in __commits: readers ignore it"))
+        if not new_layout and not os.path.exists(f.path + ".ok") and \
+                not os.path.exists(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)):
+            out.append(finding(where, 0, WARNING, f"fragment {f.name} has no .ok marker"))
+        fm = f.metadata
+        if fm is None:
+            continue
+        if f.version is not None and getattr(fm, "version", None) not in (None, f.version):
+            out.append(finding(where, 0, ERROR,
+                               f"fragment name says format version {f.version}, its footer says "
+                               f"{fm.version}"))
+        out.extend(_check_sizes(document, array, f, where))
+    for stem in sorted(commits["wrt"] - frag_names):
+        if new_layout:
+            out.append(finding(document.relname(os.path.join(array_dir, layout.COMMITS_DIR, stem + ".wrt")),
+                               0, ERROR, f"commit {stem}.wrt names a fragment that does not exist"))
+    for vac_file, base in commits["vac"]:
+        if base not in frag_names:
+            out.append(finding(document.relname(os.path.join(array_dir, layout.COMMITS_DIR, vac_file)),
+                               0, WARNING, f"{vac_file} lists fragment {base}, which is not present "
+                                           f"(already vacuumed?)"))
+    return out
+
+
+def _slot_files(schema, fm):
+    names = []
+    for i, _a in enumerate(schema.attributes):
+        names.append(f"a{i}")
+    names.append(None)  # legacy __coords slot: no file
+    for j, _d in enumerate(schema.dimensions):
+        names.append(f"d{j}")
+    if getattr(fm, "has_timestamps", False):
+        names.append("t")
+    if getattr(fm, "has_delete_meta", False):
+        names += ["dt", "dci"]
+    return names
+
+
+def _check_sizes(document, array, frag, where) -> List[Node]:
+    out: List[Node] = []
+    fm = frag.metadata
+    schema = array.schema_for(getattr(fm, "schema_name", None))
+    if schema is None:
+        return out
+    slots = _slot_files(schema, fm)
+    for kind, sizes, suffix in (("file", fm.file_sizes, ""), ("var file", fm.file_var_sizes, "_var"),
+                                ("validity file", fm.file_validity_sizes, "_validity")):
+        for i, declared in enumerate(sizes or []):
+            if i >= len(slots) or slots[i] is None or not declared:
+                continue
+            p = os.path.join(frag.path, f"{slots[i]}{suffix}.tdb")
+            actual = os.path.getsize(p) if os.path.exists(p) else None
+            if actual is None:
+                out.append(finding(where, 0, ERROR, f"footer gives {slots[i]}{suffix}.tdb "
+                                                    f"{declared} bytes, but the file is missing"))
+            elif actual != declared:
+                src = document.source_by_name(document.relname(p)) or where
+                out.append(finding(src, min(actual, declared), ERROR,
+                                   f"footer gives {slots[i]}{suffix}.tdb {declared} bytes, the file "
+                                   f"has {actual}"))
+    for label, offsets_list, sizes, suffix in (
+            ("tile offsets", fm.tile_offsets, fm.file_sizes, ""),
+            ("var tile offsets", fm.tile_var_offsets, fm.file_var_sizes, "_var"),
+            ("validity tile offsets", fm.tile_validity_offsets, fm.file_validity_sizes, "_validity")):
+        for i, offs in enumerate(offsets_list or []):
+            if offs is None or i >= len(slots) or slots[i] is None or len(offs) == 0:
+                continue
+            size = sizes[i] if sizes and i < len(sizes) else None
+            import numpy as np
+
+            a = np.asarray(offs, dtype=np.uint64)
+            if len(a) > 1 and not np.all(a[1:] > a[:-1]) and np.any(a):
+                bad = int(np.argmax(a[1:] <= a[:-1])) + 1
+                out.append(finding(where, 0, ERROR, f"{slots[i]}{suffix}.tdb: {label} not increasing "
+                                                    f"at tile {bad + 1} ({int(a[bad - 1])} then "
+                                                    f"{int(a[bad])})"))
+            if size and np.any(a >= np.uint64(size)):
+                bad = int(np.argmax(a >= np.uint64(size)))
+                out.append(finding(where, 0, ERROR, f"{slots[i]}{suffix}.tdb: {label}[{bad}] = "
+                                                    f"{int(a[bad])} is past the file's {size} bytes"))
+    return out
+
+
+def verify_array(document) -> List[Node]:
+    """Findings beyond the tree's own diagnostics."""
+    out: List[Node] = []
+    key = document.ctx.key
+    for ci in iter_chunks(document.root):
+        out.extend(check_chunk(ci, key))
+    array = document.model
+    if array is not None and hasattr(array, "fragments") and os.path.isdir(getattr(array, "path", "")):
+        out.extend(check_fragments(document, array))
+    return out
