@@ -268,7 +268,7 @@ def _parse_role(document, src, ctx: Context, role: str, array: TileDBArray, path
         node.display = _name_display(os.path.basename(path))
         return node
     if role in ("commit", "array_metadata_vac"):
-        node = parse_commit_file(document, src, ctx)
+        node = parse_commit_file(document, src, ctx.derive(schema=array.latest_schema))
         node.display = node.display or _name_display(os.path.basename(path))
         return node
     if role == "ok_marker":
