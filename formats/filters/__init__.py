@@ -51,12 +51,10 @@ def _load() -> None:
     for cls in (compression.Gzip, compression.Zstd, compression.LZ4, compression.Bzip2,
                 encryption.Aes256Gcm):
         register(cls())
-    try:  # TileDB's own transforms (formats/filters/transforms.py and friends)
-        from . import catalogue
-        for f in catalogue.FILTERS:
-            register(f)
-    except ImportError:
-        pass
+    from . import catalogue  # TileDB's own transforms
+
+    for f in catalogue.FILTERS:
+        register(f)
 
 
 def get(filter_type: int) -> Filter:
@@ -67,11 +65,12 @@ def get(filter_type: int) -> Filter:
 
 def stage_infos(specs: List[FilterSpec], info: DataInfo) -> List[DataInfo]:
     """infos[k] is what filter k sees; infos[len(specs)] is what comes out."""
-    out = [info]
+    base = info.base_datatype
+    out = [DataInfo(info.datatype, info.cell_val_num, info.role, info.var, base)]
     for s in specs:
         prev = out[-1]
         dt = get(s.type).output_datatype(s, prev.datatype)
-        out.append(DataInfo(dt, prev.cell_val_num, prev.role, prev.var))
+        out.append(DataInfo(dt, prev.cell_val_num, prev.role, prev.var, base))
     return out
 
 
@@ -109,6 +108,14 @@ class ChunkRun:
         s = self.stages[0]
         return None if s is None else s.data_bytes
 
+    @property
+    def offsets(self) -> Optional[bytes]:
+        """u64 cell offsets rebuilt by RLE / DICTIONARY from a var-sized string tile."""
+        for s in self.stages:
+            if s is not None and s.offsets is not None:
+                return s.offsets
+        return None
+
 
 def reverse_chunk(specs: List[FilterSpec], md: bytes, data: bytes, info: DataInfo,
                   run: Optional[RunContext] = None, stop_at: int = 0) -> ChunkRun:
@@ -118,9 +125,14 @@ def reverse_chunk(specs: List[FilterSpec], md: bytes, data: bytes, info: DataInf
     stages[len(specs)] = Stage([md] if md else [], [data])
     for k in range(len(specs) - 1, stop_at - 1, -1):
         try:
-            stages[k] = get(specs[k].type).reverse(specs[k], stages[k + 1], infos[k], run)
+            out = get(specs[k].type).reverse(specs[k], stages[k + 1], infos[k], run)
+            if out.offsets is None and stages[k + 1].offsets is not None:
+                out.offsets = stages[k + 1].offsets
+            stages[k] = out
         except FilterError as e:
             return ChunkRun(stages, e, k)
+        except (MemoryError, RecursionError) as e:
+            return ChunkRun(stages, FilterError(f"{specs[k].name}: {type(e).__name__}"), k)
         except Exception as e:  # a codec raising something unexpected on corrupt input
             return ChunkRun(stages, FilterError(f"{specs[k].name}: {type(e).__name__}: {e}"), k)
     if stop_at == 0 and run.original_length is not None and stages[0] is not None:
@@ -138,7 +150,18 @@ def forward_chunk(specs: List[FilterSpec], cells: bytes, info: DataInfo,
     infos = stage_infos(specs, info)
     stages = [Stage([], [cells])]
     for k, spec in enumerate(specs):
-        stages.append(get(spec.type).forward(spec, stages[-1], infos[k], run))
+        prev = stages[-1]
+        out = get(spec.type).forward(spec, prev, infos[k], run)
+        if prev.uninitialised or prev.unverifiable:
+            # passed-through metadata keeps its bytes at the end of the new metadata
+            f = get(spec.type)
+            if f.passes_metadata and not prev.unverifiable:
+                shift = len(out.metadata_bytes) - len(prev.metadata_bytes)
+                out.uninitialised = out.uninitialised + [(o + shift, n)
+                                                         for o, n in prev.uninitialised]
+            else:
+                out.unverifiable = True
+        stages.append(out)
     return stages
 
 

@@ -7,7 +7,7 @@ On disk a chunk holds the last stage's metadata and data, each concatenated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from ..cursor import Cursor
 
@@ -52,6 +52,9 @@ class DataInfo:
     cell_val_num: int = 1
     role: str = "attribute"
     var: bool = False
+    # The tile's own datatype (what the first filter saw); `datatype` changes along the
+    # pipeline (SCALE_FLOAT, XOR, reinterpreting deltas) but the tile's cell size does not.
+    tile_datatype: Optional[int] = None
 
     @property
     def value_size(self) -> int:
@@ -59,11 +62,56 @@ class DataInfo:
 
         return datatype_size(self.datatype)
 
+    @property
+    def base_datatype(self) -> int:
+        return self.datatype if self.tile_datatype is None else self.tile_datatype
+
+    @property
+    def cell_size(self) -> int:
+        """TileDB's `tile.cell_size()`: what RLE runs are made of. Offsets tiles hold u64
+        cells, validity and generic tiles 1-byte cells, var data tiles one value per cell
+        and fixed tiles `cell_val_num` values."""
+        from ..tiledb.enums import VAR_NUM, datatype_size
+
+        if self.role == "offsets":
+            return 8
+        if self.role in ("validity", "generic"):
+            return 1
+        size = datatype_size(self.base_datatype)
+        if self.var or self.cell_val_num in (VAR_NUM, 0):
+            return size
+        return size * max(1, int(self.cell_val_num))
+
+    @property
+    def var_strings(self) -> bool:
+        """Var-sized ASCII/UTF-8 data: RLE and DICTIONARY then encode the cell offsets
+        inside the var tile (and the offsets tile is written with 0 chunks)."""
+        return (self.var and self.base_datatype in (11, 12)
+                and self.role in ("attribute", "dimension"))
+
 
 @dataclass
 class Stage:
     metadata: List[bytes] = field(default_factory=list)
     data: List[bytes] = field(default_factory=list)
+    # The cell offsets (u64, relative to the tile) that RLE / DICTIONARY rebuilt from a
+    # var-sized string tile; None everywhere else.
+    offsets: Optional[bytes] = None
+    # Forward only: (offset, length) ranges of `metadata_bytes` that libtiledb leaves
+    # uninitialised (BIT_WIDTH_REDUCTION's offset of a window whose range is the whole
+    # type), so stored bytes there are whatever was in memory; `unverifiable` is set once a
+    # compressor or cipher folded such bytes into its output.
+    uninitialised: List[Tuple[int, int]] = field(default_factory=list)
+    unverifiable: bool = False
+
+    def same_as(self, other: "Stage") -> bool:
+        """Equal bytes (metadata and data), ignoring this stage's uninitialised ranges."""
+        a, b = bytearray(self.metadata_bytes), bytearray(other.metadata_bytes)
+        if len(a) != len(b) or self.data_bytes != other.data_bytes:
+            return False
+        for off, n in self.uninitialised:
+            a[off:off + n] = b[off:off + n]
+        return a == b
 
     @property
     def metadata_bytes(self) -> bytes:
@@ -85,6 +133,19 @@ class RunContext:
 
     key: Optional[bytes] = None
     original_length: Optional[int] = None
+    # Forward only: the u64 cell offsets of a var-sized string tile (RLE / DICTIONARY
+    # encode cell boundaries); reverse rebuilds them into `Stage.offsets`.
+    offsets: Optional[bytes] = None
+    # The array's format version (RLE/DICTIONARY string encoding needs 12/13+, ASCII; 17+ UTF-8;
+    # BIT_WIDTH_REDUCTION / POSITIVE_DELTA reduce datetimes from 20).
+    format_version: int = 22
+
+    def size_limit(self) -> int:
+        """The most bytes any intermediate stage of this chunk may hold: a bound for sizes
+        read from (possibly corrupt) metadata, so nothing huge is ever allocated."""
+        if self.original_length is None:
+            return 1 << 28
+        return 4 * int(self.original_length) + (1 << 20)
 
 
 class Filter:

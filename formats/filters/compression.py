@@ -6,6 +6,7 @@ compressed data part. Earlier filters' metadata travels compressed inside the da
 from __future__ import annotations
 
 import bz2
+import io
 import struct
 import zlib
 
@@ -15,6 +16,7 @@ import zstandard
 from ..cursor import Cursor
 from ..fielddoc import doc
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .util import check_size
 
 D_NMD = doc("Number of metadata parts: input metadata parts (earlier filters' metadata) "
             "that this compressor compressed into its data", spec="filters: compression")
@@ -37,6 +39,14 @@ class CompressionFilter(Filter):
 
     def decompress(self, data: bytes, original: int, info: DataInfo) -> bytes:
         raise NotImplementedError
+
+    # Codecs that need the filter options (reinterpret datatype) override these two.
+    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
+        return self.compress(data, self.level(spec), info)
+
+    def decompress_part(self, data: bytes, original: int, spec: FilterSpec,
+                        info: DataInfo) -> bytes:
+        return self.decompress(data, original, info)
 
     # ---- metadata ------------------------------------------------------------------------
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
@@ -72,8 +82,9 @@ class CompressionFilter(Filter):
             if pos + comp > len(data):
                 raise FilterError(f"{spec.name} part {i + 1}: compressed length {comp} runs past "
                                   f"the {len(data)} data bytes", where)
+            check_size(orig, run, f"{spec.name} part {i + 1} original length", where)
             try:
-                plain = self.decompress(bytes(data[pos:pos + comp]), orig, info)
+                plain = self.decompress_part(bytes(data[pos:pos + comp]), orig, spec, info)
             except FilterError:
                 raise
             except Exception as e:  # codec errors differ per library
@@ -89,12 +100,11 @@ class CompressionFilter(Filter):
         return Stage([b"".join(out_md)] if out_md else [], [b"".join(out_data)])
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        level = self.level(spec)
         parts = [p for p in stage.metadata] + [p for p in stage.data]
         table = [struct.pack("<II", len(stage.metadata), len(stage.data))]
         out = []
         for p in parts:
-            c = self.compress(bytes(p), level, info)
+            c = self.compress_part(bytes(p), spec, info)
             table.append(struct.pack("<II", len(p), len(c)))
             out.append(c)
         return Stage([b"".join(table)], [b"".join(out)])
@@ -120,18 +130,33 @@ class Gzip(CompressionFilter):
 
 
 class Zstd(CompressionFilter):
+    """-1 is passed to libzstd unchanged: zstd's fast level -1 (checked on bytes written by
+    libtiledb 2.30: they equal zstd level -1, not its default 3)."""
+
     type = 2
-    default_level = 3
+    default_level = -1
 
     def compress(self, data, level, info):
         return zstandard.ZstdCompressor(level=level).compress(data)
 
     def decompress(self, data, original, info):
-        return zstandard.ZstdDecompressor().decompress(data, max_output_size=_bounded(original) + 1)
+        # Never trust the frame's content size: read at most original + 1 bytes.
+        want = _bounded(original) + 1
+        out = bytearray()
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
+            while len(out) < want:
+                piece = r.read(want - len(out))
+                if not piece:
+                    break
+                out += piece
+        return bytes(out)
 
 
 class LZ4(CompressionFilter):
-    """LZ4 raw block (LZ4_compress_default): no frame, no stored size."""
+    """LZ4 raw block (LZ4_compress_default): no frame, no stored size. The level is not
+    used. libtiledb 2.30 bundles a newer liblz4 than python-lz4 (1.9.4): both decode each
+    other's blocks, but their encoders pick different matches, so re-encoding does not
+    always reproduce the stored bytes."""
 
     type = 3
     default_level = 1
@@ -146,8 +171,10 @@ class LZ4(CompressionFilter):
 
 
 class Bzip2(CompressionFilter):
+    """Level -1 (the default) writes block size 1 ('BZh1'), as libtiledb 2.30 does."""
+
     type = 5
-    default_level = 9
+    default_level = 1
 
     def compress(self, data, level, info):
         return bz2.compress(data, max(1, min(9, level)))

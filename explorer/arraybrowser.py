@@ -1,0 +1,152 @@
+"""The array browser: the opened directory as an array (schema versions, fragments with their
+timestamps, commits, metadata, enumerations, labels), from the document's dir/file nodes."""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Optional
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
+
+from . import theme
+
+FOLDERS = {
+    "__schema": "Schema versions", "__fragments": "Fragments", "__commits": "Commits",
+    "__meta": "Array metadata", "__enumerations": "Enumerations", "__labels": "Dimension labels",
+    "__fragment_meta": "Consolidated fragment metadata",
+}
+TS_NAME = re.compile(r"^__(\d+)_(\d+)_([0-9a-f]{32})(?:_(\d+))?(\.\w+)?$")
+DATA_FILE = re.compile(r"^([adt])(\d+)(_var|_validity)?\.tdb$")
+
+
+def ms_text(ms: int) -> str:
+    try:
+        return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (ValueError, OverflowError, OSError):
+        return str(ms)
+
+
+def describe(name: str, kind: str) -> str:
+    """What a TileDB entry's name tells (timestamps, format version, file role)."""
+    m = TS_NAME.match(name)
+    if m:
+        t1, t2, uuid, ver, ext = m.groups()
+        t1, t2 = int(t1), int(t2)
+        when = ms_text(t1) if t1 == t2 else f"{ms_text(t1)} → {ms_text(t2)}"
+        extra = f", format v{ver}" if ver else ""
+        kinds = {".wrt": "commit", ".del": "delete commit", ".upd": "update commit",
+                 ".vac": "vacuum list", ".meta": "consolidated fragment metadata",
+                 ".con": "consolidated commits"}
+        what = kinds.get(ext or "", "")
+        return f"{what + ': ' if what else ''}{when}{extra}"
+    m = DATA_FILE.match(name)
+    if m:
+        role = {"a": "attribute", "d": "dimension", "t": "timestamps"}[m.group(1)]
+        sub = {"_var": " var data", "_validity": " validity"}.get(m.group(3) or "", " data")
+        return f"{role} {m.group(2)}{sub}"
+    if name == "__fragment_metadata.tdb":
+        return "fragment metadata"
+    return ""
+
+
+class ArrayBrowser(QTreeWidget):
+    nodeActivated = Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setColumnCount(3)
+        self.setHeaderLabels(["Entry", "What", "Size"])
+        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.setUniformRowHeights(True)
+        self.setAlternatingRowColors(True)
+        h = self.header()
+        h.setStretchLastSection(False)
+        h.setSectionResizeMode(1, QHeaderView.Stretch)
+        self.setColumnWidth(0, 220)
+        self.setColumnWidth(2, 64)
+        self.itemClicked.connect(self._clicked)
+        self.itemActivated.connect(self._clicked)
+        self._items = {}
+
+    def set_root(self, root) -> None:
+        self.clear()
+        self._items = {}
+        if root is None:
+            return
+        top, _ = self._add(None, root)
+        self.addTopLevelItem(top)
+        top.setExpanded(True)
+        for i in range(top.childCount()):
+            c = top.child(i)
+            if c.childCount() and c.childCount() <= 12:
+                c.setExpanded(True)
+
+    def _add(self, parent: Optional[QTreeWidgetItem], node):
+        it = QTreeWidgetItem()
+        label = node.name
+        what = FOLDERS.get(node.name, "") if node.kind == "dir" else ""
+        what = what or describe(node.name, node.kind)
+        if node.kind == "dir" and node.name.startswith("__") and TS_NAME.match(node.name) and not what.startswith("commit"):
+            what = "fragment: " + what if "__fragments" in str(node.source) else what
+        it.setText(0, label)
+        it.setText(1, what)
+        it.setToolTip(0, node.path())
+        it.setToolTip(1, what)
+        if node.kind == "file":
+            it.setText(2, f"{node.size:,}")
+            it.setTextAlignment(2, int(Qt.AlignRight | Qt.AlignVCenter))
+        elif node.kind == "dir":
+            it.setText(2, f"{node.child_count()}")
+            it.setTextAlignment(2, int(Qt.AlignRight | Qt.AlignVCenter))
+        it.setData(0, Qt.UserRole, node)
+        self._items[id(node)] = it
+        worst = node.status
+        if node.kind == "dir":
+            for c in node.iter_children():
+                if c.kind in ("dir", "file"):
+                    ci, w = self._add(it, c)
+                    it.addChild(ci)
+                    worst = _max(worst, w)
+                else:
+                    worst = _max(worst, _worst(c))
+        else:
+            worst = _worst(node)
+        it.setIcon(0, theme.status_icon(worst) if worst != "ok" else theme.kind_icon(node.kind))
+        if worst != "ok":
+            it.setToolTip(0, f"{node.path()}\n{worst}s inside: see Diagnostics")
+        return it, worst
+
+    def select_file_of(self, node) -> None:
+        n = node
+        while n is not None and id(n) not in self._items:
+            n = n.parent
+        it = self._items.get(id(n)) if n is not None else None
+        if it is not None and it is not self.currentItem():
+            self.blockSignals(True)
+            self.setCurrentItem(it)
+            self.scrollToItem(it)
+            self.blockSignals(False)
+
+    def _clicked(self, item: QTreeWidgetItem, _col: int = 0) -> None:
+        n = item.data(0, Qt.UserRole)
+        if n is not None:
+            self.nodeActivated.emit(n)
+
+
+def _max(a: str, b: str) -> str:
+    rank = {"ok": 0, "warning": 1, "error": 2}
+    return a if rank[a] >= rank[b] else b
+
+
+def _worst(node, limit: int = 20000) -> str:
+    """The worst status at or under `node` (non-lazy; bounded walk)."""
+    worst = "ok"
+    for i, n in enumerate(node.walk()):
+        if n.status == "error":
+            return "error"
+        if n.status == "warning":
+            worst = "warning"
+        if i > limit:
+            break
+    return worst

@@ -1,0 +1,86 @@
+"""Hex views in tabs, one per source: files, and derived sources (decompressed payloads,
+filter-stage outputs) like Wireshark's extra byte panes."""
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QTabWidget
+
+from .hexview import HexView
+
+
+def tab_title(source) -> str:
+    name = getattr(source, "name", str(source))
+    if getattr(source, "origin", None) is not None or getattr(source, "parent", None) is not None:
+        return "⤷ " + (name if len(name) <= 36 else "…" + name[-35:])
+    parts = name.split("/")
+    base = parts[-1]
+    if len(base) > 28:
+        base = base[:14] + "…" + base[-8:]
+    if len(parts) > 1 and base.endswith(".tdb") and parts[-2].startswith("__") and len(parts[-2]) > 20:
+        # a fragment's file: say which fragment (its first timestamp's tail)
+        frag = parts[-2].split("_")
+        if len(frag) > 2 and frag[2].isdigit():
+            base = f"…{frag[2][-5:]}/{base}"
+    return base
+
+
+class HexTabs(QTabWidget):
+    currentSourceChanged = Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setDocumentMode(True)
+        self.setTabsClosable(True)
+        self.setMovable(True)
+        self.setUsesScrollButtons(True)
+        self._views: Dict[int, HexView] = {}
+        self.tabCloseRequested.connect(self._close)
+        self.currentChanged.connect(self._changed)
+        self.on_new_view = None  # callback(view) to connect signals
+
+    def view_for(self, source, create: bool = True, activate: bool = True) -> Optional[HexView]:
+        v = self._views.get(id(source))
+        if v is None:
+            if not create:
+                return None
+            v = HexView(source, self)
+            self._views[id(source)] = v
+            if self.on_new_view is not None:
+                self.on_new_view(v)
+            i = self.addTab(v, tab_title(source))
+            tip = getattr(source, "name", "")
+            origin = getattr(source, "origin", None)
+            if origin:
+                tip += f"\n{origin}"
+            tip += f"\n{source.size:,} bytes"
+            self.setTabToolTip(i, tip)
+        if activate and self.currentWidget() is not v:
+            self.setCurrentWidget(v)
+        return v
+
+    def current_view(self) -> Optional[HexView]:
+        w = self.currentWidget()
+        return w if isinstance(w, HexView) else None
+
+    def views(self):
+        return list(self._views.values())
+
+    def clear_all(self) -> None:
+        while self.count():
+            w = self.widget(0)
+            self.removeTab(0)
+            w.deleteLater()
+        self._views.clear()
+
+    def _close(self, i: int) -> None:
+        w = self.widget(i)
+        if isinstance(w, HexView):
+            self._views.pop(id(w.source), None)
+        self.removeTab(i)
+        w.deleteLater()
+
+    def _changed(self, i: int) -> None:
+        v = self.current_view()
+        self.currentSourceChanged.emit(v.source if v is not None else None)

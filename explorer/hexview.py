@@ -1,0 +1,472 @@
+"""The hex view: a custom-painted scroll area that paints only the rows on screen.
+
+Nothing is read but the visible window of the source (a few KiB), so a 10 GiB sparse file
+paints as fast as a small one. Offsets are Python ints (64-bit); QScrollBar is int32, so the
+bar is scaled when a file has more rows than it can count.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+
+from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (QColor, QFontMetricsF, QGuiApplication, QKeySequence, QPainter,
+                           QPalette, QPen)
+from PySide6.QtWidgets import QAbstractScrollArea, QMenu
+
+from . import theme
+
+HEX = [f"{b:02X}" for b in range(256)]
+ASC = ["." if b < 32 or b >= 127 else chr(b) for b in range(256)]
+SCROLL_LIMIT = 1 << 30
+GUTTER_LEVELS = 6
+Range = Tuple[int, int, str]  # start, end, kind
+
+
+class HexView(QAbstractScrollArea):
+    cursorMoved = Signal(object)             # offset
+    selectionChanged = Signal(object, object)  # start, end (end exclusive)
+    byteClicked = Signal(object)              # offset clicked with the mouse
+    nodeRequested = Signal(object)            # offset: "show the node here" (Enter / menu)
+    findRequested = Signal()
+    gotoRequested = Signal()
+
+    def __init__(self, source=None, parent=None, bytes_per_row: int = 16):
+        super().__init__(parent)
+        self.setFont(theme.mono_font())
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.viewport().setCursor(Qt.IBeamCursor)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOn)
+        self.bpr = bytes_per_row
+        self.source = None
+        self._top = 0            # first visible row (Python int)
+        self._cursor = 0
+        self._anchor: Optional[int] = None
+        self._primary: Optional[Range] = None
+        self._ancestors: List[Range] = []
+        self._leaf_provider: Optional[Callable[[int, int], Iterable]] = None
+        self._dragging = False
+        self._press_offset: Optional[int] = None
+        self._syncing_bar = False
+        self.verticalScrollBar().valueChanged.connect(self._bar_moved)
+        self._metrics()
+        self.set_source(source)
+
+    # ---- data ------------------------------------------------------------------------
+    def set_source(self, source) -> None:
+        self.source = source
+        self._top = 0
+        self._cursor = 0
+        self._anchor = None
+        self._primary = None
+        self._ancestors = []
+        self._metrics()
+        self._update_bar()
+        self.viewport().update()
+
+    @property
+    def size_bytes(self) -> int:
+        return self.source.size if self.source is not None else 0
+
+    def set_leaf_provider(self, fn: Optional[Callable[[int, int], Iterable]]) -> None:
+        """`fn(start, stop)` yields the leaf nodes overlapping the window (structure colours)."""
+        self._leaf_provider = fn
+        self.viewport().update()
+
+    def set_node_ranges(self, primary: Optional[Range], ancestors: Sequence[Range] = ()) -> None:
+        self._primary = primary
+        self._ancestors = list(ancestors)[-GUTTER_LEVELS:]
+        self.viewport().update()
+
+    # ---- geometry --------------------------------------------------------------------
+    def _metrics(self) -> None:
+        fm = QFontMetricsF(self.font())
+        self.cw = fm.horizontalAdvance("0")
+        self.lh = int(fm.height() + 3)
+        self.ascent = fm.ascent()
+        size = self.size_bytes
+        self.digits = max(8, len(f"{max(size - 1, 0):X}"))
+        self.x_gutter = 4
+        self.x_off = self.x_gutter + GUTTER_LEVELS * 4 + 6
+        self.x_hex = self.x_off + (self.digits + 2) * self.cw
+        self.x_asc = self.x_hex + (self.bpr * 3 + (self.bpr // 8 - 1) + 2) * self.cw
+        self.header_h = self.lh + 4
+        self.total_w = self.x_asc + (self.bpr + 2) * self.cw
+
+    def sizeHint(self) -> QSize:
+        return QSize(int(self.total_w + self.verticalScrollBar().sizeHint().width() + 4), 400)
+
+    def minimum_width(self) -> int:
+        return int(self.total_w + self.verticalScrollBar().sizeHint().width() + 4)
+
+    def hex_x(self, col: int) -> float:
+        return self.x_hex + (col * 3 + col // 8) * self.cw
+
+    def asc_x(self, col: int) -> float:
+        return self.x_asc + col * self.cw
+
+    @property
+    def total_rows(self) -> int:
+        return max(1, (self.size_bytes + self.bpr - 1) // self.bpr)
+
+    @property
+    def visible_rows(self) -> int:
+        return max(1, (self.viewport().height() - self.header_h) // self.lh)
+
+    @property
+    def max_top(self) -> int:
+        return max(0, self.total_rows - self.visible_rows)
+
+    @property
+    def top_row(self) -> int:
+        return self._top
+
+    def _update_bar(self) -> None:
+        bar = self.verticalScrollBar()
+        self._syncing_bar = True
+        try:
+            mt = self.max_top
+            if mt <= SCROLL_LIMIT:
+                bar.setRange(0, mt)
+                bar.setPageStep(self.visible_rows)
+                bar.setValue(self._top)
+            else:
+                bar.setRange(0, SCROLL_LIMIT)
+                bar.setPageStep(max(1, self.visible_rows * SCROLL_LIMIT // mt))
+                bar.setValue(self._top * SCROLL_LIMIT // mt)
+            bar.setSingleStep(1)
+        finally:
+            self._syncing_bar = False
+
+    def _bar_moved(self, value: int) -> None:
+        if self._syncing_bar:
+            return
+        mt = self.max_top
+        self._top = value if mt <= SCROLL_LIMIT else value * mt // SCROLL_LIMIT
+        self.viewport().update()
+
+    def set_top_row(self, row: int) -> None:
+        self._top = max(0, min(int(row), self.max_top))
+        self._update_bar()
+        self.viewport().update()
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        self._top = min(self._top, self.max_top)
+        self._update_bar()
+
+    def wheelEvent(self, e) -> None:
+        steps = e.angleDelta().y() / 120.0
+        if steps:
+            self.set_top_row(self._top - int(round(steps * 3)) or self._top - (1 if steps > 0 else -1))
+        e.accept()
+
+    def scroll_to(self, offset: int, center: bool = False) -> None:
+        row = offset // self.bpr
+        vis = self.visible_rows
+        if center:
+            if not (self._top <= row < self._top + vis):
+                self.set_top_row(row - vis // 3)
+        elif row < self._top:
+            self.set_top_row(row)
+        elif row >= self._top + vis:
+            self.set_top_row(row - vis + 1)
+
+    # ---- selection -------------------------------------------------------------------
+    @property
+    def cursor_offset(self) -> int:
+        return self._cursor
+
+    def selection(self) -> Tuple[int, int]:
+        """(start, end) of the selected bytes, end exclusive (one byte when nothing is marked)."""
+        if self.size_bytes == 0:
+            return 0, 0
+        if self._anchor is None:
+            return self._cursor, self._cursor + 1
+        a, b = sorted((self._anchor, self._cursor))
+        return a, b + 1
+
+    def select_range(self, start: int, end: int, scroll: bool = True) -> None:
+        size = self.size_bytes
+        if size == 0:
+            return
+        start = max(0, min(start, size - 1))
+        end = max(start + 1, min(end, size))
+        self._anchor = end - 1 if end - start > 1 else None
+        self._cursor = start
+        if scroll:
+            self.scroll_to(start, center=True)
+        self.viewport().update()
+        self.cursorMoved.emit(self._cursor)
+        self.selectionChanged.emit(*self.selection())
+
+    def set_cursor(self, offset: int, extend: bool = False, scroll: bool = True) -> None:
+        size = self.size_bytes
+        if size == 0:
+            return
+        offset = max(0, min(int(offset), size - 1))
+        if extend:
+            if self._anchor is None:
+                self._anchor = self._cursor
+        else:
+            self._anchor = None
+        self._cursor = offset
+        if scroll:
+            self.scroll_to(offset)
+        self.viewport().update()
+        self.cursorMoved.emit(self._cursor)
+        self.selectionChanged.emit(*self.selection())
+
+    def selected_bytes(self, limit: int = 64 << 20) -> bytes:
+        a, b = self.selection()
+        return self.source.read(a, min(b - a, limit)) if self.source is not None else b""
+
+    # ---- hit testing -----------------------------------------------------------------
+    def offset_at(self, pos) -> Optional[int]:
+        x, y = pos.x(), pos.y()
+        if y < self.header_h or self.source is None or self.size_bytes == 0:
+            return None
+        row = self._top + int((y - self.header_h) // self.lh)
+        if x >= self.x_asc - self.cw:
+            col = int((x - self.x_asc) // self.cw)
+        elif x >= self.x_hex - self.cw:
+            rel = (x - self.x_hex) / self.cw
+            group = int(rel // 25)  # 8 bytes = 24 chars + 1 gap
+            within = rel - group * 25
+            col = group * 8 + int(min(within, 23.99) // 3)
+        else:
+            col = 0
+        col = max(0, min(col, self.bpr - 1))
+        return max(0, min(row * self.bpr + col, self.size_bytes - 1))
+
+    # ---- painting --------------------------------------------------------------------
+    def paintEvent(self, e) -> None:
+        p = QPainter(self.viewport())
+        pal = self.palette()
+        vp = self.viewport().rect()
+        p.fillRect(vp, pal.color(QPalette.Base))
+        p.setFont(self.font())
+        text_c = pal.color(QPalette.Text)
+        dim_c = pal.color(QPalette.PlaceholderText)
+        if self.source is None:
+            p.setPen(dim_c)
+            p.drawText(vp, Qt.AlignCenter, "no bytes: select a file or a node with bytes")
+            return
+        bpr, lh, cw = self.bpr, self.lh, self.cw
+        self._paint_header(p, pal, dim_c)
+        size = self.size_bytes
+        first = self._top
+        nrows = self.visible_rows + 1
+        start = first * bpr
+        stop = min(size, start + nrows * bpr)
+        data = self.source.read(start, stop - start) if stop > start else b""
+        err = None
+        p.setClipRect(QRect(0, self.header_h, vp.width(), vp.height() - self.header_h))
+
+        # structure colours: the leaves in view, alternating strength so neighbours part
+        if self._leaf_provider is not None and stop > start:
+            for i, leaf in enumerate(self._leaf_provider(start, stop)):
+                kind = "error" if leaf.status == "error" else leaf.kind
+                if kind in ("dir", "file"):
+                    continue
+                col = theme.kind_color(kind, 0.55 if i % 2 else 0.8)
+                a, b = max(leaf.offset, start), min(leaf.offset + leaf.size, stop)
+                self._fill_range(p, a, b, first, col)
+                if leaf.status == "error":
+                    if err is None:
+                        err = bytearray(stop - start)
+                    err[a - start:b - start] = b"\x01" * (b - a)
+        if self._primary is not None:
+            a, b, kind = self._primary
+            a, b = max(a, start), min(b, stop)
+            if b > a:
+                self._fill_range(p, a, b, first, theme.kind_color(kind, 2.0))
+        # user's selection
+        sa, sb = self.selection()
+        if self._anchor is not None:
+            hl = QColor(pal.color(QPalette.Highlight))
+            hl.setAlpha(110)
+            self._fill_range(p, max(sa, start), min(sb, stop), first, hl)
+        # ancestor gutter
+        for level, (a, b, kind) in enumerate(self._ancestors + ([self._primary] if self._primary else [])):
+            r0, r1 = max(a // bpr, first), min((b - 1) // bpr, first + nrows)
+            if r1 < r0:
+                continue
+            x = self.x_gutter + level * 4
+            y0 = self.header_h + (r0 - first) * lh + (2 if r0 == a // bpr else 0)
+            y1 = self.header_h + (r1 - first + 1) * lh - (2 if r1 == (b - 1) // bpr else 0)
+            p.fillRect(QRectF(x, y0, 3, y1 - y0), theme.kind_solid(kind))
+
+        # text
+        red = theme.error_color()
+        off_c = QColor(dim_c)
+        base_y = self.header_h + self.ascent + 1
+        fmt = f"{{:0{self.digits}X}}"
+        for r in range(nrows):
+            row_off = start + r * bpr
+            if row_off >= size:
+                break
+            y = base_y + r * lh
+            p.setPen(off_c)
+            p.drawText(QPointF(self.x_off, y), fmt.format(row_off))
+            chunk = data[r * bpr:(r + 1) * bpr]
+            n = len(chunk)
+            # runs of equal colour class: 0 text, 1 zero byte (dim), 2 error
+            j = 0
+            while j < n:
+                cls = self._cls(chunk[j], err, r * bpr + j)
+                k = j + 1
+                while k < n and k % 8 and self._cls(chunk[k], err, r * bpr + k) == cls:
+                    k += 1
+                p.setPen(red if cls == 2 else dim_c if cls == 1 else text_c)
+                seg = chunk[j:k]
+                p.drawText(QPointF(self.hex_x(j), y), " ".join(HEX[b] for b in seg))
+                p.drawText(QPointF(self.asc_x(j), y), "".join(ASC[b] for b in seg))
+                j = k
+        # cursor box
+        c = self._cursor
+        if start <= c < stop:
+            r, col = (c - start) // bpr, (c - start) % bpr
+            y = self.header_h + r * lh
+            pen = QPen(pal.color(QPalette.Highlight) if self.hasFocus() else dim_c, 1.2)
+            p.setPen(pen)
+            p.setBrush(Qt.NoBrush)
+            p.drawRect(QRectF(self.hex_x(col) - 1.5, y + 0.5, 2 * cw + 3, lh - 1))
+            p.drawRect(QRectF(self.asc_x(col) - 0.5, y + 0.5, cw + 1, lh - 1))
+        p.setClipping(False)
+        # separators
+        sep = QColor(pal.color(QPalette.Mid))
+        p.setPen(sep)
+        p.drawLine(QPointF(self.x_hex - cw, 0), QPointF(self.x_hex - cw, vp.height()))
+        p.drawLine(QPointF(self.x_asc - cw, 0), QPointF(self.x_asc - cw, vp.height()))
+        p.end()
+
+    @staticmethod
+    def _cls(b: int, err, i: int) -> int:
+        if err is not None and err[i]:
+            return 2
+        return 1 if b == 0 else 0
+
+    def _paint_header(self, p: QPainter, pal, dim_c) -> None:
+        w = self.viewport().width()
+        p.fillRect(QRect(0, 0, w, self.header_h), pal.color(QPalette.AlternateBase))
+        p.setPen(dim_c)
+        y = self.ascent + 2
+        p.drawText(QPointF(self.x_off, y), "Offset".ljust(self.digits))
+        for j in range(self.bpr):
+            p.drawText(QPointF(self.hex_x(j), y), f"{j:02X}")
+        p.drawText(QPointF(self.x_asc, y), "Decoded text")
+        p.setPen(pal.color(QPalette.Mid))
+        p.drawLine(0, self.header_h - 1, w, self.header_h - 1)
+
+    def _fill_range(self, p: QPainter, a: int, b: int, first: int, color: QColor) -> None:
+        """Fill bytes [a, b) in both panes (one rect per row and pane)."""
+        if b <= a:
+            return
+        bpr, lh = self.bpr, self.lh
+        ra, rb = a // bpr, (b - 1) // bpr
+        for row in range(max(ra, first), min(rb, first + self.visible_rows + 1) + 1):
+            c0 = a - row * bpr if row == ra else 0
+            c1 = (b - 1) - row * bpr if row == rb else bpr - 1
+            y = self.header_h + (row - first) * lh
+            x0 = self.hex_x(c0) - self.cw * 0.5
+            x1 = self.hex_x(c1) + self.cw * 2.5
+            p.fillRect(QRectF(x0, y, x1 - x0, lh), color)
+            p.fillRect(QRectF(self.asc_x(c0), y, (c1 - c0 + 1) * self.cw, lh), color)
+
+    # ---- input -----------------------------------------------------------------------
+    def mousePressEvent(self, e) -> None:
+        if e.button() == Qt.LeftButton:
+            off = self.offset_at(e.position())
+            if off is not None:
+                self._dragging = True
+                self._press_offset = off
+                self.set_cursor(off, extend=bool(e.modifiers() & Qt.ShiftModifier), scroll=False)
+        super().mousePressEvent(e)
+
+    def mouseMoveEvent(self, e) -> None:
+        if self._dragging:
+            off = self.offset_at(e.position())
+            if off is not None and off != self._cursor:
+                if self._anchor is None:
+                    self._anchor = self._press_offset
+                self._cursor = off
+                self.viewport().update()
+                self.cursorMoved.emit(off)
+                self.selectionChanged.emit(*self.selection())
+
+    def mouseReleaseEvent(self, e) -> None:
+        if e.button() == Qt.LeftButton and self._dragging:
+            self._dragging = False
+            if self._anchor is None:
+                self.byteClicked.emit(self._cursor)
+        super().mouseReleaseEvent(e)
+
+    def mouseDoubleClickEvent(self, e) -> None:
+        off = self.offset_at(e.position())
+        if off is not None:
+            self.nodeRequested.emit(off)
+
+    def keyPressEvent(self, e) -> None:
+        key, mods = e.key(), e.modifiers()
+        shift = bool(mods & Qt.ShiftModifier)
+        ctrl = bool(mods & Qt.ControlModifier)
+        c, bpr, page = self._cursor, self.bpr, self.visible_rows * self.bpr
+        moves = {
+            Qt.Key_Left: c - 1, Qt.Key_Right: c + 1, Qt.Key_Up: c - bpr, Qt.Key_Down: c + bpr,
+            Qt.Key_PageUp: c - page, Qt.Key_PageDown: c + page,
+            Qt.Key_Home: 0 if ctrl else c - c % bpr,
+            Qt.Key_End: self.size_bytes - 1 if ctrl else c - c % bpr + bpr - 1,
+        }
+        if key in moves:
+            target = moves[key]
+            if key in (Qt.Key_PageUp, Qt.Key_PageDown):
+                self.set_top_row(self._top + (self.visible_rows if key == Qt.Key_PageDown else -self.visible_rows))
+            self.set_cursor(target, extend=shift)
+            return
+        if key in (Qt.Key_Return, Qt.Key_Enter):
+            self.nodeRequested.emit(self._cursor)
+            return
+        if e.matches(QKeySequence.SelectAll):
+            if self.size_bytes:
+                self._anchor, self._cursor = 0, self.size_bytes - 1
+                self.viewport().update()
+                self.selectionChanged.emit(*self.selection())
+            return
+        if e.matches(QKeySequence.Copy):
+            self.copy_as("Hex")
+            return
+        super().keyPressEvent(e)
+
+    def focusInEvent(self, e):
+        super().focusInEvent(e)
+        self.viewport().update()
+
+    def focusOutEvent(self, e):
+        super().focusOutEvent(e)
+        self.viewport().update()
+
+    # ---- clipboard -------------------------------------------------------------------
+    def copy_as(self, fmt: str) -> None:
+        from PySide6.QtCore import QMimeData
+        from . import copyfmt
+
+        data = self.selected_bytes(copyfmt.MAX_COPY)
+        cb = QGuiApplication.clipboard()
+        if fmt == "Bytes":
+            mime = QMimeData()
+            mime.setData("application/octet-stream", data)
+            mime.setText(data.decode("latin-1"))
+            cb.setMimeData(mime)
+        else:
+            cb.setText(copyfmt.FORMATS[fmt](data))
+
+    def contextMenuEvent(self, e) -> None:
+        m = QMenu(self)
+        for fmt in ("Hex", "Bytes", "C array", "Python bytes", "Base64"):
+            m.addAction(f"Copy as {fmt}", lambda f=fmt: self.copy_as(f))
+        m.addAction("Copy offset", lambda: QGuiApplication.clipboard().setText(f"0x{self._cursor:X}"))
+        m.addSeparator()
+        m.addAction("Show node at cursor", lambda: self.nodeRequested.emit(self._cursor))
+        m.addAction("Go to offset…", self.gotoRequested.emit)
+        m.addAction("Find…", self.findRequested.emit)
+        m.exec(e.globalPos())

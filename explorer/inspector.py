@@ -1,0 +1,133 @@
+"""The inspector (teaching panel): what the selected field means, its bytes, and the bytes
+at the cursor read as every common type."""
+from __future__ import annotations
+
+import html
+from typing import Optional
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel,
+                               QSplitter, QTableWidget, QTableWidgetItem, QTextBrowser,
+                               QVBoxLayout, QWidget)
+
+from formats.node import hex_preview
+
+from . import theme
+from .interpret import interpretations
+
+RAW_PREVIEW = 64
+
+
+class Inspector(QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.info = QTextBrowser(self)
+        self.info.setOpenLinks(False)
+        self.info.setPlaceholderText("Select a node to see what its bytes mean.")
+        self.table = QTableWidget(0, 3, self)
+        self.table.setHorizontalHeaderLabels(["Type", "Little endian", "Big endian"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
+        h = self.table.horizontalHeader()
+        h.setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        h.setSectionResizeMode(1, QHeaderView.Stretch)
+        h.setSectionResizeMode(2, QHeaderView.Stretch)
+        self.where = QLabel("", self)
+        self.where.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        lower = QWidget(self)
+        ll = QVBoxLayout(lower)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.setSpacing(2)
+        title = QLabel("<b>Data at cursor</b>", lower)
+        row = QHBoxLayout()
+        row.addWidget(title)
+        row.addStretch(1)
+        row.addWidget(self.where)
+        ll.addLayout(row)
+        ll.addWidget(self.table, 1)
+        split = QSplitter(Qt.Vertical, self)
+        split.addWidget(self.info)
+        split.addWidget(lower)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(split)
+        self._mono = theme.mono_font()
+
+    # ---- the node --------------------------------------------------------------------
+    def show_node(self, node, version: Optional[int] = None) -> None:
+        if node is None:
+            self.info.clear()
+            return
+        e = html.escape
+        parts = []
+        kind_c = theme.kind_solid(node.kind).name()
+        parts.append(f"<h3 style='margin:0'>{e(node.name)}</h3>")
+        badge = (f"<span style='background:{kind_c}; color:white; padding:1px 4px'>&nbsp;{e(node.kind)}&nbsp;</span>")
+        typ = f" &nbsp;<code>{e(node.type)}</code>" if node.type else ""
+        parts.append(f"<p style='margin-top:2px'>{badge}{typ}</p>")
+        if node.status != "ok":
+            col = theme.error_color() if node.status == "error" else theme.warning_color()
+            parts.append(f"<p style='color:{col.name()}'><b>{e(node.status.upper())}</b>: "
+                         f"{e(node.message or '')}</p>")
+        disp = node.display_text()
+        if disp:
+            parts.append(f"<p><b>Value</b>: <code>{e(disp[:600])}</code></p>")
+        d = node.doc
+        if d is not None:
+            parts.append(f"<p>{e(d.description)}</p>")
+            meta = []
+            meta.append(e(d.presence_text(version)))
+            if d.spec:
+                meta.append(f"spec: <i>{e(d.spec)}</i>")
+            parts.append("<p style='color:gray'>" + "<br>".join(meta) + "</p>")
+            if d.note:
+                parts.append(f"<p><b>Note</b>: {e(d.note)}</p>")
+        elif version is not None:
+            parts.append(f"<p style='color:gray'>format version {version}</p>")
+        src = node.source
+        if src is not None and not isinstance(src, str):
+            parts.append(f"<p><b>Where</b>: {e(getattr(src, 'name', ''))} @ {node.offset:,} "
+                         f"(0x{node.offset:X}), {node.size:,} bytes"
+                         + (f" &nbsp;·&nbsp; {node.child_count():,} children" if node.child_count() else "")
+                         + "</p>")
+            origin = getattr(src, "origin", None)
+            if origin:
+                parts.append(f"<p style='color:gray'>derived source: {e(origin)}</p>")
+            if node.size:
+                raw = src.read(node.offset, min(node.size, RAW_PREVIEW))
+                rows = []
+                for i in range(0, len(raw), 16):
+                    rows.append(raw[i:i + 16].hex(" "))
+                more = f"<br>… {node.size - RAW_PREVIEW:,} more bytes" if node.size > RAW_PREVIEW else ""
+                parts.append("<p><b>Raw bytes</b><br><code>" + "<br>".join(rows) + more + "</code></p>")
+        elif isinstance(src, str):
+            parts.append(f"<p><b>Path</b>: {e(src)}</p>")
+        parts.append(f"<p style='color:gray; font-size:small'>{e(node.path())}</p>")
+        self.info.setHtml("".join(parts))
+
+    # ---- the cursor ------------------------------------------------------------------
+    def show_cursor(self, source, offset: int, datetime_unit: Optional[str] = None) -> None:
+        if source is None or isinstance(source, str):
+            self.table.setRowCount(0)
+            self.where.setText("")
+            return
+        data = source.read(offset, 8)
+        rows = interpretations(data, datetime_unit)
+        self.where.setText(f"offset {offset:,} (0x{offset:X})")
+        self.table.setRowCount(len(rows))
+        for r, (name, le, be) in enumerate(rows):
+            for c, text in enumerate((name, le, be)):
+                it = self.table.item(r, c)
+                if it is None:
+                    it = QTableWidgetItem()
+                    if c:
+                        it.setFont(self._mono)
+                    self.table.setItem(r, c, it)
+                it.setText(text)
+                it.setToolTip(text)

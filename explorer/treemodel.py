@@ -1,0 +1,285 @@
+"""A lazy QAbstractItemModel over Nodes.
+
+Rows are built when a node is expanded (canFetchMore/fetchMore). A node with more than
+PAGE children (a LazyChildren with a million tile offsets, say) shows buckets
+`[0..999]`, `[1000..1999]`, … (nested when needed), so no expansion creates more than PAGE rows.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
+from PySide6.QtGui import QBrush, QFont
+
+from . import theme
+from .intervals import child_position
+
+PAGE = 1000
+COLUMNS = ("Name", "Value", "Type", "Offset", "Size")
+
+
+class Item:
+    __slots__ = ("node", "parent", "row", "lo", "hi", "bucket", "kids", "__weakref__")
+
+    def __init__(self, node, parent: Optional["Item"], row: int, lo: int = 0,
+                 hi: Optional[int] = None, bucket: bool = False):
+        self.node = node
+        self.parent = parent
+        self.row = row
+        self.bucket = bucket
+        self.lo = lo
+        self.hi = node.child_count() if hi is None else hi
+        self.kids: Optional[List["Item"]] = None
+
+    @property
+    def count(self) -> int:
+        return self.hi - self.lo
+
+    def build(self) -> List["Item"]:
+        n = self.count
+        if n <= PAGE:
+            return [Item(self.node.child(i), self, k) for k, i in enumerate(range(self.lo, self.hi))]
+        step = PAGE
+        while (n + step - 1) // step > PAGE:
+            step *= PAGE
+        out = []
+        for k, a in enumerate(range(self.lo, self.hi, step)):
+            out.append(Item(self.node, self, k, a, min(self.hi, a + step), bucket=True))
+        return out
+
+    def child_item_for(self, i: int) -> Optional["Item"]:
+        """The (already built) child item holding child index i of the node."""
+        if self.kids is None:
+            return None
+        if self.count <= PAGE:
+            k = i - self.lo
+            return self.kids[k] if 0 <= k < len(self.kids) else None
+        for it in self.kids:
+            if it.lo <= i < it.hi:
+                return it
+        return None
+
+
+class NodeTreeModel(QAbstractItemModel):
+    def __init__(self, root=None, parent=None, show_root: bool = True):
+        super().__init__(parent)
+        self._root_node = root
+        self.show_root = show_root
+        self._top = self._make_top()
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    def _make_top(self) -> Item:
+        """An invisible item whose children are the top rows."""
+        if self._root_node is None:
+            top = Item.__new__(Item)
+            top.node, top.parent, top.row, top.lo, top.hi, top.bucket, top.kids = None, None, 0, 0, 0, False, []
+            return top
+        if self.show_root:
+            top = Item.__new__(Item)
+            top.node, top.parent, top.row, top.lo, top.hi, top.bucket = None, None, 0, 0, 1, False
+            top.kids = [Item(self._root_node, top, 0)]
+            return top
+        return Item(self._root_node, None, 0)
+
+    def set_root(self, root) -> None:
+        self.beginResetModel()
+        self._root_node = root
+        self._top = self._make_top()
+        self.endResetModel()
+
+    @property
+    def root_node(self):
+        return self._root_node
+
+    # ---- structure -------------------------------------------------------------------
+    def item(self, index: QModelIndex) -> Item:
+        return index.internalPointer() if index.isValid() else self._top
+
+    def index(self, row, column, parent=QModelIndex()):
+        p = self.item(parent)
+        if p.kids is None or not (0 <= row < len(p.kids)) or not (0 <= column < len(COLUMNS)):
+            return QModelIndex()
+        return self.createIndex(row, column, p.kids[row])
+
+    def parent(self, index=QModelIndex()):
+        if not index.isValid():
+            return QModelIndex()
+        it: Item = index.internalPointer()
+        p = it.parent
+        if p is None or p is self._top:
+            return QModelIndex()
+        return self.createIndex(p.row, 0, p)
+
+    def rowCount(self, parent=QModelIndex()):
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        p = self.item(parent)
+        return len(p.kids) if p.kids is not None else 0
+
+    def columnCount(self, parent=QModelIndex()):
+        return len(COLUMNS)
+
+    def hasChildren(self, parent=QModelIndex()):
+        if parent.isValid() and parent.column() != 0:
+            return False
+        p = self.item(parent)
+        if p.kids is not None:
+            return len(p.kids) > 0
+        return p.count > 0
+
+    def canFetchMore(self, parent):
+        if parent.isValid() and parent.column() != 0:
+            return False
+        p = self.item(parent)
+        return p.kids is None and p.count > 0
+
+    def fetchMore(self, parent):
+        p = self.item(parent)
+        if p.kids is not None:
+            return
+        kids = p.build()
+        if not kids:
+            p.kids = []
+            return
+        self.beginInsertRows(parent, 0, len(kids) - 1)
+        p.kids = kids
+        self.endInsertRows()
+
+    def ensure_fetched(self, index: QModelIndex) -> None:
+        if self.canFetchMore(index):
+            self.fetchMore(index)
+
+    # ---- data ------------------------------------------------------------------------
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def flags(self, index):
+        if not index.isValid():
+            return Qt.NoItemFlags
+        return Qt.ItemIsEnabled | Qt.ItemIsSelectable
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        it: Item = index.internalPointer()
+        node, col = it.node, index.column()
+        if it.bucket:
+            if role == Qt.DisplayRole:
+                if col == 0:
+                    return f"[{it.lo}..{it.hi - 1}]"
+                if col == 1:
+                    return f"{it.count:,} items"
+                if col in (3, 4):
+                    a, b = node.child(it.lo), node.child(it.hi - 1)
+                    if col == 3:
+                        return f"0x{a.offset:X}"
+                    return f"{b.end - a.offset:,}"
+            if role == Qt.ForegroundRole:
+                return QBrush(theme.kind_solid("padding"))
+            return None
+        if role == Qt.DisplayRole:
+            if col == 0:
+                return node.name
+            if col == 1:
+                t = node.display_text()
+                return t if len(t) <= 200 else t[:200] + "…"
+            if col == 2:
+                return node.type or node.kind
+            if col == 3:
+                if isinstance(node.source, str) or node.source is None:
+                    return ""
+                return f"0x{node.offset:X}"
+            if col == 4:
+                if isinstance(node.source, str):
+                    return f"{node.child_count()} entries" if node.kind == "dir" else ""
+                return f"{node.size:,}"
+        elif role == Qt.DecorationRole and col == 0:
+            if node.status != "ok":
+                return theme.status_icon(node.status)
+            return theme.kind_icon(node.kind)
+        elif role == Qt.ToolTipRole:
+            lines = [f"<b>{_esc(node.name)}</b> — {node.kind}"]
+            if node.message:
+                lines.append(f"<span style='color:{theme.error_color().name() if node.status == 'error' else theme.warning_color().name()}'>"
+                             f"{_esc(node.message)}</span>")
+            if node.doc is not None:
+                lines.append(_esc(node.doc.description))
+            if not isinstance(node.source, str) and node.source is not None:
+                lines.append(f"{_esc(getattr(node.source, 'name', ''))} @ {node.offset:,} (0x{node.offset:X}), "
+                             f"{node.size:,} bytes")
+            return "<br>".join(lines)
+        elif role == Qt.ForegroundRole:
+            if node.status == "error" and col in (0, 1):
+                return QBrush(theme.error_color())
+            if node.kind in ("unparsed", "padding") and col in (0, 1):
+                return QBrush(theme.kind_solid("padding"))
+        elif role == Qt.TextAlignmentRole and col in (3, 4):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        elif role == Qt.FontRole and col == 0 and node.kind in ("dir", "file", "tile", "chunk"):
+            return self._bold
+        elif role == Qt.UserRole:
+            return node
+        return None
+
+    def node(self, index: QModelIndex):
+        it = self.item(index)
+        return None if it is self._top or it.bucket else it.node
+
+    # ---- finding a node's index ------------------------------------------------------
+    def index_for_node(self, node) -> QModelIndex:
+        """Fetch rows down to `node` (through buckets) and return its index (invalid when
+        `node` is not under the root)."""
+        chain = []
+        n = node
+        while n is not None and n is not self._root_node:
+            chain.append(n)
+            n = n.parent
+        if n is None:
+            return QModelIndex()
+        chain.reverse()
+        if self.show_root:
+            idx = self.index(0, 0)
+        else:
+            idx = QModelIndex()
+        for child in chain:
+            parent_node = self.item(idx).node
+            pos = child_position(parent_node, child)
+            if pos is None:
+                return QModelIndex()
+            # descend through buckets to the item for child `pos`
+            while True:
+                self.ensure_fetched(idx)
+                it = self.item(idx).child_item_for(pos)
+                if it is None:
+                    return QModelIndex()
+                idx = self.createIndex(it.row, 0, it)
+                if not it.bucket:
+                    break
+        return idx
+
+    def notify_children_added(self, node) -> None:
+        """New children were appended to `node` (e.g. a stage output): add their rows."""
+        idx = self.index_for_node(node) if node is not self._root_node or self.show_root else QModelIndex()
+        it = self.item(idx)
+        if it.bucket or it.node is not node:
+            return
+        new_count = node.child_count()
+        if it.kids is None:
+            it.hi = new_count
+            return
+        if new_count <= it.hi or it.count > PAGE:
+            it.hi = new_count
+            return
+        first = len(it.kids)
+        self.beginInsertRows(idx, first, first + (new_count - it.hi) - 1)
+        for i in range(it.hi, new_count):
+            it.kids.append(Item(node.child(i), it, len(it.kids)))
+        it.hi = new_count
+        self.endInsertRows()
+
+
+def _esc(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,158 @@
+"""Vectorised byte and bit transforms used by TileDB's filters (numpy only, no per-byte or
+per-value Python loops).
+
+- byte shuffle: blosc's layout, byte j of element i goes to `j*n + i`; the `size % E`
+  trailing bytes are copied unchanged.
+- bit shuffle: the bitshuffle library's (`bshuf_bitshuffle`, block size 0 = default): blocks of
+  `max(128, 8192 // E // 8 * 8)` elements, then one block of the remainder rounded down to a
+  multiple of 8 elements, then the last `n % 8` elements copied unchanged. Inside a block,
+  bit k (LSB first) of byte j of element i lands in bit-plane `8*j + k` at bit `i` (LSB
+  first within each plane byte).
+- double-delta bit stream: records of `w` bits packed MSB first into 64-bit words that are
+  stored little-endian.
+- chains: positions of variable-length records (length read at each position), found by
+  pointer doubling.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_M1, _M2, _M3 = np.uint64(0x00AA00AA00AA00AA), np.uint64(0x0000CCCC0000CCCC), np.uint64(0x00000000F0F0F0F0)
+_S7, _S14, _S28 = np.uint64(7), np.uint64(14), np.uint64(28)
+
+
+def _transpose8(x: np.ndarray) -> np.ndarray:
+    """8x8 bit-matrix transpose of every uint64 (byte m bit k <-> byte k bit m), in place."""
+    t = (x ^ (x >> _S7)) & _M1
+    x ^= t ^ (t << _S7)
+    t = (x ^ (x >> _S14)) & _M2
+    x ^= t ^ (t << _S14)
+    t = (x ^ (x >> _S28)) & _M3
+    x ^= t ^ (t << _S28)
+    return x
+
+
+# ---- byte shuffle ----------------------------------------------------------------------
+def byteshuffle(data: np.ndarray, esize: int) -> np.ndarray:
+    n = len(data) // esize
+    if esize <= 1 or n == 0:
+        return data.copy()
+    out = np.empty_like(data)
+    out[:n * esize] = data[:n * esize].reshape(n, esize).T.ravel()
+    out[n * esize:] = data[n * esize:]
+    return out
+
+
+def byteunshuffle(data: np.ndarray, esize: int) -> np.ndarray:
+    n = len(data) // esize
+    if esize <= 1 or n == 0:
+        return data.copy()
+    out = np.empty_like(data)
+    out[:n * esize].reshape(n, esize)[...] = data[:n * esize].reshape(esize, n).T
+    out[n * esize:] = data[n * esize:]
+    return out
+
+
+# ---- bit shuffle -----------------------------------------------------------------------
+def default_block(esize: int) -> int:
+    """bshuf_default_block_size: elements per block."""
+    return max(128, (8192 // esize) // 8 * 8)
+
+
+def _blocks(n: int, esize: int):
+    """(start element, elements) of every transposed block; the rest (n % 8) is raw."""
+    b = default_block(esize)
+    full = n // b
+    out = []
+    if full:
+        out.append((0, full, b))
+    last = (n % b) - (n % b) % 8
+    if last:
+        out.append((full * b, 1, last))
+    return out
+
+
+def bitshuffle(data: np.ndarray, esize: int) -> np.ndarray:
+    n = len(data) // esize
+    out = np.empty_like(data)
+    done = 0
+    for start, nb, b in _blocks(n, esize):
+        seg = data[start * esize:(start + nb * b) * esize].reshape(nb, b, esize)
+        planes = seg.transpose(0, 2, 1).copy()  # (nb, E, b) bytes, never a view of the input
+        x = _transpose8(planes.view("<u8").reshape(nb, esize, b // 8))
+        res = x.view(np.uint8).reshape(nb, esize, b // 8, 8).transpose(0, 1, 3, 2)
+        out[start * esize:(start + nb * b) * esize].reshape(nb, esize, 8, b // 8)[...] = res
+        done = (start + nb * b) * esize
+    out[done:] = data[done:]
+    return out
+
+
+def bitunshuffle(data: np.ndarray, esize: int) -> np.ndarray:
+    n = len(data) // esize
+    out = np.empty_like(data)
+    done = 0
+    for start, nb, b in _blocks(n, esize):
+        seg = data[start * esize:(start + nb * b) * esize].reshape(nb, esize, 8, b // 8)
+        x = seg.transpose(0, 1, 3, 2).copy().view("<u8").reshape(nb, esize, b // 8)
+        planes = _transpose8(x).view(np.uint8).reshape(nb, esize, b)
+        out[start * esize:(start + nb * b) * esize].reshape(nb, b, esize)[...] = \
+            planes.transpose(0, 2, 1)
+        done = (start + nb * b) * esize
+    out[done:] = data[done:]
+    return out
+
+
+# ---- double-delta bit stream -----------------------------------------------------------
+def pack_msb(records: np.ndarray, width: int) -> bytes:
+    """`width`-bit records (uint64, < 2**width) packed MSB first into 64-bit words, stored
+    little-endian; the last word zero-padded (none when there are no records)."""
+    n = len(records)
+    if n == 0:
+        return b""
+    be = records.astype(">u8").view(np.uint8).reshape(n, 8)
+    bits = np.unpackbits(be, axis=1)[:, 64 - width:]
+    stream = np.packbits(bits.ravel())  # MSB-first bytes, zero padded to a byte
+    nwords = -(-(n * width) // 64)
+    buf = np.zeros(nwords * 8, dtype=np.uint8)
+    buf[:len(stream)] = stream
+    return buf.view(">u8").astype("<u8").tobytes()
+
+
+def unpack_msb(words: np.ndarray, n: int, width: int) -> np.ndarray:
+    """n records of `width` bits (1..63) from MSB-first 64-bit words (native values)."""
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64)
+    w = np.concatenate([words.astype(np.uint64, copy=False), np.zeros(1, dtype=np.uint64)])
+    s = np.arange(n, dtype=np.uint64) * np.uint64(width)
+    q = (s >> np.uint64(6)).astype(np.intp)
+    o = s & np.uint64(63)
+    hi = w[q] << o
+    lo = (w[q + 1] >> np.uint64(1)) >> (np.uint64(63) - o)
+    return (hi | lo) >> np.uint64(64 - width)
+
+
+# ---- chains of variable-length records -------------------------------------------------
+def chain(nxt: np.ndarray, end: int, limit: int):
+    """Positions 0, nxt[0], nxt[nxt[0]], ... while < end. `nxt` (length end) must be
+    > its index. Returns (positions, final position): final == end when the records tile
+    [0, end) exactly. At most `limit` positions are followed."""
+    if end <= 0:
+        return np.zeros(0, dtype=np.int64), 0
+    it = np.int32 if end < (1 << 30) else np.int64
+    j = np.empty(end + 1, dtype=it)
+    j[:end] = np.minimum(nxt, end + 0)  # anything past the end is absorbed at `end`
+    j[end] = end
+    levels = [j]
+    while levels[-1][0] < end and (1 << (len(levels) - 1)) < limit:
+        prev = levels[-1]
+        levels.append(prev[prev])
+    pos = np.zeros(1, dtype=it)
+    for lv in levels:
+        pos = np.concatenate([pos, lv[pos]])
+    keep = pos[pos < end]
+    if len(keep) > limit:
+        keep = keep[:limit]
+    final = int(j[keep[-1]]) if len(keep) else 0
+    # a record whose length runs past the end was clipped to `end`: report the real end
+    raw_final = int(nxt[keep[-1]]) if len(keep) else 0
+    return keep.astype(np.int64), (raw_final if raw_final != final else final)

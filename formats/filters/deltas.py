@@ -1,0 +1,177 @@
+"""DOUBLE_DELTA (6) and DELTA (19): TileDB's own compressors, in the compression framing
+(`compression.py`: part table, every metadata part then every data part encoded).
+
+The value type is the reinterpret datatype when set (not 17 = ANY), else the datatype the
+filter sees. Both encode in 64-bit wrapping arithmetic and truncate back to the type.
+
+DOUBLE_DELTA part (format_spec/filters/double_delta.md): `u8 bitsize, u64 n`, then the
+values unchanged when `bitsize >= 8*sizeof(T) - 1`, else `in_0, in_1` and for every later
+value a sign bit and `bitsize` bits of |delta of deltas|, packed MSB first into u64 words
+written little-endian. libtiledb 2.30 takes bitsize from max(|in_1 - in_0|, |dd_i|), at
+least 1 (0 for fewer than 3 values), and refuses deltas outside int64.
+
+DELTA part (format_spec/filters/delta.md): `u64 n, in_0`, then the `n - 1` deltas as T.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from .base import DataInfo, FilterError, FilterSpec
+from .bits import pack_msb, unpack_msb
+from .compression import CompressionFilter
+from .util import (ANY, BLOB, BOOL, CHAR, DATETIMES, FLOAT32, FLOAT64, GEOM_WKB, GEOM_WKT,
+                   INT8, STRING_TYPES, UINT8, datatype_name, int_dtype, unsigned_of)
+
+
+def reinterpret_of(spec: FilterSpec):
+    r = spec.options.get("reinterpret")
+    return None if r is None or r == ANY else int(r)
+
+
+def delta_type(datatype: int, name: str) -> np.dtype:
+    """The integer type DoubleDelta::/Delta::compress use for a datatype."""
+    if datatype in (INT8, CHAR):
+        return np.dtype("i1")
+    if datatype in (UINT8, BOOL, BLOB, GEOM_WKB, GEOM_WKT, ANY) or datatype in STRING_TYPES:
+        return np.dtype("u1")
+    if datatype in DATETIMES:
+        return np.dtype("<i8")
+    dt = int_dtype(datatype)
+    if dt is None or datatype in (FLOAT32, FLOAT64):
+        raise FilterError(f"{name} does not support {datatype_name(datatype)} values")
+    return dt
+
+
+def _abs_u64(x: np.ndarray) -> np.ndarray:
+    a = x.view(np.uint64)
+    return np.where(x < 0, (~a) + np.uint64(1), a)
+
+
+def _sub_overflows(a: np.ndarray, b: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """int64 a - b = r overflowed."""
+    return ((a ^ b) & (a ^ r)) < 0
+
+
+class _TypedCodec(CompressionFilter):
+    deterministic = True
+
+    def output_datatype(self, spec: FilterSpec, datatype: int) -> int:
+        r = reinterpret_of(spec)
+        return datatype if r is None else r
+
+    def value_type(self, spec: FilterSpec, info: DataInfo) -> np.dtype:
+        r = reinterpret_of(spec)
+        return delta_type(info.datatype if r is None else r, spec.name)
+
+
+class DoubleDelta(_TypedCodec):
+    type = 6
+
+    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
+        t = self.value_type(spec, info)
+        size = t.itemsize
+        n = len(data) // size
+        vals = np.frombuffer(data, dtype=t, count=n)
+        v = vals.astype(np.int64)
+        bitsize = 0
+        if n > 2:
+            d = v[1:] - v[:-1]
+            if t == np.dtype("<u8"):
+                u = vals
+                bad = np.where(u[1:] >= u[:-1], (u[1:] - u[:-1]) > np.uint64(2**63 - 1),
+                               (u[:-1] - u[1:]) > np.uint64(2**63))
+            elif t == np.dtype("<i8"):
+                bad = _sub_overflows(v[1:], v[:-1], d)
+            else:
+                bad = np.zeros(0, dtype=bool)
+            if bad.any():
+                raise FilterError(f"{spec.name}: delta at value {int(np.argmax(bad)) + 1} exceeds "
+                                  f"int64; the writer refuses this tile")
+            dd = d[1:] - d[:-1]
+            if _sub_overflows(d[1:], d[:-1], dd).any():
+                raise FilterError(f"{spec.name}: a delta of deltas exceeds int64; the writer "
+                                  f"refuses this tile")
+            biggest = max(int(_abs_u64(d[:1]).max()), int(_abs_u64(dd).max()) if len(dd) else 0)
+            bitsize = max(1, biggest.bit_length())
+        head = struct.pack("<BQ", bitsize, n)
+        if bitsize >= 8 * size - 1:
+            return head + bytes(data)
+        out = [head, vals[:2].tobytes()]
+        if n > 2:
+            rec = (dd < 0).astype(np.uint64) << np.uint64(bitsize) | _abs_u64(dd)
+            out.append(pack_msb(rec, bitsize + 1))
+        return b"".join(out)
+
+    def decompress_part(self, data: bytes, original: int, spec: FilterSpec,
+                        info: DataInfo) -> bytes:
+        t = self.value_type(spec, info)
+        size = t.itemsize
+        if len(data) < 9:
+            raise FilterError(f"{spec.name}: part of {len(data)} bytes has no header (9 bytes)")
+        bitsize, n = struct.unpack_from("<BQ", data, 0)
+        if bitsize >= 8 * size - 1:
+            return bytes(data[9:9 + original + 1])
+        if n * size != original:
+            if n * size < original < (n + 1) * size:
+                raise FilterError(
+                    f"{spec.name}: the part is {original} bytes, not whole {size}-byte values; "
+                    f"the writer encoded only {n} values and dropped the last "
+                    f"{original - n * size} bytes (a libtiledb defect: libtiledb itself reads "
+                    f"garbage back), so they cannot be restored")
+            raise FilterError(f"{spec.name}: header says {n} values ({n * size} bytes), the part "
+                              f"is {original} bytes")
+        head = min(n, 2)
+        if len(data) < 9 + head * size:
+            raise FilterError(f"{spec.name}: part too short for its first values")
+        first = np.frombuffer(data, dtype=t, count=head, offset=9)
+        if n <= 2:
+            return first.tobytes()
+        nwords = -(-((n - 2) * (bitsize + 1)) // 64)
+        start = 9 + 2 * size
+        if len(data) < start + 8 * nwords:
+            raise FilterError(f"{spec.name}: {n - 2} deltas of {bitsize + 1} bits need {nwords} "
+                              f"words, the part has {(len(data) - start) // 8}")
+        words = np.frombuffer(data, dtype="<u8", count=nwords, offset=start)
+        rec = unpack_msb(words, n - 2, bitsize + 1)
+        mag = (rec & ((np.uint64(1) << np.uint64(bitsize)) - np.uint64(1))).view(np.int64)
+        dd = np.where((rec >> np.uint64(bitsize)) & np.uint64(1), -mag, mag)
+        f = first.astype(np.int64)
+        deltas = np.empty(n - 1, dtype=np.int64)
+        deltas[0] = f[1] - f[0]
+        np.cumsum(dd, out=deltas[1:])
+        deltas[1:] += deltas[0]
+        vals = np.empty(n, dtype=np.int64)
+        vals[0] = f[0]
+        np.cumsum(deltas, out=vals[1:])
+        vals[1:] += f[0]
+        return vals.astype(t).tobytes()
+
+
+class Delta(_TypedCodec):
+    type = 19
+
+    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
+        t = self.value_type(spec, info)
+        n = len(data) // t.itemsize
+        vals = np.frombuffer(data, dtype=t, count=n)
+        ut = unsigned_of(t)
+        u = vals.view(ut)
+        return struct.pack("<Q", n) + u[:1].tobytes() + (u[1:] - u[:-1]).tobytes()
+
+    def decompress_part(self, data: bytes, original: int, spec: FilterSpec,
+                        info: DataInfo) -> bytes:
+        t = self.value_type(spec, info)
+        if len(data) < 8:
+            raise FilterError(f"{spec.name}: part of {len(data)} bytes has no header (8 bytes)")
+        n = struct.unpack_from("<Q", data, 0)[0]
+        if n * t.itemsize != original:
+            raise FilterError(f"{spec.name}: header says {n} values ({n * t.itemsize} bytes), "
+                              f"the part is {original} bytes")
+        if len(data) < 8 + n * t.itemsize:
+            raise FilterError(f"{spec.name}: {n} values need {8 + n * t.itemsize} bytes, the "
+                              f"part has {len(data)}")
+        ut = unsigned_of(t)
+        d = np.frombuffer(data, dtype=ut, count=n, offset=8)
+        return np.cumsum(d, dtype=ut).tobytes()

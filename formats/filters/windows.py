@@ -1,0 +1,359 @@
+"""BIT_WIDTH_REDUCTION (7) and POSITIVE_DELTA (10): windowed integer encodings.
+
+Each input part is cut into windows of `min(part, max window) // sizeof(T) * sizeof(T)`
+bytes (the last window may be shorter). Their metadata (tile.md) is prepended to the
+earlier filters' metadata; the output is one buffer. `T` is the datatype the filter sees:
+16/32/64-bit integers (BIT_WIDTH_REDUCTION), also 8-bit ones (POSITIVE_DELTA), and
+datetimes as int64 from format version 20. Any other datatype passes through unchanged,
+with no metadata at all.
+
+BIT_WIDTH_REDUCTION window: `offset` = window minimum; the range `max - min` (wrapping in T)
+decides the width: `range + 1` rounded up to 8/16/32/64 bits (for signed T: the smallest
+signed type holding it). Values are stored as `value - offset` truncated to that width
+(read back sign-extended for signed T). A window whose range is T's maximum, or that is
+not a whole number of values, is stored as is.
+
+POSITIVE_DELTA window: `offset` = first value; values are stored as deltas to the previous
+value (the first delta is 0); a decreasing window makes the writer fail.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+
+from ..cursor import Cursor
+from ..fielddoc import doc
+from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .util import (BLOB, BOOL, DATETIMES, GEOM_WKB, GEOM_WKT, INT8, UINT8, MetaReader,
+                   check_size, int_dtype, prim_kind, segment_index, spec_option, u8,
+                   unsigned_of)
+
+D_BWR_INPUT = doc("Length of input: bytes this filter received (all parts)",
+                  spec="tile.md: Bit Width Reduction Filter")
+D_NWINDOWS = doc("Number of windows: windows in the output, over all input parts",
+                 spec="tile.md: Bit Width Reduction / Positive Delta Encoding Filter")
+D_BWR_OFFSET = doc("Window value offset: the window's minimum, subtracted from each value "
+                   "(type T: the values' datatype). Left uninitialised by the writer when the "
+                   "window is stored as is because its range is T's maximum.",
+                   spec="tile.md: Bit Width Reduction Filter")
+D_BWR_BITS = doc("Bit width of reduced type: 8, 16, 32 or 64; the width of T means the "
+                 "window is stored unreduced", spec="tile.md: Bit Width Reduction Filter")
+D_WINDOW_LEN = doc("Window length: bytes of input (and of decoded output) in this window",
+                   spec="tile.md: Bit Width Reduction / Positive Delta Encoding Filter",
+                   note="the document says 'bytes in output window data'; the writer stores "
+                        "the window's input length")
+D_PD_OFFSET = doc("Window value delta offset: the window's first value; the stored deltas "
+                  "add up from it", spec="tile.md: Positive Delta Encoding Filter")
+
+
+def _datetime_t(datatype: int, run: RunContext) -> Optional[np.dtype]:
+    if datatype in DATETIMES and run.format_version >= 20:
+        return np.dtype("<i8")
+    return None
+
+
+def bwr_type(datatype: int, run: RunContext) -> Optional[np.dtype]:
+    dt = int_dtype(datatype)
+    if dt is not None and dt.itemsize > 1:
+        return dt
+    return _datetime_t(datatype, run)
+
+
+def pd_type(datatype: int, run: RunContext) -> Optional[np.dtype]:
+    if datatype == INT8:
+        return np.dtype("i1")
+    if datatype in (UINT8, BLOB, BOOL, GEOM_WKB, GEOM_WKT):
+        return np.dtype("u1")
+    dt = int_dtype(datatype)
+    return dt if dt is not None else _datetime_t(datatype, run)
+
+
+def _window_plan(size: int, max_window: int, itemsize: int, name: str):
+    """(window byte size, number of windows) of one part, as the writer computes them."""
+    ws = min(size, max_window) // itemsize * itemsize
+    if ws == 0:
+        raise FilterError(f"{name}: a part of {size} bytes with max window {max_window} gives "
+                          f"0-byte windows (libtiledb divides by zero here)")
+    return ws, -(-size // ws)
+
+
+def _window_lens(size: int, ws: int, nw: int) -> np.ndarray:
+    lens = np.full(nw, ws, dtype=np.int64)
+    lens[-1] = size - ws * (nw - 1)
+    return lens
+
+
+def _copy_segments(dst: np.ndarray, dst_starts, src: np.ndarray, src_starts, lens) -> None:
+    if len(lens):
+        dst[segment_index(dst_starts, lens)] = src[segment_index(src_starts, lens)]
+
+
+def _window_fields(cur: Cursor, t: np.dtype, offset_name: str, offset_doc, bits: bool) -> None:
+    cur.prim(prim_kind(t), offset_name, offset_doc)
+    if bits:
+        cur.u8("Bit width of reduced type", D_BWR_BITS)
+    cur.u32("Window length", D_WINDOW_LEN)
+
+
+# ---- BIT_WIDTH_REDUCTION -----------------------------------------------------------------
+_INT_MIN_MAX = {8: (-(1 << 7), (1 << 7) - 1), 16: (-(1 << 15), (1 << 15) - 1),
+                32: (-(1 << 31), (1 << 31) - 1)}
+
+
+def _bits_required(v: np.ndarray, signed: bool) -> np.ndarray:
+    """bits_required(range + 1) rounded up to a C integer width."""
+    out = np.full(v.shape, 64, dtype=np.int64)
+    if signed:
+        s = v.astype(np.int64)
+        for w in (32, 16, 8):
+            lo, hi = _INT_MIN_MAX[w]
+            out[(s >= lo) & (s <= hi)] = w
+    else:
+        u = v.astype(np.uint64)
+        for w in (32, 16, 8):
+            out[u < (np.uint64(1) << np.uint64(w))] = w
+    return out
+
+
+def _full_range(mins: np.ndarray, maxs: np.ndarray, rng: np.ndarray, t: np.dtype) -> np.ndarray:
+    """Windows whose range `max - min` is T's maximum, or overflows a signed T (also the
+    empty window of a part's last few bytes: min = T max, max = T min). For those, x86
+    builds of libtiledb 2.30 store the window unreduced and never set its value offset
+    (observed: stack garbage on disk)."""
+    if t.kind == "u":
+        return rng == np.iinfo(t).max
+    if t.itemsize < 8:
+        r = maxs.astype(np.int64) - mins.astype(np.int64)
+        return (r >= np.iinfo(t).max) | (r < np.iinfo(t).min)
+    overflow = ((maxs ^ mins) & (maxs ^ rng)) < 0  # max - min overflowed, either way
+    return overflow | (rng == np.iinfo(t).max)
+
+
+class BitWidthReduction(Filter):
+    type = 7
+
+    def window_type(self, info: DataInfo, run: RunContext) -> Optional[np.dtype]:
+        return bwr_type(info.datatype, run)
+
+    def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
+        t = self.window_type(info, RunContext())
+        if t is None:
+            return
+        cur.u32("Length of input", D_BWR_INPUT)
+        n = cur.length("u32", "Number of windows", t.itemsize + 5, D_NWINDOWS, "windows").value
+        for i in range(n):
+            cur.group(f"Window {i + 1}", lambda c: _window_fields(
+                c, t, "Window value offset", D_BWR_OFFSET, True), size=t.itemsize + 5)
+
+    @staticmethod
+    def _rec(t: np.dtype) -> np.dtype:
+        return np.dtype([("offset", t), ("bits", "u1"), ("length", "<u4")])  # packed
+
+    def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
+        t = self.window_type(info, run)
+        if t is None:
+            return Stage(list(stage.metadata), list(stage.data))
+        md = stage.metadata_bytes
+        r = MetaReader(md, spec.name)
+        orig = check_size(r.u32("Length of input"), run, f"{spec.name} length of input", 0)
+        nw = r.count("Number of windows", t.itemsize + 5)
+        recs = r.records(self._rec(t), nw, "window metadata")
+        rest = r.rest()
+        data = u8(stage.data_bytes)
+        size = t.itemsize
+        ut = unsigned_of(t)
+        bits = recs["bits"].astype(np.int64)
+        lens = recs["length"].astype(np.int64)
+        reduced = (bits < 8 * size) & (lens % size == 0)
+        bad = reduced & ~np.isin(bits, (8, 16, 32, 64))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise FilterError(f"{spec.name} window {i + 1}: bit width {bits[i]} is not 8, 16, 32 "
+                              f"or 64", 8 + i * (size + 5) + size)
+        in_lens = np.where(reduced, lens // size * (bits // 8), lens)
+        if int(lens.sum()) != orig:
+            raise FilterError(f"{spec.name}: windows add up to {int(lens.sum())} bytes, the "
+                              f"length of input is {orig}", 0)
+        if int(in_lens.sum()) != len(data):
+            raise FilterError(f"{spec.name}: windows need {int(in_lens.sum())} bytes of data, "
+                              f"the data has {len(data)}", len(md))
+        out = np.empty(orig, dtype=np.uint8)
+        in_starts = np.cumsum(in_lens) - in_lens
+        out_starts = np.cumsum(lens) - lens
+        keep = ~reduced
+        _copy_segments(out, out_starts[keep], data, in_starts[keep], lens[keep])
+        offs = recs["offset"].view(ut) if nw else np.zeros(0, ut)
+        signed = t.kind == "i"
+        for w in (8, 16, 32, 64):
+            sel = reduced & (bits == w)
+            if not sel.any():
+                continue
+            wt = np.dtype(f"<{'i' if signed else 'u'}{w // 8}")
+            if sel.all():
+                src = data
+            else:
+                src = data[segment_index(in_starts[sel], in_lens[sel])]
+            vals = src.view(wt).astype(t).view(ut)
+            nel = lens[sel] // size
+            vals = vals + np.repeat(offs[sel], nel)
+            if sel.all():
+                out = vals.view(np.uint8)
+            else:
+                out[segment_index(out_starts[sel], lens[sel])] = vals.view(np.uint8)
+        return Stage([rest] if rest else [], [out.tobytes()])
+
+    def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
+        t = self.window_type(info, run)
+        if t is None:
+            return Stage(list(stage.metadata), list(stage.data))
+        max_window = int(spec_option(spec, "max_window", 256))
+        size, ut = t.itemsize, unsigned_of(t)
+        signed = t.kind == "i"
+        tmax = np.iinfo(t).max
+        recs: List[np.ndarray] = []
+        outs: List[bytes] = []
+        unset: List[int] = []
+        for part in stage.data:
+            raw = u8(part)
+            if len(raw) == 0:
+                continue
+            ws, nw = _window_plan(len(raw), max_window, size, spec.name)
+            lens = _window_lens(len(raw), ws, nw)
+            nel = lens // size
+            vals = raw[:len(raw) // size * size].view(t)
+            # per-window min/max; a window of 0 whole values keeps the C initial values
+            mins = np.full(nw, tmax, dtype=t)
+            maxs = np.full(nw, np.iinfo(t).min, dtype=t)
+            has = nel > 0
+            starts = (np.cumsum(nel) - nel)[has]
+            if has.any():
+                mins[has] = np.minimum.reduceat(vals, starts)
+                maxs[has] = np.maximum.reduceat(vals, starts)
+            rng = (maxs.view(ut) - mins.view(ut)).view(t)
+            full = _full_range(mins, maxs, rng, t)
+            wbits = _bits_required((rng.view(ut) + ut.type(1)).view(t), signed)
+            wbits[full] = 8 * size
+            reduced = (wbits < 8 * size) & (lens % size == 0)
+            rec = np.zeros(nw, dtype=BitWidthReduction._rec(t))
+            rec["offset"] = np.where(full, 0, mins)  # left uninitialised by libtiledb
+            rec["bits"] = wbits
+            rec["length"] = lens
+            unset.extend((sum(map(len, recs)) + int(i)) for i in np.flatnonzero(full))
+            recs.append(rec)
+            out_lens = np.where(reduced, nel * (wbits // 8), lens)
+            out = np.empty(int(out_lens.sum()), dtype=np.uint8)
+            in_starts = np.cumsum(lens) - lens
+            out_starts = np.cumsum(out_lens) - out_lens
+            keep = ~reduced
+            _copy_segments(out, out_starts[keep], raw, in_starts[keep], lens[keep])
+            for w in (8, 16, 32, 64):
+                sel = reduced & (wbits == w)
+                if not sel.any():
+                    continue
+                idx = segment_index(in_starts[sel] // size, nel[sel])
+                rel = vals[idx].view(ut) - np.repeat(mins[sel].view(ut), nel[sel])
+                enc = rel.astype(f"<u{w // 8}").view(np.uint8)
+                out[segment_index(out_starts[sel], out_lens[sel])] = enc
+            outs.append(out.tobytes())
+        allrec = np.concatenate(recs) if recs else np.zeros(0, BitWidthReduction._rec(t))
+        total_in = sum(len(p) for p in stage.data)
+        md = np.array([total_in, len(allrec)], dtype="<u4").tobytes() + allrec.tobytes()
+        rs = size + 5
+        return Stage([md] + list(stage.metadata), [b"".join(outs)],
+                     uninitialised=[(8 + i * rs, size) for i in unset])
+
+
+# ---- POSITIVE_DELTA --------------------------------------------------------------------
+class PositiveDelta(Filter):
+    type = 10
+
+    def window_type(self, info: DataInfo, run: RunContext) -> Optional[np.dtype]:
+        return pd_type(info.datatype, run)
+
+    def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
+        t = self.window_type(info, RunContext())
+        if t is None:
+            return
+        n = cur.length("u32", "Number of windows", t.itemsize + 4, D_NWINDOWS, "windows").value
+        for i in range(n):
+            cur.group(f"Window {i + 1}", lambda c: _window_fields(
+                c, t, "Window value delta offset", D_PD_OFFSET, False), size=t.itemsize + 4)
+
+    @staticmethod
+    def _rec(t: np.dtype) -> np.dtype:
+        return np.dtype([("offset", t), ("length", "<u4")])
+
+    def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
+        t = self.window_type(info, run)
+        if t is None:
+            return Stage(list(stage.metadata), list(stage.data))
+        md = stage.metadata_bytes
+        r = MetaReader(md, spec.name)
+        nw = r.count("Number of windows", t.itemsize + 4)
+        recs = r.records(self._rec(t), nw, "window metadata")
+        rest = r.rest()
+        data = u8(stage.data_bytes)
+        size, ut = t.itemsize, unsigned_of(t)
+        lens = recs["length"].astype(np.int64)
+        if int(lens.sum()) != len(data):
+            raise FilterError(f"{spec.name}: windows add up to {int(lens.sum())} bytes, the data "
+                              f"has {len(data)}", len(md))
+        out = data.copy()
+        regular = lens % size == 0
+        offs = recs["offset"].view(ut) if nw else np.zeros(0, ut)
+        starts = np.cumsum(lens) - lens
+        # maximal spans of whole-value windows are decoded at once; other windows stay raw
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], regular.astype(np.int8), [0]])))
+        for a, b in zip(edges[::2], edges[1::2]):
+            lo, hi = int(starts[a]), int(starts[b - 1] + lens[b - 1])
+            d = data[lo:hi].view(ut)
+            cs = np.cumsum(d, dtype=ut)
+            nel = lens[a:b] // size
+            first = np.cumsum(nel) - nel  # element index of each window's start
+            before = np.where(first > 0, cs[np.maximum(first - 1, 0)], ut.type(0))
+            vals = cs + np.repeat(offs[a:b] - before, nel)
+            out[lo:hi] = vals.view(np.uint8)
+        return Stage([rest] if rest else [], [out.tobytes()])
+
+    def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
+        t = self.window_type(info, run)
+        if t is None:
+            return Stage(list(stage.metadata), list(stage.data))
+        max_window = int(spec_option(spec, "max_window", 1024))
+        size, ut = t.itemsize, unsigned_of(t)
+        recs, outs = [], []
+        for part in stage.data:
+            raw = u8(part)
+            if len(raw) == 0:
+                continue
+            ws, nw = _window_plan(len(raw), max_window, size, spec.name)
+            lens = _window_lens(len(raw), ws, nw)
+            starts = np.cumsum(lens) - lens
+            # the offset is the value at the window start (read past a short window's end)
+            padded = np.concatenate([raw, np.zeros(size, np.uint8)])
+            offs = padded[segment_index(starts, np.full(nw, size))].view(t)
+            out = raw.copy()
+            regular = lens % size == 0
+            nreg = int(np.count_nonzero(regular))
+            if nreg:
+                hi = int(starts[nreg - 1] + lens[nreg - 1])  # regular windows come first
+                vals = raw[:hi].view(t)
+                prev = np.concatenate([[vals[0]], vals[:-1]]).astype(t)
+                nel = lens[:nreg] // size
+                first = np.cumsum(nel) - nel
+                prev[first] = vals[first]
+                if (vals < prev).any():
+                    i = int(np.argmax(vals < prev))
+                    raise FilterError(f"{spec.name}: value {i} decreases ({vals[i]} after "
+                                      f"{prev[i]}); the writer refuses this tile "
+                                      f"('Positive delta filter error: delta is not positive')")
+                out[:hi] = (vals.view(ut) - prev.view(ut)).view(np.uint8)
+            rec = np.zeros(nw, dtype=self._rec(t))
+            rec["offset"] = offs
+            rec["length"] = lens
+            recs.append(rec)
+            outs.append(out.tobytes())
+        allrec = np.concatenate(recs) if recs else np.zeros(0, self._rec(t))
+        md = np.array([len(allrec)], dtype="<u4").tobytes() + allrec.tobytes()
+        return Stage([md] + list(stage.metadata), [b"".join(outs)])

@@ -1,0 +1,61 @@
+"""XOR (16): each value XOR the previous one (the first kept), on integers of the size of
+the datatype it sees; the next filter sees the signed integer type of that size. Metadata:
+the part table (`parts.py`); the output is one buffer."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..cursor import Cursor
+from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .parts import parse_parts, read_parts, rest_md, split, table
+from .util import UNSIGNED_BY_SIZE, u8
+
+OUTPUT_TYPE = {1: 5, 2: 7, 4: 0, 8: 1}  # INT8, INT16, INT32, INT64
+
+
+def _type(info: DataInfo) -> np.dtype:
+    t = UNSIGNED_BY_SIZE.get(info.value_size)
+    if t is None:
+        raise FilterError(f"XOR: values of {info.value_size} bytes are not 1, 2, 4 or 8 bytes")
+    return t
+
+
+class Xor(Filter):
+    type = 16
+
+    def output_datatype(self, spec: FilterSpec, datatype: int) -> int:
+        from .util import datatype_size
+        return OUTPUT_TYPE.get(datatype_size(datatype), datatype)
+
+    def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
+        parse_parts(cur)
+
+    def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
+        t = _type(info)
+        sizes, rest = read_parts(stage, spec.name)
+        parts = split(stage.data_bytes, sizes, spec.name, len(stage.metadata_bytes))
+        out = []
+        for p in parts:
+            a = u8(p)
+            n = len(a) // t.itemsize
+            res = a.copy()
+            if n:
+                res[:n * t.itemsize] = np.bitwise_xor.accumulate(a[:n * t.itemsize].view(t)).view(np.uint8)
+            out.append(res.tobytes())
+        return Stage(rest_md(rest), [b"".join(out)])
+
+    def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
+        t = _type(info)
+        out = []
+        for p in stage.data:
+            a = u8(p)
+            n = len(a) // t.itemsize
+            res = a.copy()
+            if n:
+                v = a[:n * t.itemsize].view(t)
+                x = v.copy()
+                x[1:] ^= v[:-1]
+                res[:n * t.itemsize] = x.view(np.uint8)
+            out.append(res.tobytes())
+        return Stage([table([len(p) for p in stage.data])] + list(stage.metadata),
+                     [b"".join(out)])

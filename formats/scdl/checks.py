@@ -1,0 +1,203 @@
+"""Cross-file checks of an SCDL archive, vectorised over the memory-mapped arrays.
+
+Findings are error/warning nodes on the offending bytes (the item of row_ptr.npy that
+decreases, the column index that is too large, the num_rows of metadata.json, ...), saying
+what was expected and what was found.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import numpy as np
+
+from ..node import ERROR, WARNING, Node
+from .enums import ARRAY_FILES, HEADER_FILE
+from .model import Archive, ArrayFile
+
+
+def run(archive: Archive, root: Node) -> None:
+    _listed_files(archive, root)
+    rp = _consistent(archive.arrays.get("ROWPTR"))
+    data = _consistent(archive.arrays.get("DATA"))
+    col = _consistent(archive.arrays.get("COLPTR"))
+    nnz = None
+    if data is not None and col is not None and len(data.items) != len(col.items):
+        _error(col, min(len(col.items), len(data.items)),
+               f"COLPTR: col_ptr.npy has {len(col.items)} column indices but data.npy has "
+               f"{len(data.items)} values; both must hold nnz items")
+    elif col is not None or data is not None:
+        nnz = len((col or data).items)
+    n_rows = None
+    if rp is not None and _rowptr(rp, nnz) and col is not None:
+        _columns(archive, rp, col)
+    typed_rp = archive.arrays.get("ROWPTR")
+    if typed_rp is not None and typed_rp.items is not None and len(typed_rp.items):
+        n_rows = len(typed_rp.items) - 1   # as the library counts: every item of the file
+        _dtype_hints(archive, int(typed_rp.items[-1]))
+    _metadata(archive, n_rows)
+    _feature_indices(archive, n_rows)
+
+
+_BY_SIZE = {1: "uint8", 2: "uint16 or float16", 4: "uint32 or float32", 8: "uint64 or float64"}
+
+
+def _dtype_hints(archive: Archive, nnz: int) -> None:
+    """For an array file whose size disagrees with header.sch: the item size that would
+    make it hold ROWPTR[-1] = nnz items (after a concat the library upcasts the files and
+    keeps the old header)."""
+    if nnz <= 0:
+        return
+    for name in ("DATA", "COLPTR"):
+        af = archive.arrays.get(name)
+        if af is None or af.items is None or _consistent(af) is not None:
+            continue
+        size = af.source.size
+        isz = size // nnz
+        if size % nnz == 0 and isz in _BY_SIZE and isz != af.items.itemsize:
+            af.node.mark(WARNING, f"{name}: {os.path.basename(af.path)} has {size} bytes = "
+                                  f"ROWPTR[-1] = {nnz} items × {isz} bytes: its items are "
+                                  f"probably {_BY_SIZE[isz]}, not {af.items.dtype.name} as "
+                                  f"{HEADER_FILE} says")
+
+
+CHUNK = 1 << 24   # items per vectorised step: bounded memory on big memory-mapped files
+
+
+def _find(mask_fn, n: int):
+    """(first index where mask_fn(lo, hi) is True, how many) over 0..n, chunk by chunk."""
+    first, total = None, 0
+    for lo in range(0, n, CHUNK):
+        hi = min(n, lo + CHUNK)
+        hits = np.flatnonzero(mask_fn(lo, hi))
+        if hits.size:
+            total += int(hits.size)
+            if first is None:
+                first = lo + int(hits[0])
+    return first, total
+
+
+def _consistent(af: Optional[ArrayFile]) -> Optional[ArrayFile]:
+    """The array file when its items can be trusted (typed, size agrees with the header)."""
+    if af is None or af.items is None:
+        return None
+    d = af.desc
+    if d.length is not None and d.length * af.items.itemsize != af.source.size:
+        return None
+    return af
+
+
+def _error(af: ArrayFile, index: int, message: str, status: str = ERROR) -> Node:
+    isz = af.items.itemsize
+    n = len(af.items)
+    off = min(index, n) * isz
+    size = isz if index < n else 0
+    node = Node(f"{af.desc.name}[{index}]", "error", af.source, off, size, status=status,
+                message=message,
+                value=af.items[index].item() if index < n else None,
+                display=str(af.items[index].item()) if index < n else "(end of file)")
+    af.node.add(node)
+    return node
+
+
+def _rowptr(rp: ArrayFile, nnz: Optional[int]) -> bool:
+    a = rp.items
+    if len(a) == 0:
+        rp.node.add(Node("ROWPTR (empty)", "error", rp.source, 0, 0, status=ERROR,
+                         message="ROWPTR: row_ptr.npy is empty; it needs rows + 1 >= 1 items"))
+        return False
+    ok = True
+    if a[0] != 0:
+        _error(rp, 0, f"ROWPTR[0]: expected 0, found {a[0]}")
+        ok = False
+    first, total = _find(lambda lo, hi: a[lo + 1:hi + 1] < a[lo:hi], len(a) - 1)
+    if first is not None:
+        i = first + 1
+        _error(rp, i, f"ROWPTR[{i}] = {a[i]} is less than ROWPTR[{i - 1}] = {a[i - 1]}: row "
+                      f"pointers must be non-decreasing ({total} decrease(s) in all)")
+        ok = False
+    if nnz is not None and int(a[-1]) != nnz:
+        _error(rp, len(a) - 1, f"ROWPTR[{len(a) - 1}]: expected nnz = {nnz} (the items of "
+                               f"data.npy and col_ptr.npy), found {a[-1]}")
+        ok = False
+    return ok
+
+
+def _columns(archive: Archive, rp: ArrayFile, col: ArrayFile) -> None:
+    """Every column index below the feature count of its row's var block."""
+    fdir = archive.feature_dirs.get("var_features") or archive.feature_dirs.get("features")
+    if fdir is None or not fdir.cumsum or len(fdir.cumsum) < 2:
+        return
+    files = sorted(fdir.parquet_rows)
+    blocks = len(fdir.cumsum) - 1
+    if len(files) != blocks:
+        if fdir.cumsum_node is not None:
+            fdir.cumsum_node.mark(WARNING, f"cumulative_sum_index.npy has {blocks} blocks but "
+                                           f"{fdir.name}/ has {len(files)} parquet files")
+        return
+    n_rows = len(rp.items) - 1
+    cols, ptr = col.items, rp.items
+    for k, fname in enumerate(files):
+        limit = fdir.parquet_rows[fname]
+        if limit is None:
+            continue
+        r0 = min(max(fdir.cumsum[k], 0), n_rows)
+        r1 = min(max(fdir.cumsum[k + 1], 0), n_rows)
+        if r1 <= r0:
+            continue
+        e0, e1 = int(ptr[r0]), int(ptr[r1])
+        first, total = _find(lambda lo, hi: cols[e0 + lo:e0 + hi] >= limit, e1 - e0)
+        if first is not None:
+            j = e0 + first
+            _error(col, j, f"COLPTR[{j}] = {cols[j]}: a column index of row block {k + 1} (rows "
+                           f"{r0}..{r1 - 1}) must be below {limit}, the feature count of "
+                           f"{fdir.name}/{fname} ({total} index(es) out of range in all)")
+
+
+def _metadata(archive: Archive, n_rows: Optional[int]) -> None:
+    m = archive.metadata_node
+    if m is None or n_rows is None or archive.metadata_num_rows == n_rows:
+        return
+    m.mark(WARNING, f"metadata.json num_rows = {archive.metadata_num_rows}, but row_ptr.npy "
+                    f"holds {n_rows} rows (bionemo-scdl keeps the first dataset's num_rows "
+                    f"after a concat; its reader uses row_ptr.npy)")
+
+
+def _feature_indices(archive: Archive, n_rows: Optional[int]) -> None:
+    for name, fdir in archive.feature_dirs.items():
+        if n_rows is None or not fdir.cumsum or fdir.cumsum_node is None:
+            continue
+        end = max(fdir.cumsum[-1], 0)
+        if end != n_rows:
+            status = ERROR if name in ("var_features", "features") else WARNING
+            fdir.cumsum_node.mark(status, f"{name}/cumulative_sum_index.npy ends at {end} rows, "
+                                          f"but row_ptr.npy holds {n_rows} rows"
+                                          + (" (the library's number_of_rows() raises)"
+                                             if status == ERROR else ""))
+    if archive.header is None:
+        return
+    for fi in archive.header.feature_indices:
+        if n_rows is not None and fi.length_node is not None and fi.length != n_rows:
+            fi.length_node.mark(WARNING, f"{fi.name} length: {HEADER_FILE} says {fi.length} "
+                                         f"rows, row_ptr.npy holds {n_rows} (stale header?)")
+
+
+def _listed_files(archive: Archive, root: Node) -> None:
+    """Files header.sch names must exist; feature folders should be in the header."""
+    if archive.header is None:
+        return
+    for a in archive.header.arrays:
+        rel = ARRAY_FILES.get(a.name, a.name)
+        if a.node is not None and not os.path.isfile(os.path.join(archive.path, rel)):
+            a.node.mark(ERROR, f"array {a.name!r}: {rel} is missing from the archive (the "
+                               f"library's load() raises FileNotFoundError)")
+    named = set()
+    for fi in archive.header.feature_indices:
+        named.add(fi.name)
+        for path, node in zip(fi.files, fi.file_nodes):
+            full = os.path.join(archive.path, *path.split("/"))
+            if path and not os.path.isfile(full):
+                node.mark(ERROR, f"index file {path!r} listed in {HEADER_FILE} is missing")
+    for name in archive.feature_dirs:
+        if name not in named and name != "features":
+            root.mark(WARNING, f"{name}/ is not described by {HEADER_FILE}")

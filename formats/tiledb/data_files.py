@@ -1,0 +1,245 @@
+"""Fragment data files (`aN.tdb`, `aN_var.tdb`, `aN_validity.tdb`, `dN.tdb`, `dN_var.tdb`,
+`t.tdb`, `dt.tdb`, `dci.tdb`, legacy `__coords.tdb`): bare tiles back to back
+(format_spec/fragment.md "Data File"; the tiles per format_spec/tile.md).
+
+The tiles are found with the fragment metadata's per-slot tile offsets (the tile ends where
+the next one starts; the last at the end of the file). Each is parsed with the pipeline and
+DataInfo of what it holds: the attribute's or dimension's values, the u64 cell offsets of a
+var-sized field (offsets filters), or the validity bytes (validity filters); encrypted arrays
+add TileDB's internal AES-256-GCM filter last. A file with more than `LAZY_TILES` tiles shows
+them as lazy children.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import List, Optional
+
+import numpy as np
+
+from ..cursor import Cursor, ParseStop
+from ..engine import run_parser
+from ..fielddoc import doc
+from ..filters import DataInfo, FilterSpec
+from ..node import ERROR, WARNING, LazyChildren, Node
+from .model import ArraySchema, Attribute, Dimension, FragmentMetadata
+from .rawtile import AES_FILTER
+from .tile import parse_tile
+
+LAZY_TILES = 256
+SPEC = "fragment.md Data File"
+
+D_DATA_FILE = doc("Data file: the tiles of one attribute or dimension of the fragment, back to "
+                  "back; where each starts is in the fragment metadata's tile offsets", spec=SPEC)
+D_TILE_VALUES = doc("A data tile of cell values (fixed-sized cells, or the var-sized bytes)",
+                    spec="tile.md")
+D_TILE_OFFSETS = doc("A tile of u64 cell offsets (each relative to the start of its var tile) "
+                     "of a var-sized field; written with 0 chunks when RLE or DICTIONARY encode "
+                     "the strings, which then carry their own offsets", spec="tile.md",
+                     note="0-chunk offsets tiles for RLE/DICTIONARY strings: FORMAT_NOTES")
+D_TILE_VALIDITY = doc("A tile of validity bytes: 1 per cell, 0 = null", added_in=7,
+                      spec="tile.md")
+D_TILES = doc("The file's tiles (built when shown)", spec=SPEC)
+
+_NAME_RE = re.compile(r"^(?:(a|d)(\d+)|(t|dt|dci|dcmh|__coords))(_var|_validity)?\.tdb$")
+SPECIAL_FILES = {"t": "__timestamps", "dt": "__delete_timestamps",
+                 "dci": "__delete_condition_index", "dcmh": "__delete_condition_index",
+                 "__coords": "__coords"}
+
+
+@dataclass
+class DataFileRole:
+    """What a data file holds."""
+
+    slot: int              # index into the fragment's slots
+    slot_name: str
+    obj: object            # the Attribute or Dimension (or a stand-in for special slots)
+    part: str              # "fixed" (values or offsets), "var" or "validity"
+    role: str              # DataInfo role: attribute, dimension, offsets, validity
+    specs: List[FilterSpec]
+    info: DataInfo
+
+
+def _special(name: str) -> Attribute:
+    return Attribute(name, 10, 1)
+
+
+def file_role(schema: ArraySchema, fm: FragmentMetadata, file_name: str) -> Optional[DataFileRole]:
+    """The slot, part and pipeline of `file_name` in a fragment of `schema`, or None."""
+    m = _NAME_RE.match(file_name)
+    if m is None:
+        return None
+    kind, num, special, suffix = m.groups()
+    slots = fm.extra.get("slots") or schema.slot_names(fm.has_timestamps, fm.has_delete_meta)
+    nattr = len(schema.attributes)
+    if kind == "a":
+        i = int(num)
+        if i >= nattr:
+            return None
+        obj, slot, base_role = schema.attributes[i], i, "attribute"
+    elif kind == "d":
+        i = int(num)
+        if i >= len(schema.dimensions):
+            return None
+        obj, slot, base_role = schema.dimensions[i], nattr + 1 + i, "dimension"
+    else:
+        sname = SPECIAL_FILES[special]
+        if sname not in slots:
+            return None
+        slot = slots.index(sname)
+        obj, base_role = _special(sname), "attribute"
+        if sname == "__coords":
+            obj = Dimension("__coords", schema.dimensions[0].datatype if schema.dimensions else 1,
+                            len(schema.dimensions))
+            base_role = "coords"
+    part = {None: "fixed", "_var": "var", "_validity": "validity"}[suffix]
+    if part == "fixed" and getattr(obj, "var", False):
+        role = "offsets"
+    elif part == "validity":
+        role = "validity"
+    else:
+        role = base_role
+    if role in ("offsets", "validity"):
+        specs = list(schema.pipeline_for(obj, role))
+        info = schema.data_info(obj, role)
+    elif base_role == "coords":
+        specs = list(schema.coords_filters)
+        info = DataInfo(obj.datatype, obj.cell_val_num, "coords")
+    elif isinstance(obj, Attribute) and obj.name.startswith("__"):
+        specs = list(schema.coords_filters)  # TileDB gives its special slots the coords filters
+        info = DataInfo(10, 1, "attribute")
+    else:
+        specs = list(schema.pipeline_for(obj, role if role != "coords" else "dimension"))
+        info = schema.data_info(obj, role)
+    if fm.extra.get("encrypted"):
+        specs.append(FilterSpec(AES_FILTER, {}))
+    return DataFileRole(slot, slots[slot] if slot < len(slots) else obj.name, obj, part, role,
+                        specs, info)
+
+
+def tile_offsets_for(fm: FragmentMetadata, role: DataFileRole):
+    arrs = {"fixed": fm.tile_offsets, "var": fm.tile_var_offsets,
+            "validity": fm.tile_validity_offsets}[role.part]
+    if role.slot >= len(arrs):
+        return None, f"the fragment metadata has no slot {role.slot}"
+    arr = arrs[role.slot]
+    if arr is None:
+        err = getattr(arrs, "error", lambda i: None)(role.slot)
+        return None, err or "tile offsets unavailable"
+    return arr, None
+
+
+def expected_size(fm: FragmentMetadata, role: DataFileRole) -> Optional[int]:
+    sizes = {"fixed": fm.file_sizes, "var": fm.file_var_sizes,
+             "validity": fm.file_validity_sizes}[role.part]
+    return sizes[role.slot] if role.slot < len(sizes) else None
+
+
+def tile_bounds(offsets: np.ndarray, file_size: int) -> np.ndarray:
+    """ends[i] of each tile: the next tile's start, the file size for the last one."""
+    offs = np.asarray(offsets, dtype=np.uint64).astype(np.int64, copy=False)
+    ends = np.empty_like(offs)
+    if len(offs):
+        ends[:-1] = offs[1:]
+        ends[-1] = file_size
+    return ends
+
+
+def parse_data_file(document, source, ctx, fragment_metadata: FragmentMetadata,
+                    schema: ArraySchema, file_name: str) -> Node:
+    """Split data file `file_name` (of a fragment with `fragment_metadata`, written with
+    `schema`) into its tiles, each parsed into chunks and per-filter chunk metadata with the
+    pipeline of what the file holds. Bytes no tile explains become an 'unparsed' warning leaf;
+    a tile offset beyond the file, or offsets that go backwards, become error nodes. Never
+    raises."""
+    fm = fragment_metadata
+    name = os.path.basename(file_name)
+    root = Node(name, "file", source, 0, source.size, doc=D_DATA_FILE)
+
+    def parse(cur: Cursor):
+        role = file_role(schema, fm, name) if schema is not None else None
+        if role is None:
+            cur.fail("unrecognised data file", f"{name} is not a data file of this fragment's "
+                                               f"schema (no such attribute or dimension)")
+        root.value = role.slot_name
+        offsets, why = tile_offsets_for(fm, role)
+        if offsets is None:
+            msg = f"tiles of {name} cannot be located: {why}"
+            if "no key given" in (why or ""):
+                if source.size:
+                    cur.raw("Tiles (encrypted metadata)", source.size).mark(WARNING, msg)
+                return
+            cur.fail("Tiles", msg)
+        exp = expected_size(fm, role)
+        if exp is not None and exp != source.size:
+            root.mark(WARNING, f"the fragment metadata gives {name} {exp} bytes; the file has "
+                               f"{source.size}")
+        root.display = (f"{role.slot_name} {role.part if role.role != 'offsets' else 'offsets'}, "
+                        f"{len(offsets)} tile(s), [" + ", ".join(s.name for s in role.specs) + "]")
+        _add_tiles(cur, role, offsets, source.size)
+
+    run_parser(name, "file", source, parse, ctx, node=root)
+    root.data = fm
+    return root
+
+
+def _tile_doc(role: DataFileRole):
+    return {"offsets": D_TILE_OFFSETS, "validity": D_TILE_VALIDITY}.get(role.role, D_TILE_VALUES)
+
+
+def _add_tiles(cur: Cursor, role: DataFileRole, offsets: np.ndarray, fsize: int) -> None:
+    src = cur.source
+    n = len(offsets)
+    if n == 0:
+        return
+    offs = np.asarray(offsets, dtype=np.uint64)
+    back = np.flatnonzero(offs[1:] < offs[:-1]) if n > 1 else np.array([], dtype=np.int64)
+    beyond = np.flatnonzero(offs > fsize)
+    tdoc = _tile_doc(role)
+    if len(back) or len(beyond):
+        # Irregular: show each tile we can, and an error for each bad offset.
+        for i in range(n):
+            off = int(offs[i])
+            if off > fsize:
+                cur.node.add(Node(f"Tile {i + 1}", "error", src, fsize, 0, status=ERROR,
+                                  message=f"Tile {i + 1}: offset {off} is beyond the end of the "
+                                          f"file ({fsize} bytes)"))
+                continue
+            nxt = [int(x) for x in offs[i + 1:] if off <= int(x) <= fsize]
+            end = nxt[0] if nxt else fsize
+            if i > 0 and off < int(offs[i - 1]):
+                cur.node.add(Node(f"Tile {i + 1} offset", "error", src, off, 0, status=ERROR,
+                                  message=f"Tile {i + 1}: offset {off} is before tile {i}'s "
+                                          f"offset {int(offs[i - 1])}"))
+                continue
+            _one_tile(cur.node, src, role, i, off, end, tdoc)
+        return
+    ends = tile_bounds(offs, fsize)
+    if n <= LAZY_TILES:
+        for i in range(n):
+            _one_tile(cur.node, src, role, i, int(offs[i]), int(ends[i]), tdoc)
+        return
+    first = int(offs[0])
+
+    def make(i: int) -> Node:
+        holder = Node("tiles", "struct", src, int(offs[i]), int(ends[i] - offs[i]))
+        return _one_tile(holder, src, role, i, int(offs[i]), int(ends[i]), tdoc)
+    node = Node("Tiles", "array", src, first, fsize - first, doc=D_TILES,
+                display=f"{n} tiles", value=n)
+    node.set_lazy(LazyChildren(n, make, uniform=True))
+    cur.node.add(node)
+
+
+def _one_tile(parent: Node, src, role: DataFileRole, i: int, start: int, end: int, tdoc) -> Node:
+    sub = Cursor(src, start, end, parent)
+    try:
+        tinfo = parse_tile(sub, role.specs, role.info, f"Tile {i + 1}", size=end - start,
+                           node_doc=tdoc)
+    except ParseStop:
+        return parent.children[-1]
+    node = parent.children[-1]
+    node.parent = None if parent.name == "tiles" else parent
+    if not tinfo.chunks and role.role == "offsets":
+        node.display = "0 chunks (offsets carried by the var tile: RLE/DICTIONARY strings)"
+    return node

@@ -1,0 +1,134 @@
+"""Fast, node-free reading of tiles: chunk tables and decoded bytes.
+
+The annotated views (`tile.parse_tile`, `tile.parse_generic_tile`) build a node per field; the
+`values` command and the fragment-metadata model only need the decoded bytes, so they use
+these helpers, which read the same on-disk layout (format_spec/tile.md, generic_tile.md) with
+`struct` and run the same filters (`formats.filters.reverse_chunk`)."""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+from typing import List, Optional, Tuple
+
+from ..filters import DataInfo, FilterSpec, RunContext, reverse_chunk
+
+_U64 = struct.Struct("<Q")
+_CHUNK = struct.Struct("<III")
+_GT_HEAD = struct.Struct("<IQQBQBI")  # version, persisted, tile size, datatype, cell size, enc, psize
+GT_HEAD_SIZE = _GT_HEAD.size  # 34
+AES_FILTER = 11
+
+
+class TileError(Exception):
+    """A tile that cannot be read or decoded; `offset` is where (in the tile's source)."""
+
+    def __init__(self, message: str, offset: Optional[int] = None):
+        super().__init__(message)
+        self.offset = offset
+
+
+def chunk_table(source, offset: int, end: int) -> List[Tuple[int, int, int, int, int]]:
+    """[(original length, filtered length, md offset, md length, data offset)] of the bare tile
+    at `offset` (which must end by `end`)."""
+    end = min(end, source.size)
+    if offset + 8 > end:
+        raise TileError(f"tile at {offset}: needs 8 bytes for Num chunks, {max(0, end - offset)} "
+                        f"remain", offset)
+    n = _U64.unpack(source.read(offset, 8))[0]
+    if n * 12 > end - offset - 8:
+        raise TileError(f"tile at {offset}: {n} chunks cannot fit in {end - offset} bytes", offset)
+    pos = offset + 8
+    out = []
+    for _ in range(n):
+        if pos + 12 > end:
+            raise TileError(f"tile at {offset}: chunk header at {pos} runs past the tile", pos)
+        orig, filt, mdl = _CHUNK.unpack(source.read(pos, 12))
+        md = pos + 12
+        data = md + mdl
+        if data + filt > end:
+            raise TileError(f"tile at {offset}: chunk at {pos} ({mdl} B metadata + {filt} B data) "
+                            f"runs past the tile end {end}", pos)
+        out.append((orig, filt, md, mdl, data))
+        pos = data + filt
+    return out
+
+
+def tile_end(source, offset: int, end: int) -> int:
+    """Where the bare tile at `offset` ends (by its chunk table)."""
+    t = chunk_table(source, offset, end)
+    if not t:
+        return offset + 8
+    o, f, md, mdl, d = t[-1]
+    return d + f
+
+
+def decode_tile(source, offset: int, end: int, specs: List[FilterSpec], info: DataInfo,
+                key: Optional[bytes] = None) -> bytes:
+    """The cell bytes of the bare tile at `offset`, every filter reversed."""
+    return decode_tile_ex(source, offset, end, specs, info, key)[0]
+
+
+def decode_tile_ex(source, offset: int, end: int, specs: List[FilterSpec], info: DataInfo,
+                   key: Optional[bytes] = None) -> Tuple[bytes, Optional[bytes]]:
+    """(cell bytes, u64 cell offsets relative to the tile or None): the offsets are what
+    RLE / DICTIONARY rebuild from var-sized strings (their offsets tile has 0 chunks)."""
+    table = chunk_table(source, offset, end)
+    if len(table) == 1:
+        return _decode_chunk(source, table[0], specs, info, key, 0)
+    parts, offs, total = [], [], 0
+    for i, c in enumerate(table):
+        cells, o = _decode_chunk(source, c, specs, info, key, i)
+        if o is not None:
+            arr = np.frombuffer(o, "<u8")
+            if total and len(arr) and int(arr[0]) == 0:
+                arr = arr + np.uint64(total)  # chunk-relative: make tile-relative
+            offs.append(arr.tobytes())
+        parts.append(cells)
+        total += len(cells)
+    return b"".join(parts), (b"".join(offs) if offs else None)
+
+
+def _decode_chunk(source, c, specs, info, key, i) -> Tuple[bytes, Optional[bytes]]:
+    orig, filt, md, mdl, data = c
+    if not specs:
+        if orig != filt:
+            raise TileError(f"chunk {i + 1}: no filters, yet {filt} B stored for {orig} B", md - 12)
+        return source.read(data, filt), None
+    run = reverse_chunk(specs, source.read(md, mdl) if mdl else b"", source.read(data, filt), info,
+                        RunContext(key, orig))
+    if run.error is not None:
+        raise TileError(f"chunk {i + 1}: {run.error}", data)
+    return run.cells, getattr(run, "offsets", None)
+
+
+def peek_generic_tile(source, offset: int) -> Optional[Tuple[int, int, int, bool, int]]:
+    """(total size, pipeline size, persisted size, encrypted, unfiltered tile size) of the
+    generic tile at `offset`, or None when its header does not fit."""
+    if offset < 0 or offset + GT_HEAD_SIZE > source.size:
+        return None
+    _v, persisted, tsize, _dt, _cs, enc, psize = _GT_HEAD.unpack(source.read(offset, GT_HEAD_SIZE))
+    return GT_HEAD_SIZE + psize + persisted, psize, persisted, enc == 1, tsize
+
+
+def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tuple[bytes, bool]:
+    """(payload, encrypted) of the generic tile at `offset`."""
+    from ..cursor import Cursor, ParseStop
+    from ..node import Node
+    from .pipeline import parse_pipeline
+
+    head = peek_generic_tile(source, offset)
+    if head is None:
+        raise TileError(f"generic tile at {offset}: header runs past the end", offset)
+    total, psize, persisted, enc = head
+    if offset + total > source.size:
+        raise TileError(f"generic tile at {offset}: {total} bytes declared, "
+                        f"{source.size - offset} present", offset)
+    pstart = offset + GT_HEAD_SIZE
+    scratch = Node("pipeline", "struct", source, pstart, psize)
+    try:
+        specs = parse_pipeline(Cursor(source, pstart, pstart + psize, scratch))
+    except ParseStop as e:
+        raise TileError(f"generic tile at {offset}: bad filter pipeline: {e}", pstart)
+    start = pstart + psize
+    return decode_tile(source, start, start + persisted, specs, DataInfo(4, 1, "generic"), key), enc

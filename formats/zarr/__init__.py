@@ -1,0 +1,118 @@
+"""Zarr v2/v3 arrays with struct dtypes, to the byte (see formats/registry.py's protocol).
+
+Modules: `dtype` (field tables from every metadata form), `fill` (fill records), `meta`
+(.zarray / zarr.json), `codecs/` (reversible codec stages: zstd, blosc, zlib, gzip, lz4,
+shuffle, ...), `chunk` (a chunk file's stages and records), `records` (record nodes,
+byte-order check), `tree` (array and group directories), `values` (the `values` command).
+"""
+from __future__ import annotations
+
+import os
+from typing import List, Optional
+
+from ..node import Node
+from . import tree
+from .tree import METADATA_NAMES, ZarrModel
+
+
+class ZarrPlugin:
+    name = "zarr"
+
+    # ---- detection -----------------------------------------------------------------------
+    def detect_dir(self, path: str) -> bool:
+        return tree.node_kind(path) is not None
+
+    def container_of(self, path: str) -> Optional[str]:
+        if os.path.isdir(path):
+            return None
+        base = os.path.basename(path)
+        d = os.path.dirname(os.path.abspath(path))
+        if base in METADATA_NAMES and tree.node_kind(d) is not None:
+            return d
+        return tree.find_array_dir(path)
+
+    def sniff(self, head: bytes, path: str) -> bool:
+        return os.path.basename(path) in METADATA_NAMES
+
+    # ---- opening ---------------------------------------------------------------------------
+    def open_dir(self, document, path: str) -> Node:
+        model = ZarrModel()
+        document.model = model
+        root = tree.open_any(document, path, model)
+        rel = document.relname(path)
+        if rel in model.arrays:
+            model.root_array = rel
+        return root
+
+    def open_file_in(self, document, container: str, path: str) -> Node:
+        model = ZarrModel()
+        document.model = model
+        base = os.path.basename(path)
+        if base in METADATA_NAMES and os.path.dirname(os.path.abspath(path)) == container:
+            if base in (".zarray", "zarr.json") and tree.node_kind(container) == "array":
+                node, meta = tree.load_meta(document, container)
+                if meta is not None and meta.rtype is not None:
+                    tree.add_fill_record(document, meta)
+                return node
+            return tree.json_file(document, path)[0]
+        # a chunk file: its array's metadata gives the context (parsed, not shown)
+        from ..source import FileSource
+        from . import meta as meta_mod
+        from .. import jsontree
+        za = os.path.join(container, ".zarray")
+        mpath = za if os.path.isfile(za) else os.path.join(container, "zarr.json")
+        msrc = FileSource(mpath, os.path.basename(mpath))
+        try:
+            jd = jsontree.parse(msrc, Node("metadata", "file", msrc, 0, msrc.size))
+            meta = (meta_mod.from_zarray if mpath == za else meta_mod.from_zarr_json)(container, jd)
+        finally:
+            msrc.close()
+        key = os.path.relpath(os.path.abspath(path), container).replace(os.sep, "/")
+        coords = meta.coords_of(key) if meta.chunks or meta.ndim == 0 else None
+        if coords is None:
+            from ..plain import file_node
+            return file_node(document, path, f"not a chunk key of the array at {container}")
+        from .chunk import chunk_file_node
+        return chunk_file_node(document, meta, path, coords, key)
+
+    def open_file(self, document, path: str) -> Node:
+        return tree.json_file(document, path)[0]
+
+    # ---- values ----------------------------------------------------------------------------
+    def _arrays(self, document):
+        model = document.model if isinstance(document.model, ZarrModel) else None
+        if model is None:
+            return []
+        return list(model.arrays.items())
+
+    def field_names(self, document) -> List[str]:
+        arrays = self._arrays(document)
+        model = document.model
+        out = []
+        for rel, meta in arrays:
+            if meta.rtype is None:
+                continue
+            names = meta.rtype.field_names()
+            if model.root_array == rel and len(arrays) == 1:
+                out.extend(names)
+            else:
+                out.extend(f"{rel}/{n}" for n in names)
+        return out
+
+    def values(self, document, name: str) -> List[dict]:
+        from .values import values
+        arrays = dict(self._arrays(document))
+        model = document.model
+        if model.root_array is not None and len(arrays) == 1:
+            rel, field = model.root_array, name
+        else:
+            rel, _, field = name.rpartition("/")
+        meta = arrays[rel]
+        entry_name = os.path.basename(meta.path.rstrip(os.sep))
+        return [values(meta, field, entry_name)]
+
+    def verify(self, document) -> List[Node]:
+        return []
+
+
+PLUGIN = ZarrPlugin()

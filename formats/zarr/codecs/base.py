@@ -1,0 +1,58 @@
+"""The codec-stage model: each codec turns its stage's bytes into the previous stage's.
+
+Like the TileDB filters (formats/filters/base.py), a chunk is reversed stage by stage: the
+stored bytes are the last stage; reversing codec k gives stage k's input, a derived source of
+its own with the nodes that explain the encoded bytes (frame headers, blocks, streams).
+`reverse` annotates and decodes; `decode` only decodes (the fast path of `values`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Optional
+
+from ...cursor import Cursor
+
+
+class CodecError(Exception):
+    """A stage that cannot be reversed: `where` is the offset in the stage's input."""
+
+    def __init__(self, message: str, where: Optional[int] = None, status: str = "error"):
+        super().__init__(message)
+        self.where = where
+        self.status = status
+
+
+@dataclass
+class CodecSpec:
+    """One codec as the metadata declares it: its name (v3 name or v2 id, normalised),
+    its configuration, the metadata node that declares it, and the record size."""
+
+    name: str
+    config: Dict[str, object] = field(default_factory=dict)
+    node: object = None
+    written: str = ""          # the name as written ("numcodecs.shuffle", "blosc", ...)
+    itemsize: int = 1
+
+    @property
+    def label(self) -> str:
+        return self.written or self.name
+
+
+class Codec:
+    """Base class: a bytes->bytes codec."""
+
+    names: tuple = ()
+
+    def reverse(self, spec: CodecSpec, cur: Cursor, limit: int) -> bytes:
+        """Annotate the encoded bytes at `cur` (its whole range) and return them decoded
+        (never more than `limit` bytes)."""
+        data = cur.source.read(cur.pos, cur.remaining)
+        self.annotate(spec, cur)
+        return self.decode(spec, data, limit)
+
+    def annotate(self, spec: CodecSpec, cur: Cursor) -> None:
+        n = cur.raw(f"{spec.label} data", cur.remaining)
+        n.kind = "payload"
+
+    def decode(self, spec: CodecSpec, data: bytes, limit: int) -> bytes:  # pragma: no cover
+        raise CodecError(f"decoding {spec.label} is not supported")

@@ -1,0 +1,302 @@
+"""Blosc 1 frames (c-blosc 1.x, numcodecs `Blosc`, zarr v3 `blosc`).
+
+```
+u8 version | u8 versionlz | u8 flags | u8 typesize | u32 nbytes | u32 blocksize | u32 cbytes
+then (unless memcpyed) nblocks × i32 bstarts, and at each bstart the block's streams:
+  i32 csize + csize bytes, one stream per byte of typesize (split) or one (not split / last block)
+```
+A stream whose csize equals its decoded size is stored raw. After decompression each block
+is un-shuffled (flag 0x01, byte shuffle with typesize) or bit-unshuffled (flag 0x04).
+Inner codecs: blosclz (our own decoder), lz4 (raw block), zlib (zlib stream), zstd (frame);
+snappy is named but not decoded.
+"""
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+import lz4.block
+import zstandard
+
+from ...cursor import Cursor
+from ...fielddoc import doc
+from ...node import ERROR, Node
+from . import blosclz
+from .base import Codec, CodecError, CodecSpec
+from .shuffle import bitunshuffle, unshuffle
+from .zstd import bounded_decompress
+
+SPEC = "c-blosc README_CHUNK_FORMAT / blosc.c"
+HEADER = 16
+CODECS = {0: "blosclz", 1: "lz4", 2: "snappy", 3: "zlib", 4: "zstd"}
+D_VERSION = doc("version: blosc format version (2 for c-blosc 1.x)", spec=SPEC)
+D_VERSIONLZ = doc("versionlz: version of the inner codec's format (1)", spec=SPEC)
+D_FLAGS = doc("flags: bit 0 byte-shuffle, bit 1 memcpyed (raw copy after the header), bit 2 "
+              "bit-shuffle, bit 3 reserved, bit 4 blocks not split into per-byte streams, "
+              "bits 5-7 inner codec (0 blosclz, 1 lz4/lz4hc, 2 snappy, 3 zlib, 4 zstd)", spec=SPEC)
+D_SHUF = doc("Byte-shuffle flag (0x01): each block was byte-shuffled with typesize", spec=SPEC)
+D_MEMCPY = doc("Memcpyed flag (0x02): the data follows the header uncompressed", spec=SPEC)
+D_BITSHUF = doc("Bit-shuffle flag (0x04): each block was bit-shuffled with typesize", spec=SPEC)
+D_RESERVED = doc("Reserved bit (0x08)", spec=SPEC)
+D_NOSPLIT = doc("Dont-split flag (0x10): one stream per block instead of one per byte of "
+                "typesize", spec=SPEC)
+D_CODEC = doc("Compressor format (bits 5-7): 0 blosclz, 1 lz4/lz4hc, 2 snappy, 3 zlib, 4 zstd",
+              spec=SPEC)
+D_TYPESIZE = doc("typesize: bytes per element for shuffling (numcodecs passes the record "
+                 "itemsize, or 1 when it exceeds 255)", spec=SPEC)
+D_NBYTES = doc("nbytes: decompressed size of the whole buffer", spec=SPEC)
+D_BLOCKSIZE = doc("blocksize: decompressed bytes per block (the last block may be shorter)",
+                  spec=SPEC)
+D_CBYTES = doc("cbytes: compressed size of the whole buffer, header included", spec=SPEC)
+D_BSTARTS = doc("bstarts: offset of each block's first stream from the start of the buffer",
+                spec=SPEC)
+D_CSIZE = doc("csize: compressed bytes of this stream (equal to its decoded size: stored raw)",
+              spec=SPEC)
+D_STREAM = doc("Stream data: compressed with the inner codec (or raw)", spec=SPEC)
+D_RAW = doc("Memcpyed data: the buffer uncompressed", spec=SPEC)
+
+
+@dataclass
+class Stream:
+    csize_at: int
+    data_at: int
+    csize: int
+    nbytes: int
+
+
+@dataclass
+class Block:
+    index: int
+    start: int
+    nbytes: int
+    streams: List[Stream] = field(default_factory=list)
+
+
+@dataclass
+class Layout:
+    version: int
+    versionlz: int
+    flags: int
+    typesize: int
+    nbytes: int
+    blocksize: int
+    cbytes: int
+    blocks: List[Block] = field(default_factory=list)
+
+    @property
+    def codec(self) -> int:
+        return self.flags >> 5
+
+    @property
+    def memcpyed(self) -> bool:
+        return bool(self.flags & 0x02)
+
+    @property
+    def nblocks(self) -> int:
+        return -(-self.nbytes // self.blocksize) if self.blocksize else 0
+
+
+def read_header(data: bytes) -> Layout:
+    if len(data) < HEADER:
+        raise CodecError(f"blosc: a frame starts with a 16-byte header; only {len(data)} bytes", 0)
+    v, vlz, flags, ts = data[0], data[1], data[2], data[3]
+    nbytes, bsize, cbytes = struct.unpack_from("<III", data, 4)
+    return Layout(v, vlz, flags, ts, nbytes, bsize, cbytes)
+
+
+def layout(data: bytes, limit: int) -> Layout:
+    """Where every block and stream is; raises CodecError at the first impossible field."""
+    lay = read_header(data)
+    if lay.nbytes > limit:
+        raise CodecError(f"blosc: nbytes {lay.nbytes} is more than the {limit} bytes this "
+                         f"chunk can hold", 4)
+    if lay.nbytes and lay.blocksize == 0:
+        raise CodecError("blosc: blocksize is 0", 8)
+    if lay.cbytes != len(data):
+        raise CodecError(f"blosc: cbytes says {lay.cbytes} bytes, the frame has {len(data)}", 12)
+    if lay.memcpyed:
+        if HEADER + lay.nbytes > len(data):
+            raise CodecError(f"blosc: memcpyed data needs {lay.nbytes} bytes after the header, "
+                             f"{len(data) - HEADER} present", HEADER)
+        return lay
+    nb = lay.nblocks
+    if HEADER + 4 * nb > len(data):
+        raise CodecError(f"blosc: {nb} block starts need {4 * nb} bytes, only "
+                         f"{len(data) - HEADER} follow the header", HEADER)
+    starts = struct.unpack_from(f"<{nb}i", data, HEADER)
+    leftover = lay.nbytes % lay.blocksize
+    split = not (lay.flags & 0x10)
+    for j, bs in enumerate(starts):
+        last = j == nb - 1 and leftover
+        bsize = leftover if last else lay.blocksize
+        blk = Block(j, bs, bsize)
+        nsplits = lay.typesize if (split and not last and lay.typesize and
+                                   bsize % lay.typesize == 0) else 1
+        neblock = bsize // nsplits
+        pos = bs
+        if not HEADER + 4 * nb <= bs < len(data):
+            raise CodecError(f"blosc: block {j + 1} starts at {bs}, outside the streams "
+                             f"({HEADER + 4 * nb}..{len(data)})", HEADER + 4 * j)
+        for _ in range(nsplits):
+            if pos + 4 > len(data):
+                raise CodecError(f"blosc: block {j + 1}: stream size field runs past the end", pos)
+            cs = struct.unpack_from("<i", data, pos)[0]
+            if cs <= 0 or pos + 4 + cs > len(data):
+                raise CodecError(f"blosc: block {j + 1}: stream of {cs} bytes at {pos + 4} does "
+                                 f"not fit the frame ({len(data)} bytes)", pos)
+            blk.streams.append(Stream(pos, pos + 4, cs, neblock))
+            pos += 4 + cs
+        lay.blocks.append(blk)
+    return lay
+
+
+def _inner(codec: int, src: bytes, n: int) -> bytes:
+    if codec == 0:
+        try:
+            return blosclz.decompress(src, n)
+        except blosclz.BloscLZError as e:
+            raise CodecError(f"blosclz: {e}", e.where)
+    if codec == 1:
+        return lz4.block.decompress(src, uncompressed_size=n)
+    if codec == 3:
+        d = zlib.decompressobj()
+        return d.decompress(src, n + 1)
+    if codec == 4:
+        return bounded_decompress(src, n)
+    if codec == 2:
+        raise CodecError("blosc: snappy streams are not decoded by arrayscope", status="warning")
+    raise CodecError(f"blosc: unknown inner codec {codec}")
+
+
+def decode_layout(data: bytes, lay: Layout) -> Tuple[bytes, Optional[Tuple[int, int, str]]]:
+    """(decoded bytes, None) or (partial, (stream index, offset, message))."""
+    if lay.memcpyed:
+        return bytes(data[HEADER:HEADER + lay.nbytes]), None
+    out = []
+    k = 0
+    for blk in lay.blocks:
+        parts = []
+        for s in blk.streams:
+            raw = data[s.data_at:s.data_at + s.csize]
+            if s.csize == s.nbytes:
+                dec = bytes(raw)
+            else:
+                try:
+                    dec = _inner(lay.codec, bytes(raw), s.nbytes)
+                except CodecError as e:
+                    where = s.data_at + (e.where or 0) if e.status != "warning" else s.data_at
+                    return b"".join(out), (k, where, str(e))
+                except Exception as e:  # library errors on corrupt input
+                    return b"".join(out), (k, s.data_at, f"{CODECS.get(lay.codec)}: "
+                                                          f"{type(e).__name__}: {e}")
+                if len(dec) != s.nbytes:
+                    return b"".join(out), (k, s.data_at, f"{CODECS.get(lay.codec)} stream "
+                                           f"decodes to {len(dec)} bytes, expected {s.nbytes}")
+            parts.append(dec)
+            k += 1
+        block = b"".join(parts)
+        if lay.flags & 0x01 and lay.typesize > 1:
+            block = unshuffle(block, lay.typesize)
+        elif lay.flags & 0x04 and blk.nbytes >= lay.typesize:
+            block = bitunshuffle(block, lay.typesize)
+        out.append(block)
+    return b"".join(out), None
+
+
+def flag_nodes(node: Node, flags: int) -> None:
+    for name, bit, d in (("byte-shuffle", 0, D_SHUF), ("memcpyed", 1, D_MEMCPY),
+                         ("bit-shuffle", 2, D_BITSHUF), ("reserved", 3, D_RESERVED),
+                         ("dont-split", 4, D_NOSPLIT)):
+        v = (flags >> bit) & 1
+        node.add(Node(f"{name} (0x{1 << bit:02X})", "flag", node.source, node.offset, 1,
+                      value=bool(v), display="set" if v else "not set", doc=d))
+    c = flags >> 5
+    node.add(Node("compressor format", "enum", node.source, node.offset, 1, value=c,
+                  display=f"{c} ({CODECS.get(c, 'unknown')})", doc=D_CODEC))
+
+
+def describe_flags(flags: int) -> str:
+    names = [n for n, b in (("shuffle", 1), ("memcpyed", 2), ("bitshuffle", 4),
+                            ("dont-split", 0x10)) if flags & b]
+    names.append(CODECS.get(flags >> 5, f"codec {flags >> 5}"))
+    return f"0x{flags:02X} ({', '.join(names)})"
+
+
+class Blosc(Codec):
+    names = ("blosc",)
+
+    def decode(self, spec: CodecSpec, data: bytes, limit: int) -> bytes:
+        lay = layout(data, limit)
+        out, err = decode_layout(data, lay)
+        if err is not None:
+            raise CodecError(err[2], err[1])
+        if len(out) != lay.nbytes:
+            raise CodecError(f"blosc: blocks decode to {len(out)} bytes, nbytes says {lay.nbytes}", 4)
+        return out
+
+    def reverse(self, spec: CodecSpec, cur: Cursor, limit: int) -> bytes:
+        base = cur.pos
+        data = cur.source.read(base, cur.remaining)
+
+        def header(h: Cursor):
+            h.u8("version", D_VERSION)
+            h.u8("versionlz", D_VERSIONLZ)
+            f = h.u8("flags", D_FLAGS)
+            flag_nodes(f, f.value)
+            f.display = describe_flags(f.value)
+            if f.value >> 5 not in CODECS:
+                f.mark(ERROR, f"flags: unknown compressor format {f.value >> 5}")
+            h.u8("typesize", D_TYPESIZE)
+            h.u32("nbytes", D_NBYTES)
+            h.u32("blocksize", D_BLOCKSIZE)
+            h.u32("cbytes", D_CBYTES)
+        hg = cur.group("Blosc header", header, size=HEADER if cur.remaining >= HEADER else None)
+        try:
+            lay = layout(data, limit)
+        except CodecError as e:
+            target = _field_at(hg, base + (e.where or 0)) if e.where is not None and e.where < HEADER else None
+            if target is not None:
+                target.mark(ERROR, str(e))
+                e.status = "marked"
+            raise
+        ts = hg.find("typesize")
+        if ts is not None and spec.itemsize and ts.value not in (spec.itemsize, 1) \
+                and (lay.flags & 0x05):
+            ts.mark("warning", f"typesize {ts.value} is neither the record size "
+                               f"{spec.itemsize} nor 1: the shuffle groups bytes across fields")
+        if lay.memcpyed:
+            cur.raw("Memcpyed data", lay.nbytes, D_RAW).kind = "payload"
+        else:
+            nb = len(lay.blocks)
+            cur.array("bstarts", "i32", nb, D_BSTARTS, item_name="bstart {i}")
+            for blk in sorted(lay.blocks, key=lambda b: b.start):
+                def streams(c: Cursor, blk=blk):
+                    for i, s in enumerate(blk.streams):
+                        def one(sc: Cursor, s=s):
+                            n = sc.i32("csize", D_CSIZE)
+                            if s.csize == s.nbytes:
+                                n.display = f"{s.csize} (= decoded size: stored raw)"
+                            sc.raw("data", s.csize, D_STREAM).kind = "payload"
+                        c.group(f"Stream {i + 1}", one, size=4 + s.csize, kind="chunk")
+                end = blk.streams[-1].data_at + blk.streams[-1].csize if blk.streams else blk.start
+                if cur.pos != base + blk.start:
+                    if cur.pos > base + blk.start:
+                        cur.fail(f"Block {blk.index + 1}", f"block {blk.index + 1} starts at "
+                                 f"{blk.start}, inside the previous block")
+                    cur.raw("gap", base + blk.start - cur.pos).mark(
+                        "warning", "bytes between blocks that no bstart points to")
+                g = cur.group(f"Block {blk.index + 1}", streams, size=end - blk.start, kind="chunk")
+                g.display = f"{blk.nbytes} B in {len(blk.streams)} stream(s)"
+        out, err = decode_layout(data, lay)
+        if err is not None:
+            raise CodecError(err[2], err[1], status="warning" if "snappy" in err[2] else "error")
+        return out
+
+
+def _field_at(group: Node, offset: int) -> Optional[Node]:
+    for c in group.iter_children():
+        if c.offset <= offset < c.end:
+            return c
+    return None

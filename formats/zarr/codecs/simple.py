@@ -1,0 +1,262 @@
+"""zlib, gzip, LZ4 (numcodecs framing), bz2, lzma, the shuffle filter, crc32c; object
+codecs named and left alone; unknown codecs named.
+"""
+from __future__ import annotations
+
+import bz2
+import lzma
+import struct
+import zlib
+
+import lz4.block
+import numpy as np
+
+from ...cursor import Cursor
+from ...fielddoc import doc
+from ...node import ERROR, Node
+from .base import Codec, CodecError, CodecSpec
+from .shuffle import unshuffle
+
+D_ZLIB_CMF = doc("CMF: compression method 8 (deflate) and window size (0x78 = 32 KiB)",
+                 spec="RFC 1950 §2.2")
+D_ZLIB_FLG = doc("FLG: check bits (CMF·256+FLG is a multiple of 31), preset dictionary, level",
+                 spec="RFC 1950 §2.2")
+D_DEFLATE = doc("Deflate data", spec="RFC 1951")
+D_ADLER = doc("ADLER32 of the uncompressed data, big-endian", spec="RFC 1950 §2.2")
+D_GZ_HDR = doc("gzip member header: ID1 ID2 (1F 8B), CM (8), FLG, MTIME (4), XFL, OS",
+               spec="RFC 1952 §2.3")
+D_GZ_CRC = doc("CRC32 of the uncompressed data, little-endian", spec="RFC 1952 §2.3")
+D_GZ_ISIZE = doc("ISIZE: uncompressed size modulo 2^32, little-endian", spec="RFC 1952 §2.3")
+D_LZ4_SIZE = doc("Uncompressed size: numcodecs LZ4 prefixes the raw LZ4 block with the "
+                 "decoded size as a 4-byte little-endian integer", spec="numcodecs lz4.pyx")
+D_LZ4_BLOCK = doc("LZ4 block (raw format, no frame)", spec="lz4 Block_format.md")
+D_PLANE = doc("Byte plane: byte j of every element, element order", spec="numcodecs Shuffle")
+D_CRC32C = doc("CRC32C (Castagnoli) of the bytes before it, little-endian",
+               spec="zarr v3 crc32c codec")
+
+
+class Zlib(Codec):
+    names = ("zlib",)
+
+    def decode(self, spec, data, limit):
+        d = zlib.decompressobj()
+        try:
+            out = d.decompress(data, limit + 1)
+        except zlib.error as e:
+            raise CodecError(f"zlib: {e}")
+        if len(out) > limit:
+            raise CodecError(f"zlib: decompresses to more than {limit} bytes")
+        if not d.eof:
+            raise CodecError("zlib: the stream ends before its last block", len(data))
+        return out
+
+    def annotate(self, spec, cur: Cursor) -> None:
+        cur.u8("CMF", D_ZLIB_CMF)
+        cur.u8("FLG", D_ZLIB_FLG)
+        if cur.remaining > 4:
+            cur.raw("Deflate data", cur.remaining - 4, D_DEFLATE).kind = "payload"
+        if cur.remaining >= 4:
+            old = cur.endian
+            cur.endian = ">"
+            cur.u32("ADLER32", D_ADLER, display=f"0x{cur.peek_prim('u32'):08X}")
+            cur.endian = old
+
+
+class Gzip(Codec):
+    names = ("gzip",)
+
+    def decode(self, spec, data, limit):
+        d = zlib.decompressobj(31)
+        try:
+            out = d.decompress(data, limit + 1)
+        except zlib.error as e:
+            raise CodecError(f"gzip: {e}")
+        if len(out) > limit:
+            raise CodecError(f"gzip: decompresses to more than {limit} bytes")
+        if not d.eof:
+            raise CodecError("gzip: the member ends before its last block", len(data))
+        return out
+
+    def annotate(self, spec, cur: Cursor) -> None:
+        flg = cur.source.read(cur.pos + 3, 1)
+        hlen = 10
+        if flg and flg[0] & ~0x01:  # optional fields: measure the header with zlib's help
+            data = cur.source.read(cur.pos, cur.remaining)
+            hlen = _gzip_header_len(data)
+        cur.raw("gzip header", hlen, D_GZ_HDR).kind = "metadata"
+        if cur.remaining > 8:
+            cur.raw("Deflate data", cur.remaining - 8, D_DEFLATE).kind = "payload"
+        if cur.remaining >= 8:
+            cur.u32("CRC32", D_GZ_CRC, display=f"0x{cur.peek_prim('u32'):08X}")
+            cur.u32("ISIZE", D_GZ_ISIZE)
+
+
+def _gzip_header_len(data: bytes) -> int:
+    flg = data[3]
+    pos = 10
+    if flg & 0x04 and len(data) >= pos + 2:
+        pos += 2 + struct.unpack_from("<H", data, pos)[0]
+    for bit in (0x08, 0x10):
+        if flg & bit:
+            z = data.find(b"\0", pos)
+            pos = len(data) if z < 0 else z + 1
+    if flg & 0x02:
+        pos += 2
+    return min(pos, len(data))
+
+
+class LZ4(Codec):
+    """numcodecs LZ4: `u32 LE decoded size | LZ4 raw block`."""
+
+    names = ("lz4",)
+
+    def decode(self, spec, data, limit):
+        if len(data) < 4:
+            raise CodecError(f"lz4: expected a 4-byte size prefix, found {len(data)} bytes", 0)
+        n = struct.unpack_from("<I", data)[0]
+        if n > limit:
+            raise CodecError(f"lz4: size prefix {n} is more than the {limit} bytes a chunk holds", 0)
+        try:
+            return lz4.block.decompress(data[4:], uncompressed_size=n) if n else b""
+        except lz4.block.LZ4BlockError as e:
+            raise CodecError(f"lz4: {e}", 4)
+
+    def reverse(self, spec, cur: Cursor, limit: int) -> bytes:
+        data = cur.source.read(cur.pos, cur.remaining)
+        cur.u32("Uncompressed size", D_LZ4_SIZE)
+        cur.raw("LZ4 block", cur.remaining, D_LZ4_BLOCK).kind = "payload"
+        return self.decode(spec, data, limit)
+
+
+class Bz2(Codec):
+    names = ("bz2",)
+
+    def decode(self, spec, data, limit):
+        try:
+            return bz2.BZ2Decompressor().decompress(data, max_length=limit + 1)
+        except (OSError, ValueError) as e:
+            raise CodecError(f"bz2: {e}")
+
+
+class Lzma(Codec):
+    names = ("lzma",)
+
+    def decode(self, spec, data, limit):
+        try:
+            return lzma.LZMADecompressor().decompress(data, max_length=limit + 1)
+        except lzma.LZMAError as e:
+            raise CodecError(f"lzma: {e}")
+
+
+class Shuffle(Codec):
+    """numcodecs `Shuffle` (v2 filter `shuffle`, v3 `numcodecs.shuffle`): byte planes."""
+
+    names = ("shuffle",)
+
+    def elementsize(self, spec: CodecSpec) -> int:
+        e = spec.config.get("elementsize", 4)
+        if not isinstance(e, int) or isinstance(e, bool) or e < 0:
+            raise CodecError(f"shuffle: elementsize must be a positive integer, found {e!r}")
+        return e
+
+    def decode(self, spec, data, limit):
+        return unshuffle(data, self.elementsize(spec))
+
+    def reverse(self, spec, cur: Cursor, limit: int) -> bytes:
+        e = self.elementsize(spec)
+        data = cur.source.read(cur.pos, cur.remaining)
+        n = len(data) // e if e > 1 else 0
+        if e > 1 and n >= 2:
+            src, base = cur.source, cur.pos
+
+            def plane(j: int) -> Node:
+                return Node(f"Byte plane {j + 1}", "bytes", src, base + j * n, n,
+                            display=f"byte {j} of {n} elements", doc=D_PLANE)
+            node = Node("Byte planes", "array", src, base, n * e,
+                        display=f"{e} planes × {n} elements", doc=D_PLANE)
+            from ...node import LazyChildren
+            node.set_lazy(LazyChildren(e, plane))
+            cur.node.add(node)
+            cur.pos += n * e
+            if cur.remaining:
+                cur.raw("Trailing bytes", cur.remaining).display += " (not shuffled)"
+        else:
+            cur.raw("Unshuffled bytes", cur.remaining).display += " (fewer than 2 elements: as is)"
+        return unshuffle(data, e)
+
+
+# ---- crc32c ---------------------------------------------------------------------------------
+def _crc32c_table() -> np.ndarray:
+    t = np.arange(256, dtype=np.uint32)
+    for _ in range(8):
+        t = np.where(t & 1, (t >> 1) ^ np.uint32(0x82F63B78), t >> 1).astype(np.uint32)
+    return t
+
+
+_TABLE = None
+
+
+def crc32c(data: bytes) -> int:
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = [int(x) for x in _crc32c_table()]
+    crc = 0xFFFFFFFF
+    tab = _TABLE
+    for b in data:
+        crc = tab[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+class Crc32c(Codec):
+    names = ("crc32c",)
+
+    def decode(self, spec, data, limit):
+        if len(data) < 4:
+            raise CodecError("crc32c: fewer than 4 bytes", 0)
+        return bytes(data[:-4])
+
+    def reverse(self, spec, cur: Cursor, limit: int) -> bytes:
+        data = cur.source.read(cur.pos, cur.remaining)
+        out = self.decode(spec, data, limit)
+        cur.raw("Data", len(out)).kind = "payload"
+        n = cur.u32("CRC32C", D_CRC32C, display=f"0x{struct.unpack('<I', data[-4:])[0]:08X}")
+        want = crc32c(out)
+        if n.value != want:
+            n.mark(ERROR, f"CRC32C: stored 0x{n.value:08X}, computed 0x{want:08X}")
+        return out
+
+
+# ---- codecs that are named, not decoded -----------------------------------------------------
+OBJECT_CODECS = {"pickle", "msgpack2", "json2", "vlen-utf8", "vlen-bytes", "vlen-array",
+                 "json", "msgpack", "categorize"}
+
+
+class Undecodable(Codec):
+    def __init__(self, message: str):
+        self.message = message
+
+    def reverse(self, spec, cur, limit):
+        cur.raw(f"{spec.label} data", cur.remaining).kind = "payload"
+        raise CodecError(self.message, status="warning")
+
+    def decode(self, spec, data, limit):
+        raise CodecError(self.message, status="warning")
+
+
+_REGISTRY = {}
+
+
+def get(name: str) -> Codec:
+    if not _REGISTRY:
+        from .blosc import Blosc
+        from .zstd import Zstd
+        for c in (Zlib(), Gzip(), LZ4(), Bz2(), Lzma(), Shuffle(), Crc32c(), Blosc(), Zstd()):
+            for n in c.names:
+                _REGISTRY[n] = c
+    c = _REGISTRY.get(name)
+    if c is not None:
+        return c
+    if name in OBJECT_CODECS:
+        return Undecodable(f"{name} is an object codec: arrayscope names it and leaves the bytes "
+                           f"undecoded (it never unpickles or evaluates stored data)")
+    return Undecodable(f"codec {name!r} is not known to arrayscope: the chunk stays undecoded")

@@ -1,0 +1,200 @@
+"""Zstandard frames (RFC 8878): magic, frame header, 3-byte block headers, checksum.
+
+Decoding is `zstandard`'s; the annotation walks the frame itself so every byte is named.
+numcodecs `Zstd` and zarr v3 `zstd` write one frame (single segment, content size present;
+`checksum: true` adds FHD bit 2 and a 4-byte XXH64-low32 trailer).
+"""
+from __future__ import annotations
+
+import io
+
+import zstandard
+
+from ...cursor import Cursor
+from ...fielddoc import doc
+from ...node import ERROR, Node
+from .base import Codec, CodecError, CodecSpec
+
+MAGIC = 0xFD2FB528
+SPEC = "RFC 8878 §3.1"
+D_MAGIC = doc("Magic_Number: 0xFD2FB528, little-endian (28 B5 2F FD)", spec=SPEC)
+D_SKIP_MAGIC = doc("Skippable frame magic: 0x184D2A50..0x184D2A5F", spec=SPEC + ".2")
+D_SKIP_SIZE = doc("Frame_Size: bytes of user data in the skippable frame", spec=SPEC + ".2")
+D_FHD = doc("Frame_Header_Descriptor: bits 7-6 Frame_Content_Size_flag, bit 5 "
+            "Single_Segment_flag, bit 4 unused, bit 3 reserved, bit 2 Content_Checksum_flag, "
+            "bits 1-0 Dictionary_ID_flag", spec=SPEC + ".1.1")
+D_FCS_FLAG = doc("Frame_Content_Size_flag: size of the content-size field: 0 → 0 bytes (1 if "
+                 "single segment), 1 → 2, 2 → 4, 3 → 8", spec=SPEC + ".1.1.1")
+D_SS = doc("Single_Segment_flag: no Window_Descriptor; the window is the content size",
+           spec=SPEC + ".1.1.1")
+D_UNUSED = doc("Unused bit (must be ignored)", spec=SPEC + ".1.1.1")
+D_RESERVED = doc("Reserved bit: must be 0", spec=SPEC + ".1.1.1")
+D_CK_FLAG = doc("Content_Checksum_flag: a 4-byte XXH64 checksum ends the frame",
+                spec=SPEC + ".1.1.1")
+D_DICT_FLAG = doc("Dictionary_ID_flag: size of the Dictionary_ID field: 0, 1, 2 or 4 bytes",
+                  spec=SPEC + ".1.1.1")
+D_WD = doc("Window_Descriptor: window size = 2^(10+Exponent) + Mantissa × 2^(7+Exponent)",
+           spec=SPEC + ".1.1.2")
+D_DICT = doc("Dictionary_ID: the dictionary the frame needs", spec=SPEC + ".1.1.3")
+D_FCS = doc("Frame_Content_Size: decompressed bytes of the frame (the 2-byte form adds 256)",
+            spec=SPEC + ".1.1.4")
+D_BH = doc("Block_Header: 3 bytes little-endian: bit 0 Last_Block, bits 1-2 Block_Type "
+           "(0 Raw, 1 RLE, 2 Compressed, 3 Reserved), bits 3-23 Block_Size", spec=SPEC + ".1.2")
+D_LAST = doc("Last_Block: this block ends the frame", spec=SPEC + ".1.2")
+D_BTYPE = doc("Block_Type: 0 Raw_Block, 1 RLE_Block (one byte repeated Block_Size times), "
+              "2 Compressed_Block, 3 Reserved", spec=SPEC + ".1.2")
+D_BSIZE = doc("Block_Size: bytes of block content (for RLE: the regenerated size)",
+              spec=SPEC + ".1.2")
+D_BCONTENT = doc("Block_Content: raw bytes, one RLE byte, or literals + sequences",
+                 spec=SPEC + ".1.2")
+D_CHECKSUM = doc("Content_Checksum: low 4 bytes of XXH64(content, seed 0), little-endian",
+                 spec=SPEC + ".1")
+BLOCK_TYPES = {0: "Raw_Block", 1: "RLE_Block", 2: "Compressed_Block", 3: "Reserved"}
+
+
+def _bits(parent: Node, byte: int, items) -> None:
+    """Children of a one-byte node, one per bit field (all covering the same byte)."""
+    for name, lo, width, d, names in items:
+        v = (byte >> lo) & ((1 << width) - 1)
+        text = f"{v} ({names[v]})" if names and v in names else str(v)
+        parent.add(Node(name, "flag", parent.source, parent.offset, 1, value=v,
+                        display=text, doc=d))
+
+
+def parse_frame(cur: Cursor) -> dict:
+    """Annotate one frame at cur; returns {content_size, checksum}."""
+    info = {"content_size": None, "checksum": False}
+    magic = cur.peek_prim("u32")
+    if magic is not None and 0x184D2A50 <= magic <= 0x184D2A5F:
+        cur.u32("Magic_Number", D_SKIP_MAGIC, display=f"0x{magic:08X} (skippable)")
+        size = cur.length("u32", "Frame_Size", 1, D_SKIP_SIZE, "bytes").value
+        cur.raw("User_Data", size)
+        info["skippable"] = True
+        return info
+    m = cur.u32("Magic_Number", D_MAGIC, display=f"0x{magic or 0:08X}")
+    if m.value != MAGIC:
+        m.mark(ERROR, f"Magic_Number: expected 0xFD2FB528 (28 B5 2F FD), found 0x{m.value:08X}")
+        cur.fail("not a zstd frame", "the bytes after a bad magic number are not parsed")
+    fhd = cur.u8("Frame_Header_Descriptor", D_FHD)
+    b = fhd.value
+    fcs_flag, single, ck, dflag = b >> 6, (b >> 5) & 1, (b >> 2) & 1, b & 3
+    _bits(fhd, b, [("Frame_Content_Size_flag", 6, 2, D_FCS_FLAG, None),
+                   ("Single_Segment_flag", 5, 1, D_SS, None),
+                   ("Unused bit", 4, 1, D_UNUSED, None),
+                   ("Reserved bit", 3, 1, D_RESERVED, None),
+                   ("Content_Checksum_flag", 2, 1, D_CK_FLAG, None),
+                   ("Dictionary_ID_flag", 0, 2, D_DICT_FLAG, None)])
+    fhd.display = f"0x{b:02X}"
+    if (b >> 3) & 1:
+        fhd.mark(ERROR, "Frame_Header_Descriptor: the reserved bit 3 is set")
+    info["checksum"] = bool(ck)
+    window = None
+    if not single:
+        wd = cur.u8("Window_Descriptor", D_WD)
+        exp, mant = wd.value >> 3, wd.value & 7
+        base = 1 << (10 + exp)
+        window = base + (base // 8) * mant
+        wd.display = f"0x{wd.value:02X} (Exponent {exp}, Mantissa {mant}: {window} bytes)"
+    if dflag:
+        kind = {1: "u8", 2: "u16", 3: "u32"}[dflag]
+        cur.prim(kind, "Dictionary_ID", D_DICT)
+    fcs_size = {0: 1 if single else 0, 1: 2, 2: 4, 3: 8}[fcs_flag]
+    if fcs_size:
+        kind = {1: "u8", 2: "u16", 4: "u32", 8: "u64"}[fcs_size]
+        n = cur.prim(kind, "Frame_Content_Size", D_FCS)
+        info["content_size"] = n.value + (256 if fcs_size == 2 else 0)
+        if fcs_size == 2:
+            n.display = f"{n.value} + 256 = {n.value + 256}"
+    if window is None:
+        window = info["content_size"] or 0
+    max_block = min(window, 128 * 1024) if window else 128 * 1024
+    k = 0
+    while True:
+        k += 1
+        cur.need(f"Block {k} header", 3, "a 3-byte Block_Header")
+        raw = cur.peek(3)
+        h = raw[0] | raw[1] << 8 | raw[2] << 16
+        last, btype, bsize = h & 1, (h >> 1) & 3, h >> 3
+        csize = 1 if btype == 1 else (0 if btype == 3 else bsize)
+
+        def block(c: Cursor, h=h, last=last, btype=btype, bsize=bsize, csize=csize):
+            hn = c.field("Block_Header", 3, value=h, display=f"0x{h:06X}", doc=D_BH)
+            for name, v, d, text in (("Last_Block", last, D_LAST, str(last)),
+                                     ("Block_Type", btype, D_BTYPE,
+                                      f"{btype} ({BLOCK_TYPES[btype]})"),
+                                     ("Block_Size", bsize, D_BSIZE, str(bsize))):
+                hn.add(Node(name, "enum" if name == "Block_Type" else "field", c.source,
+                            hn.offset, 3, value=v, display=text, doc=d))
+            if btype == 3:
+                hn.mark(ERROR, "Block_Type 3 is reserved: the frame is corrupt")
+                c.fail("corrupt block", "bytes after a reserved block type")
+            if bsize > max_block:
+                hn.mark(ERROR, f"Block_Size {bsize} exceeds Block_Maximum_Size {max_block}")
+            if csize:
+                c.need("Block_Content", csize, f"{csize} bytes of block content")
+                c.raw("Block_Content", csize, D_BCONTENT).kind = "payload"
+        g = cur.group(f"Block {k}", block, kind="chunk")
+        g.display = f"{BLOCK_TYPES[btype]}, {bsize} B{' (last)' if last else ''}"
+        if last:
+            break
+        if k > 1_000_000:
+            cur.fail("too many blocks", "more than a million blocks in one frame")
+    if ck:
+        cur.need("Content_Checksum", 4, "the 4-byte content checksum")
+        cur.u32("Content_Checksum", D_CHECKSUM, display=f"0x{cur.peek_prim('u32'):08X}")
+    return info
+
+
+def bounded_decompress(data: bytes, limit: int) -> bytes:
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
+    try:
+        out = reader.read(limit + 1)
+    finally:
+        reader.close()
+    return out
+
+
+class Zstd(Codec):
+    names = ("zstd",)
+
+    def decode(self, spec: CodecSpec, data: bytes, limit: int) -> bytes:
+        try:
+            out = bounded_decompress(data, limit)
+        except zstandard.ZstdError as e:
+            raise CodecError(f"zstd: {e}")
+        if len(out) > limit:
+            raise CodecError(f"zstd: decompresses to more than the {limit} bytes a chunk can hold")
+        return out
+
+    def reverse(self, spec: CodecSpec, cur: Cursor, limit: int) -> bytes:
+        frames = []
+        start = cur.pos
+        k = 0
+        while not cur.at_end():
+            k += 1
+            holder = {}
+            g = cur.group(f"Frame {k}" if k > 1 or self._more(cur) else "Zstandard frame",
+                          lambda c: holder.update(parse_frame(c)), kind="struct")
+            frames.append((g, holder))
+            if k > 4096:
+                cur.fail("too many frames", "more than 4096 zstd frames")
+        data = cur.source.read(start, cur.pos - start)
+        try:
+            out = self.decode(spec, data, limit)
+        except CodecError as e:
+            if "checksum" in str(e).lower() and frames:
+                node = frames[-1][0].find("Content_Checksum")
+                if node is not None:
+                    node.mark(ERROR, f"Content_Checksum does not match the content: {e}")
+                    raise CodecError(str(e), node.offset - start, status="marked")
+            raise
+        total = sum(h.get("content_size") or 0 for _, h in frames)
+        if frames and all(h.get("content_size") is not None for _, h in frames if not h.get("skippable")) \
+                and total != len(out):
+            frames[0][0].mark(ERROR, f"Frame_Content_Size says {total} bytes, the frame "
+                                     f"decompresses to {len(out)}")
+        return out
+
+    @staticmethod
+    def _more(cur: Cursor) -> bool:
+        return False

@@ -1,0 +1,245 @@
+"""Directories: a Zarr array (metadata, chunk files, absent chunks) and groups of arrays."""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Tuple
+
+from .. import jsontree
+from ..fielddoc import doc
+from ..node import ERROR, WARNING, LazyChildren, Node, hex_preview
+from ..plain import file_node
+from .chunk import chunk_file_node
+from .meta import D_ATTRS, D_ZGROUP, ArrayMeta, from_zarr_json, from_zarray
+from .records import RecordView
+
+METADATA_NAMES = (".zarray", ".zattrs", ".zgroup", "zarr.json", ".zmetadata")
+D_ZARRAY = doc(".zarray: the v2 array metadata (shape, chunks, dtype, codecs, fill value)",
+               spec="zarr v2 spec: metadata")
+D_ZARR_JSON = doc("zarr.json: the v3 metadata of an array or group", spec="zarr v3 core spec")
+D_ZMETA = doc(".zmetadata: consolidated metadata of a v2 hierarchy (every .zarray/.zattrs/"
+              ".zgroup in one object)", spec="zarr-python consolidated metadata")
+D_ABSENT = doc("Absent chunks: grid positions with no chunk file; every record there is the "
+               "fill value", spec="zarr v2/v3: missing chunks")
+D_FILL_RECORD = doc("The fill value decoded as one record")
+MAX_ABSENT_LIST = 1_000_000
+
+
+@dataclass
+class ZarrModel:
+    """document.model: every array found, by path relative to the opened path."""
+
+    arrays: Dict[str, ArrayMeta] = field(default_factory=dict)
+    root_array: Optional[str] = None
+
+
+def node_kind(path: str) -> Optional[str]:
+    """'array' / 'group' / None for a directory."""
+    if os.path.isfile(os.path.join(path, ".zarray")):
+        return "array"
+    zj = os.path.join(path, "zarr.json")
+    if os.path.isfile(zj):
+        try:
+            with open(zj, "rb") as fh:
+                head = fh.read(1 << 16)
+        except OSError:
+            return "group"
+        import json
+        try:
+            v = json.loads(head)
+            return "array" if isinstance(v, dict) and v.get("node_type") == "array" else "group"
+        except ValueError:
+            return "array" if b'"array"' in head else "group"
+    if os.path.isfile(os.path.join(path, ".zgroup")):
+        return "group"
+    return None
+
+
+def json_file(document, path: str, d=None) -> Tuple[Node, jsontree.JsonDoc]:
+    src = document.open_source(path)
+    node = Node(os.path.basename(path), "file", src, 0, src.size, doc=d)
+    jd = jsontree.parse(src, node)
+    return node, jd
+
+
+def load_meta(document, array_dir: str) -> Tuple[Optional[Node], Optional[ArrayMeta]]:
+    za = os.path.join(array_dir, ".zarray")
+    if os.path.isfile(za):
+        node, jd = json_file(document, za, D_ZARRAY)
+        return node, from_zarray(array_dir, jd)
+    zj = os.path.join(array_dir, "zarr.json")
+    if os.path.isfile(zj):
+        node, jd = json_file(document, zj, D_ZARR_JSON)
+        return node, from_zarr_json(array_dir, jd)
+    return None, None
+
+
+def add_fill_record(document, meta: ArrayMeta) -> None:
+    """Show the fill value decoded as a record under its metadata node."""
+    if meta.fill_node is None or meta.rtype is None or meta.fill is None:
+        return
+    rel = document.relname(meta.path)
+    label = "fill record" if rel == "." else f"{rel} fill record"
+    src = document.add_derived(meta.fill, label,
+                               origin="fill_value decoded", origin_node=meta.fill_node)
+    view = RecordView(meta.rtype, src, 1)
+    rec = view.record(0, "Fill record")
+    rec.doc = D_FILL_RECORD
+    if meta.fill_note:
+        rec.message = meta.fill_note
+    meta.fill_node.add(rec)
+
+
+def absent_node(document, meta: ArrayMeta, present: set) -> Optional[Node]:
+    total = math.prod(meta.grid) if meta.grid else 1
+    missing = total - len(present)
+    if missing <= 0 or meta.rtype is None:
+        return None
+    where = document.relname(meta.path)
+    fill_text = ""
+    if meta.fill is not None:
+        fill_text = RecordView(meta.rtype, _Bytes(meta.fill), 1).record(0).display_text()
+    node = Node("Absent chunks", "chunk", where, 0, 0, doc=D_ABSENT,
+                value=missing,
+                display=f"{missing} of {total} chunk keys absent: every record is the fill "
+                        f"value {fill_text}")
+    node.message = (f"{missing} chunk key(s) have no file: each of their "
+                    f"{meta.records_per_chunk} records is the fill value")
+    if total <= MAX_ABSENT_LIST:
+        grid = meta.grid
+        import numpy as np
+        absent = [tuple(int(x) for x in np.unravel_index(i, grid)) if grid else ()
+                  for i in range(total)]
+        absent = [c for c in absent if c not in present]
+
+        def make(i: int) -> Node:
+            c = absent[i]
+            key = meta.key(c)
+            n = Node(key, "chunk", where, 0, 0, value=key, doc=D_ABSENT,
+                     display=f"chunk {list(c)} absent: {meta.records_per_chunk} fill records")
+            n.message = (f"chunk key {key!r} is absent: every record of chunk {list(c)} is the "
+                         f"fill value {fill_text}")
+            return n
+        node.set_lazy(LazyChildren(len(absent), make, uniform=False))
+    return node
+
+
+class _Bytes:
+    """A tiny source over bytes for display-only record views."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.name = "fill"
+        self.size = len(data)
+
+    def read(self, off, n):
+        return self.data[off:off + n]
+
+
+def array_dir_node(document, path: str, model: ZarrModel) -> Node:
+    rel = document.relname(path)
+    node = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", rel, 0, 0)
+    meta_node, meta = load_meta(document, path)
+    present = set()
+    if meta is not None:
+        model.arrays[rel] = meta
+        if meta.rtype is not None:
+            add_fill_record(document, meta)
+        if meta.usable:
+            node.display = (f"zarr v{meta.zarr_format} array, shape {list(meta.shape)}, chunks "
+                            f"{list(meta.chunks)}, {meta.rtype.describe() if meta.rtype else ''}")
+        else:
+            node.display = f"zarr v{meta.zarr_format} array (metadata unusable: {meta.problem})"
+
+    def walk(d: str, dnode: Node) -> None:
+        try:
+            entries = sorted(os.listdir(d))
+        except OSError as e:
+            dnode.mark(ERROR, f"cannot list directory: {e.strerror}")
+            return
+        for name in entries:
+            full = os.path.join(d, name)
+            relkey = os.path.relpath(full, path).replace(os.sep, "/")
+            if os.path.isdir(full):
+                if node_kind(full) is not None:
+                    dnode.add(open_any(document, full, model))
+                    continue
+                sub = Node(name, "dir", document.relname(full), 0, 0)
+                dnode.add(sub)
+                walk(full, sub)
+                continue
+            if not os.path.isfile(full):
+                continue
+            if d == path and name in (".zarray", "zarr.json"):
+                dnode.add(meta_node)
+            elif d == path and name == ".zattrs":
+                dnode.add(json_file(document, full, D_ATTRS)[0])
+            elif d == path and name in METADATA_NAMES:
+                dnode.add(json_file(document, full, D_ZGROUP if name == ".zgroup" else D_ZMETA)[0])
+            else:
+                coords = meta.coords_of(relkey) if (meta is not None and meta.chunks) else None
+                if coords is None and meta is not None and meta.ndim == 0 and meta.usable:
+                    coords = meta.coords_of(relkey)
+                if coords is not None:
+                    present.add(coords)
+                    dnode.add(chunk_file_node(document, meta, full, coords, relkey))
+                else:
+                    dnode.add(file_node(document, full, f"not a chunk key of this array "
+                                                        f"({relkey!r})"))
+    walk(path, node)
+    if meta is not None and meta.usable:
+        a = absent_node(document, meta, present)
+        if a is not None:
+            node.add(a)
+    return node
+
+
+def group_dir_node(document, path: str, model: ZarrModel) -> Node:
+    rel = document.relname(path)
+    node = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", rel, 0, 0)
+    node.display = "zarr group"
+    try:
+        entries = sorted(os.listdir(path))
+    except OSError as e:
+        node.mark(ERROR, f"cannot list directory: {e.strerror}")
+        return node
+    for name in entries:
+        full = os.path.join(path, name)
+        if os.path.isdir(full):
+            if node_kind(full) is not None:
+                node.add(open_any(document, full, model))
+            else:
+                node.add(group_dir_node(document, full, model))
+        elif os.path.isfile(full):
+            if name in METADATA_NAMES:
+                d = {".zgroup": D_ZGROUP, ".zattrs": D_ATTRS, "zarr.json": D_ZARR_JSON}.get(name, D_ZMETA)
+                n, jd = json_file(document, full, d)
+                node.add(n)
+                if name == "zarr.json" and jd.ok and isinstance(jd.value, dict):
+                    node.display = f"zarr v{jd.value.get('zarr_format')} group"
+                    nt = jsontree.member(n, "node_type")
+                    if nt is not None:
+                        nt.doc = doc("node_type: 'group' here: a container of arrays and groups")
+            else:
+                node.add(file_node(document, full, "not part of a zarr group"))
+    return node
+
+
+def open_any(document, path: str, model: ZarrModel) -> Node:
+    if node_kind(path) == "array":
+        return array_dir_node(document, path, model)
+    return group_dir_node(document, path, model)
+
+
+def find_array_dir(path: str, max_up: int = 12) -> Optional[str]:
+    """The array directory a file belongs to (the nearest parent with array metadata)."""
+    d = os.path.dirname(os.path.abspath(path))
+    for _ in range(max_up):
+        if node_kind(d) == "array":
+            return d
+        nd = os.path.dirname(d)
+        if nd == d:
+            return None
+        d = nd
+    return None

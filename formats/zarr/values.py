@@ -1,0 +1,111 @@
+"""`arrayscope values ARRAY --field NAME`: one struct field over the whole array, C order.
+
+Every chunk is decoded with the codecs' fast path (no nodes), its records placed at their
+array positions (F order / transpose undone, edge chunks cropped); absent chunks give the
+fill record. Value conventions are those of `dtype.to_python` (U → str, S → latin-1 str,
+V → hex str, bool → bool, subarrays → lists, NaN → float).
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from .codecs import CodecError, get
+from .chunk import stage_limit
+from .dtype import little_endian, to_python
+from .meta import ArrayMeta
+
+MAX_VALUES_BYTES = 1 << 31
+
+
+def decode_chunk(meta: ArrayMeta, data: bytes) -> bytes:
+    limit = stage_limit(meta)
+    for spec in reversed(meta.codecs):
+        data = get(spec.name).decode(spec, data, limit)
+    return data
+
+
+def chunk_files(meta: ArrayMeta) -> Dict[tuple, str]:
+    out = {}
+    for d, _dirs, files in os.walk(meta.path):
+        for f in files:
+            full = os.path.join(d, f)
+            key = os.path.relpath(full, meta.path).replace(os.sep, "/")
+            c = meta.coords_of(key)
+            if c is not None:
+                out[c] = full
+    return out
+
+
+def read_array(meta: ArrayMeta):
+    """(structured numpy array of the whole array, [error messages])."""
+    rt = meta.rtype
+    dt = rt.numpy_dtype()
+    total = math.prod(meta.shape)
+    if total * rt.itemsize > MAX_VALUES_BYTES:
+        raise ValueError(f"the array holds {total * rt.itemsize} bytes; values are limited to "
+                         f"{MAX_VALUES_BYTES}")
+    fill = np.frombuffer(meta.fill or bytes(rt.itemsize), dtype=dt, count=1)[0]
+    out = np.empty(meta.shape, dtype=dt)
+    out[...] = fill
+    errors: List[str] = []
+    sshape = meta.storage_shape()
+    inverse = np.argsort(meta.perm) if meta.perm else ()
+    nrec = meta.records_per_chunk
+    for coords, path in sorted(chunk_files(meta).items()):
+        key = meta.key(coords)
+        try:
+            with open(path, "rb") as fh:
+                data = decode_chunk(meta, fh.read())
+        except CodecError as e:
+            errors.append(f"{key}: {e}")
+            continue
+        except Exception as e:  # a library error on corrupt input
+            errors.append(f"{key}: {type(e).__name__}: {e}")
+            continue
+        if len(data) != nrec * rt.itemsize:
+            errors.append(f"{key}: decoded chunk has {len(data)} bytes, expected "
+                          f"{nrec} × {rt.itemsize} = {nrec * rt.itemsize}")
+            if len(data) < nrec * rt.itemsize:
+                continue
+        recs = np.frombuffer(data, dtype=dt, count=nrec).reshape(sshape)
+        if meta.ndim:
+            recs = recs.transpose(inverse)
+            sl = tuple(slice(c * n, min((c + 1) * n, s))
+                       for c, n, s in zip(coords, meta.chunks, meta.shape))
+            out[sl] = recs[tuple(slice(0, x.stop - x.start) for x in sl)]
+        else:
+            out[()] = recs.reshape(())
+    return out, errors
+
+
+def field_array(arr: np.ndarray, name: str, is_struct: bool) -> np.ndarray:
+    if not is_struct:
+        return arr["value"]
+    a = arr
+    for part in name.split("."):
+        a = a[part]
+    return a
+
+
+def values(meta: ArrayMeta, name: str, entry_name: str) -> Dict:
+    if meta.rtype is None or not meta.usable:
+        return {"name": entry_name, "values": [], "raw": b"",
+                "error": f"the array cannot be decoded: {meta.problem}"}
+    try:
+        arr, errors = read_array(meta)
+    except ValueError as e:
+        return {"name": entry_name, "values": [], "raw": b"", "error": str(e)}
+    f = field_array(arr, name, meta.rtype.is_struct)
+    field = meta.rtype.field(name) if meta.rtype.is_struct else meta.rtype.leaves()[0]
+    shape = field.shape if field is not None else ()
+    flat = f.reshape((-1,) + tuple(shape))
+    entry = {"name": entry_name, "values": to_python(flat),
+             "raw": little_endian(np.ascontiguousarray(flat)).tobytes()}
+    if errors:
+        entry["error"] = "; ".join(errors[:20]) + (f" (+{len(errors) - 20} more)"
+                                                   if len(errors) > 20 else "")
+    return entry

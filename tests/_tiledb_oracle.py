@@ -1,0 +1,85 @@
+"""Test helper: what tiledb-py reads for one fragment, in the order the cells are stored.
+
+Sparse fragments: a global-order query of that fragment alone (`timestamp=(t1, t2)`).
+Dense fragments: the fragment's non-empty domain, placed in its domain expanded to whole
+tiles, then permuted into tile order and cell order (`covered` marks the written cells;
+the others are stored as zeros / one NUL byte and tiledb-py would give the fill value)."""
+from __future__ import annotations
+
+import numpy as np
+import tiledb
+
+_ORDER = {"row-major": 0, "col-major": 1}
+
+
+def ctx_for(key):
+    if key is None:
+        return None
+    return tiledb.Ctx({"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": key})
+
+
+def global_perm(tiles, extents, tile_order, cell_order):
+    """Flat indices (into the expanded C-order array) of its cells in global order."""
+    nd = len(extents)
+    full = tuple(t * e for t, e in zip(tiles, extents))
+    idx = np.arange(int(np.prod(full))).reshape(sum(([t, e] for t, e in zip(tiles, extents)), []))
+    tile_axes = [2 * d for d in range(nd)]
+    cell_axes = [2 * d + 1 for d in range(nd)]
+    if tile_order == 1:
+        tile_axes = tile_axes[::-1]
+    if cell_order == 1:
+        cell_axes = cell_axes[::-1]
+    del full
+    return idx.transpose(tile_axes + cell_axes).reshape(-1)
+
+
+def _int(v) -> int:
+    a = np.asarray(v)
+    if a.dtype.kind in "mM":
+        return int(a.astype("int64"))
+    return int(a)
+
+
+def fragment_cells(uri: str, frag, name: str, key=None):
+    """(cells in stored order, covered mask or None). Nullable fields come masked."""
+    ctx = ctx_for(key)
+    with tiledb.open(uri, timestamp=frag.timestamp_range, ctx=ctx) as A:
+        schema = A.schema
+        is_attr = schema.has_attr(name)
+        if frag.sparse:
+            q = A.query(order="G", attrs=[name] if is_attr else [],
+                        dims=None if is_attr else [name])
+            return q[:][name], None
+        dom = schema.domain
+        exts, tiles, lows, sel, region = [], [], [], [], []
+        for d in range(dom.ndim):
+            dim = dom.dim(d)
+            lo_v, hi_v = frag.nonempty_domain[d]
+            lo, hi = _int(lo_v), _int(hi_v)
+            dlo, ext = _int(dim.domain[0]), _int(dim.tile)
+            t0, t1 = (lo - dlo) // ext, (hi - dlo) // ext
+            exts.append(ext)
+            tiles.append(t1 - t0 + 1)
+            lows.append(dlo + t0 * ext)
+            sel.append(slice(lo_v, hi_v) if np.asarray(lo_v).dtype.kind == "M" else slice(lo, hi + 1))
+            region.append(slice(lo - lows[-1], hi - lows[-1] + 1))
+        sub = A.query(attrs=[name])[tuple(sel)][name]
+        full_shape = tuple(t * e for t, e in zip(tiles, exts))
+        attr = schema.attr(name)
+        if attr.isvar:
+            full = np.empty(full_shape, dtype=object)
+            full[...] = b"\x00" if attr.dtype == np.bytes_ else "\x00"
+        else:
+            full = np.zeros(full_shape, dtype=sub.dtype)
+        mask = np.zeros(full_shape, dtype=bool)
+        covered = np.zeros(full_shape, dtype=bool)
+        full[tuple(region)] = np.ma.getdata(sub)
+        if np.ma.isMaskedArray(sub):
+            mask[tuple(region)] = np.ma.getmaskarray(sub)
+        covered[tuple(region)] = True
+        perm = global_perm(tiles, exts, _ORDER.get(schema.tile_order, 0),
+                           _ORDER.get(schema.cell_order, 0))
+        flat = full.reshape(-1)[perm]
+        m = mask.reshape(-1)[perm]
+        out = np.ma.masked_array(flat, mask=m) if m.any() else flat
+        return out, covered.reshape(-1)[perm]
