@@ -64,7 +64,10 @@ def cmd_values(args) -> int:
     names = plugin.field_names(doc)
     if args.field not in names:
         return _fail(f"unknown field {args.field!r}; fields: {', '.join(names) or '(none)'}")
-    entries = plugin.values(doc, args.field)
+    try:
+        entries = plugin.values(doc, args.field)
+    except Exception as e:  # noqa: BLE001 - a message, never a traceback
+        return _fail(f"cannot decode {args.field!r}: {type(e).__name__}: {e}", 1)
     if args.raw:
         with open(args.raw, "wb") as fh:
             for e in entries:

@@ -38,7 +38,11 @@ class LazyChildren:
             raise IndexError(i)
         node = self._cache.get(i)
         if node is None:
-            node = self.factory(i)
+            try:
+                node = self.factory(i)
+            except Exception as e:  # a lazily built child must never raise into a view
+                node = Node(f"[{i}]", "error", None, 0, 0, status=ERROR,
+                            message=f"cannot build item {i}: {type(e).__name__}: {e}")
             if len(self._cache) < 4096:
                 self._cache[i] = node
         return node

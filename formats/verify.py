@@ -21,7 +21,13 @@ def verify(document) -> List[Dict]:
     plugin = registry.plugin_named(document.format) if document.format else None
     extra = getattr(plugin, "verify", None)
     if extra is not None:
-        nodes.extend(extra(document))
+        try:
+            nodes.extend(extra(document))
+        except Exception as e:  # noqa: BLE001 - verify reports, never raises
+            from .node import ERROR, Node
+            n = Node("verify", "error", None, 0, 0, status=ERROR,
+                     message=f"format checks could not finish: {type(e).__name__}: {e}")
+            nodes.append(n)
     for n in nodes:
         if n.status == OK:
             continue

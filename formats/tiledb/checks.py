@@ -115,30 +115,37 @@ def _commit_names(array_dir: str):
     return names
 
 
-def check_fragments(document, array) -> List[Node]:
+def check_fragments_one(document, array, f) -> List[Node]:
     out: List[Node] = []
     array_dir = array.path
     commits = _commit_names(array_dir)
     committed = commits["wrt"] | commits["con"]
+    new_layout = os.path.isdir(os.path.join(array_dir, layout.FRAGMENTS_DIR))
+    src = document.source_by_name(document.relname(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)))
+    where = src if src is not None else document.relname(f.path)
+    if new_layout and f.name not in committed and f.name not in commits["ign"]:
+        out.append(finding(where, 0, WARNING,
+                           f"fragment {f.name} has no commit (.wrt) in __commits: readers ignore it"))
+    if not new_layout and not os.path.exists(f.path + ".ok") and \
+            not os.path.exists(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)):
+        out.append(finding(where, 0, WARNING, f"fragment {f.name} has no .ok marker"))
+    fm = f.metadata
+    if fm is None:
+        return out
+    if f.version is not None and getattr(fm, "version", None) not in (None, f.version):
+        out.append(finding(where, 0, ERROR,
+                           f"fragment name says format version {f.version}, its footer says "
+                           f"{fm.version}"))
+    out.extend(_check_sizes(document, array, f, where))
+    return out
+
+
+def check_commits(document, array) -> List[Node]:
+    out: List[Node] = []
+    array_dir = array.path
+    commits = _commit_names(array_dir)
     frag_names = {f.name for f in array.fragments}
     new_layout = os.path.isdir(os.path.join(array_dir, layout.FRAGMENTS_DIR))
-    for f in array.fragments:
-        src = document.source_by_name(document.relname(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)))
-        where = src if src is not None else document.relname(f.path)
-        if new_layout and f.name not in committed and f.name not in commits["ign"]:
-            out.append(finding(where, 0, WARNING,
-                               f"fragment {f.name} has no commit (.wrt) in __commits: readers ignore it"))
-        if not new_layout and not os.path.exists(f.path + ".ok") and \
-                not os.path.exists(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)):
-            out.append(finding(where, 0, WARNING, f"fragment {f.name} has no .ok marker"))
-        fm = f.metadata
-        if fm is None:
-            continue
-        if f.version is not None and getattr(fm, "version", None) not in (None, f.version):
-            out.append(finding(where, 0, ERROR,
-                               f"fragment name says format version {f.version}, its footer says "
-                               f"{fm.version}"))
-        out.extend(_check_sizes(document, array, f, where))
     for stem in sorted(commits["wrt"] - frag_names):
         if new_layout:
             out.append(finding(document.relname(os.path.join(array_dir, layout.COMMITS_DIR, stem + ".wrt")),
@@ -210,13 +217,25 @@ def _check_sizes(document, array, frag, where) -> List[Node]:
     return out
 
 
+def _guard(out: List[Node], where, fn, *args) -> None:
+    """Run one check; a check that trips over damaged input reports it instead of raising."""
+    try:
+        out.extend(fn(*args))
+    except Exception as e:  # noqa: BLE001 - verify never raises
+        out.append(finding(where, 0, ERROR, f"check {fn.__name__} could not finish: "
+                                            f"{type(e).__name__}: {e}"))
+
+
 def verify_array(document) -> List[Node]:
     """Findings beyond the tree's own diagnostics."""
     out: List[Node] = []
     key = document.ctx.key
     for ci in iter_chunks(document.root):
-        out.extend(check_chunk(ci, key))
+        _guard(out, ci.source, check_chunk, ci, key)
     array = document.model
     if array is not None and hasattr(array, "fragments") and os.path.isdir(getattr(array, "path", "")):
-        out.extend(check_fragments(document, array))
+        for frag in array.fragments:
+            where = document.relname(frag.path)
+            _guard(out, where, lambda f=frag: check_fragments_one(document, array, f))
+        _guard(out, document.relname(array.path), check_commits, document, array)
     return out
