@@ -32,6 +32,7 @@ FLAT = np.dtype([("name", "U10"), ("age", "<i4"), ("weight", "<f4"), ("code", "S
 NESTED = np.dtype([("id", "<u2"), ("pos", [("x", "<f4"), ("y", "<f4")]), ("flag", "?")])
 DEEP = np.dtype([("id", "<i8"), ("a", [("b", [("c", "<f8"), ("d", "U3")]), ("e", "<u1")])])
 BIG = np.dtype([("a", ">i4"), ("b", ">f8"), ("c", "<i2")])
+RAW = np.dtype([("id", "<i2"), ("blob", "V3"), ("t", "S2"), ("when", "<M8[s]")])
 SUBARRAY = np.dtype([("id", "<u2"), ("vec", "<f4", (3,)), ("code", "S4")])
 
 
@@ -59,6 +60,12 @@ def _fill_leaf(a: np.ndarray, rng) -> None:
                           dtype=dt).reshape(a.shape)
     elif k == "b":
         a[...] = (rng.integers(0, 2, n) == 1).reshape(a.shape)
+    elif k in "Mm":
+        ints = rng.integers(-10**9, 10**9, n).astype("<i8")
+        a[...] = ints.view(dt.newbyteorder("<")).reshape(a.shape)
+    elif k == "V":
+        raw = rng.integers(0, 256, n * dt.itemsize, dtype=np.uint8).tobytes()
+        a[...] = np.frombuffer(raw, dtype=dt).reshape(a.shape)
     elif k in "iu":
         lo = 0 if k == "u" else -1000
         a[...] = rng.integers(lo, 1000, n).reshape(a.shape)
@@ -191,6 +198,10 @@ def check_values(doc, truth: np.ndarray, names=None):
                 assert g == str(w)
             elif k == "b":
                 assert g is bool(w) if w.ndim == 0 else g == w.tolist()
+            elif k == "V":
+                assert g == w.tobytes().hex()
+            elif k in "Mm":
+                assert g == int(w.view("<i8"))
             else:
                 assert g == w.tolist()
     return names
@@ -239,6 +250,10 @@ CASES = {
     "v3_nested_blosc": (3, NESTED, (9,), (4,),
                         dict(compressors=[BloscCodec(cname="lz4", shuffle="bitshuffle")])),
     "v3_deep_zstd": (3, DEEP, (5,), (2,), dict(compressors=[ZstdCodec()])),
+    # zarr 3.1.6 cannot create a struct with a V field unless a fill value is given
+    "v3_raw_bytes_datetime": (3, RAW, (6,), (4,), dict(compressors=[ZstdCodec()], fill_value="FILL")),
+    "v2_raw_bytes_datetime": (2, RAW, (6,), (4,), dict(compressors=numcodecs.Zlib(),
+                                                       fill_value="FILL")),
     "v3_none": (3, NESTED, (5,), (2,), dict(compressors=None)),
     "v3_fill_missing_2d": (3, FLAT, (6, 6), (4, 4), dict(compressors=[ZstdCodec()],
                                                          fill_value="FILL", write=(slice(0, 3), slice(0, 3)))),

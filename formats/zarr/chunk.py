@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Tuple
 
 from ..cursor import Cursor, ParseStop
 from ..engine import fill_gaps

@@ -323,8 +323,6 @@ def from_v2(dtype_value, node) -> RecordType:
     """The record type of a v2 `.zarray` dtype (a typestr or a descr list)."""
     if isinstance(dtype_value, str):
         base = v2_typestr(dtype_value, node)
-        if base.kind == "V" and base.itemsize:
-            pass
         return RecordType(Struct("", 0, [Field("value", 0, base, (), dtype_value, node)]), False)
     st = _Builder().v2(dtype_value, node, "", 0)
     _check_size(st, node)

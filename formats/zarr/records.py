@@ -8,7 +8,7 @@ both readings.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple  # noqa: F401
 
 import numpy as np
 
@@ -80,7 +80,6 @@ class RecordView:
             n = Node(name or f.leaf_name, "array", self.src, off, f.size, value=v,
                      display=_text(v), doc=field_doc(f), type=f.type_text())
             esize = f.base.itemsize
-            sub = Field(f.name, 0, f.base, (), f.written)
 
             def elem(i: int, off=off, shape=f.shape) -> Node:
                 idx = np.unravel_index(i, shape)
@@ -91,7 +90,6 @@ class RecordView:
                     n.add(elem(i))
             else:
                 n.set_lazy(LazyChildren(f.count, elem))
-            del sub
             return n
         if f.base.kind == "V":
             n = Node(name or f.leaf_name, "bytes", self.src, off, f.size, value=None,

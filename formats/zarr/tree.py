@@ -8,7 +8,7 @@ from typing import Dict, Optional, Tuple
 
 from .. import jsontree
 from ..fielddoc import doc
-from ..node import ERROR, WARNING, LazyChildren, Node, hex_preview
+from ..node import ERROR, LazyChildren, Node
 from ..plain import file_node
 from .chunk import chunk_file_node
 from .meta import D_ATTRS, D_ZGROUP, ArrayMeta, from_zarr_json, from_zarray

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 import lz4.block
-import zstandard
 
 from ...cursor import Cursor
 from ...fielddoc import doc
