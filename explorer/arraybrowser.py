@@ -95,10 +95,10 @@ class ArrayBrowser(QTreeWidget):
         it.setToolTip(1, what)
         if node.kind == "file":
             it.setText(2, f"{node.size:,}")
-            it.setTextAlignment(2, int(Qt.AlignRight | Qt.AlignVCenter))
+            it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
         elif node.kind == "dir":
             it.setText(2, f"{node.child_count()}")
-            it.setTextAlignment(2, int(Qt.AlignRight | Qt.AlignVCenter))
+            it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
         it.setData(0, Qt.UserRole, node)
         self._items[id(node)] = it
         worst = node.status

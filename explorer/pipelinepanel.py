@@ -534,7 +534,7 @@ class PipelineEditor(QWidget):
             for c, v in enumerate(vals):
                 it = QTableWidgetItem(v)
                 if c in (2, 3, 4):
-                    it.setTextAlignment(int(Qt.AlignRight | Qt.AlignVCenter))
+                    it.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
                 self.results.setItem(k, c, it)
         if ex.error:
             self.summary.setText(f"<span style='color:{theme.error_color().name()}'>stopped: {ex.error}</span>")

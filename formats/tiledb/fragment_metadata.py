@@ -718,6 +718,9 @@ class SectionLoader:
         except TileError as e:
             self.errors[k] = str(e)
             return None
+        except Exception as e:  # corrupt bytes must never escape the model
+            self.errors[k] = f"{type(e).__name__}: {e}"
+            return None
         self.cache[k] = arr
         return arr
 

@@ -120,7 +120,7 @@ def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tup
     head = peek_generic_tile(source, offset)
     if head is None:
         raise TileError(f"generic tile at {offset}: header runs past the end", offset)
-    total, psize, persisted, enc = head
+    total, psize, persisted, enc, _tsize = head
     if offset + total > source.size:
         raise TileError(f"generic tile at {offset}: {total} bytes declared, "
                         f"{source.size - offset} present", offset)

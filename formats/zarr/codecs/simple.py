@@ -196,8 +196,16 @@ def _crc32c_table() -> np.ndarray:
 _TABLE = None
 
 
+try:  # the C implementation when installed (it comes with zarr); the table loop otherwise
+    import google_crc32c as _fast_crc32c
+except ImportError:  # pragma: no cover - depends on the environment
+    _fast_crc32c = None
+
+
 def crc32c(data: bytes) -> int:
     global _TABLE
+    if _fast_crc32c is not None:
+        return int(_fast_crc32c.value(bytes(data)))
     if _TABLE is None:
         _TABLE = [int(x) for x in _crc32c_table()]
     crc = 0xFFFFFFFF
