@@ -11,6 +11,11 @@ from formats.tiledb.enums import BYTE_STRING_TYPES, DATATYPE_NAMES, DATETIME_UNI
 
 from . import theme
 
+_DISPLAYROLE = int(Qt.DisplayRole.value)
+_FONTROLE = int(Qt.FontRole.value)
+_TEXTALIGNMENTROLE = int(Qt.TextAlignmentRole.value)
+
+
 
 class CellsModel(QAbstractTableModel):
     def __init__(self, parent=None):
@@ -38,7 +43,7 @@ class CellsModel(QAbstractTableModel):
         return 0 if parent.isValid() else 2 + self.per_row
 
     def headerData(self, s, o, role=Qt.DisplayRole):
-        if role != Qt.DisplayRole:
+        if role != _DISPLAYROLE:
             return None
         if o == Qt.Vertical:
             return str(s)
@@ -70,15 +75,15 @@ class CellsModel(QAbstractTableModel):
             return None
         r, c = index.row(), index.column()
         row = self.arr[r]
-        if role == Qt.DisplayRole:
+        if role == _DISPLAYROLE:
             if c == 0:
                 return f"0x{self.offset + r * self.arr.itemsize * self.per_row:X}"
             if c == self.columnCount() - 1:
                 return np.ascontiguousarray(row).tobytes().hex(" ")
             v = row if self.arr.ndim == 1 else row[c - 1]
             return self.value_text(v)
-        if role == Qt.FontRole and c in (0, self.columnCount() - 1):
+        if role == _FONTROLE and c in (0, self.columnCount() - 1):
             return self._mono
-        if role == Qt.TextAlignmentRole and 0 < c < self.columnCount() - 1:
+        if role == _TEXTALIGNMENTROLE and 0 < c < self.columnCount() - 1:
             return int(Qt.AlignRight | Qt.AlignVCenter)
         return None

@@ -11,6 +11,12 @@ from . import theme
 
 COLS = ("Severity", "Message", "Source", "Offset", "Node")
 
+_DECORATIONROLE = int(Qt.DecorationRole.value)
+_DISPLAYROLE = int(Qt.DisplayRole.value)
+_TOOLTIPROLE = int(Qt.ToolTipRole.value)
+_USERROLE = int(Qt.UserRole.value)
+
+
 
 class DiagnosticsModel(QAbstractTableModel):
     def __init__(self, parent=None):
@@ -29,7 +35,7 @@ class DiagnosticsModel(QAbstractTableModel):
         return len(COLS)
 
     def headerData(self, s, o, role=Qt.DisplayRole):
-        if o == Qt.Horizontal and role == Qt.DisplayRole:
+        if o == Qt.Horizontal and role == _DISPLAYROLE:
             return COLS[s]
         return None
 
@@ -38,7 +44,7 @@ class DiagnosticsModel(QAbstractTableModel):
             return None
         n = self.nodes[index.row()]
         c = index.column()
-        if role == Qt.DisplayRole:
+        if role == _DISPLAYROLE:
             if c == 0:
                 return n.status
             if c == 1:
@@ -49,13 +55,13 @@ class DiagnosticsModel(QAbstractTableModel):
                 return "" if isinstance(n.source, str) else f"0x{n.offset:X}"
             if c == 4:
                 return n.path()
-        if role == Qt.DecorationRole and c == 0:
+        if role == _DECORATIONROLE and c == 0:
             return theme.status_icon(n.status)
-        if role == Qt.ToolTipRole:
+        if role == _TOOLTIPROLE:
             return f"{n.message}\n{n.path()}"
-        if role == Qt.UserRole:
+        if role == _USERROLE:
             return n
-        if role == Qt.UserRole + 1:  # sort keys
+        if role == _USERROLE + 1:  # sort keys
             return (0 if n.status == "error" else 1) if c == 0 else n.offset if c == 3 else \
                 self.data(index, Qt.DisplayRole)
         return None
@@ -70,7 +76,7 @@ class DiagnosticsPanel(QWidget):
         self.model = DiagnosticsModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(Qt.UserRole + 1)
+        self.proxy.setSortRole(_USERROLE + 1)
         self.proxy.setFilterKeyColumn(0)
         self.view = QTableView(self)
         self.view.setModel(self.proxy)
@@ -83,11 +89,14 @@ class DiagnosticsPanel(QWidget):
         self.view.setWordWrap(False)
         self.view.setAlternatingRowColors(True)
         h = self.view.horizontalHeader()
+        h.setStretchLastSection(False)
+        h.setMinimumSectionSize(40)
+        h.setSectionResizeMode(0, QHeaderView.Fixed)
         h.setSectionResizeMode(1, QHeaderView.Stretch)
-        self.view.setColumnWidth(0, 90)
-        self.view.setColumnWidth(2, 200)
-        self.view.setColumnWidth(3, 80)
-        self.view.setColumnWidth(4, 260)
+        self.view.setColumnWidth(0, 80)
+        self.view.setColumnWidth(2, 170)
+        self.view.setColumnWidth(3, 70)
+        self.view.setColumnWidth(4, 150)
         self.show_combo = QComboBox(self)
         self.show_combo.addItems(["Errors and warnings", "Errors only", "Warnings only"])
         self.show_combo.currentIndexChanged.connect(self._filter)

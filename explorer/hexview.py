@@ -17,9 +17,25 @@ from . import theme
 
 HEX = [f"{b:02X}" for b in range(256)]
 ASC = ["." if b < 32 or b >= 127 else chr(b) for b in range(256)]
+ASC_TABLE = bytes(ord(c) for c in ASC)
 SCROLL_LIMIT = 1 << 30
 GUTTER_LEVELS = 6
 Range = Tuple[int, int, str]  # start, end, kind
+
+
+def _hex_text(seg: bytes, first_col: int) -> str:
+    """Hex of `seg` laid out from column `first_col` (one space apart, two after every 8th)."""
+    h = seg.hex(" ").upper()
+    n = len(seg)
+    parts, prev = [], 0
+    b = (first_col // 8 + 1) * 8  # the first group boundary after the run's start
+    while b < first_col + n:
+        pos = (b - first_col) * 3
+        parts.append(h[prev:pos])
+        prev = pos
+        b += 8
+    parts.append(h[prev:])
+    return " ".join(parts)
 
 
 class HexView(QAbstractScrollArea):
@@ -311,17 +327,11 @@ class HexView(QAbstractScrollArea):
             chunk = data[r * bpr:(r + 1) * bpr]
             n = len(chunk)
             # runs of equal colour class: 0 text, 1 zero byte (dim), 2 error
-            j = 0
-            while j < n:
-                cls = self._cls(chunk[j], err, r * bpr + j)
-                k = j + 1
-                while k < n and k % 8 and self._cls(chunk[k], err, r * bpr + k) == cls:
-                    k += 1
+            for j, k, cls in self._runs(chunk, err, r * bpr):
                 p.setPen(red if cls == 2 else dim_c if cls == 1 else text_c)
                 seg = chunk[j:k]
-                p.drawText(QPointF(self.hex_x(j), y), " ".join(HEX[b] for b in seg))
-                p.drawText(QPointF(self.asc_x(j), y), "".join(ASC[b] for b in seg))
-                j = k
+                p.drawText(QPointF(self.hex_x(j), y), _hex_text(seg, j))
+                p.drawText(QPointF(self.asc_x(j), y), seg.translate(ASC_TABLE).decode("latin-1"))
         # cursor box
         c = self._cursor
         if start <= c < stop:
@@ -335,16 +345,32 @@ class HexView(QAbstractScrollArea):
         p.setClipping(False)
         # separators
         sep = QColor(pal.color(QPalette.Mid))
-        p.setPen(sep)
-        p.drawLine(QPointF(self.x_hex - cw, 0), QPointF(self.x_hex - cw, vp.height()))
-        p.drawLine(QPointF(self.x_asc - cw, 0), QPointF(self.x_asc - cw, vp.height()))
+        p.fillRect(QRectF(self.x_hex - cw, 0, 1, vp.height()), sep)
+        p.fillRect(QRectF(self.x_asc - cw, 0, 1, vp.height()), sep)
         p.end()
 
     @staticmethod
-    def _cls(b: int, err, i: int) -> int:
-        if err is not None and err[i]:
-            return 2
-        return 1 if b == 0 else 0
+    def _runs(chunk: bytes, err, base: int):
+        """(start, stop, class) runs of one row: 0 text, 1 zero byte, 2 error."""
+        n = len(chunk)
+        if err is None or not any(err[base:base + n]):
+            zeros = chunk.count(0)
+            if zeros == 0:
+                return [(0, n, 0)]
+            if zeros == n:
+                return [(0, n, 1)]
+            cls = [1 if b == 0 else 0 for b in chunk]
+        else:
+            cls = [2 if err[base + i] else (1 if b == 0 else 0) for i, b in enumerate(chunk)]
+        runs = []
+        j = 0
+        while j < n:
+            k = j + 1
+            while k < n and cls[k] == cls[j]:
+                k += 1
+            runs.append((j, k, cls[j]))
+            j = k
+        return runs
 
     def _paint_header(self, p: QPainter, pal, dim_c) -> None:
         w = self.viewport().width()
@@ -352,11 +378,9 @@ class HexView(QAbstractScrollArea):
         p.setPen(dim_c)
         y = self.ascent + 2
         p.drawText(QPointF(self.x_off, y), "Offset".ljust(self.digits))
-        for j in range(self.bpr):
-            p.drawText(QPointF(self.hex_x(j), y), f"{j:02X}")
+        p.drawText(QPointF(self.hex_x(0), y), _hex_text(bytes(range(self.bpr)), 0))
         p.drawText(QPointF(self.x_asc, y), "Decoded text")
-        p.setPen(pal.color(QPalette.Mid))
-        p.drawLine(0, self.header_h - 1, w, self.header_h - 1)
+        p.fillRect(QRect(0, self.header_h - 1, w, 1), pal.color(QPalette.Mid))
 
     def _fill_range(self, p: QPainter, a: int, b: int, first: int, color: QColor) -> None:
         """Fill bytes [a, b) in both panes (one rect per row and pane)."""

@@ -40,6 +40,8 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(theme.app_icon())
         self.setAcceptDrops(True)
         self.setDockNestingEnabled(True)
+        self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
+        self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
         self.loader = Loader(self)
         self.loader.started.connect(self._load_started)
         self.loader.loaded.connect(self._loaded)
@@ -92,7 +94,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.d_browser, self.d_tree], [220, 600], Qt.Vertical)
         self.resizeDocks([self.d_tree, self.d_inspector], [500, 420], Qt.Horizontal)
         self.resizeDocks([self.d_diag], [130], Qt.Vertical)
-        self.resizeDocks([self.d_inspector, self.d_pipeline], [420, 480], Qt.Vertical)
+        self.resizeDocks([self.d_inspector, self.d_pipeline], [440, 520], Qt.Vertical)
 
         self._build_status()
         self._build_menus()

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from . import qtfix  # noqa: F401  (must run before Qt calls pile up)
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QIcon, QPainter, QPainterPath, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QApplication

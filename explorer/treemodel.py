@@ -16,6 +16,18 @@ from .intervals import child_position
 
 PAGE = 1000
 COLUMNS = ("Name", "Value", "Type", "Offset", "Size")
+_FLAGS = Qt.ItemIsEnabled | Qt.ItemIsSelectable
+_NOFLAGS = Qt.NoItemFlags
+_RIGHT = Qt.AlignRight | Qt.AlignVCenter
+
+_DECORATIONROLE = int(Qt.DecorationRole.value)
+_DISPLAYROLE = int(Qt.DisplayRole.value)
+_FONTROLE = int(Qt.FontRole.value)
+_FOREGROUNDROLE = int(Qt.ForegroundRole.value)
+_TEXTALIGNMENTROLE = int(Qt.TextAlignmentRole.value)
+_TOOLTIPROLE = int(Qt.ToolTipRole.value)
+_USERROLE = int(Qt.UserRole.value)
+
 
 
 class Item:
@@ -152,14 +164,12 @@ class NodeTreeModel(QAbstractItemModel):
 
     # ---- data ------------------------------------------------------------------------
     def headerData(self, section, orientation, role=Qt.DisplayRole):
-        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+        if orientation == Qt.Horizontal and role == _DISPLAYROLE:
             return COLUMNS[section]
         return None
 
     def flags(self, index):
-        if not index.isValid():
-            return Qt.NoItemFlags
-        return Qt.ItemIsEnabled | Qt.ItemIsSelectable
+        return _FLAGS if index.isValid() else _NOFLAGS
 
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid():
@@ -167,7 +177,7 @@ class NodeTreeModel(QAbstractItemModel):
         it: Item = index.internalPointer()
         node, col = it.node, index.column()
         if it.bucket:
-            if role == Qt.DisplayRole:
+            if role == _DISPLAYROLE:
                 if col == 0:
                     return f"[{it.lo}..{it.hi - 1}]"
                 if col == 1:
@@ -177,10 +187,10 @@ class NodeTreeModel(QAbstractItemModel):
                     if col == 3:
                         return f"0x{a.offset:X}"
                     return f"{b.end - a.offset:,}"
-            if role == Qt.ForegroundRole:
+            if role == _FOREGROUNDROLE:
                 return QBrush(theme.kind_solid("padding"))
             return None
-        if role == Qt.DisplayRole:
+        if role == _DISPLAYROLE:
             if col == 0:
                 return node.name
             if col == 1:
@@ -196,11 +206,11 @@ class NodeTreeModel(QAbstractItemModel):
                 if isinstance(node.source, str):
                     return f"{node.child_count()} entries" if node.kind == "dir" else ""
                 return f"{node.size:,}"
-        elif role == Qt.DecorationRole and col == 0:
+        elif role == _DECORATIONROLE and col == 0:
             if node.status != "ok":
                 return theme.status_icon(node.status)
             return theme.kind_icon(node.kind)
-        elif role == Qt.ToolTipRole:
+        elif role == _TOOLTIPROLE:
             lines = [f"<b>{_esc(node.name)}</b> — {node.kind}"]
             if node.message:
                 lines.append(f"<span style='color:{theme.error_color().name() if node.status == 'error' else theme.warning_color().name()}'>"
@@ -211,16 +221,16 @@ class NodeTreeModel(QAbstractItemModel):
                 lines.append(f"{_esc(getattr(node.source, 'name', ''))} @ {node.offset:,} (0x{node.offset:X}), "
                              f"{node.size:,} bytes")
             return "<br>".join(lines)
-        elif role == Qt.ForegroundRole:
+        elif role == _FOREGROUNDROLE:
             if node.status == "error" and col in (0, 1):
                 return QBrush(theme.error_color())
             if node.kind in ("unparsed", "padding") and col in (0, 1):
                 return QBrush(theme.kind_solid("padding"))
-        elif role == Qt.TextAlignmentRole and col in (3, 4):
-            return int(Qt.AlignRight | Qt.AlignVCenter)
-        elif role == Qt.FontRole and col == 0 and node.kind in ("dir", "file", "tile", "chunk"):
+        elif role == _TEXTALIGNMENTROLE and col in (3, 4):
+            return _RIGHT
+        elif role == _FONTROLE and col == 0 and node.kind in ("dir", "file", "tile", "chunk"):
             return self._bold
-        elif role == Qt.UserRole:
+        elif role == _USERROLE:
             return node
         return None
 

@@ -182,18 +182,30 @@ def test_tree_model_is_consistent(qtbot, qtmodeltester, array_dir):
     qtmodeltester.check(model, force_py=True)
 
 
-def test_million_children_are_bucketed(qtbot, qtmodeltester):
+def _lazy_tree(count):
     from formats.node import LazyChildren, Node
     from formats.source import BytesSource
-    from explorer.treemodel import PAGE, NodeTreeModel
 
-    src = BytesSource(bytes(8_000_000), "zeros")
+    src = BytesSource(bytes(8 * count), "zeros")
     root = Node("root", "struct", src, 0, src.size)
     arr = Node("offsets", "array", src, 0, src.size)
-    arr.set_lazy(LazyChildren(1_000_000, lambda i: Node(f"{i + 1}", "field", src, i * 8, 8, value=0)))
+    arr.set_lazy(LazyChildren(count, lambda i: Node(f"{i + 1}", "field", src, i * 8, 8, value=0)))
     root.add(arr)
+    return root, arr
+
+
+def test_bucketed_model_is_consistent(qtbot, qtmodeltester):
+    from explorer.treemodel import NodeTreeModel
+
+    root, _arr = _lazy_tree(2500)  # three buckets: [0..999] [1000..1999] [2000..2499]
+    qtmodeltester.check(NodeTreeModel(root), force_py=True)
+
+
+def test_million_children_are_bucketed(qtbot):
+    from explorer.treemodel import PAGE, NodeTreeModel
+
+    root, arr = _lazy_tree(1_000_000)
     model = NodeTreeModel(root)
-    qtmodeltester.check(model, force_py=True)
     r = model.index(0, 0)
     model.fetchMore(r)
     a = model.index(0, 0, r)

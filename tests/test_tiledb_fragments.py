@@ -293,25 +293,32 @@ def _sample(tmp_dir_factory, name):
     return _SAMPLES[name]
 
 
+def _no_internal_errors(node):
+    """Parser bugs surface as 'internal' error nodes (run_parser's net): there must be none."""
+    bugs = [(x.path(), x.message) for x in node.walk(expand_lazy=True)
+            if "internal" in x.name or "internal error" in (x.message or "")]
+    assert not bugs, bugs[:3]
+
+
 def _run_all(schema, data: bytes, meta: bytes, files: dict, use_schema: bool):
     doc = Document("/nonexistent", Context(schema=schema if use_schema else None))
     src = BytesSource(data, "__fragment_metadata.tdb")
     node, fm = FM.parse_fragment_metadata_file(doc, src, doc.ctx)
-    for n in node.walk(expand_lazy=True):
-        pass
+    _no_internal_errors(node)
     coverage(node, src)
     for i in range(len(fm.tile_offsets)):
         fm.tile_offsets[i]
     if meta is not None:
-        parse_consolidated_meta_file(doc, BytesSource(meta, "x.meta"), doc.ctx)
+        _no_internal_errors(parse_consolidated_meta_file(doc, BytesSource(meta, "x.meta"),
+                                                         doc.ctx))
     if use_schema and fm.extra.get("footer") is not None and fm.extra["footer"].complete:
         for fn, b in files.items():
             if fn != "__fragment_metadata.tdb":
                 dn = DF.parse_data_file(doc, BytesSource(b, fn), doc.ctx, fm, schema, fn)
-                list(dn.walk(expand_lazy=True))
+                _no_internal_errors(dn)
 
 
-SETTINGS = settings(max_examples=60, deadline=None,
+SETTINGS = settings(max_examples=int(os.environ.get("AS_HYP_EXAMPLES", "60")), deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 
@@ -346,3 +353,87 @@ def test_mutated_bytes_never_raise(tmp_path_factory, name, edits, cut, tail, use
         for pos, val in edits:
             m[pos % len(m)] = val
     _run_all(schema, bytes(b), bytes(m) if m is not None else None, files, use_schema)
+
+
+def test_timestamps_and_delete_metadata_slots(tmp_path):
+    """A consolidation that keeps deleted cells writes t.tdb, dt.tdb and dci.tdb: the footer
+    flags add their slots, and their tiles (uint64, coords filters) decode."""
+    from formats.tiledb.rawtile import decode_tile
+
+    uri = str(tmp_path / "del")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int32))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=8,
+                                                attrs=[tiledb.Attr("v", dtype=np.int32)]))
+    with tiledb.open(uri, "w", timestamp=1) as A:
+        A[np.arange(0, 20, 2, dtype=np.int32)] = np.arange(10, dtype=np.int32) - 5
+    with tiledb.open(uri, "d", timestamp=2) as A:
+        A.query(cond="v < 0").submit()
+    with tiledb.open(uri, "w", timestamp=3) as A:
+        A[np.arange(1, 20, 2, dtype=np.int32)] = np.arange(10, dtype=np.int32)
+    tiledb.consolidate(uri, config=tiledb.Config({"sm.consolidation.purge_deleted_cells": "false"}))
+    doc = formats.open(uri)
+    frag = next(f for f in doc.model.fragments if f.name.startswith("__1_3_"))
+    fm = frag.metadata
+    assert fm.has_timestamps and fm.has_delete_meta
+    assert fm.extra["slots"][-3:] == ["__timestamps", "__delete_timestamps",
+                                      "__delete_condition_index"]
+    files = _frag_nodes(doc)[frag.name]
+    assert {"t.tdb", "dt.tdb", "dci.tdb"} <= set(files)
+    for fn, node in files.items():
+        assert not _errors(node), (fn, _errors(node)[:3])
+        assert coverage(node, node.source) == (node.source.size, node.source.size)
+    decoded = {}
+    for fn in ("t.tdb", "dt.tdb", "dci.tdb"):
+        role = DF.file_role(fm.extra["schema"], fm, fn)
+        src = doc.open_source(os.path.join(frag.path, fn))
+        offs = fm.tile_offsets[role.slot]
+        ends = DF.tile_bounds(offs, src.size)
+        decoded[fn] = np.frombuffer(b"".join(decode_tile(src, int(o), int(e), role.specs, role.info)
+                                             for o, e in zip(offs, ends)), "<u8")
+    assert sorted(set(decoded["t.tdb"].tolist())) == [1, 3]
+    deleted = decoded["dt.tdb"] != np.uint64(2 ** 64 - 1)
+    assert set(decoded["dt.tdb"][deleted].tolist()) == {2}     # deleted at timestamp 2
+    assert set(decoded["dci.tdb"][deleted].tolist()) == {0}    # by delete condition 0
+    v = np.array(__import__("formats.tiledb.values", fromlist=["values"]).values(doc, "v")[1]
+                 ["values"])
+    assert np.all(v[deleted] < 0) and np.all(v[~deleted] >= 0)
+
+
+def test_data_file_trailing_bytes_and_size_mismatch(tiledb_array, tmp_path):
+    """Bytes no tile explains are an 'unparsed' warning; a file size other than the footer's
+    is a warning on the file."""
+    uri = tiledb_array("sparse_2d")
+    doc = formats.open(uri)
+    frag = doc.model.fragments[0]
+    fm, schema = frag.metadata, frag.metadata.extra["schema"]
+    data = open(os.path.join(frag.path, "a0.tdb"), "rb").read() + b"\xee" * 13
+    src = BytesSource(data, "a0.tdb")
+    node = DF.parse_data_file(doc, src, doc.ctx, fm, schema, "a0.tdb")
+    assert coverage(node, src) == (len(data), len(data))
+    assert not _errors(node)
+    assert any(x.kind == "unparsed" and x.size == 13 for x in node.walk())
+    assert "footer" not in (node.message or "") and "fragment metadata gives" in node.message
+
+
+@SETTINGS
+@given(payload=st.binary(max_size=400),
+       kind=st.sampled_from(["rtree", "tile_offsets", "tile_var_offsets", "tile_var_sizes",
+                             "tile_validity_offsets", "tile_mins", "tile_maxs", "tile_sums",
+                             "tile_null_counts", "fmmsn", "processed"]),
+       slot=st.integers(0, 6), name=st.sampled_from(["sparse_2d", "string_dim", "var_nullable"]),
+       use_schema=st.booleans())
+def test_section_payload_parsers_never_raise(tmp_path_factory, payload, kind, slot, name,
+                                            use_schema):
+    from formats.engine import run_parser
+
+    schema, fmd, _meta, _files = _sample(tmp_path_factory, name)
+    doc = Document("/nonexistent", Context(schema=schema))
+    _n, fm = FM.parse_fragment_metadata_file(doc, BytesSource(fmd, "f"), doc.ctx)
+    footer = fm.extra["footer"]
+    loader = fm.extra["loader"]
+    fn = FM._section_parser(kind, slot % len(footer.slots), footer,
+                            schema if use_schema else None, loader)
+    src = BytesSource(payload, "payload")
+    node = run_parser("Payload", "struct", src, fn)
+    _no_internal_errors(node)
+    assert coverage(node, src)[0] == len(payload)

@@ -170,3 +170,40 @@ def test_unknown_field_and_no_model():
         path = "/nowhere"
     assert V.field_names(None) == []
     assert V.values(D(), "a")[0]["error"]
+
+
+def test_rle_dictionary_strings_over_several_chunks(tmp_path):
+    """RLE / DICTIONARY strings in tiles over 64 KiB: the offsets tile has 0 chunks and every
+    chunk of the var tile rebuilds its own offsets."""
+    uri = str(tmp_path / "rle_big")
+    n = 30000
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, n - 1), tile=n, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[
+        tiledb.Attr("rle", dtype=str, var=True, filters=[tiledb.RleFilter()]),
+        tiledb.Attr("dict", dtype=str, var=True,
+                    filters=[tiledb.DictionaryFilter(), tiledb.ZstdFilter()]),
+        tiledb.Attr("asc", dtype="ascii", var=True, filters=[tiledb.RleFilter()])]))
+    words = [f"w{i % 13}" * (1 + i % 3) for i in range(n)]
+    v = np.array([words[i // 4] for i in range(n)], dtype=object)
+    with tiledb.open(uri, "w", timestamp=1) as A:
+        A[:] = {"rle": v, "dict": v, "asc": v}
+    doc = formats.open(uri)
+    frag = doc.model.fragments[0]
+    assert os.path.getsize(os.path.join(frag.path, "a0.tdb")) == 8    # a 0-chunk tile
+    for f in ("rle", "dict", "asc"):
+        e = V.values(doc, f)[0]
+        assert not e.get("error"), e.get("error")
+        assert e["values"] == list(v)
+        assert e["raw"] == "".join(v).encode()
+
+
+def test_sparse_dimension_values_and_raw(tiledb_array):
+    """Dimensions of sparse fragments: fixed (raw = little-endian coordinates) and var."""
+    uri = tiledb_array("string_dim")
+    e = V.values(formats.open(uri), "key")[0]
+    assert e["values"] == ["apple", "b", "cherry", "date", "elderberry", "fig", "g"]
+    assert e["raw"] == b"applebcherrydateelderberryfigg"
+    uri = tiledb_array("sparse_float_dim")
+    e = V.values(formats.open(uri), "f")[0]
+    assert e["values"] == [-9.5, -1.25, 0.0, 3.5, 7.75]
+    assert e["raw"] == np.array([-9.5, -1.25, 0.0, 3.5, 7.75]).tobytes()

@@ -7,10 +7,27 @@ Public API (used by formats.tiledb.tile, the values decoder and the GUI's pipeli
 - `split_metadata(specs, cur, info)`: on-disk chunk metadata into one node group per filter
 - `reverse_chunk(specs, md, data, info, run) -> ChunkRun`: every stage's output, last first
 - `forward_chunk(specs, cells, info, run) -> [Stage]`: stage outputs from the cells
+
+Extensions (all optional, defaults keep the old behaviour):
+- `DataInfo.tile_datatype`, `.cell_size`, `.var_strings`: the tile's own type and cell size
+  (RLE runs are cells; var ASCII/UTF-8 tiles take RLE's and DICTIONARY's string form)
+- `RunContext.offsets` (forward of RLE/DICTIONARY strings needs the cell offsets) and
+  `RunContext.format_version` (string encodings from 12/13/17, datetimes in
+  BIT_WIDTH_REDUCTION / POSITIVE_DELTA from 20)
+- `Stage.offsets` / `ChunkRun.offsets`: the u64 cell offsets RLE/DICTIONARY rebuilt (the
+  offsets tile of such an attribute is written with 0 chunks)
+- `Stage.uninitialised`, `Stage.unverifiable`, `Stage.same_as(other)`: bytes libtiledb
+  leaves uninitialised (BIT_WIDTH_REDUCTION full-range window offsets), for comparing a
+  forward stage with the stored one
+
+Filters live one module per job: compression (GZIP/ZSTD/LZ4/BZIP2 framing), encryption,
+shuffle, windows (BWR, POSITIVE_DELTA), deltas (DOUBLE_DELTA, DELTA), rle, dictionary,
+checksum, scale (SCALE_FLOAT), xor, webp; bits (vectorised transposes and bit streams),
+strings (var-string framing), parts (part tables), util; `catalogue.FILTERS` lists them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 from ..cursor import Cursor

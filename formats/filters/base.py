@@ -12,6 +12,20 @@ from typing import Dict, List, Optional, Tuple
 from ..cursor import Cursor
 
 
+_ENUMS = None
+
+
+def _enums():
+    """formats.tiledb.enums, imported on first use (it cannot be imported at load time:
+    formats.tiledb imports this package)."""
+    global _ENUMS
+    if _ENUMS is None:
+        from ..tiledb import enums
+
+        _ENUMS = enums
+    return _ENUMS
+
+
 class FilterError(Exception):
     """A stage that cannot be reversed or applied: corrupt bytes, wrong key, bad checksum.
 
@@ -34,9 +48,7 @@ class FilterSpec:
 
     @property
     def name(self) -> str:
-        from ..tiledb.enums import FILTER_TYPES
-
-        return FILTER_TYPES.get(self.type, f"UNKNOWN_{self.type}")
+        return _enums().FILTER_TYPES.get(self.type, f"UNKNOWN_{self.type}")
 
 
 @dataclass
@@ -58,9 +70,7 @@ class DataInfo:
 
     @property
     def value_size(self) -> int:
-        from ..tiledb.enums import datatype_size
-
-        return datatype_size(self.datatype)
+        return _enums().datatype_size(self.datatype)
 
     @property
     def base_datatype(self) -> int:
@@ -71,8 +81,8 @@ class DataInfo:
         """TileDB's `tile.cell_size()`: what RLE runs are made of. Offsets tiles hold u64
         cells, validity and generic tiles 1-byte cells, var data tiles one value per cell
         and fixed tiles `cell_val_num` values."""
-        from ..tiledb.enums import VAR_NUM, datatype_size
-
+        e = _enums()
+        VAR_NUM, datatype_size = e.VAR_NUM, e.datatype_size
         if self.role == "offsets":
             return 8
         if self.role in ("validity", "generic"):

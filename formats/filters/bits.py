@@ -22,13 +22,16 @@ _S7, _S14, _S28 = np.uint64(7), np.uint64(14), np.uint64(28)
 
 
 def _transpose8(x: np.ndarray) -> np.ndarray:
-    """8x8 bit-matrix transpose of every uint64 (byte m bit k <-> byte k bit m), in place."""
-    t = (x ^ (x >> _S7)) & _M1
-    x ^= t ^ (t << _S7)
-    t = (x ^ (x >> _S14)) & _M2
-    x ^= t ^ (t << _S14)
-    t = (x ^ (x >> _S28)) & _M3
-    x ^= t ^ (t << _S28)
+    """8x8 bit-matrix transpose of every uint64 (byte m bit k <-> byte k bit m), in place
+    (three masked swaps, one scratch array)."""
+    t = np.empty_like(x)
+    for shift, mask in ((_S7, _M1), (_S14, _M2), (_S28, _M3)):
+        np.right_shift(x, shift, out=t)
+        t ^= x
+        t &= mask
+        x ^= t
+        t <<= shift
+        x ^= t
     return x
 
 
@@ -48,7 +51,10 @@ def byteunshuffle(data: np.ndarray, esize: int) -> np.ndarray:
     if esize <= 1 or n == 0:
         return data.copy()
     out = np.empty_like(data)
-    out[:n * esize].reshape(n, esize)[...] = data[:n * esize].reshape(esize, n).T
+    grid = out[:n * esize].reshape(n, esize)
+    rows = data[:n * esize].reshape(esize, n)
+    for j in range(esize):  # one strided copy per byte plane: faster than a transpose
+        grid[:, j] = rows[j]
     out[n * esize:] = data[n * esize:]
     return out
 
@@ -93,10 +99,14 @@ def bitunshuffle(data: np.ndarray, esize: int) -> np.ndarray:
     done = 0
     for start, nb, b in _blocks(n, esize):
         seg = data[start * esize:(start + nb * b) * esize].reshape(nb, esize, 8, b // 8)
-        x = seg.transpose(0, 1, 3, 2).copy().view("<u8").reshape(nb, esize, b // 8)
+        words = np.empty((nb, esize, b // 8, 8), dtype=np.uint8)
+        for k in range(8):  # per-plane strided copies beat one transposing copy
+            words[:, :, :, k] = seg[:, :, k, :]
+        x = words.view("<u8").reshape(nb, esize, b // 8)
         planes = _transpose8(x).view(np.uint8).reshape(nb, esize, b)
-        out[start * esize:(start + nb * b) * esize].reshape(nb, b, esize)[...] = \
-            planes.transpose(0, 2, 1)
+        dst = out[start * esize:(start + nb * b) * esize].reshape(nb, b, esize)
+        for j in range(esize):
+            dst[:, :, j] = planes[:, j, :]
         done = (start + nb * b) * esize
     out[done:] = data[done:]
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import bz2
 import io
 import struct
+import threading
 import zlib
 
 import lz4.block
@@ -77,14 +78,17 @@ class CompressionFilter(Filter):
         nmd, ndata, sizes, _rest = self.read_table(md)
         pos = 0
         out_md, out_data = [], []
+        limit = run.size_limit()
+        view = memoryview(data)
         for i, (orig, comp) in enumerate(sizes):
             where = len(md) + pos
             if pos + comp > len(data):
                 raise FilterError(f"{spec.name} part {i + 1}: compressed length {comp} runs past "
                                   f"the {len(data)} data bytes", where)
-            check_size(orig, run, f"{spec.name} part {i + 1} original length", where)
+            if orig > limit:
+                check_size(orig, run, f"{spec.name} part {i + 1} original length", where)
             try:
-                plain = self.decompress_part(bytes(data[pos:pos + comp]), orig, spec, info)
+                plain = self.decompress_part(view[pos:pos + comp], orig, spec, info)
             except FilterError:
                 raise
             except Exception as e:  # codec errors differ per library
@@ -140,16 +144,37 @@ class Zstd(CompressionFilter):
         return zstandard.ZstdCompressor(level=level).compress(data)
 
     def decompress(self, data, original, info):
-        # Never trust the frame's content size: read at most original + 1 bytes.
+        dctx = _zstd_dctx()
+        try:
+            declared = zstandard.frame_content_size(data)
+        except zstandard.ZstdError as e:
+            raise FilterError(f"ZSTD: not a zstd frame: {e}")
+        if declared >= 0:  # the frame says its size: never allocate more than declared
+            if declared != original:
+                raise FilterError(f"ZSTD: the frame holds {declared} bytes, the part "
+                                  f"{original}")
+            return dctx.decompress(data)
+        # no size in the frame: read at most original + 1 bytes
         want = _bounded(original) + 1
         out = bytearray()
-        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
+        with dctx.stream_reader(io.BytesIO(data)) as r:
             while len(out) < want:
                 piece = r.read(want - len(out))
                 if not piece:
                     break
                 out += piece
         return bytes(out)
+
+
+_LOCAL = threading.local()
+
+
+def _zstd_dctx() -> "zstandard.ZstdDecompressor":
+    """One decompression context per thread (contexts are not thread-safe)."""
+    d = getattr(_LOCAL, "zstd", None)
+    if d is None:
+        d = _LOCAL.zstd = zstandard.ZstdDecompressor()
+    return d
 
 
 class LZ4(CompressionFilter):

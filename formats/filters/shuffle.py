@@ -7,6 +7,8 @@ size is not a multiple of 8 into (multiple of 8, rest); a part that is not a mul
 bytes or of the element size is copied unshuffled."""
 from __future__ import annotations
 
+import struct
+
 from ..cursor import Cursor
 from .base import DataInfo, Filter, FilterSpec, RunContext, Stage
 from .bits import bitshuffle, bitunshuffle, byteshuffle, byteunshuffle
@@ -21,14 +23,13 @@ class ByteShuffle(Filter):
         parse_parts(cur)
 
     def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        sizes, rest = read_parts(stage, spec.name)
+        md = stage.metadata_bytes
         data = stage.data_bytes
         e = info.value_size
-        if len(sizes) == 1:
-            out = byteunshuffle(u8(data), e).tobytes() if sizes[0] == len(data) else None
-            if out is not None:
-                return Stage(rest_md(rest), [out])
-        parts = split(data, sizes, spec.name, len(stage.metadata_bytes))
+        if len(md) >= 8 and struct.unpack_from("<II", md) == (1, len(data)):  # one part
+            return Stage([md[8:]] if len(md) > 8 else [], [byteunshuffle(u8(data), e).tobytes()])
+        sizes, rest = read_parts(stage, spec.name)
+        parts = split(data, sizes, spec.name, len(md))
         return Stage(rest_md(rest), [b"".join(byteunshuffle(u8(p), e).tobytes() for p in parts)])
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:

@@ -119,7 +119,7 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         validity = b"".join(vt)  # views into one buffer
     if not fld.var:
         raw, _b, _o = _decode_file_buffer(document, frag, fm, fixed_role, stem + ".tdb", key)
-        return cell_values(fld.datatype, fld.cell_val_num, raw, validity=validity), raw
+        return cell_values(fld.datatype, fld.cell_val_num, raw, validity=validity), bytes(raw)
     fixed_tiles, _o = _decode_file(document, frag, fm, fixed_role, stem + ".tdb", key)
     vrole = file_role(schema, fm, stem + "_var.tdb")
     var, vbounds, rle_offs = _decode_file_buffer(document, frag, fm, vrole, stem + "_var.tdb",
@@ -139,7 +139,7 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         parts.append(offs.astype(np.int64) + total)
         total += len(vt)
     offsets = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-    return cell_values(fld.datatype, fld.cell_val_num, None, offsets, var, validity), var
+    return cell_values(fld.datatype, fld.cell_val_num, None, offsets, var, validity), bytes(var)
 
 
 def _decode_file(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str,
