@@ -295,12 +295,13 @@ class HexView(QAbstractScrollArea):
             a, b, kind = self._primary
             a, b = max(a, start), min(b, stop)
             if b > a:
-                self._fill_range(p, a, b, first, theme.kind_color(kind, 2.0))
+                self._fill_range(p, a, b, first, theme.kind_color(kind, 1.1))
         # user's selection
         sa, sb = self.selection()
         if self._anchor is not None:
             hl = QColor(pal.color(QPalette.Highlight))
-            hl.setAlpha(110)
+            same = self._primary is not None and (sa, sb) == tuple(self._primary[:2])
+            hl.setAlpha(55 if same else 110)
             self._fill_range(p, max(sa, start), min(sb, stop), first, hl)
         # ancestor gutter
         for level, (a, b, kind) in enumerate(self._ancestors + ([self._primary] if self._primary else [])):

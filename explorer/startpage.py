@@ -36,7 +36,12 @@ def samples() -> List[str]:
 
 
 def sample_key_file(path: str):
-    k = path.rstrip("/") + ".key"
+    """The key file of a bundled sample (only samples: other keys come from --key-file,
+    $ARRAYSCOPE_KEY or File > Encryption Key File)."""
+    path = os.path.abspath(path).rstrip("/")
+    if os.path.dirname(path) != os.path.abspath(SAMPLES_DIR):
+        return None
+    k = path + ".key"
     return k if os.path.exists(k) else None
 
 

@@ -11,14 +11,11 @@ from ..filters import DataInfo, FilterSpec
 from .enums import VAR_NUM, datatype_size
 
 
-@dataclass
-class Dimension:
-    name: str
+class _CellShape:
+    """Shared by dimensions and attributes: values per cell and bytes per cell."""
+
     datatype: int
-    cell_val_num: int = 1
-    filters: List[FilterSpec] = field(default_factory=list)
-    domain: Optional[tuple] = None       # (min, max) python values; None for var/string dims
-    tile_extent: Any = None              # python value or None (null tile extent)
+    cell_val_num: int
 
     @property
     def var(self) -> bool:
@@ -26,11 +23,22 @@ class Dimension:
 
     @property
     def cell_size(self) -> int:
+        """Bytes of one fixed-size cell (one value's size for var-sized cells)."""
         return datatype_size(self.datatype) * (1 if self.var else self.cell_val_num)
 
 
 @dataclass
-class Attribute:
+class Dimension(_CellShape):
+    name: str
+    datatype: int
+    cell_val_num: int = 1
+    filters: List[FilterSpec] = field(default_factory=list)
+    domain: Optional[tuple] = None       # (min, max) python values; None for var/string dims
+    tile_extent: Any = None              # python value or None (null tile extent)
+
+
+@dataclass
+class Attribute(_CellShape):
     name: str
     datatype: int
     cell_val_num: int = 1
@@ -41,14 +49,6 @@ class Attribute:
     fill_validity: int = 0
     order: int = 0
     enumeration: Optional[str] = None
-
-    @property
-    def var(self) -> bool:
-        return self.cell_val_num == VAR_NUM
-
-    @property
-    def cell_size(self) -> int:
-        return datatype_size(self.datatype) * (1 if self.var else self.cell_val_num)
 
 
 @dataclass
