@@ -146,10 +146,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             return {"dump": cmd_dump, "values": cmd_values, "verify": cmd_verify}[cmd](args)
         except formats.OpenError as e:
             return _fail(str(e))
+        except BrokenPipeError:  # output piped into `head` and the like
+            sys.stderr.close()
+            return 0
         except (OSError, ValueError) as e:  # key file problems and the like
             return _fail(str(e))
-        except BrokenPipeError:
-            return 0
     p = argparse.ArgumentParser(prog="arrayscope",
                                 description="Hex/structure explorer for array storage formats. "
                                             "Subcommands: dump, values, verify.")

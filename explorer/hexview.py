@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
-from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (QColor, QFontMetricsF, QGuiApplication, QKeySequence, QPainter,
                            QPalette, QPen)
 from PySide6.QtWidgets import QAbstractScrollArea, QMenu

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDoubleSpinBox, QFo
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from formats import filters as F
-from formats.tiledb.enums import DATATYPE_NAMES, FILTER_TYPES
+from formats.tiledb.enums import DATATYPE_NAMES
 
 from . import stages as S
 from . import theme

@@ -14,8 +14,8 @@ import numpy as np
 
 from formats import filters as F
 from formats.cursor import Cursor
-from formats.engine import fill_gaps, guarded
-from formats.node import ERROR, LazyChildren, Node, hex_preview
+from formats.engine import fill_gaps
+from formats.node import LazyChildren, Node, hex_preview
 from formats.tiledb.enums import (DATATYPE_NAMES, DATETIME_UNITS, FILTER_TYPES, datatype_size,
                                   format_value, numpy_dtype)
 from formats.tiledb.tile import ChunkInfo, TileInfo
