@@ -577,14 +577,12 @@ def _parse_minmax(dt: Optional[int], cvn: int, var: bool, sink=None):
             if sink is not None:
                 sink((offs.data, vb))
         elif fixed:
-            size = (datatype_size(dt) * cvn) if dt is not None and cvn not in (0, VAR_NUM) else 0
             node = _typed_array(c, "Values", dt, cvn, fixed, D_MM_VALUES, "Tile {i}")
             if sink is not None:
                 sink(node.data)
             if varb:
                 c.raw("Var buffer", varb, D_MM_VARBUF).mark(
                     WARNING, "a fixed-sized slot should have no var buffer")
-            del size
         elif varb:
             c.raw("Var buffer", varb, D_MM_VARBUF)
     return parse
@@ -614,7 +612,6 @@ def _typed_array(c: Cursor, name: str, dt: Optional[int], cvn: int, nbytes: int,
 
 def _var_values(c: Cursor, name: str, offsets: np.ndarray, nbytes: int, dt, fdoc) -> Node:
     base, src = c.pos, c.source
-    offs = [int(x) for x in offsets[:MAX_EAGER]] if len(offsets) <= MAX_EAGER else None
     n = len(offsets)
 
     def bounds(i: int) -> Tuple[int, int]:
@@ -638,11 +635,7 @@ def _var_values(c: Cursor, name: str, offsets: np.ndarray, nbytes: int, dt, fdoc
     elif not ok:
         node.mark(ERROR, f"{name}: offsets are not increasing within {nbytes} bytes")
     node.data = src.read(base, nbytes)
-    del offs
     return node
-
-
-MAX_EAGER = 4096
 
 
 def _parse_fmmsn(slots: List[str], schema: Optional[ArraySchema]):

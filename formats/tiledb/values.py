@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -119,7 +119,7 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         validity = b"".join(vt)  # views into one buffer
     if not fld.var:
         raw, _b, _o = _decode_file_buffer(document, frag, fm, fixed_role, stem + ".tdb", key)
-        return cell_values(fld.datatype, fld.cell_val_num, raw, validity=validity), bytes(raw)
+        return cell_values(fld.datatype, fld.cell_val_num, raw, validity=validity), raw
     fixed_tiles, _o = _decode_file(document, frag, fm, fixed_role, stem + ".tdb", key)
     vrole = file_role(schema, fm, stem + "_var.tdb")
     var, vbounds, rle_offs = _decode_file_buffer(document, frag, fm, vrole, stem + "_var.tdb",
@@ -139,7 +139,7 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         parts.append(offs.astype(np.int64) + total)
         total += len(vt)
     offsets = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-    return cell_values(fld.datatype, fld.cell_val_num, None, offsets, var, validity), bytes(var)
+    return cell_values(fld.datatype, fld.cell_val_num, None, offsets, var, validity), var
 
 
 def _decode_file(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str,
@@ -152,16 +152,16 @@ def _decode_file(document, frag: Fragment, fm: FragmentMetadata, role, file_name
 
 
 def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str,
-                        key) -> Tuple[bytearray, List[Tuple[int, int]], List[Optional[bytes]]]:
+                        key) -> Tuple[bytes, List[Tuple[int, int]], List[Optional[bytes]]]:
     """(every tile's decoded bytes in one buffer, (start, end) of each tile in it, per tile
-    the offsets RLE/DICTIONARY rebuilt or None). One copy: chunks decode into place."""
+    the offsets RLE/DICTIONARY rebuilt or None). The chunks are joined once."""
     if role is None:
         raise ValuesError(f"{file_name}: not a data file of this schema")
     offsets, why = tile_offsets_for(fm, role)
     if offsets is None:
         raise ValuesError(f"{file_name}: tiles cannot be located: {why}")
     if len(offsets) == 0:
-        return bytearray(), [], []
+        return b"", [], []
     path = os.path.join(frag.path, file_name)
     if not os.path.exists(path):
         raise ValuesError(f"{file_name} is missing from the fragment")
@@ -187,10 +187,6 @@ def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, fi
             jobs.append((i, ci, c, pos))
             pos += c[0]
         bounds.append((start, pos))
-    total = pos
-    if total > (1 << 34):
-        raise ValuesError(f"{file_name}: chunk headers declare {total} decoded bytes")
-    buf = bytearray(total)
     toffs: List[List[np.ndarray]] = [[] for _ in bounds]
 
     def run(job):
@@ -202,18 +198,18 @@ def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, fi
         if len(cells) != c[0]:
             raise ValuesError(f"{file_name}: tile {t + 1} chunk {ci + 1}: {len(cells)} bytes "
                               f"decoded, its header says {c[0]}")
-        buf[at:at + len(cells)] = cells
-        return o
+        return cells, o
     if len(jobs) >= _THREAD_MIN_CHUNKS and _WORKERS > 1:
         with ThreadPoolExecutor(_WORKERS) as ex:
             results = list(ex.map(run, jobs))
     else:
         results = [run(j) for j in jobs]
-    for (t, ci, c, at), o in zip(jobs, results):
+    for (t, ci, c, at), (_cells, o) in zip(jobs, results):
         if o is not None:
             arr = np.frombuffer(o, "<u8")
             rel = at - bounds[t][0]
             if rel and len(arr) and int(arr[0]) == 0:
                 arr = arr + np.uint64(rel)   # chunk-relative: make tile-relative
             toffs[t].append(arr)
+    buf = results[0][0] if len(results) == 1 else b"".join(r[0] for r in results)
     return buf, bounds, [np.concatenate(o).tobytes() if o else None for o in toffs]
