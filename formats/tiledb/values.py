@@ -211,5 +211,5 @@ def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, fi
             if rel and len(arr) and int(arr[0]) == 0:
                 arr = arr + np.uint64(rel)   # chunk-relative: make tile-relative
             toffs[t].append(arr)
-    buf = results[0][0] if len(results) == 1 else b"".join(r[0] for r in results)
+    buf = b"".join(r[0] for r in results) if len(results) != 1 else bytes(results[0][0])
     return buf, bounds, [np.concatenate(o).tobytes() if o else None for o in toffs]
