@@ -20,6 +20,23 @@ from .node import ERROR, WARNING, LazyChildren, Node, hex_preview
 MAX_VALUE_LIST = 4096
 
 
+class Limits:
+    """Per-parse budget shared by a cursor and its sub-cursors, in the spirit of ImHex's
+    pattern-language limits: nesting depth and eagerly built nodes. Lazy children do not
+    count (they are built on request). Hitting a limit ends the parse with a warning node
+    covering the rest of the bytes."""
+
+    MAX_DEPTH = 64
+    MAX_NODES = 1_000_000
+
+    __slots__ = ("nodes", "max_nodes", "max_depth")
+
+    def __init__(self, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH):
+        self.nodes = 0
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+
+
 class ParseStop(Exception):
     """Raised after an error node was recorded: the bytes that follow cannot be parsed."""
 
@@ -53,7 +70,10 @@ class Cursor:
     """Reads fields from `source` between `pos` and `end`, appending nodes to `node`."""
 
     def __init__(self, source, offset: int = 0, end: Optional[int] = None,
-                 node: Optional[Node] = None, endian: str = "<", ctx=None):
+                 node: Optional[Node] = None, endian: str = "<", ctx=None,
+                 limits: Optional[Limits] = None, depth: int = 0):
+        self.limits = limits if limits is not None else Limits()
+        self.depth = depth
         self.source = source
         self.pos = offset
         self.end = source.size if end is None else min(end, source.size)
@@ -82,9 +102,31 @@ class Cursor:
 
     def sub(self, size: int, node: Optional[Node] = None) -> "Cursor":
         """A cursor over the next `size` bytes (not advancing this one)."""
-        return Cursor(self.source, self.pos, self.pos + size, node or self.node, self.endian, self.ctx)
+        return Cursor(self.source, self.pos, self.pos + size, node or self.node, self.endian,
+                      self.ctx, self.limits, self.depth)
+
+    def _add(self, n: Node) -> Node:
+        """Attach a node, counting it against the parse's node budget."""
+        lim = self.limits
+        lim.nodes += 1
+        if lim.nodes > lim.max_nodes:
+            self.stop("node limit reached",
+                      f"more than {lim.max_nodes} nodes: the remaining bytes are shown as one "
+                      f"leaf (a limit like ImHex's pattern limit)")
+        self.node.add(n)
+        return n
 
     # ---- errors ----------------------------------------------------------------------
+    def stop(self, name: str, message: str) -> None:
+        """End this range with a warning leaf over its remaining bytes (a limit was hit,
+        not an error in the data)."""
+        n = self.remaining
+        leaf = Node(name, "unparsed", self.source, self.pos, n, status=WARNING, message=message,
+                    display=hex_preview(self.source.read(self.pos, min(n, 16))) if n else "")
+        self.node.add(leaf)
+        self.pos += n
+        raise ParseStop(leaf)
+
     def fail(self, name: str, message: str, size: Optional[int] = None) -> None:
         """Record an error node at the current offset covering `size` bytes (default: the
         rest of this cursor's range) and stop parsing this range."""
@@ -128,7 +170,7 @@ class Cursor:
         if enum is not None and enum.get(v) is None:
             n.mark(WARNING, f"{name}: unknown value {v}; known: "
                             + ", ".join(f"{k}={n_}" for k, n_ in list(enum.items())[:24]))
-        self.node.add(n)
+        self._add(n)
         self.pos += size
         return n
 
@@ -159,7 +201,7 @@ class Cursor:
         self.need(name, size, what or f"{size} bytes")
         n = Node(name, kind, self.source, self.pos, size, value=value, display=display,
                  doc=doc, type=type)
-        self.node.add(n)
+        self._add(n)
         self.pos += size
         return n
 
@@ -223,7 +265,7 @@ class Cursor:
         n = Node(name, node_kind, src, base, count * size, value=value, display=disp, doc=doc,
                  type=f"{label}[{count}]", data=arr)
         n.set_lazy(LazyChildren(count, make))
-        self.node.add(n)
+        self._add(n)
         self.pos += count * size
         del fmt
         return n
@@ -236,10 +278,15 @@ class Cursor:
         With `size`, the group owns exactly those bytes: a failure inside stays inside,
         unread bytes become an 'unparsed' leaf, and the caller continues after them."""
         start = self.pos
+        if self.depth >= self.limits.max_depth:
+            self.stop("depth limit reached",
+                      f"{name}: nested deeper than {self.limits.max_depth} levels; the rest is "
+                      f"shown as one leaf (a limit like ImHex's recursion limit)")
         g = Node(name, kind, self.source, start, 0, value=value, display=display, doc=doc)
-        self.node.add(g)
+        self._add(g)
         limit = self.end if size is None else min(self.end, start + size)
-        sub = Cursor(self.source, start, limit, g, self.endian, self.ctx)
+        sub = Cursor(self.source, start, limit, g, self.endian, self.ctx, self.limits,
+                     self.depth + 1)
         if size is not None and start + size > self.end:
             # The declared size runs past the container: parse what is there, then report.
             pass

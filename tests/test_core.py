@@ -135,3 +135,32 @@ def test_cursor_never_raises_on_random_bytes(data):
         c.array("rest", "u16", c.remaining // 2)
     root = run_parser("r", "file", src, body)
     assert coverage(root, src) == (len(data), len(data))
+
+
+def test_depth_limit_gives_warning_leaf_not_recursion_error():
+    src = BytesSource(bytes(1000), "t")
+
+    def nest(c):
+        c.u8("byte")
+        c.group("inner", nest)
+    root = run_parser("r", "file", src, nest)
+    hit = [n for n in root.walk() if n.name == "depth limit reached"]
+    assert len(hit) == 1 and hit[0].status == WARNING and "64 levels" in hit[0].message
+    assert coverage(root, src) == (1000, 1000)
+    assert not [n for n in root.walk() if n.status == ERROR]
+
+
+def test_node_limit_gives_warning_leaf():
+    from formats.cursor import Limits
+
+    src = BytesSource(bytes(5000), "t")
+    root = Node("r", "file", src, 0, src.size)
+    cur = Cursor(src, node=root, limits=Limits(max_nodes=100))
+    try:
+        while not cur.at_end():
+            cur.u8("b")
+    except ParseStop:
+        pass
+    last = root.children[-1]
+    assert last.name == "node limit reached" and last.status == WARNING
+    assert last.offset == 100 and last.end == 5000
