@@ -35,6 +35,33 @@ def extra_fixtures():
     return out
 
 
+def zarr_fixtures(work: str):
+    """A few struct-dtype Zarr arrays written by zarr (v2 blosc + shuffle, v3 zstd nested)."""
+    try:
+        import numpy as np
+        import zarr
+        from numcodecs import Blosc
+    except ImportError:
+        return []
+    flat = np.dtype([("name", "U6"), ("age", "<i4"), ("w", "<f4")])
+    rec = np.array([("ann", 1, 1.5), ("bob", 2, -0.0), ("cy", 3, np.nan), ("dee", 4, 4.0),
+                    ("eve", 5, 5.5)], dtype=flat)
+    out = []
+    p2 = os.path.join(work, "zarr_v2_blosc")
+    a = zarr.create_array(p2, shape=(5,), chunks=(2,), dtype=flat, zarr_format=2,
+                          compressors=Blosc(cname="lz4", shuffle=Blosc.SHUFFLE),
+                          fill_value=np.zeros(1, dtype=flat)[0])
+    a[:] = rec
+    out.append(p2)
+    nested = np.dtype([("id", "<u2"), ("pos", [("x", "<f4"), ("y", "<f4")]), ("ok", "?")])
+    p3 = os.path.join(work, "zarr_v3_nested")
+    b = zarr.create_array(p3, shape=(7,), chunks=(3,), dtype=nested, zarr_format=3,
+                          fill_value=np.zeros(1, dtype=nested)[0])
+    b[:] = np.array([(i, (i / 2, -i), i % 2 == 0) for i in range(7)], dtype=nested)
+    out.append(p3)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, default=100000, help="total mutations")
@@ -47,6 +74,7 @@ def main():
                 tiledb_arrays.KEY.encode() if n == "encrypted" else None)
                for n in args.arrays.split(",") if n]
     targets += [(os.path.basename(p), p, None) for p in extra_fixtures()]
+    targets += [(os.path.basename(p), p, None) for p in zarr_fixtures(work)]
     per = max(1, args.count // len(targets))
     total = crashes = hangs = 0
     peak = 0
