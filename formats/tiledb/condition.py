@@ -23,7 +23,9 @@ from .enums import (DATATYPE_NAMES, QUERY_CONDITION_COMBINATION_OPS, QUERY_CONDI
                     STRING_TYPES, format_value)
 
 SPEC = "delete_commit_file.md"
-MAX_DEPTH = 64
+# Below the engine's generic nesting limit (formats.cursor.Limits.MAX_DEPTH = 64), so a
+# runaway condition gets this specific error rather than the generic limit warning.
+MAX_DEPTH = 48
 
 NODE_TYPES = {0: "EXPRESSION", 1: "VALUE"}
 OP_SYMBOLS = {0: "<", 1: "<=", 2: ">", 3: ">=", 4: "==", 5: "!=", 6: "in", 7: "not in"}
