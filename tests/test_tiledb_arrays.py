@@ -23,12 +23,10 @@ def test_array_parses_cleanly_with_full_coverage(tiledb_array, name):
     for src in doc.sources:
         covered, size = coverage(doc.root, src)
         assert covered == size, f"{src.name}: {covered} of {size} bytes covered"
-    # every file of the directory is in the tree
+    # every file of the directory is a source of the tree
     files = {os.path.relpath(os.path.join(d, f), path).replace(os.sep, "/")
              for d, _, fs in os.walk(path) for f in fs}
-    assert files == {s.name for s in doc.sources} | {
-        f for f in files if os.path.getsize(os.path.join(path, f)) == 0
-        and f not in {s.name for s in doc.sources}}
+    assert files == {s.name for s in doc.sources}
     doc.close()
 
 
@@ -47,4 +45,28 @@ def test_single_file_in_array_gets_context(tiledb_array):
     assert doc.format == "tiledb"
     tiles = [n for n in doc.root.walk() if n.kind == "tile"]
     assert tiles, "a data file opened alone is split into tiles using its fragment metadata"
+    assert not [n for n in doc.diagnostics() if n.status == ERROR]
+
+
+def test_stray_files_parse_without_context(tiledb_array, tmp_path):
+    """A schema or fragment-metadata file copied out of its array still parses."""
+    import glob
+    import shutil
+
+    path = tiledb_array("dense_1d")
+    schema = sorted(p for p in glob.glob(os.path.join(path, "__schema", "__*")) if os.path.isfile(p))[-1]
+    fm = glob.glob(os.path.join(path, "__fragments", "*", "__fragment_metadata.tdb"))[0]
+    stray_schema = tmp_path / os.path.basename(schema)
+    shutil.copy(schema, stray_schema)
+    doc = formats.open(str(stray_schema))
+    assert doc.format == "tiledb"
+    names = {n.name for n in doc.root.walk()}
+    assert {"Array version", "Num attributes", "Attribute name"} <= names
+    assert not [n for n in doc.diagnostics() if n.status == ERROR]
+    (tmp_path / "alone").mkdir()
+    stray_fm = tmp_path / "alone" / "__fragment_metadata.tdb"
+    shutil.copy(fm, stray_fm)
+    doc = formats.open(str(stray_fm))
+    assert doc.format == "tiledb"
+    assert coverage(doc.root, doc.sources[0]) == (doc.sources[0].size, doc.sources[0].size)
     assert not [n for n in doc.diagnostics() if n.status == ERROR]

@@ -13,7 +13,8 @@ from formats.tiledb.array import parse_schema_file
 
 def test_parse_schema_file(benchmark, tiledb_array):
     path = tiledb_array("dtypes")  # 14 attributes: a large schema
-    schema_file = sorted(glob.glob(os.path.join(path, "__schema", "__*")))[-1]
+    schema_file = sorted(p for p in glob.glob(os.path.join(path, "__schema", "__*"))
+                         if os.path.isfile(p))[-1]
 
     def parse():
         doc = Document(schema_file)
