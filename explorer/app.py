@@ -85,6 +85,8 @@ def screenshot(path: Optional[str], out: str, select: Optional[str], key: Option
                 return 2
             win.select_node(node)
     win.show()
+    if path:
+        win.verifier.wait(30000)  # let the verify findings reach the diagnostics panel
     for _ in range(5):
         app.processEvents()
     img = win.grab()

@@ -1,5 +1,7 @@
 """The array browser: the opened directory as an array (schema versions, fragments with their
-timestamps, commits, metadata, enumerations, labels), from the document's dir/file nodes."""
+timestamps, commits, metadata, enumerations, labels), from the document's dir/file nodes.
+For SCDL archives and Zarr hierarchies it lists the same folders and files, with what the
+format's parser says each one is (its node's display or type)."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -69,9 +71,11 @@ class ArrayBrowser(QTreeWidget):
         self.itemActivated.connect(self._clicked)
         self._items = {}
 
-    def set_root(self, root) -> None:
+    def set_root(self, root, fmt: Optional[str] = "tiledb") -> None:
         self.clear()
         self._items = {}
+        self.fmt = fmt
+        self._array = getattr(root, "data", None) if root is not None else None
         if root is None:
             return
         top, _ = self._add(None, root)
@@ -85,10 +89,15 @@ class ArrayBrowser(QTreeWidget):
     def _add(self, parent: Optional[QTreeWidgetItem], node):
         it = QTreeWidgetItem()
         label = node.name
-        what = FOLDERS.get(node.name, "") if node.kind == "dir" else ""
-        what = what or describe(node.name, node.kind)
-        if node.kind == "dir" and node.name.startswith("__") and TS_NAME.match(node.name) and not what.startswith("commit"):
-            what = "fragment: " + what if "__fragments" in str(node.source) else what
+        if getattr(self, "fmt", "tiledb") == "tiledb":
+            what = FOLDERS.get(node.name, "") if node.kind == "dir" else ""
+            what = what or describe(node.name, node.kind)
+            if node.kind == "file" and DATA_FILE.match(node.name):
+                what = self._field_what(node) or what
+            if node.kind == "dir" and node.name.startswith("__") and TS_NAME.match(node.name) and not what.startswith("commit"):
+                what = "fragment: " + what if "__fragments" in str(node.source) else what
+        else:
+            what = generic_what(node)
         it.setText(0, label)
         it.setText(1, what)
         it.setToolTip(0, node.path())
@@ -117,6 +126,26 @@ class ArrayBrowser(QTreeWidget):
             it.setToolTip(0, f"{node.path()}\n{worst}s inside: see Diagnostics")
         return it, worst
 
+    def _field_what(self, node) -> str:
+        """`attribute 'counts' data` for a data file, from its fragment's schema."""
+        fm = node.data
+        array = getattr(self, "_array", None)
+        if fm is None or not hasattr(fm, "extra") or not hasattr(array, "schema_for"):
+            return ""
+        try:
+            from formats.tiledb.data_files import file_role
+
+            schema = fm.extra.get("schema") or array.schema_for(fm.schema_name)
+            role = file_role(schema, fm, node.name) if schema is not None else None
+        except Exception:  # noqa: BLE001 - a label is not worth an exception
+            return ""
+        if role is None:
+            return ""
+        kind = "dimension" if node.name[:1] == "d" and node.name[1:2].isdigit() else "attribute"
+        part = {"fixed": "offsets" if role.role == "offsets" else "data", "var": "var data",
+                "validity": "validity"}[role.part]
+        return f"{kind} '{role.obj.name}' {part}"
+
     def select_file_of(self, node) -> None:
         n = node
         while n is not None and id(n) not in self._items:
@@ -132,6 +161,24 @@ class ArrayBrowser(QTreeWidget):
         n = item.data(0, Qt.UserRole)
         if n is not None:
             self.nodeActivated.emit(n)
+
+
+KNOWN_FILES = {".zarray": "Zarr v2 array metadata", ".zattrs": "Zarr v2 attributes",
+               ".zgroup": "Zarr v2 group metadata", ".zmetadata": "Zarr consolidated metadata",
+               "zarr.json": "Zarr v3 metadata", "metadata.json": "SCDL metadata",
+               "version.json": "SCDL version"}
+
+
+def generic_what(node) -> str:
+    """What a file or folder of an SCDL archive or a Zarr hierarchy is (its parser's words)."""
+    what = node.display_text()
+    if node.kind == "file" and node.name in KNOWN_FILES:
+        return KNOWN_FILES[node.name]
+    if node.kind == "file" and (not what or what.startswith(("{", "[", '"'))):
+        t = node.type or ""
+        what = f"{t}: {what}" if t and what else (t or what)
+    what = " ".join(what.split())
+    return what if len(what) <= 90 else what[:89] + "…"
 
 
 def _max(a: str, b: str) -> str:

@@ -18,18 +18,62 @@ _USERROLE = int(Qt.UserRole.value)
 
 
 
+class Row:
+    """One line of the panel: a node of the tree (found while parsing) or a finding of
+    `formats.verify.verify` (a dict: source, offset, status, message, node path)."""
+
+    __slots__ = ("status", "message", "source", "offset", "path", "node", "finding")
+
+    def __init__(self, status, message, source, offset, path, node=None, finding=None):
+        self.status, self.message, self.source = status, message or "", source
+        self.offset, self.path, self.node, self.finding = offset, path, node, finding
+
+    @classmethod
+    def of_node(cls, n) -> "Row":
+        src = n.source
+        name = src if isinstance(src, str) else getattr(src, "name", "")
+        off = None if isinstance(src, str) or src is None else n.offset
+        return cls(n.status, n.message or n.name, name or "", off, n.path(), node=n)
+
+    @classmethod
+    def of_finding(cls, f: dict) -> "Row":
+        path = f.get("node", "") or ""
+        if "/" not in path:
+            path = "(verify check)"   # a cross-check of its own, not a node of the tree
+        return cls(f.get("status", "error"), f.get("message", ""), f.get("source", ""),
+                   f.get("offset"), path, finding=f)
+
+    @property
+    def key(self):
+        return (self.source, self.offset if self.offset is not None else 0, self.message)
+
+
 class DiagnosticsModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.nodes: List[object] = []
+        self.rows: List[Row] = []
 
-    def set_nodes(self, nodes) -> None:
+    @property
+    def nodes(self):
+        """The rows' nodes (None for verify findings without a node in the tree)."""
+        return [r.node for r in self.rows]
+
+    def set_rows(self, rows) -> None:
         self.beginResetModel()
-        self.nodes = list(nodes)
+        self.rows = list(rows)
         self.endResetModel()
 
+    def add_rows(self, rows) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        first = len(self.rows)
+        self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+        self.rows.extend(rows)
+        self.endInsertRows()
+
     def rowCount(self, parent=QModelIndex()):
-        return 0 if parent.isValid() else len(self.nodes)
+        return 0 if parent.isValid() else len(self.rows)
 
     def columnCount(self, parent=QModelIndex()):
         return len(COLS)
@@ -42,33 +86,39 @@ class DiagnosticsModel(QAbstractTableModel):
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid():
             return None
-        n = self.nodes[index.row()]
+        r = self.rows[index.row()]
         c = index.column()
         if role == _DISPLAYROLE:
             if c == 0:
-                return n.status
+                return r.status
             if c == 1:
-                return n.message or ""
+                return r.message
             if c == 2:
-                return n.source if isinstance(n.source, str) else getattr(n.source, "name", "")
+                return r.source
             if c == 3:
-                return "" if isinstance(n.source, str) else f"0x{n.offset:X}"
+                return "" if r.offset is None else f"0x{r.offset:X}"
             if c == 4:
-                return n.path()
+                return r.path
         if role == _DECORATIONROLE and c == 0:
-            return theme.status_icon(n.status)
+            return theme.status_icon(r.status)
         if role == _TOOLTIPROLE:
-            return f"{n.message}\n{n.path()}"
+            where = f"{r.source}:{r.offset}" if r.offset is not None else r.source
+            origin = "found by verify (checks beyond parsing)" if r.node is None else r.path
+            return f"{r.message}\n{where}\n{origin}"
         if role == _USERROLE:
-            return n
+            return r
         if role == _USERROLE + 1:  # sort keys
-            return (0 if n.status == "error" else 1) if c == 0 else n.offset if c == 3 else \
-                self.data(index, Qt.DisplayRole)
+            if c == 0:
+                return 0 if r.status == "error" else 1
+            if c == 3:
+                return -1 if r.offset is None else r.offset
+            return self.data(index, Qt.DisplayRole)
         return None
 
 
 class DiagnosticsPanel(QWidget):
     nodeActivated = Signal(object)
+    findingActivated = Signal(object)   # a verify finding with no node in the tree: its dict
     countsChanged = Signal(int, int)
 
     def __init__(self, parent=None):
@@ -115,18 +165,64 @@ class DiagnosticsPanel(QWidget):
         self.view.activated.connect(self._activate)
 
     def set_nodes(self, nodes) -> None:
-        self.model.set_nodes(nodes)
+        """The tree's diagnostics (a new document): verify findings come later."""
+        self.model.set_rows(Row.of_node(n) for n in nodes)
+        self._extra = 0
+        self._verify_state = ""
         self.view.sortByColumn(0, Qt.AscendingOrder)
-        errors = sum(1 for n in self.model.nodes if n.status == "error")
-        warns = len(self.model.nodes) - errors
-        self.summary.setText(f"{errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
-                             if self.model.nodes else "No problems found.")
+        self._update_summary()
+
+    def set_verifying(self, on: bool = True) -> None:
+        self._verify_state = "running" if on else ""
+        self._update_summary()
+
+    def add_findings(self, findings) -> int:
+        """Merge `verify` findings: those the tree already shows (same source, offset and
+        message) are not repeated. Returns how many rows were added."""
+        have = {r.key for r in self.model.rows}
+        new = []
+        for f in findings:
+            r = Row.of_finding(f)
+            if r.key in have:
+                continue
+            have.add(r.key)
+            new.append(r)
+        self.model.add_rows(new)
+        self._extra = getattr(self, "_extra", 0) + len(new)
+        self._verify_state = "done"
+        self._update_summary()
+        return len(new)
+
+    def verify_failed(self, msg: str) -> None:
+        self._verify_state = f"failed: {msg}"
+        self._update_summary()
+
+    def _update_summary(self) -> None:
+        rows = self.model.rows
+        errors = sum(1 for r in rows if r.status == "error")
+        warns = len(rows) - errors
+        text = (f"{errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
+                if rows else "No problems found.")
+        state = getattr(self, "_verify_state", "")
+        if state == "running":
+            text += "  —  verifying (checksums, filters forward)…"
+        elif state == "done":
+            extra = getattr(self, "_extra", 0)
+            text += (f"  —  verify: {extra} more finding{'s' * (extra != 1)}" if extra
+                     else "  —  verify found nothing more")
+        elif state.startswith("failed"):
+            text += f"  —  verify {state}"
+        self.summary.setText(text)
         self.countsChanged.emit(errors, warns)
 
     def _filter(self, i: int) -> None:
         self.proxy.setFilterFixedString(["", "error", "warning"][i])
 
     def _activate(self, index) -> None:
-        n = self.proxy.data(index, Qt.UserRole)
-        if n is not None:
-            self.nodeActivated.emit(n)
+        r = self.proxy.data(index, Qt.UserRole)
+        if r is None:
+            return
+        if r.node is not None:
+            self.nodeActivated.emit(r.node)
+        else:
+            self.findingActivated.emit(r.finding)

@@ -16,6 +16,9 @@ def tab_title(source) -> str:
         return "⤷ " + (name if len(name) <= 36 else "…" + name[-35:])
     parts = name.split("/")
     base = parts[-1]
+    if len(parts) > 1 and len(base) <= 4:
+        # a Zarr chunk key ("c/0/1", "0.1" under a group): the whole key says which chunk
+        return name if len(name) <= 28 else "…" + name[-27:]
     if len(base) > 28:
         base = base[:14] + "…" + base[-8:]
     if len(parts) > 1 and base.endswith(".tdb") and parts[-2].startswith("__") and len(parts[-2]) > 20:
@@ -28,6 +31,7 @@ def tab_title(source) -> str:
 
 class HexTabs(QTabWidget):
     currentSourceChanged = Signal(object)
+    sourceClosed = Signal(object)   # the user closed a source's tab
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -68,18 +72,32 @@ class HexTabs(QTabWidget):
         return list(self._views.values())
 
     def clear_all(self) -> None:
-        while self.count():
-            w = self.widget(0)
-            self.removeTab(0)
-            w.deleteLater()
+        self.blockSignals(True)   # no currentChanged for views about to go
+        try:
+            while self.count():
+                w = self.widget(0)
+                self.removeTab(0)
+                w.deleteLater()
+        finally:
+            self.blockSignals(False)
         self._views.clear()
+        self.currentSourceChanged.emit(None)
 
     def _close(self, i: int) -> None:
         w = self.widget(i)
+        src = None
         if isinstance(w, HexView):
             self._views.pop(id(w.source), None)
+            src = w.source
         self.removeTab(i)
         w.deleteLater()
+        if src is not None:
+            self.sourceClosed.emit(src)
+
+    def close_source(self, source) -> None:
+        v = self._views.get(id(source))
+        if v is not None:
+            self._close(self.indexOf(v))
 
     def _changed(self, i: int) -> None:
         v = self.current_view()

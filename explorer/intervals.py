@@ -81,14 +81,32 @@ def child_index_at(node, offset: int) -> Optional[int]:
     return None
 
 
+SCAN_LIMIT = 4096
+
+
 def descend(node, offset: int):
-    """From `node`, go down through lazy children to the deepest one holding `offset`."""
+    """From `node`, go down through lazy children (and the built children of what they make,
+    e.g. the fields of a lazily made record) to the deepest one holding `offset`."""
     depth = 0
-    while node.is_lazy and depth < 32:
-        i = child_index_at(node, offset)
-        if i is None:
-            break
-        child = node.child(i)
+    while depth < 32:
+        if node.is_lazy:
+            i = child_index_at(node, offset)
+            if i is None:
+                break
+            child = node.child(i)
+        else:
+            kids = node.children
+            if not kids or len(kids) > SCAN_LIMIT:
+                break
+            child = None
+            for c in kids:
+                if c.source is node.source and c.size > 0 and c.offset <= offset < c.offset + c.size:
+                    child = c
+                    break
+            if child is None:
+                break
+            if child.parent is None:
+                child.parent = node
         if child.source is not node.source:
             break
         node = child

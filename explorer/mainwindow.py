@@ -21,6 +21,7 @@ from .pipelinepanel import PipelinePanel
 from .session import Session
 from .stages import StageMark, datetime_unit
 from .treepanel import TreePanel
+from .verifier import Verifier
 
 APP_NAME = "arrayscope"
 MAX_RECENT = 10
@@ -47,6 +48,11 @@ class MainWindow(QMainWindow):
         self.loader.loaded.connect(self._loaded)
         self.loader.failed.connect(self._load_failed)
         self.loader.cancelled.connect(self._load_cancelled)
+        self.verifier = Verifier(self)
+        self.verifier.done.connect(self._verified)
+        self.verifier.failed.connect(lambda msg: self.diag.verify_failed(msg))
+        self._open_format: Optional[str] = None
+        self._open_key: Optional[bytes] = None
 
         # central: start page / hex tabs + find bar
         self.start = startpage.StartPage(self)
@@ -56,6 +62,7 @@ class MainWindow(QMainWindow):
         self.tabs = HexTabs(self)
         self.tabs.on_new_view = self._wire_view
         self.tabs.currentSourceChanged.connect(self._tab_changed)
+        self.tabs.sourceClosed.connect(self._source_closed)
         self.findbar = FindBar(self)
         self.findbar.hide()
         self.findbar.findRequested.connect(self._find)
@@ -83,6 +90,7 @@ class MainWindow(QMainWindow):
         self.browser.nodeActivated.connect(lambda n: self.select_node(n, origin="browser"))
         self.diag = DiagnosticsPanel(self)
         self.diag.nodeActivated.connect(lambda n: self.select_node(n, origin="diagnostics"))
+        self.diag.findingActivated.connect(self.goto_finding)
         self.diag.countsChanged.connect(self._diag_counts)
         self.d_browser = self._dock("Array", "dock_array", self.browser, Qt.LeftDockWidgetArea)
         self.d_tree = self._dock("Structure", "dock_tree", self.tree, Qt.LeftDockWidgetArea)
@@ -236,6 +244,7 @@ class MainWindow(QMainWindow):
                     from formats.context import load_key
                     key = self.key = load_key(kf)
         self._pending_select = select
+        self._open_format, self._open_key = as_format, key
         if sync:
             import formats
 
@@ -290,18 +299,24 @@ class MainWindow(QMainWindow):
             self._pending_select = None
 
     def set_document(self, doc) -> None:
+        self.tabs.clear_all()   # before closing the old sources: no view may read them after
         if self.session is not None:
             self.session.close()
         self.session = Session(doc)
         self.path = doc.path
         self.current_node = None
         self._units = {}
-        self.tabs.clear_all()
         self.tree.set_root(doc.root)
-        self.browser.set_root(doc.root if doc.is_dir else None)
+        self.browser.set_root(doc.root if doc.is_dir else None, doc.format)
+        self.d_browser.setWindowTitle({"scdl": "Archive", "zarr": "Hierarchy"}.get(doc.format, "Array"))
         self.d_browser.setVisible(doc.is_dir)
         self.pipeline.set_session(self.session)
         self.diag.set_nodes(doc.diagnostics())
+        self.verifier.cancel()
+        if os.path.exists(doc.path):
+            self.diag.set_verifying(True)
+            self.verifier.start(doc.path, self._open_key if self._open_key is not None else doc.ctx.key,
+                                self._open_format)
         self.stack.setCurrentIndex(1)
         self._show_docks(True)
         self.setWindowTitle(f"{os.path.basename(doc.path.rstrip('/'))} — {APP_NAME}")
@@ -320,12 +335,13 @@ class MainWindow(QMainWindow):
         return None
 
     def close_document(self) -> None:
+        self.verifier.cancel()
+        self.tabs.clear_all()
         if self.session is not None:
             self.session.close()
         self.session = None
         self.path = None
         self.current_node = None
-        self.tabs.clear_all()
         self.tree.set_root(None)
         self.browser.set_root(None)
         self.pipeline.set_session(None)
@@ -466,6 +482,55 @@ class MainWindow(QMainWindow):
         if v is not None:
             self._cursor_changed(v)
 
+    # ---- verify findings --------------------------------------------------------------
+    def _verified(self, findings) -> None:
+        if self.session is not None:
+            self.diag.add_findings(findings)
+
+    def goto_finding(self, f: dict) -> None:
+        """Show a verify finding: its node when the tree has it (by path), else the node
+        holding byte `offset` of its source, with the cursor on that byte."""
+        if self.session is None or not f:
+            return
+        from .nodepath import resolve
+
+        doc = self.session.document
+        node, _msg = resolve(doc.root, f.get("node") or "") if f.get("node") else (None, "")
+        src = doc.source_by_name(f.get("source") or "")
+        off = f.get("offset")
+        if node is not None and (src is None or node.source is src):
+            self.select_node(node, origin="diagnostics")
+            return
+        if src is None:
+            self.st_value.setText(f"{f.get('source')}: not a source of this document")
+            return
+        at = self.session.node_at(src, off or 0)
+        if at is not None:
+            self.select_node(at, origin="diagnostics")
+        view = self.tabs.view_for(src)
+        if off is not None and 0 <= off < max(1, src.size):
+            view.set_cursor(off, scroll=False)
+            view.scroll_to(off, center=True)
+        self.st_value.setText(f"{f.get('status')}: {f.get('message')}")
+
+    def _source_closed(self, src) -> None:
+        """A hex tab was closed: a filter-stage output made by the pipeline panel is dropped
+        from the document (Document.remove_derived) and its nodes leave the tree; other
+        sources (files, payloads parsed at open) stay, only their view is gone."""
+        if self.session is None or not self.pipeline.is_stage_source(src):
+            return
+        node = self.pipeline.forget_source(src)
+        self.session.document.remove_derived(src)
+        self._units.pop(id(src), None)
+        if node is not None and node.parent is not None:
+            parent = node.parent
+            cur = self.current_node
+            inside = cur is not None and cur.source is src
+            self.tree.model.remove_child(parent, node)
+            self.session.index.invalidate()
+            if inside:
+                self.select_node(parent)
+
     def _stage_ready(self, chunk_node, stage_node, show_source) -> None:
         if self.session is None:
             return
@@ -590,6 +655,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, e) -> None:
         self.loader.cancel()
+        self.verifier.cancel()
         if self.session is not None:
             self.settings.setValue("state", self.saveState())
         self.settings.setValue("geometry", self.saveGeometry())

@@ -3,6 +3,8 @@ forward, ending in a table of typed cells; and a pipeline editor to try other fi
 the decoded cells (teaching)."""
 from __future__ import annotations
 
+import html
+import os
 from typing import Dict, List, Optional
 
 from PySide6.QtCore import Qt, Signal
@@ -14,11 +16,13 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDoubleSpinBox, QFo
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from formats import filters as F
+from formats.tiledb import tile_cells as TC
 from formats.tiledb.enums import DATATYPE_NAMES
 
 from . import stages as S
 from . import theme
-from .cellsmodel import CellsModel
+from .cellsmodel import CellsModel, TileCellsModel
+from .recordsmodel import RecordsModel, zarr_chunk_of
 
 CHECK_TEXT = {"identical": "✓ identical", "re-encoded": "≈ re-encoded", "different": "✗ different",
               "failed": "✗ failed"}
@@ -35,6 +39,8 @@ class ChunkState:
         self.checks: List[S.ForwardCheck] = []
         self.sources: Dict[int, object] = {}   # k -> derived source
         self.nodes: Dict[int, object] = {}     # k -> stage root node
+        self.where: Optional[TC.FieldTile] = None   # field / part / tile of a data file
+        self.paired: Optional[TC.TileCells] = None  # the tile's cells with sibling tiles
 
 
 class PipelinePanel(QWidget):
@@ -48,6 +54,7 @@ class PipelinePanel(QWidget):
         self._states: Dict[int, ChunkState] = {}
         self._tile_node = None
         self._tile = None
+        self._by_source: Dict[int, tuple] = {}   # id(stage source) -> (ChunkState, k)
 
         self.title = QLabel("Select a tile or a chunk to see its filter pipeline.", self)
         self.title.setWordWrap(True)
@@ -85,13 +92,19 @@ class PipelinePanel(QWidget):
         self.tree.itemClicked.connect(self._row_clicked)
 
         self.cells = CellsModel(self)
+        self.tile_cells = TileCellsModel(self)
+        self.records = RecordsModel(self)
+        self.zarr = None   # the Zarr chunk shown (ZarrChunk) when not a TileDB chunk
         self.cells_view = QTableView(self)
         self.cells_view.setModel(self.cells)
+        self.cells_view.setWordWrap(False)
+        self.cells_view.clicked.connect(self._cell_clicked)
         self.cells_view.setAlternatingRowColors(True)
         self.cells_view.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.cells_view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         self.cells_view.horizontalHeader().setStretchLastSection(True)
         self.cells_label = QLabel("Reverse the pipeline to see the cells.", self)
+        self.cells_label.setWordWrap(True)
         cells_box = QWidget(self)
         cl = QVBoxLayout(cells_box)
         cl.setContentsMargins(0, 0, 0, 0)
@@ -123,11 +136,24 @@ class PipelinePanel(QWidget):
     def set_session(self, session) -> None:
         self.session = session
         self.state = None
+        self.zarr = None
         self._states.clear()
+        self._by_source.clear()
         self._tile_node = self._tile = None
         self.tree.clear()
         self.cells.set_cells(None, 6)
-        self.title.setText("Select a tile or a chunk to see its filter pipeline.")
+        self.tile_cells.set_tile(None)
+        self.records.set_chunk(None)
+        self._use_model(self.cells)
+        self.cells_label.setText("Reverse the pipeline to see the cells.")
+        self.editor.set_specs([], None)
+        self.editor.set_cells(None)
+        fmt = getattr(getattr(session, "document", None), "format", None)
+        self.title.setText({
+            "scdl": "SCDL arrays are stored raw (no filters, no codecs): their values are the "
+                    "tree's nodes and the hex view's bytes.",
+            "zarr": "Select a chunk file (or a record) to see its codec chain and its records.",
+        }.get(fmt, "Select a tile or a chunk to see its filter pipeline."))
         self.chunk_combo.setVisible(False)
         self._enable(False)
 
@@ -140,9 +166,17 @@ class PipelinePanel(QWidget):
         """Show the pipeline of the chunk or tile `node` belongs to; False when none."""
         chunk_node, ci, tile_node, ti = S.find_chunk_context(node)
         if ci is None:
-            return False
-        if self.state is not None and self.state.ci is ci:
+            doc = self.session.document if self.session is not None else None
+            zc = zarr_chunk_of(doc, node)
+            if zc is None:
+                return False
+            if self.zarr is None or self.zarr.file_node is not zc.file_node:
+                self._show_zarr(zc)
+            self._select_record_row(node)
             return True
+        if self.state is not None and self.state.ci is ci and self.zarr is None:
+            return True
+        self.zarr = None
         self._tile_node, self._tile = tile_node, ti
         self.chunk_combo.blockSignals(True)
         self.chunk_combo.clear()
@@ -170,20 +204,147 @@ class PipelinePanel(QWidget):
         st = self._states.get(id(ci))
         if st is None:
             st = ChunkState(chunk_node, ci)
+            st.where = self._locate(ci)
             self._states[id(ci)] = st
         self.state = st
         info = ci.info
         src = getattr(ci.source, "name", "")
         dt = DATATYPE_NAMES.get(info.datatype, str(info.datatype))
         pipe = " → ".join(S.describe_spec(s) for s in ci.specs) or "no filters"
+        muted = theme.muted_color().name()
+        field = ""
+        if st.where is not None:
+            field = f"<b>{html.escape(st.where.describe(), quote=False)}</b><br>"
+        short = src.rsplit("/", 1)[-1]
         self.title.setText(
-            f"<b>Chunk {ci.index + 1}</b> of <code>{src}</code> @ 0x{ci.metadata_offset - 12:X}: "
+            f"{field}<b>Chunk {ci.index + 1}</b> of <code>{html.escape(short)}</code> "
+            f"@ 0x{ci.metadata_offset - 12:X}: "
             f"{ci.filtered_length:,} B on disk (+{ci.metadata_length:,} B metadata) → "
             f"{ci.original_length:,} B of {dt} ({info.role})<br>"
-            f"<span style='color:gray'>pipeline: {pipe}</span>")
+            f"<span style='color:{muted}'>pipeline: {html.escape(pipe)}</span>")
+        self.title.setToolTip(src)
         self.editor.set_specs(ci.specs, info)
         self._enable(True)
         self._refresh()
+
+    def _locate(self, ci) -> Optional[TC.FieldTile]:
+        """The attribute / dimension, part and tile of a data file's chunk (None for other
+        tiles: generic tiles, label arrays, files without readable fragment metadata)."""
+        if self.session is None:
+            return None
+        try:
+            return TC.locate(self.session.document, ci.source, ci.metadata_offset)
+        except Exception:  # noqa: BLE001 - a title is not worth an exception
+            return None
+
+    def _show_zarr(self, zc) -> None:
+        """A Zarr chunk: its codec chain (reversed when the array was opened; each stage's
+        output is a derived source with its own tab) and its records."""
+        self.zarr = zc
+        self.state = None
+        self.chunk_combo.setVisible(False)
+        self._enable(False)
+        fn, meta = zc.file_node, zc.meta
+        muted = theme.muted_color().name()
+        codecs = " → ".join(c.label for c in meta.codecs) or "no codecs"
+        where = f" {list(zc.coords)}" if zc.coords is not None else ""
+        arr = os.path.basename(meta.path.rstrip("/")) or meta.path
+        self.title.setText(
+            f"<b>Zarr v{meta.zarr_format} chunk{html.escape(where)}</b> of array "
+            f"<code>{html.escape(arr)}</code>: <code>{html.escape(str(fn.value or fn.name))}</code>, "
+            f"{fn.size:,} B stored<br><span style='color:{muted}'>codecs: {html.escape(codecs)} "
+            f"— reversed at open; click a stage for its bytes</span>")
+        self.tree.clear()
+        top = QTreeWidgetItem(["Stored chunk", f"{fn.size:,}", "stored", ""])
+        top.setData(0, Qt.UserRole, ("node", fn))
+        top.setIcon(0, theme.kind_icon("payload"))
+        self.tree.addTopLevelItem(top)
+        for st in zc.stages:
+            bad = any(n.status == "error" for n in st.walk())
+            out = st.display_text()
+            it = QTreeWidgetItem([f"⟲ {st.name}", f"{st.size:,}", "failed" if bad else "reversed", out])
+            it.setIcon(0, theme.status_icon("error" if bad else "ok"))
+            it.setData(0, Qt.UserRole, ("node", st))
+            it.setToolTip(0, f"{st.name}: its input bytes ({getattr(st.source, 'name', '')}); "
+                             f"{out}")
+            for c in st.iter_children():
+                ci = QTreeWidgetItem([c.name, f"{c.size:,}", "", c.display_text()])
+                ci.setData(0, Qt.UserRole, ("node", c))
+                ci.setIcon(0, theme.kind_icon(c.kind))
+                it.addChild(ci)
+            self.tree.addTopLevelItem(it)
+        rec = zc.records
+        if rec is not None:
+            it = QTreeWidgetItem(["Records", f"{rec.size:,}", "decoded", rec.display_text()])
+            it.setIcon(0, theme.kind_icon("cells"))
+            it.setData(0, Qt.UserRole, ("node", rec))
+            self.tree.addTopLevelItem(it)
+        self.records.set_chunk(zc)
+        self._use_model(self.records)
+        self.editor.set_specs([], None)
+        if rec is not None:
+            n_out = 0 if self.records.inside is None else int((~self.records.inside).sum())
+            self.cells_label.setText(
+                f"{self.records.n:,} records × {meta.rtype.itemsize} B ({len(self.records.leaves)} "
+                f"fields) from tab “{getattr(rec.source, 'name', '')}”"
+                + (f"; {n_out} outside the array (edge padding, greyed)" if n_out else ""))
+        else:
+            self.cells_label.setText("The chunk could not be decoded: see Diagnostics.")
+
+    def _select_record_row(self, node) -> None:
+        """Follow the selection in the records table (the record `node` is or is inside)."""
+        rec = self.zarr.records if self.zarr is not None else None
+        if rec is None or self.cells_view.model() is not self.records:
+            return
+        n = node
+        while n is not None and n.parent is not rec:
+            n = n.parent
+        if n is None or n.source is not rec.source or not rec.size:
+            return
+        row = (n.offset - rec.offset) // max(1, self.zarr.meta.rtype.itemsize)
+        if 0 <= row < self.records.rowCount():
+            idx = self.records.index(row, 0)
+            self.cells_view.blockSignals(True)
+            self.cells_view.setCurrentIndex(idx)
+            self.cells_view.scrollTo(idx)
+            self.cells_view.blockSignals(False)
+
+    def _use_model(self, model) -> None:
+        if self.cells_view.model() is not model:
+            self.cells_view.setModel(model)
+            h = self.cells_view.horizontalHeader()
+            h.setStretchLastSection(True)
+            if model is self.tile_cells:
+                self.cells_view.setColumnWidth(0, 240)
+                self.cells_view.setColumnWidth(1, 80)
+                self.cells_view.setColumnWidth(2, 50)
+            elif model is self.records:
+                h.setStretchLastSection(False)
+                self.cells_view.resizeColumnsToContents()
+
+    def _show_paired(self, st: ChunkState) -> bool:
+        """Show the tile's cells paired with its sibling tiles; False when not applicable."""
+        w = st.where
+        if w is None or not w.paired or self.session is None:
+            return False
+        if st.paired is None:
+            st.paired = TC.tile_cells(self.session.document, w, self.session.key)
+        tc = st.paired
+        if tc.error is not None and tc.count == 0:
+            self.cells_label.setText(f"Cannot pair the tile's sibling files: {tc.error}")
+            return False
+        self.tile_cells.set_tile(tc)
+        self._use_model(self.tile_cells)
+        files = " + ".join(f"{n} ({'offsets' if p == 'fixed' and w.var else p if p != 'fixed' else 'data'})"
+                           for p, n in tc.sources.items())
+        text = (f"Tile {w.tile_index + 1} of {w.field_kind} '{w.field_name}': {tc.summary()} "
+                f"— paired from {files}")
+        for note in tc.notes:
+            text += f"; {note}"
+        if tc.error:
+            text += f"; error: {tc.error}"
+        self.cells_label.setText(text)
+        return True
 
     # ---- actions ---------------------------------------------------------------------
     def reverse_next(self) -> None:
@@ -232,6 +393,7 @@ class PipelinePanel(QWidget):
         node = S.build_stage_nodes(src, ci.specs, k, stage, ci.info, ci)
         st.sources[k] = src
         st.nodes[k] = node
+        self._by_source[id(src)] = (st, k)
         if st.chunk_node is not None:
             self.session.attach(st.chunk_node, node)
         self.stageReady.emit(st.chunk_node, node, None)
@@ -307,15 +469,18 @@ class PipelinePanel(QWidget):
                 it.setExpanded(k == n - 1)
         cells_stage = run.stages[0] if run is not None else None
         if cells_stage is not None and run.error is None:
-            arr = S.cell_array(cells_stage.data_bytes, ci.info)
-            src = st.sources.get(0)
-            self.cells.set_cells(arr, ci.info.datatype, 0)
-            dt = DATATYPE_NAMES.get(ci.info.datatype, "?")
-            self.cells_label.setText(f"{arr.shape[0]:,} cells of {dt} — {len(cells_stage.data_bytes):,} B"
-                                     + (f" (tab “{src.name}”)" if src is not None else ""))
             self.editor.set_cells(cells_stage.data_bytes)
+            if not self._show_paired(st):
+                arr = S.cell_array(cells_stage.data_bytes, ci.info)
+                src = st.sources.get(0)
+                self.cells.set_cells(arr, ci.info.datatype, 0)
+                self._use_model(self.cells)
+                dt = DATATYPE_NAMES.get(ci.info.datatype, "?")
+                self.cells_label.setText(f"{arr.shape[0]:,} cells of {dt} — {len(cells_stage.data_bytes):,} B"
+                                         + (f" (tab “{src.name}”)" if src is not None else ""))
         else:
             self.cells.set_cells(None, ci.info.datatype)
+            self._use_model(self.cells)
             self.cells_label.setText("Reverse every stage to see the cells." if run is None or run.error is None
                                      else f"Cannot reach the cells: {run.error}")
             self.editor.set_cells(None)
@@ -344,6 +509,38 @@ class PipelinePanel(QWidget):
                         out.setdefault(k, []).append(c)
         return out
 
+    def is_stage_source(self, src) -> bool:
+        return id(src) in self._by_source
+
+    def forget_source(self, src):
+        """A stage tab was closed: drop the stage's source and node from the chunk's state.
+        Returns the stage root node (for the window to detach), or None."""
+        hit = self._by_source.pop(id(src), None)
+        if hit is None:
+            return None
+        st, k = hit
+        st.sources.pop(k, None)
+        node = st.nodes.pop(k, None)
+        if st is self.state:
+            self._refresh()
+        return node
+
+    def _cell_clicked(self, index) -> None:
+        """A row of the cells / records table: select that cell's or record's node."""
+        r = index.row()
+        node = None
+        if self.zarr is not None and self.cells_view.model() is self.records:
+            rec = self.zarr.records
+            if rec is not None and r < rec.child_count():
+                node = rec.child(r)
+        elif self.state is not None and self.cells_view.model() is self.cells:
+            stage0 = self.state.nodes.get(0)
+            cells = stage0.find("Cells") if stage0 is not None else None
+            if cells is not None and r < cells.child_count():
+                node = cells.child(r)
+        if node is not None:
+            self.nodeRequested.emit(node)
+
     def _row_clicked(self, item: QTreeWidgetItem, _c: int) -> None:
         d = item.data(0, Qt.UserRole)
         if d and d[0] == "node":
@@ -360,6 +557,8 @@ class PipelinePanel(QWidget):
             k = d[1]
             if k not in st.nodes and st.reached > k:
                 self._reverse_to(k)
+            elif k not in st.nodes and st.run is not None and st.run.stages[k] is not None:
+                self._make_stage(st, k, st.run.stages[k])   # its tab was closed: make it again
             node = st.nodes.get(k)
             if node is not None:
                 self.nodeRequested.emit(node)

@@ -18,8 +18,11 @@ SAMPLE_NOTES = {
                     "DoubleDelta+checksum, none); two fragments; array metadata",
     "tiledb_sparse": "TileDB sparse array: var-length strings, a nullable float, an enumeration",
     "tiledb_encrypted": "TileDB array encrypted with AES-256-GCM (key: tiledb_encrypted.key)",
-    "scdl": "SCDL single-cell archive",
-    "zarr_struct": "Zarr array with a structured dtype",
+    "scdl": "SCDL single-cell archive: header.sch, CSR data / row_ptr / col_ptr, neighbours, "
+            "feature indices (NPY + Parquet)",
+    "zarr_struct": "Zarr v3 array of a nested struct dtype (id, pos.x, pos.y, label, ok): "
+                   "zstd with checksum, 2-D chunks with edge padding",
+    "zarr_v2_blosc": "Zarr v2 struct array: Blosc (LZ4, byte shuffle) chunks",
 }
 DEFAULT_SAMPLE = "tiledb_dense"
 
@@ -95,8 +98,8 @@ class StartPage(QWidget):
         grid.addWidget(QLabel("<b>Recent</b>", self), 0, 1)
         grid.addWidget(self.samples, 1, 0)
         grid.addWidget(self.recent, 1, 1)
-        self.samples.setMaximumHeight(260)
-        self.recent.setMaximumHeight(260)
+        self.samples.setMaximumHeight(420)
+        self.recent.setMaximumHeight(420)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 2)
         box = QFrame(self)

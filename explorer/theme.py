@@ -31,8 +31,9 @@ def kind_color(kind: str, strength: float = 1.0) -> QColor:
         c = QColor(128, 128, 128)
         c.setAlpha(int((70 if dark else 45) * strength))
         return c
-    c = QColor.fromHsl(hue, 170 if dark else 200, 110 if dark else 165)
-    c.setAlpha(max(0, min(255, int((120 if dark else 110) * strength))))
+    # dark: a deeper tint, so light text (and the dimmed zero bytes) stay readable on it
+    c = QColor.fromHsl(hue, 150 if dark else 200, 85 if dark else 165)
+    c.setAlpha(max(0, min(255, int((125 if dark else 110) * strength))))
     return c
 
 
@@ -54,6 +55,11 @@ def warning_color() -> QColor:
 
 def ok_color() -> QColor:
     return QColor(90, 200, 110) if is_dark() else QColor(20, 140, 50)
+
+
+def muted_color() -> QColor:
+    """Secondary text (nulls, hints) that stays readable on light and dark palettes."""
+    return QColor(150, 150, 150) if is_dark() else QColor(120, 120, 120)
 
 
 def mono_font(point_size: int = 0) -> QFont:

@@ -290,6 +290,38 @@ class NodeTreeModel(QAbstractItemModel):
         it.hi = new_count
         self.endInsertRows()
 
+    def remove_child(self, node, child) -> bool:
+        """Detach `child` from `node`'s (list) children and remove its row."""
+        if node is None or node.is_lazy:
+            return False
+        kids = node.children
+        pos = next((i for i, c in enumerate(kids) if c is child), None)
+        if pos is None:
+            return False
+        idx = self.index_for_node(node) if node is not self._root_node or self.show_root else QModelIndex()
+        it = self.item(idx)
+        if it.bucket or it.node is not node or it.kids is None or it.count > PAGE:
+            # rows not built (or paged): just change the node and the item's extent
+            del kids[pos]
+            child.parent = None
+            if it.node is node and not it.bucket:
+                it.hi = node.child_count()
+                if it.kids is not None:
+                    self.beginResetModel()
+                    it.kids = None
+                    self.endResetModel()
+            return True
+        row = pos - it.lo
+        self.beginRemoveRows(idx, row, row)
+        del kids[pos]
+        child.parent = None
+        del it.kids[row]
+        for k, x in enumerate(it.kids):
+            x.row = k
+        it.hi = node.child_count()
+        self.endRemoveRows()
+        return True
+
 
 def _esc(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -59,6 +59,19 @@ class Document:
         self._names[unique] = src
         return src
 
+    def remove_derived(self, source) -> bool:
+        """Forget derived source `source` (the window closed a filter-stage tab): it leaves
+        `derived` and its name is free again. Returns False when it is not a derived source
+        of this document. Nodes that point into it are the caller's to detach."""
+        for i, s in enumerate(self.derived):
+            if s is source:
+                del self.derived[i]
+                name = getattr(source, "name", None)
+                if name is not None and self._names.get(name) is source:
+                    del self._names[name]
+                return True
+        return False
+
     def source_by_name(self, name: str) -> Optional[ByteSource]:
         return self._names.get(name)
 

@@ -10,7 +10,13 @@ fragment names only differ by their random UUIDs.
 - tiledb_dense/      dense 2-D array, one attribute per filter stack, two fragments, metadata
 - tiledb_sparse/     sparse array: var-length strings, a nullable attribute, an enumeration
 - tiledb_encrypted/  dense array encrypted with AES-256-GCM; the key is in tiledb_encrypted.key
-- scdl/, zarr_struct/  (added when those formats land; see make_scdl / make_zarr below)
+- scdl/              a small SCDL single-cell archive (copied from tests/data/scdl/basic)
+- zarr_struct/       Zarr v3 array of a nested struct dtype (with a fixed-length string),
+                     zstd with checksum, 2-D chunk grid with edge chunks
+- zarr_v2_blosc/     Zarr v2 array of a flat struct dtype, Blosc(lz4, byte shuffle)
+
+    python resources/make_samples.py --only scdl     # no tiledb needed
+    python resources/make_samples.py --only zarr     # needs zarr (3.x) and numcodecs
 """
 from __future__ import annotations
 
@@ -105,7 +111,9 @@ def make_tiledb_sparse() -> str:
     n = 100
     x = np.arange(0, n * 37, 37, dtype=np.uint64)
     names = np.array([f"cell-{i}" * (1 + i % 3) for i in range(n)], dtype=object)
-    score = np.ma.masked_array(np.linspace(0, 1, n, dtype=np.float32), mask=(np.arange(n) % 7 == 0))
+    # tiledb-py drops a masked array's mask in sparse writes; None in an object array is a null
+    lin = np.linspace(0, 1, n, dtype=np.float32)
+    score = np.array([None if i % 7 == 0 else lin[i] for i in range(n)], dtype=object)
     with tiledb.open(path, "w", timestamp=1_700_000_000_000) as A:
         A[x] = {"name": names, "score": score, "colour": (np.arange(n) % 3).astype(np.uint8)}
     return path
@@ -130,8 +138,66 @@ def make_tiledb_encrypted() -> str:
     return path
 
 
+def make_scdl() -> str:
+    """The `basic` fixture of the SCDL tests (written by bionemo-scdl's layout, see
+    tests/data/scdl/make_fixtures.py): header.sch, the CSR arrays, metadata, features."""
+    src = os.path.join(os.path.dirname(HERE), "tests", "data", "scdl", "basic")
+    path = _fresh("scdl")
+    shutil.copytree(src, path)
+    return path
+
+
+ZARR_NESTED = np.dtype([("id", "<u4"), ("pos", [("x", "<f4"), ("y", "<f4")]),
+                        ("label", "<U6"), ("ok", "?")])
+ZARR_FLAT = np.dtype([("id", "<i4"), ("weight", "<f8"), ("code", "S4")])
+
+
+def _zarr_records(dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    a = np.zeros(shape, dtype)
+    n = a.size
+    words = ["alpha", "beta", "gamma", "delta", "eps", "zeta"]
+    flat = a.reshape(-1)
+    flat["id"] = np.arange(n) + 100
+    if "pos" in dtype.names:
+        flat["pos"]["x"] = np.round(rng.normal(size=n), 3)
+        flat["pos"]["y"] = np.arange(n, dtype=np.float32) / 4
+        flat["label"] = [words[i % len(words)] for i in range(n)]
+        flat["ok"] = np.arange(n) % 3 != 0
+    else:
+        flat["weight"] = np.round(rng.uniform(50, 90, n), 2)
+        flat["code"] = [w[:4].upper().encode() for w in (words * n)[:n]]
+    return a
+
+
+def make_zarr_struct() -> str:
+    import zarr
+    from zarr.codecs import ZstdCodec
+
+    path = _fresh("zarr_struct")
+    data = _zarr_records(ZARR_NESTED, (6, 5), 11)
+    z = zarr.create_array(path, shape=data.shape, chunks=(4, 4), dtype=ZARR_NESTED, zarr_format=3,
+                          compressors=[ZstdCodec(level=3, checksum=True)])
+    z[...] = data
+    return path
+
+
+def make_zarr_v2_blosc() -> str:
+    import numcodecs
+    import zarr
+
+    path = _fresh("zarr_v2_blosc")
+    data = _zarr_records(ZARR_FLAT, (40,), 5)
+    z = zarr.create_array(path, shape=data.shape, chunks=(16,), dtype=ZARR_FLAT, zarr_format=2,
+                          compressors=numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE))
+    z[...] = data
+    return path
+
+
 MAKERS = {
     "tiledb": [make_tiledb_dense, make_tiledb_sparse, make_tiledb_encrypted],
+    "scdl": [make_scdl],
+    "zarr": [make_zarr_struct, make_zarr_v2_blosc],
 }
 
 
