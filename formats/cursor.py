@@ -54,7 +54,9 @@ _PRIMS = {
 }
 
 
-def format_scalar(v) -> str:
+def format_scalar(v, bits: int = 64) -> str:
+    """A value as a person reads it; floats of `bits` < 64 at their own shortest round-trip
+    form (a float32 0.57 shows as 0.57, not 0.5699999928474426)."""
     if isinstance(v, float):
         if math.isnan(v):
             return "NaN"
@@ -62,6 +64,10 @@ def format_scalar(v) -> str:
             return "inf" if v > 0 else "-inf"
         if v == 0.0 and math.copysign(1.0, v) < 0:
             return "-0.0"
+        if bits == 32:
+            return str(np.float32(v))
+        if bits == 16:
+            return str(np.float16(v))
         return repr(v)
     return str(v)
 
@@ -165,7 +171,7 @@ class Cursor:
             label_name = enum.get(v)
             text = f"{v} ({label_name})" if label_name is not None else f"{v} (unknown)"
         elif text is None:
-            text = format_scalar(v)
+            text = format_scalar(v, size * 8)
         n = Node(name, nk, self.source, self.pos, size, value=v, display=text, doc=doc, type=label)
         if enum is not None and enum.get(v) is None:
             n.mark(WARNING, f"{name}: unknown value {v}; known: "
@@ -258,7 +264,7 @@ class Cursor:
         def make(i: int, arr=arr) -> Node:
             v = arr[i].item()
             return Node(item_name.format(i=i + 1, i0=i), "field", src, base + i * size, size,
-                        value=v, display=format_scalar(v), type=label, doc=item_doc)
+                        value=v, display=format_scalar(v, size * 8), type=label, doc=item_doc)
 
         value = arr.tolist() if count <= MAX_VALUE_LIST else None
         disp = _summary(arr, count)
@@ -317,5 +323,6 @@ class Cursor:
 def _summary(arr: np.ndarray, count: int) -> str:
     if count == 0:
         return "[]"
-    head = ", ".join(format_scalar(x) for x in arr[:8].tolist())
+    bits = arr.dtype.itemsize * 8
+    head = ", ".join(format_scalar(x, bits) for x in arr[:8].tolist())
     return f"[{head}{', …' if count > 8 else ''}] ({count} items)"

@@ -99,7 +99,7 @@ def format_value(dt: int, raw: bytes):
     vals = [x.item() for x in arr]
     if dt == 41:
         vals = [bool(v) for v in vals]
-    texts = [format_scalar(v) for v in vals]
+    texts = [format_scalar(v, size * 8) for v in vals]
     unit = DATETIME_UNITS.get(dt)
     if unit is not None:
         texts = [_dt_text(v, unit) for v in vals]

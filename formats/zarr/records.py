@@ -43,14 +43,23 @@ def _kind(f: Field) -> str:
     return {"U": "string", "S": "string", "V": "bytes", "b": "flag"}.get(f.base.kind, "field")
 
 
-def _text(v) -> str:
+def _text(v, bits: int = 64) -> str:
     from ..cursor import format_scalar
     if isinstance(v, str):
         return repr(v)
     if isinstance(v, list):
-        inner = ", ".join(_text(x) for x in v[:8])
+        inner = ", ".join(_text(x, bits) for x in v[:8])
         return f"[{inner}{', …' if len(v) > 8 else ''}]"
-    return format_scalar(v)
+    return format_scalar(v, bits)
+
+
+def _float_bits(f: Field) -> int:
+    """Display precision of a field's floats (complex parts count half the item size)."""
+    if f.base.kind == "f":
+        return f.base.itemsize * 8
+    if f.base.kind == "c":
+        return f.base.itemsize * 4
+    return 64
 
 
 class RecordView:
@@ -78,7 +87,7 @@ class RecordView:
         kind = _kind(f)
         if f.shape:
             n = Node(name or f.leaf_name, "array", self.src, off, f.size, value=v,
-                     display=_text(v), doc=field_doc(f), type=f.type_text())
+                     display=_text(v, _float_bits(f)), doc=field_doc(f), type=f.type_text())
             esize = f.base.itemsize
 
             def elem(i: int, off=off, shape=f.shape) -> Node:
@@ -96,11 +105,11 @@ class RecordView:
                      display=hex_preview(self.src.read(off, 16)) if f.size else "(empty)",
                      doc=field_doc(f), type=f.type_text())
             return n
-        disp = _text(v)
+        disp = _text(v, _float_bits(f))
         if f.name in self.swapped and f.base.itemsize > 1:
             other = np.frombuffer(self.src.read(off, f.size),
                                   dtype=f.base.newbyteorder(">" if f.base.byteorder != ">" else "<"))
-            disp += f" (big-endian reading: {_text(to_python(other[0]))})"
+            disp += f" (big-endian reading: {_text(to_python(other[0]), _float_bits(f))})"
         return Node(name or f.leaf_name, kind, self.src, off, f.size, value=v, display=disp,
                     doc=field_doc(f), type=f.type_text())
 
