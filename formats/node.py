@@ -1,6 +1,7 @@
 """Annotated byte ranges: the tree every view (CLI, GUI, tests) shows."""
 from __future__ import annotations
 
+import math
 from typing import Callable, Iterator, List, Optional, Sequence, Union
 
 from .fielddoc import FieldDoc
@@ -191,6 +192,10 @@ class Node:
                 f"@{self.offset}+{self.size} {self.display_text()[:40]!r} {self.status}>")
 
 
+_JSON_SCALARS = {int, bool, str, type(None)}
+_FLOATS = {float}
+
+
 def json_value(v):
     """A node value as JSON: scalars, lists, None; bytes are not values (null)."""
     if v is None or isinstance(v, (bool, int, str)):
@@ -202,6 +207,12 @@ def json_value(v):
     if isinstance(v, (bytes, bytearray, memoryview)):
         return None
     if isinstance(v, (list, tuple)):
+        if len(v) > 64:  # a column of plain cells (values): checked at C speed, not per item
+            kinds = set(map(type, v))
+            if kinds <= _JSON_SCALARS:
+                return v if type(v) is list else list(v)
+            if kinds == _FLOATS and all(map(math.isfinite, v)):
+                return v if type(v) is list else list(v)
         return [json_value(x) for x in v]
     if hasattr(v, "item"):
         return json_value(v.item())

@@ -35,15 +35,17 @@ def chunk_table(source, offset: int, end: int) -> List[Tuple[int, int, int, int,
     if offset + 8 > end:
         raise TileError(f"tile at {offset}: needs 8 bytes for Num chunks, {max(0, end - offset)} "
                         f"remain", offset)
-    n = _U64.unpack(source.read(offset, 8))[0]
+    mv = source.view(offset, end - offset)  # one view: no bytes copied per chunk header
+    n = _U64.unpack_from(mv, 0)[0]
     if n * 12 > end - offset - 8:
         raise TileError(f"tile at {offset}: {n} chunks cannot fit in {end - offset} bytes", offset)
     pos = offset + 8
     out = []
+    unpack = _CHUNK.unpack_from
     for _ in range(n):
         if pos + 12 > end:
             raise TileError(f"tile at {offset}: chunk header at {pos} runs past the tile", pos)
-        orig, filt, mdl = _CHUNK.unpack(source.read(pos, 12))
+        orig, filt, mdl = unpack(mv, pos - offset)
         md = pos + 12
         data = md + mdl
         if data + filt > end:
