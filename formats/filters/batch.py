@@ -1,0 +1,163 @@
+"""Reversing many chunks of one pipeline at once, straight into an output buffer.
+
+`reverse_chunk` builds a `Stage` per filter per chunk (what the GUI shows); decoding a whole
+attribute only needs the cell bytes. For the common pipelines — an optional BYTESHUFFLE
+followed by one compressor (ZSTD, LZ4, GZIP, BZIP2 or another `CompressionFilter` that
+keeps the standard framing), or either alone — `reverse_into` decodes chunk after chunk
+without Stage objects: the compressor's own `decompress_part` (the same checks as
+`CompressionFilter.reverse`), then the byte un-shuffle of up to `GROUP` equal-sized chunks
+in one vectorised call (`bits.byteunshuffle_rows`), written where the cells belong.
+
+A chunk is only decoded here when everything the general path checks holds and the result
+is necessarily the same; anything else (another pipeline, a part table it does not expect,
+a codec error, a size mismatch) is left to the caller, which runs `reverse_chunk` on it and
+reports exactly what it always reported.
+"""
+from __future__ import annotations
+
+import struct
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import get, stage_infos
+from .base import DataInfo, FilterSpec
+from .bits import _scratch, byteunshuffle_rows
+from .compression import CompressionFilter
+
+BYTESHUFFLE = 9
+GROUP = 32  # chunks un-shuffled per numpy call (64 KiB chunks: 1 MiB, about L2)
+
+_II = struct.Struct("<II")
+_IIII = struct.Struct("<IIII")
+
+
+class Plan:
+    """How `reverse_into` runs a pipeline: `esize` (BYTESHUFFLE's element size, or 0) and
+    the compressor (or None) with its spec and DataInfo."""
+
+    def __init__(self, esize: int, comp: Optional[CompressionFilter], spec: Optional[FilterSpec],
+                 info: Optional[DataInfo]):
+        self.esize = esize
+        self.comp = comp
+        self.spec = spec
+        self.info = info
+
+
+def plan(specs: List[FilterSpec], info: DataInfo) -> Optional[Plan]:
+    """The fast plan for `specs`, or None when `reverse_chunk` must run every chunk."""
+    if not specs or len(specs) > 2:
+        return None
+    shuffle = specs[0].type == BYTESHUFFLE
+    if len(specs) == 2 and not shuffle:
+        return None
+    infos = stage_infos(specs, info)
+    esize = infos[0].value_size if shuffle else 0
+    if shuffle and esize <= 0:
+        return None
+    if len(specs) == 1 and shuffle:
+        return Plan(esize, None, None, None)
+    k = len(specs) - 1
+    f = get(specs[k].type)
+    if not isinstance(f, CompressionFilter) or type(f).reverse is not CompressionFilter.reverse:
+        return None  # a codec with its own reverse (RLE's string offsets): general path
+    return Plan(esize, f, specs[k], infos[k])
+
+
+def reverse_into(specs: List[FilterSpec], info: DataInfo,
+                 chunks: Sequence[Tuple[object, object, int, int]], out: np.ndarray,
+                 the_plan: Optional[Plan] = None) -> List[int]:
+    """Decode `chunks` — (metadata, filtered data, original length, output position), the
+    first two bytes-like — into the uint8 array `out` at their positions. Returns the
+    indices of the chunks it left alone (every chunk when the pipeline has no fast plan):
+    the caller decodes those with `reverse_chunk`. No key is taken: pipelines with
+    encryption have no fast plan."""
+    p = the_plan if the_plan is not None else plan(specs, info)
+    if p is None:
+        return list(range(len(chunks)))
+    left: List[int] = []
+    comp, cspec, cinfo, esize = p.comp, p.spec, p.info, p.esize
+    md_cache = {}
+    # the pending group: equal-sized chunks, consecutive in `out`
+    g_rows: Optional[np.ndarray] = None
+    g_n = 0
+    g_size = 0
+    g_start = 0
+
+    def flush():
+        nonlocal g_n
+        if g_n:
+            dst = out[g_start:g_start + g_n * g_size].reshape(g_n, g_size)
+            byteunshuffle_rows(g_rows[:g_n], esize, dst)
+            g_n = 0
+
+    for i, (md, data, orig, pos) in enumerate(chunks):
+        plain = _decompress(comp, cspec, cinfo, md, data, orig, esize, md_cache) \
+            if comp is not None else (_unshuffle_only(md, data, orig))
+        if plain is None:
+            left.append(i)
+            continue
+        if not esize:
+            out[pos:pos + orig] = np.frombuffer(plain, np.uint8, orig)
+            continue
+        if g_n and (orig != g_size or pos != g_start + g_n * g_size or g_n == GROUP):
+            flush()
+        if orig < esize * 64:  # small chunk: alone
+            src = np.frombuffer(plain, np.uint8, orig).reshape(1, orig)
+            byteunshuffle_rows(src, esize, out[pos:pos + orig].reshape(1, orig))
+            continue
+        if not g_n:
+            g_size, g_start = orig, pos
+            g_rows = _scratch("batch rows", (GROUP, orig), np.uint8)
+        g_rows[g_n] = np.frombuffer(plain, np.uint8, orig)
+        g_n += 1
+    flush()
+    return left
+
+
+def _unshuffle_only(md, data, orig: int):
+    """BYTESHUFFLE alone: its one-part table, then the shuffled bytes."""
+    if len(md) < 8 or len(data) != orig or _II.unpack_from(md, 0) != (1, orig):
+        return None
+    return data
+
+
+def _decompress(comp: CompressionFilter, spec: FilterSpec, info: DataInfo, md, data,
+                orig: int, esize: int, md_cache: dict):
+    """The one decompressed data part of a chunk, when its compression table is the expected
+    one ([BYTESHUFFLE's table], data) and every check of the general path passes; else
+    None."""
+    n = len(md)
+    if n < 8:
+        return None
+    nmd, ndata = _II.unpack_from(md, 0)
+    if ndata != 1 or nmd != (1 if esize else 0) or n < 8 + 8 * (nmd + ndata):
+        return None
+    view = memoryview(data)
+    if esize:
+        o1, c1, o2, c2 = _IIII.unpack_from(md, 8)
+        if o1 != 8 or o2 != orig or c1 + c2 != len(view):
+            return None
+        key = bytes(view[:c1])
+        table = md_cache.get(key)
+        if table is None:
+            try:
+                table = bytes(comp.decompress_part(view[:c1], 8, spec, info))
+            except Exception:
+                return None
+            md_cache[key] = table
+        if table != _II.pack(1, orig):
+            return None
+        part = view[c1:]
+    else:
+        o2, c2 = _II.unpack_from(md, 8)
+        if o2 != orig or c2 != len(view):
+            return None
+        part = view
+    try:
+        plain = comp.decompress_part(part, orig, spec, info)
+    except Exception:
+        return None
+    if len(plain) != orig:
+        return None
+    return plain
