@@ -65,7 +65,11 @@ def cmd_values(args) -> int:
     if args.field not in names:
         return _fail(f"unknown field {args.field!r}; fields: {', '.join(names) or '(none)'}")
     try:
-        entries = plugin.values(doc, args.field)
+        import inspect
+
+        raw_only = bool(args.raw) and "with_values" in inspect.signature(plugin.values).parameters
+        entries = plugin.values(doc, args.field, with_values=False) if raw_only \
+            else plugin.values(doc, args.field)
     except Exception as e:  # noqa: BLE001 - a message, never a traceback
         return _fail(f"cannot decode {args.field!r}: {type(e).__name__}: {e}", 1)
     if args.raw:

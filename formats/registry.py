@@ -11,7 +11,8 @@ Each format package (`formats.tiledb`, `formats.scdl`, `formats.zarr`) exposes a
 - `sniff(head: bytes, path) -> bool`: a stray file recognised by its magic or name.
 - `open_file(document, path) -> Node`: a stray file parsed without context.
 - `field_names(document) -> list[str]` and `values(document, name) -> list[dict]`:
-  the `values` command (entries `{"name", "values", "raw": bytes}`).
+  the `values` command (entries `{"name", "values", "raw": bytes}`). A plugin may accept
+  `with_values=False` to skip building Python values when only the raw bytes are wanted.
 - `verify(document) -> list[Node]`: extra checks beyond the diagnostics of the tree.
 """
 from __future__ import annotations

@@ -46,3 +46,21 @@ def test_plain_file_dump(capsys, tmp_path):
     code, out, _ = run(capsys, "dump", str(p), "--json")
     root = json.loads(out)
     assert root["size"] == 6 and root["children"][0]["kind"] == "unparsed"
+
+
+def test_values_raw_equals_tiledb(capsys, tiledb_array, tmp_path):
+    import numpy as np
+    import tiledb
+
+    path = tiledb_array("chunked_large_tile")
+    out = tmp_path / "a.bin"
+    code, _, _ = run(capsys, "values", path, "--field", "a", "--raw", str(out))
+    assert code == 0
+    with tiledb.open(path) as A:
+        expected = A[:]["a"]
+    assert np.array_equal(np.fromfile(out, dtype="<i8"), expected)
+
+
+def test_values_unknown_field_lists_fields(capsys, tiledb_array):
+    code, _, err = run(capsys, "values", tiledb_array("dense_1d"), "--field", "nope")
+    assert code == 2 and "fields: a" in err

@@ -46,10 +46,10 @@ class _TileDBPlugin:
 
         return v.field_names(document.model)
 
-    def values(self, document, name: str):
+    def values(self, document, name: str, with_values: bool = True):
         from . import values as v
 
-        return v.values(document, name, document.ctx.key)
+        return v.values(document, name, document.ctx.key, with_values)
 
     def verify(self, document):
         try:

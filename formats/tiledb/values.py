@@ -49,9 +49,11 @@ def field_names(array_model: Optional[TileDBArray]) -> List[str]:
     return out
 
 
-def values(document, name: str, key: Optional[bytes] = None) -> List[dict]:
+def values(document, name: str, key: Optional[bytes] = None,
+           with_values: bool = True) -> List[dict]:
     """Entries `{"name", "values", "raw", "error"?}` for field `name`, one per fragment
-    (fragments in name order, i.e. by timestamp). `key` decrypts encrypted arrays."""
+    (fragments in name order, i.e. by timestamp). `key` decrypts encrypted arrays.
+    `with_values=False` leaves "values" empty: only the raw bytes (`values --raw`)."""
     array: Optional[TileDBArray] = getattr(document, "model", None)
     if key is None:
         key = getattr(getattr(document, "ctx", None), "key", None)
@@ -61,7 +63,7 @@ def values(document, name: str, key: Optional[bytes] = None) -> List[dict]:
     out = []
     for frag in sorted(array.fragments, key=lambda f: f.name):
         try:
-            vals, raw = fragment_values(document, array, frag, name, key)
+            vals, raw = fragment_values(document, array, frag, name, key, with_values)
             out.append({"name": frag.name, "values": vals, "raw": raw})
         except (ValuesError, TileError) as e:
             out.append({"name": frag.name, "values": [], "raw": b"", "error": str(e)})
@@ -93,7 +95,7 @@ def _source(document, path: str):
 
 
 def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
-                    key: Optional[bytes]) -> Tuple[list, bytes]:
+                    key: Optional[bytes], with_values: bool = True) -> Tuple[list, bytes]:
     """(values, raw bytes) of field `name` in one fragment."""
     fm = _metadata(document, array, frag)
     if fm.extra.get("footer") is None or not fm.extra["footer"].complete:
@@ -122,6 +124,8 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         validity = b"".join(vt)  # views into one buffer
     if not fld.var:
         raw, _b, _o = _decode_file_buffer(document, frag, fm, fixed_role, stem + ".tdb", key)
+        if not with_values:
+            return [], raw
         return cell_values(fld.datatype, fld.cell_val_num, raw, validity=validity), raw
     fixed_tiles, _o = _decode_file(document, frag, fm, fixed_role, stem + ".tdb", key)
     vrole = file_role(schema, fm, stem + "_var.tdb")
@@ -142,6 +146,8 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         parts.append(offs.astype(np.int64) + total)
         total += len(vt)
     offsets = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    if not with_values:
+        return [], var
     return cell_values(fld.datatype, fld.cell_val_num, None, offsets, var, validity), var
 
 
