@@ -68,13 +68,16 @@ def main():
     ap.add_argument("--arrays", default=",".join(DEFAULT))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=float, default=30.0, help="seconds before a run is a hang")
+    ap.add_argument("--extras", choices=("all", "none", "only"), default="all",
+                    help="the SCDL and Zarr fixtures: with the TileDB arrays, not at all, or alone")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="arrayscope-fuzz-")
-    targets = [(n, tiledb_arrays.build(n, work),
-                tiledb_arrays.KEY.encode() if n == "encrypted" else None)
-               for n in args.arrays.split(",") if n]
-    targets += [(os.path.basename(p), p, None) for p in extra_fixtures()]
-    targets += [(os.path.basename(p), p, None) for p in zarr_fixtures(work)]
+    targets = [] if args.extras == "only" else [
+        (n, tiledb_arrays.build(n, work), tiledb_arrays.KEY.encode() if n == "encrypted" else None)
+        for n in args.arrays.split(",") if n]
+    if args.extras != "none":
+        targets += [(os.path.basename(p), p, None) for p in extra_fixtures()]
+        targets += [(os.path.basename(p), p, None) for p in zarr_fixtures(work)]
     per = max(1, args.count // len(targets))
     total = crashes = hangs = 0
     peak = 0
