@@ -5,13 +5,12 @@ is free at once and the late result is closed and dropped when it arrives.
 """
 from __future__ import annotations
 
-import itertools
 import time
 from typing import Optional
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, Signal
 
-_ids = itertools.count(1)
+from .background import JobRunner, PathJob
 
 
 class _Signals(QObject):
@@ -19,12 +18,9 @@ class _Signals(QObject):
     failed = Signal(int, str)
 
 
-class _Job(QRunnable):
-    def __init__(self, job_id: int, path: str, key: Optional[bytes], as_format: Optional[str]):
-        super().__init__()
-        self.job_id, self.path, self.key, self.as_format = job_id, path, key, as_format
-        self.signals = _Signals()
-        self.setAutoDelete(True)
+class _Job(PathJob):
+    def __init__(self, path: str, key: Optional[bytes], as_format: Optional[str]):
+        super().__init__(path, key, as_format, _Signals())
 
     def run(self) -> None:
         import formats
@@ -41,7 +37,7 @@ class _Job(QRunnable):
         self.signals.finished.emit(self.job_id, doc, time.perf_counter() - t0)
 
 
-class Loader(QObject):
+class Loader(JobRunner):
     """Runs one open at a time; `started`, `loaded`, `failed`, `cancelled` tell the window."""
 
     started = Signal(str)
@@ -50,25 +46,14 @@ class Loader(QObject):
     cancelled = Signal(str)
 
     def __init__(self, parent=None):
-        super().__init__(parent)
-        self.pool = QThreadPool(self)
-        self.pool.setMaxThreadCount(2)
-        self._current: Optional[int] = None
+        super().__init__(parent, threads=2)
         self._path = ""
-        self._jobs = {}
-
-    @property
-    def busy(self) -> bool:
-        return self._current is not None
 
     def open(self, path: str, key: Optional[bytes] = None, as_format: Optional[str] = None) -> None:
         if self._current is not None:
             self.cancel()
-        job = _Job(next(_ids), path, key, as_format)
-        job.signals.finished.connect(self._done)
-        job.signals.failed.connect(self._fail)
-        self._jobs[job.job_id] = job.signals  # keep the signal object alive
-        self._current = job.job_id
+        job = _Job(path, key, as_format)
+        self._submit(job)
         self._path = path
         self.started.emit(path)
         self.pool.start(job)
@@ -79,19 +64,11 @@ class Loader(QObject):
             self.cancelled.emit(self._path)
 
     def _done(self, job_id: int, doc, secs: float) -> None:
-        self._jobs.pop(job_id, None)
-        if job_id != self._current:
+        if not self._claim(job_id):
             doc.close()  # cancelled or superseded
             return
-        self._current = None
         self.loaded.emit(doc, secs)
 
     def _fail(self, job_id: int, msg: str) -> None:
-        self._jobs.pop(job_id, None)
-        if job_id != self._current:
-            return
-        self._current = None
-        self.failed.emit(self._path, msg)
-
-    def wait(self, msecs: int = -1) -> bool:
-        return self.pool.waitForDone(msecs)
+        if self._claim(job_id):
+            self.failed.emit(self._path, msg)

@@ -1,46 +1,31 @@
 """The pipeline panel: a chunk's filter stages, reversed step by step or all at once, checked
 forward, ending in a table of typed cells; and a pipeline editor to try other filters on
-the decoded cells (teaching)."""
+the decoded cells (teaching).
+
+The parts: `stagetree` (the stage list), `cellspane` (the cells / records table),
+`pipelineeditor` (the editor), `chunkstate` (what was done with each chunk)."""
 from __future__ import annotations
 
 import html
 import os
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDoubleSpinBox, QFormLayout,
-                               QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
-                               QMenu, QPushButton, QSpinBox, QSplitter, QTableView, QTableWidget,
-                               QTableWidgetItem, QTabWidget, QToolButton, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter,
+                               QTabWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from formats import filters as F
 from formats.tiledb import tile_cells as TC
 from formats.tiledb.enums import DATATYPE_NAMES
 
 from . import stages as S
 from . import theme
-from .cellsmodel import CellsModel, TileCellsModel
-from .recordsmodel import RecordsModel, zarr_chunk_of
+from .cellspane import CellsPane
+from .chunkstate import ChunkState
+from .pipelineeditor import PipelineEditor
+from .recordsmodel import zarr_chunk_of
+from .stagetree import StageTree
 
-CHECK_TEXT = {"identical": "✓ identical", "re-encoded": "≈ re-encoded", "different": "✗ different",
-              "failed": "✗ failed"}
-
-
-class ChunkState:
-    """What the user has done with one chunk so far."""
-
-    def __init__(self, chunk_node, ci):
-        self.chunk_node = chunk_node
-        self.ci = ci
-        self.reached = len(ci.specs)   # lowest stage index reversed so far
-        self.run: Optional[F.ChunkRun] = None
-        self.checks: List[S.ForwardCheck] = []
-        self.sources: Dict[int, object] = {}   # k -> derived source
-        self.nodes: Dict[int, object] = {}     # k -> stage root node
-        self.where: Optional[TC.FieldTile] = None   # field / part / tile of a data file
-        self.paired: Optional[TC.TileCells] = None  # the tile's cells with sibling tiles
+__all__ = ["ChunkState", "PipelineEditor", "PipelinePanel"]
 
 
 class PipelinePanel(QWidget):
@@ -77,44 +62,22 @@ class PipelinePanel(QWidget):
             btns.addWidget(b)
         btns.addStretch(1)
 
-        self.tree = QTreeWidget(self)
-        self.tree.setColumnCount(4)
-        self.tree.setHeaderLabels(["Stage", "Bytes", "Status", "Forward check"])
-        self.tree.setRootIsDecorated(True)
-        self.tree.setUniformRowHeights(True)
-        self.tree.setAlternatingRowColors(True)
-        h = self.tree.header()
-        h.setStretchLastSection(True)
-        self.tree.setColumnWidth(0, 190)
-        self.tree.setColumnWidth(1, 64)
-        self.tree.setColumnWidth(2, 70)
+        self.tree = StageTree(self)
         self.tree.itemDoubleClicked.connect(self._row_activated)
         self.tree.itemClicked.connect(self._row_clicked)
 
-        self.cells = CellsModel(self)
-        self.tile_cells = TileCellsModel(self)
-        self.records = RecordsModel(self)
-        self.zarr = None   # the Zarr chunk shown (ZarrChunk) when not a TileDB chunk
-        self.cells_view = QTableView(self)
-        self.cells_view.setModel(self.cells)
-        self.cells_view.setWordWrap(False)
+        self.cells_pane = CellsPane(self)
+        # the pane's parts, by the names the window and the tests use
+        self.cells, self.tile_cells = self.cells_pane.cells, self.cells_pane.tile_cells
+        self.records = self.cells_pane.records
+        self.cells_view, self.cells_label = self.cells_pane.view, self.cells_pane.label
         self.cells_view.clicked.connect(self._cell_clicked)
-        self.cells_view.setAlternatingRowColors(True)
-        self.cells_view.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.cells_view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
-        self.cells_view.horizontalHeader().setStretchLastSection(True)
-        self.cells_label = QLabel("Reverse the pipeline to see the cells.", self)
-        self.cells_label.setWordWrap(True)
-        cells_box = QWidget(self)
-        cl = QVBoxLayout(cells_box)
-        cl.setContentsMargins(0, 0, 0, 0)
-        cl.addWidget(self.cells_label)
-        cl.addWidget(self.cells_view, 1)
+        self.zarr = None   # the Zarr chunk shown (ZarrChunk) when not a TileDB chunk
 
         self.editor = PipelineEditor(self)
         self.lower = QTabWidget(self)
         self.lower.setDocumentMode(True)
-        self.lower.addTab(cells_box, "Cells")
+        self.lower.addTab(self.cells_pane, "Cells")
         self.lower.addTab(self.editor, "Edit pipeline")
 
         split = QSplitter(Qt.Vertical, self)
@@ -141,11 +104,7 @@ class PipelinePanel(QWidget):
         self._by_source.clear()
         self._tile_node = self._tile = None
         self.tree.clear()
-        self.cells.set_cells(None, 6)
-        self.tile_cells.set_tile(None)
-        self.records.set_chunk(None)
-        self._use_model(self.cells)
-        self.cells_label.setText("Reverse the pipeline to see the cells.")
+        self.cells_pane.clear()
         self.editor.set_specs([], None)
         self.editor.set_cells(None)
         fmt = getattr(getattr(session, "document", None), "format", None)
@@ -254,42 +213,9 @@ class PipelinePanel(QWidget):
             f"<code>{html.escape(arr)}</code>: <code>{html.escape(str(fn.value or fn.name))}</code>, "
             f"{fn.size:,} B stored<br><span style='color:{muted}'>codecs: {html.escape(codecs)} "
             f"— reversed at open; click a stage for its bytes</span>")
-        self.tree.clear()
-        top = QTreeWidgetItem(["Stored chunk", f"{fn.size:,}", "stored", ""])
-        top.setData(0, Qt.UserRole, ("node", fn))
-        top.setIcon(0, theme.kind_icon("payload"))
-        self.tree.addTopLevelItem(top)
-        for st in zc.stages:
-            bad = any(n.status == "error" for n in st.walk())
-            out = st.display_text()
-            it = QTreeWidgetItem([f"⟲ {st.name}", f"{st.size:,}", "failed" if bad else "reversed", out])
-            it.setIcon(0, theme.status_icon("error" if bad else "ok"))
-            it.setData(0, Qt.UserRole, ("node", st))
-            it.setToolTip(0, f"{st.name}: its input bytes ({getattr(st.source, 'name', '')}); "
-                             f"{out}")
-            for c in st.iter_children():
-                ci = QTreeWidgetItem([c.name, f"{c.size:,}", "", c.display_text()])
-                ci.setData(0, Qt.UserRole, ("node", c))
-                ci.setIcon(0, theme.kind_icon(c.kind))
-                it.addChild(ci)
-            self.tree.addTopLevelItem(it)
-        rec = zc.records
-        if rec is not None:
-            it = QTreeWidgetItem(["Records", f"{rec.size:,}", "decoded", rec.display_text()])
-            it.setIcon(0, theme.kind_icon("cells"))
-            it.setData(0, Qt.UserRole, ("node", rec))
-            self.tree.addTopLevelItem(it)
-        self.records.set_chunk(zc)
-        self._use_model(self.records)
+        self.tree.show_zarr(zc)
+        self.cells_pane.show_records(zc)
         self.editor.set_specs([], None)
-        if rec is not None:
-            n_out = 0 if self.records.inside is None else int((~self.records.inside).sum())
-            self.cells_label.setText(
-                f"{self.records.n:,} records × {meta.rtype.itemsize} B ({len(self.records.leaves)} "
-                f"fields) from tab “{getattr(rec.source, 'name', '')}”"
-                + (f"; {n_out} outside the array (edge padding, greyed)" if n_out else ""))
-        else:
-            self.cells_label.setText("The chunk could not be decoded: see Diagnostics.")
 
     def _select_record_row(self, node) -> None:
         """Follow the selection in the records table (the record `node` is or is inside)."""
@@ -301,26 +227,7 @@ class PipelinePanel(QWidget):
             n = n.parent
         if n is None or n.source is not rec.source or not rec.size:
             return
-        row = (n.offset - rec.offset) // max(1, self.zarr.meta.rtype.itemsize)
-        if 0 <= row < self.records.rowCount():
-            idx = self.records.index(row, 0)
-            self.cells_view.blockSignals(True)
-            self.cells_view.setCurrentIndex(idx)
-            self.cells_view.scrollTo(idx)
-            self.cells_view.blockSignals(False)
-
-    def _use_model(self, model) -> None:
-        if self.cells_view.model() is not model:
-            self.cells_view.setModel(model)
-            h = self.cells_view.horizontalHeader()
-            h.setStretchLastSection(True)
-            if model is self.tile_cells:
-                self.cells_view.setColumnWidth(0, 240)
-                self.cells_view.setColumnWidth(1, 80)
-                self.cells_view.setColumnWidth(2, 50)
-            elif model is self.records:
-                h.setStretchLastSection(False)
-                self.cells_view.resizeColumnsToContents()
+        self.cells_pane.select_record((n.offset - rec.offset) // max(1, self.zarr.meta.rtype.itemsize))
 
     def _show_paired(self, st: ChunkState) -> bool:
         """Show the tile's cells paired with its sibling tiles; False when not applicable."""
@@ -329,22 +236,7 @@ class PipelinePanel(QWidget):
             return False
         if st.paired is None:
             st.paired = TC.tile_cells(self.session.document, w, self.session.key)
-        tc = st.paired
-        if tc.error is not None and tc.count == 0:
-            self.cells_label.setText(f"Cannot pair the tile's sibling files: {tc.error}")
-            return False
-        self.tile_cells.set_tile(tc)
-        self._use_model(self.tile_cells)
-        files = " + ".join(f"{n} ({'offsets' if p == 'fixed' and w.var else p if p != 'fixed' else 'data'})"
-                           for p, n in tc.sources.items())
-        text = (f"Tile {w.tile_index + 1} of {w.field_kind} '{w.field_name}': {tc.summary()} "
-                f"— paired from {files}")
-        for note in tc.notes:
-            text += f"; {note}"
-        if tc.error:
-            text += f"; error: {tc.error}"
-        self.cells_label.setText(text)
-        return True
+        return self.cells_pane.show_paired(st.paired, w)
 
     # ---- actions ---------------------------------------------------------------------
     def reverse_next(self) -> None:
@@ -414,100 +306,26 @@ class PipelinePanel(QWidget):
     # ---- display ---------------------------------------------------------------------
     def _refresh(self) -> None:
         st = self.state
-        self.tree.clear()
         if st is None:
+            self.tree.clear()
             return
+        self.tree.show_chunk(st)
         ci = st.ci
-        specs = ci.specs
-        n = len(specs)
         run = st.run
-        checks = {c.k: c for c in st.checks}
-        md_nodes = self._metadata_nodes(st)
-        top = QTreeWidgetItem([S.stage_title(specs, n),
-                               f"{ci.metadata_length + ci.filtered_length:,}", "stored", ""])
-        top.setData(0, Qt.UserRole, ("disk", n))
-        top.setIcon(0, theme.kind_icon("payload"))
-        self.tree.addTopLevelItem(top)
-        for k in range(n - 1, -1, -1):
-            spec = specs[k]
-            stage = run.stages[k] if run is not None else None
-            if stage is not None:
-                status, icon = ("reversed", theme.status_icon("ok"))
-            elif run is not None and run.failed_at == k:
-                status, icon = ("failed", theme.status_icon("error"))
-            else:
-                status, icon = ("pending", theme.kind_icon("padding"))
-            size = f"{stage.nbytes:,}" if stage is not None else ""
-            label = f"⟲ {k + 1}. {S.describe_spec(spec)}"
-            it = QTreeWidgetItem([label, size, status, ""])
-            it.setIcon(0, icon)
-            it.setData(0, Qt.UserRole, ("stage", k))
-            it.setToolTip(0, f"reverse filter {k + 1} ({spec.name}): gives {S.stage_title(specs, k).lower()}")
-            if status == "failed":
-                it.setText(2, "failed")
-                it.setToolTip(2, str(run.error))
-                it.setForeground(2, QBrush(theme.error_color()))
-                err = QTreeWidgetItem([str(run.error), "", "", ""])
-                err.setForeground(0, QBrush(theme.error_color()))
-                it.addChild(err)
-                it.setExpanded(True)
-            chk = checks.get(k)
-            if chk is not None:
-                it.setText(3, CHECK_TEXT[chk.status])
-                it.setToolTip(3, chk.text)
-                col = {"identical": theme.ok_color(), "re-encoded": theme.warning_color()}.get(
-                    chk.status, theme.error_color())
-                it.setForeground(3, QBrush(col))
-            for mn in md_nodes.get(k, []):
-                c = QTreeWidgetItem([mn.name, f"{mn.size:,}", "", mn.display_text()])
-                c.setData(0, Qt.UserRole, ("node", mn))
-                c.setIcon(0, theme.kind_icon(mn.kind))
-                c.setToolTip(3, mn.display_text())
-                it.addChild(c)
-            self.tree.addTopLevelItem(it)
-            if md_nodes.get(k) and status != "failed":
-                it.setExpanded(k == n - 1)
         cells_stage = run.stages[0] if run is not None else None
         if cells_stage is not None and run.error is None:
             self.editor.set_cells(cells_stage.data_bytes)
             if not self._show_paired(st):
                 arr = S.cell_array(cells_stage.data_bytes, ci.info)
-                src = st.sources.get(0)
-                self.cells.set_cells(arr, ci.info.datatype, 0)
-                self._use_model(self.cells)
-                dt = DATATYPE_NAMES.get(ci.info.datatype, "?")
-                self.cells_label.setText(f"{arr.shape[0]:,} cells of {dt} — {len(cells_stage.data_bytes):,} B"
-                                         + (f" (tab “{src.name}”)" if src is not None else ""))
+                self.cells_pane.show_cells(arr, ci.info, len(cells_stage.data_bytes),
+                                           st.sources.get(0))
         else:
-            self.cells.set_cells(None, ci.info.datatype)
-            self._use_model(self.cells)
-            self.cells_label.setText("Reverse every stage to see the cells." if run is None or run.error is None
-                                     else f"Cannot reach the cells: {run.error}")
+            self.cells_pane.show_no_cells(
+                ci.info.datatype, "Reverse every stage to see the cells." if run is None or run.error is None
+                else f"Cannot reach the cells: {run.error}")
             self.editor.set_cells(None)
         self.btn_next.setEnabled(st.reached > 0 and not (run is not None and run.error is not None))
         self.btn_all.setEnabled(st.reached > 0 and not (run is not None and run.error is not None))
-
-    def _metadata_nodes(self, st: ChunkState) -> Dict[int, list]:
-        """On-disk chunk metadata nodes by filter index, plus those of reversed stages."""
-        out: Dict[int, list] = {}
-        specs = st.ci.specs
-        groups = []
-        if st.chunk_node is not None:
-            md = st.chunk_node.find("Chunk metadata")
-            if md is not None:
-                groups.append(md)
-        for k, node in st.nodes.items():
-            m = node.find("Stage metadata")
-            if m is not None:
-                groups.append(m)
-        for g in groups:
-            for c in g.iter_children():
-                parts = c.name.split(" ")
-                if len(parts) > 2 and parts[0] == "Filter" and parts[1].isdigit():
-                    k = int(parts[1]) - 1
-                    if 0 <= k < len(specs):
-                        out.setdefault(k, []).append(c)
-        return out
 
     def is_stage_source(self, src) -> bool:
         return id(src) in self._by_source
@@ -562,185 +380,3 @@ class PipelinePanel(QWidget):
             node = st.nodes.get(k)
             if node is not None:
                 self.nodeRequested.emit(node)
-
-
-class PipelineEditor(QWidget):
-    """Edit a copy of the pipeline (add, remove, reorder, options) and apply it to the cells."""
-
-    stageOpened = Signal(bytes, str)
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.specs: List[F.FilterSpec] = []
-        self.info = None
-        self.cells: Optional[bytes] = None
-        self.list = QListWidget(self)
-        self.list.setDragDropMode(QAbstractItemView.InternalMove)
-        self.list.model().rowsMoved.connect(self._moved)
-        self.list.currentRowChanged.connect(self._show_options)
-        self.add_btn = QToolButton(self, text="Add filter ▾")
-        self.add_btn.setPopupMode(QToolButton.InstantPopup)
-        self.add_menu = QMenu(self)
-        self.add_btn.setMenu(self.add_menu)
-        self.add_menu.aboutToShow.connect(self._fill_add_menu)
-        self.rm_btn = QToolButton(self, text="Remove")
-        self.up_btn = QToolButton(self, text="▲")
-        self.down_btn = QToolButton(self, text="▼")
-        self.reset_btn = QToolButton(self, text="Reset")
-        self.rm_btn.clicked.connect(self._remove)
-        self.up_btn.clicked.connect(lambda: self._move(-1))
-        self.down_btn.clicked.connect(lambda: self._move(1))
-        self.reset_btn.clicked.connect(lambda: self.set_specs(self._orig, self.info))
-        self.apply_btn = QPushButton("Apply to cells", self)
-        self.apply_btn.clicked.connect(self.apply)
-        self.opts = QWidget(self)
-        self.opts_form = QFormLayout(self.opts)
-        self.opts_form.setContentsMargins(0, 0, 0, 0)
-        self.results = QTableWidget(0, 5, self)
-        self.results.setHorizontalHeaderLabels(["Stage", "Filter", "Bytes", "vs cells", "Time"])
-        self.results.verticalHeader().setVisible(False)
-        self.results.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.results.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
-        self.results.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
-        self.summary = QLabel("", self)
-        self.summary.setWordWrap(True)
-        tools = QHBoxLayout()
-        tools.setContentsMargins(0, 0, 0, 0)
-        for w in (self.add_btn, self.rm_btn, self.up_btn, self.down_btn, self.reset_btn):
-            tools.addWidget(w)
-        tools.addStretch(1)
-        tools.addWidget(self.apply_btn)
-        left = QVBoxLayout()
-        left.addWidget(self.list, 1)
-        left.addWidget(self.opts)
-        top = QHBoxLayout()
-        top.addLayout(left, 1)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 4, 0, 0)
-        lay.addLayout(tools)
-        lay.addLayout(top, 1)
-        lay.addWidget(self.results, 1)
-        lay.addWidget(self.summary)
-        self._orig: List[F.FilterSpec] = []
-
-    def set_specs(self, specs, info) -> None:
-        self._orig = list(specs)
-        self.specs = [F.FilterSpec(s.type, dict(s.options)) for s in specs]
-        self.info = info
-        self._fill()
-        self.results.setRowCount(0)
-        self.summary.setText("")
-
-    def set_cells(self, cells: Optional[bytes]) -> None:
-        self.cells = cells
-        self.apply_btn.setEnabled(cells is not None)
-        self.apply_btn.setToolTip("" if cells is not None else "reverse the chunk first: the editor starts from its cells")
-
-    def _fill(self) -> None:
-        self.list.blockSignals(True)
-        self.list.clear()
-        for i, s in enumerate(self.specs):
-            it = QListWidgetItem(f"{i + 1}. {S.describe_spec(s)}")
-            it.setData(Qt.UserRole, i)
-            self.list.addItem(it)
-        self.list.blockSignals(False)
-        self._show_options(self.list.currentRow())
-
-    def _fill_add_menu(self) -> None:
-        self.add_menu.clear()
-        for t, name in S.available_filters():
-            self.add_menu.addAction(name, lambda t=t: self._add(t))
-
-    def _add(self, t: int) -> None:
-        self.specs.append(S.default_spec(t))
-        self._fill()
-        self.list.setCurrentRow(len(self.specs) - 1)
-
-    def _remove(self) -> None:
-        r = self.list.currentRow()
-        if 0 <= r < len(self.specs):
-            del self.specs[r]
-            self._fill()
-
-    def _move(self, d: int) -> None:
-        r = self.list.currentRow()
-        j = r + d
-        if 0 <= r < len(self.specs) and 0 <= j < len(self.specs):
-            self.specs[r], self.specs[j] = self.specs[j], self.specs[r]
-            self._fill()
-            self.list.setCurrentRow(j)
-
-    def _moved(self, *_a) -> None:
-        order = [self.list.item(i).data(Qt.UserRole) for i in range(self.list.count())]
-        self.specs = [self.specs[i] for i in order]
-        self._fill()
-
-    def _show_options(self, row: int) -> None:
-        while self.opts_form.rowCount():
-            self.opts_form.removeRow(0)
-        if not 0 <= row < len(self.specs):
-            return
-        spec = self.specs[row]
-        o = spec.options
-        if "level" in o:
-            sb = QSpinBox(self.opts)
-            sb.setRange(-1, 22)
-            sb.setValue(int(o["level"]))
-            sb.setSpecialValueText("default")
-            sb.valueChanged.connect(lambda v, s=spec: self._set(s, "level", v))
-            self.opts_form.addRow("Level", sb)
-        if "max_window" in o:
-            sb = QSpinBox(self.opts)
-            sb.setRange(1, 1 << 30)
-            sb.setValue(int(o["max_window"]))
-            sb.valueChanged.connect(lambda v, s=spec: self._set(s, "max_window", v))
-            self.opts_form.addRow("Max window", sb)
-        if "scale" in o:
-            for key in ("scale", "offset"):
-                ds = QDoubleSpinBox(self.opts)
-                ds.setDecimals(6)
-                ds.setRange(-1e12, 1e12)
-                ds.setValue(float(o[key]))
-                ds.valueChanged.connect(lambda v, s=spec, k=key: self._set(s, k, v))
-                self.opts_form.addRow(key.capitalize(), ds)
-            cb = QComboBox(self.opts)
-            for w in (1, 2, 4, 8):
-                cb.addItem(str(w), w)
-            cb.setCurrentText(str(o["byte_width"]))
-            cb.currentIndexChanged.connect(lambda i, s=spec, c=cb: self._set(s, "byte_width", c.currentData()))
-            self.opts_form.addRow("Byte width", cb)
-        if not self.opts_form.rowCount():
-            self.opts_form.addRow(QLabel(f"{spec.name} has no options", self.opts))
-
-    def _set(self, spec, key, value) -> None:
-        spec.options[key] = value
-        r = self.list.currentRow()
-        if 0 <= r < self.list.count():
-            self.list.item(r).setText(f"{r + 1}. {S.describe_spec(spec)}")
-
-    def apply(self) -> Optional[S.Experiment]:
-        if self.cells is None or self.info is None:
-            return None
-        ex = S.run_experiment(self.specs, self.cells, self.info)
-        n0 = len(self.cells)
-        rows = len(ex.stages)
-        self.results.setRowCount(rows)
-        for k, stage in enumerate(ex.stages):
-            name = "cells" if k == 0 else S.describe_spec(self.specs[k - 1])
-            vals = [str(k), name, f"{stage.nbytes:,}",
-                    f"{100.0 * stage.nbytes / n0:.1f} %" if n0 else "",
-                    f"{ex.seconds[k - 1] * 1000:.2f} ms" if k else ""]
-            for c, v in enumerate(vals):
-                it = QTableWidgetItem(v)
-                if c in (2, 3, 4):
-                    it.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
-                self.results.setItem(k, c, it)
-        if ex.error:
-            self.summary.setText(f"<span style='color:{theme.error_color().name()}'>stopped: {ex.error}</span>")
-        else:
-            last = ex.stages[-1].nbytes
-            rt = "round trip ✓ (reversing gives the cells back)" if ex.round_trip else "round trip ✗"
-            self.summary.setText(f"{n0:,} B of cells → {last:,} B "
-                                 f"({100.0 * last / n0 if n0 else 0:.1f} %); {rt}")
-        self.experiment = ex
-        return ex

@@ -7,12 +7,11 @@ back as dicts (source name, offset, status, message, node path) for the diagnost
 """
 from __future__ import annotations
 
-import itertools
 from typing import List, Optional
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, Signal
 
-_ids = itertools.count(1)
+from .background import JobRunner, PathJob
 
 
 class _Signals(QObject):
@@ -20,12 +19,9 @@ class _Signals(QObject):
     failed = Signal(int, str)
 
 
-class _Job(QRunnable):
-    def __init__(self, job_id: int, path: str, key: Optional[bytes], as_format: Optional[str]):
-        super().__init__()
-        self.job_id, self.path, self.key, self.as_format = job_id, path, key, as_format
-        self.signals = _Signals()
-        self.setAutoDelete(True)
+class _Job(PathJob):
+    def __init__(self, path: str, key: Optional[bytes], as_format: Optional[str]):
+        super().__init__(path, key, as_format, _Signals())
 
     def run(self) -> None:
         import formats
@@ -46,30 +42,16 @@ class _Job(QRunnable):
         self.signals.finished.emit(self.job_id, found)
 
 
-class Verifier(QObject):
+class Verifier(JobRunner):
     """One verify run at a time; a new `start` (or `cancel`) drops the previous result."""
 
     started = Signal()
     done = Signal(object)      # list of finding dicts
     failed = Signal(str)
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.pool = QThreadPool(self)
-        self.pool.setMaxThreadCount(1)
-        self._current: Optional[int] = None
-        self._jobs = {}
-
-    @property
-    def busy(self) -> bool:
-        return self._current is not None
-
     def start(self, path: str, key: Optional[bytes] = None, as_format: Optional[str] = None) -> None:
-        job = _Job(next(_ids), path, key, as_format)
-        job.signals.finished.connect(self._done)
-        job.signals.failed.connect(self._fail)
-        self._jobs[job.job_id] = job.signals
-        self._current = job.job_id
+        job = _Job(path, key, as_format)
+        self._submit(job)
         self.started.emit()
         self.pool.start(job)
 
@@ -77,18 +59,9 @@ class Verifier(QObject):
         self._current = None
 
     def _done(self, job_id: int, found) -> None:
-        self._jobs.pop(job_id, None)
-        if job_id != self._current:
-            return
-        self._current = None
-        self.done.emit(found)
+        if self._claim(job_id):
+            self.done.emit(found)
 
     def _fail(self, job_id: int, msg: str) -> None:
-        self._jobs.pop(job_id, None)
-        if job_id != self._current:
-            return
-        self._current = None
-        self.failed.emit(msg)
-
-    def wait(self, msecs: int = -1) -> bool:
-        return self.pool.waitForDone(msecs)
+        if self._claim(job_id):
+            self.failed.emit(msg)

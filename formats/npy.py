@@ -16,6 +16,7 @@ from .cursor import MAX_VALUE_LIST, Cursor, format_scalar
 from .engine import run_parser
 from .fielddoc import FieldDoc, doc
 from .node import ERROR, WARNING, LazyChildren, Node, hex_preview
+from .unicode import safe_unicode
 
 MAGIC = b"\x93NUMPY"
 SPEC = "numpy.lib.format (NPY format versions 1.0-3.0)"
@@ -76,6 +77,7 @@ def typed_items(cur: Cursor, name: str, dtype, count: int, doc_: Optional[FieldD
     cur.need(name, count * size, f"{count} × {dt.str}")
     src, base = cur.source, cur.pos
     arr = src.array(base, count, dt) if size else np.zeros(count, dt)
+    arr = safe_unicode(arr)  # invalid UTF-32 code points would make broken str objects
     item_kind = "string" if dt.kind in "US" else "field"
     label = _type_label(dt)
 

@@ -164,3 +164,16 @@ def test_node_limit_gives_warning_leaf():
     last = root.children[-1]
     assert last.name == "node limit reached" and last.status == WARNING
     assert last.offset == 100 and last.end == 5000
+
+
+def test_invalid_utf32_becomes_replacement_character():
+    from formats.unicode import invalid_count, safe_unicode
+
+    raw = b"\xff\xff\xff\xff" + b"a\x00\x00\x00" + b"\x00\xd8\x00\x00" + b"b\x00\x00\x00"
+    arr = np.frombuffer(raw, dtype="<U2")
+    assert invalid_count(arr) == 2
+    fixed = safe_unicode(arr)
+    assert fixed.tolist() == ["\ufffda", "\ufffdb"]
+    assert safe_unicode(np.array(["ok"])).tolist() == ["ok"]
+    rec = np.frombuffer(raw, dtype=[("s", "<U1"), ("t", "<U1")])
+    assert safe_unicode(rec["s"]).tolist() == ["\ufffd", "\ufffd"]

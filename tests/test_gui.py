@@ -11,8 +11,10 @@ import pytest
 pytest.importorskip("PySide6")
 tiledb = pytest.importorskip("tiledb")
 
-from PySide6.QtCore import QPoint, QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
+
+from gui_helpers import open_window  # noqa: E402
 
 N, TILE = 2000, 1000
 
@@ -37,15 +39,7 @@ def array_dir(tmp_path_factory):
 
 @pytest.fixture
 def win(qtbot, tmp_path):
-    from explorer.mainwindow import MainWindow
-
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
-    w = MainWindow(settings=settings, restore=False)
-    w.quiet = True
-    w.resize(1500, 950)
-    qtbot.addWidget(w)
-    w.show()
-    return w
+    return open_window(qtbot, tmp_path)
 
 
 def _open(qtbot, win, path):

@@ -13,8 +13,10 @@ import pytest  # noqa: E402
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QPoint, QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
+
+from gui_helpers import open_window  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLES = os.path.join(ROOT, "resources", "samples")
@@ -22,15 +24,7 @@ SAMPLES = os.path.join(ROOT, "resources", "samples")
 
 @pytest.fixture
 def win(qtbot, tmp_path):
-    from explorer.mainwindow import MainWindow
-
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
-    w = MainWindow(settings=settings, restore=False)
-    w.quiet = True
-    w.resize(1500, 950)
-    qtbot.addWidget(w)
-    w.show()
-    return w
+    return open_window(qtbot, tmp_path)
 
 
 def _open(qtbot, win, path, verified=True):

@@ -17,6 +17,7 @@ from formats.node import ERROR
 from formats.source import BytesSource
 from formats.tiledb import schema as S
 from formats.tiledb.enums import DATATYPES, VAR_NUM
+from parse_checks import assert_clean
 
 # Every catalogue array whose schema has something to check (encrypted needs the key).
 SCHEMA_ARRAYS = [
@@ -50,15 +51,6 @@ def parse_schema_path(path, key=None):
     src = doc.open_source(path)
     root = S.parse_schema_file(doc, src, doc.ctx)
     return doc, src, root
-
-
-def assert_clean(doc, src, root):
-    bad = [(n.path(), n.message) for n in root.walk()
-           if n.status == ERROR or n.kind == "unparsed"]
-    assert not bad, bad
-    assert coverage(root, src) == (src.size, src.size)
-    for d in doc.derived:
-        assert coverage(root, d) == (d.size, d.size), d.name
 
 
 def schema_files(uri):

@@ -24,20 +24,12 @@ from formats.tiledb import condition as Q
 from formats.tiledb import enumeration as E
 from formats.tiledb import schema as S
 from formats.tiledb.names import decode_name, describe_name
+from parse_checks import assert_clean
 
 
 def _doc(path, key=None, schema=None):
     doc = Document(path, Context(key=key, schema=schema))
     return doc, doc.open_source(path)
-
-
-def assert_clean(doc, src, root):
-    bad = [(n.path(), n.message) for n in root.walk()
-           if n.status == ERROR or n.kind == "unparsed"]
-    assert not bad, bad
-    assert coverage(root, src) == (src.size, src.size)
-    for d in doc.derived:
-        assert coverage(root, d) == (d.size, d.size), d.name
 
 
 def _files(uri, sub, ext=None):

@@ -89,11 +89,68 @@ def _copy_segments(dst: np.ndarray, dst_starts, src: np.ndarray, src_starts, len
         dst[segment_index(dst_starts, lens)] = src[segment_index(src_starts, lens)]
 
 
+def _windowed_parts(parts, max_window: int, itemsize: int, name: str):
+    """(bytes, window lengths) of each non-empty input part, cut as the writer cuts it."""
+    for part in parts:
+        raw = u8(part)
+        if len(raw) == 0:
+            continue
+        ws, nw = _window_plan(len(raw), max_window, itemsize, name)
+        yield raw, _window_lens(len(raw), ws, nw)
+
+
 def _window_fields(cur: Cursor, t: np.dtype, offset_name: str, offset_doc, bits: bool) -> None:
     cur.prim(prim_kind(t), offset_name, offset_doc)
     if bits:
         cur.u8("Bit width of reduced type", D_BWR_BITS)
     cur.u32("Window length", D_WINDOW_LEN)
+
+
+def _window_groups(cur: Cursor, t: np.dtype, offset_name: str, offset_doc, bits: bool) -> None:
+    """The window count, then one group per window (value offset, [bit width,] length)."""
+    size = t.itemsize + (5 if bits else 4)
+    n = cur.length("u32", "Number of windows", size, D_NWINDOWS, "windows").value
+    for i in range(n):
+        cur.group(f"Window {i + 1}", lambda c: _window_fields(
+            c, t, offset_name, offset_doc, bits), size=size)
+
+
+class _WindowedFilter(Filter):
+    """Shared by both encodings: `T` comes from the datatype; without one the filter passes
+    the data through with no metadata. Subclasses handle the windows of a known `T`."""
+
+    @staticmethod
+    def type_of(datatype: int, run: RunContext) -> Optional[np.dtype]:
+        raise NotImplementedError
+
+    def window_type(self, info: DataInfo, run: RunContext) -> Optional[np.dtype]:
+        return self.type_of(info.datatype, run)
+
+    def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
+        t = self.window_type(info, RunContext())
+        if t is not None:
+            self._parse_windows(cur, t)
+
+    def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
+        t = self.window_type(info, run)
+        if t is None:
+            return Stage(list(stage.metadata), list(stage.data))
+        return self._reverse(spec, stage, t, run)
+
+    def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
+        t = self.window_type(info, run)
+        if t is None:
+            return Stage(list(stage.metadata), list(stage.data))
+        return self._forward(spec, stage, t, run)
+
+    def _parse_windows(self, cur: Cursor, t: np.dtype) -> None:
+        raise NotImplementedError
+
+    def _reverse(self, spec, stage: Stage, t: np.dtype, run: RunContext) -> Stage:
+        raise NotImplementedError
+
+    def _forward(self, spec, stage: Stage, t: np.dtype, run: RunContext) -> Stage:
+        raise NotImplementedError
 
 
 # ---- BIT_WIDTH_REDUCTION -----------------------------------------------------------------
@@ -130,30 +187,19 @@ def _full_range(mins: np.ndarray, maxs: np.ndarray, rng: np.ndarray, t: np.dtype
     return overflow | (rng == np.iinfo(t).max)
 
 
-class BitWidthReduction(Filter):
+class BitWidthReduction(_WindowedFilter):
     type = 7
+    type_of = staticmethod(bwr_type)
 
-    def window_type(self, info: DataInfo, run: RunContext) -> Optional[np.dtype]:
-        return bwr_type(info.datatype, run)
-
-    def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
-        t = self.window_type(info, RunContext())
-        if t is None:
-            return
+    def _parse_windows(self, cur: Cursor, t: np.dtype) -> None:
         cur.u32("Length of input", D_BWR_INPUT)
-        n = cur.length("u32", "Number of windows", t.itemsize + 5, D_NWINDOWS, "windows").value
-        for i in range(n):
-            cur.group(f"Window {i + 1}", lambda c: _window_fields(
-                c, t, "Window value offset", D_BWR_OFFSET, True), size=t.itemsize + 5)
+        _window_groups(cur, t, "Window value offset", D_BWR_OFFSET, True)
 
     @staticmethod
     def _rec(t: np.dtype) -> np.dtype:
         return np.dtype([("offset", t), ("bits", "u1"), ("length", "<u4")])  # packed
 
-    def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        t = self.window_type(info, run)
-        if t is None:
-            return Stage(list(stage.metadata), list(stage.data))
+    def _reverse(self, spec, stage: Stage, t: np.dtype, run: RunContext) -> Stage:
         md = stage.metadata_bytes
         r = MetaReader(md, spec.name)
         orig = check_size(r.u32("Length of input"), run, f"{spec.name} length of input", 0)
@@ -203,10 +249,7 @@ class BitWidthReduction(Filter):
                 out[segment_index(out_starts[sel], lens[sel])] = vals.view(np.uint8)
         return Stage([rest] if rest else [], [out.tobytes()])
 
-    def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        t = self.window_type(info, run)
-        if t is None:
-            return Stage(list(stage.metadata), list(stage.data))
+    def _forward(self, spec, stage: Stage, t: np.dtype, run: RunContext) -> Stage:
         max_window = int(spec_option(spec, "max_window", 256))
         size, ut = t.itemsize, unsigned_of(t)
         signed = t.kind == "i"
@@ -214,12 +257,8 @@ class BitWidthReduction(Filter):
         recs: List[np.ndarray] = []
         outs: List[bytes] = []
         unset: List[int] = []
-        for part in stage.data:
-            raw = u8(part)
-            if len(raw) == 0:
-                continue
-            ws, nw = _window_plan(len(raw), max_window, size, spec.name)
-            lens = _window_lens(len(raw), ws, nw)
+        for raw, lens in _windowed_parts(stage.data, max_window, size, spec.name):
+            nw = len(lens)
             nel = lens // size
             vals = raw[:len(raw) // size * size].view(t)
             # per-window min/max; a window of 0 whole values keeps the C initial values
@@ -265,29 +304,18 @@ class BitWidthReduction(Filter):
 
 
 # ---- POSITIVE_DELTA --------------------------------------------------------------------
-class PositiveDelta(Filter):
+class PositiveDelta(_WindowedFilter):
     type = 10
+    type_of = staticmethod(pd_type)
 
-    def window_type(self, info: DataInfo, run: RunContext) -> Optional[np.dtype]:
-        return pd_type(info.datatype, run)
-
-    def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
-        t = self.window_type(info, RunContext())
-        if t is None:
-            return
-        n = cur.length("u32", "Number of windows", t.itemsize + 4, D_NWINDOWS, "windows").value
-        for i in range(n):
-            cur.group(f"Window {i + 1}", lambda c: _window_fields(
-                c, t, "Window value delta offset", D_PD_OFFSET, False), size=t.itemsize + 4)
+    def _parse_windows(self, cur: Cursor, t: np.dtype) -> None:
+        _window_groups(cur, t, "Window value delta offset", D_PD_OFFSET, False)
 
     @staticmethod
     def _rec(t: np.dtype) -> np.dtype:
         return np.dtype([("offset", t), ("length", "<u4")])
 
-    def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        t = self.window_type(info, run)
-        if t is None:
-            return Stage(list(stage.metadata), list(stage.data))
+    def _reverse(self, spec, stage: Stage, t: np.dtype, run: RunContext) -> Stage:
         md = stage.metadata_bytes
         r = MetaReader(md, spec.name)
         nw = r.count("Number of windows", t.itemsize + 4)
@@ -316,19 +344,12 @@ class PositiveDelta(Filter):
             out[lo:hi] = vals.view(np.uint8)
         return Stage([rest] if rest else [], [out.tobytes()])
 
-    def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        t = self.window_type(info, run)
-        if t is None:
-            return Stage(list(stage.metadata), list(stage.data))
+    def _forward(self, spec, stage: Stage, t: np.dtype, run: RunContext) -> Stage:
         max_window = int(spec_option(spec, "max_window", 1024))
         size, ut = t.itemsize, unsigned_of(t)
         recs, outs = [], []
-        for part in stage.data:
-            raw = u8(part)
-            if len(raw) == 0:
-                continue
-            ws, nw = _window_plan(len(raw), max_window, size, spec.name)
-            lens = _window_lens(len(raw), ws, nw)
+        for raw, lens in _windowed_parts(stage.data, max_window, size, spec.name):
+            nw = len(lens)
             starts = np.cumsum(lens) - lens
             # the offset is the value at the window start (read past a short window's end)
             padded = np.concatenate([raw, np.zeros(size, np.uint8)])

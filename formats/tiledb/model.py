@@ -11,11 +11,14 @@ from ..filters import DataInfo, FilterSpec
 from .enums import VAR_NUM, datatype_size
 
 
-class _CellShape:
-    """Shared by dimensions and attributes: values per cell and bytes per cell."""
+@dataclass
+class _SchemaField:
+    """Shared by dimensions and attributes: name, datatype, values per cell, filters."""
 
+    name: str
     datatype: int
-    cell_val_num: int
+    cell_val_num: int = 1
+    filters: List[FilterSpec] = field(default_factory=list)
 
     @property
     def var(self) -> bool:
@@ -28,21 +31,13 @@ class _CellShape:
 
 
 @dataclass
-class Dimension(_CellShape):
-    name: str
-    datatype: int
-    cell_val_num: int = 1
-    filters: List[FilterSpec] = field(default_factory=list)
+class Dimension(_SchemaField):
     domain: Optional[tuple] = None       # (min, max) python values; None for var/string dims
     tile_extent: Any = None              # python value or None (null tile extent)
 
 
 @dataclass
-class Attribute(_CellShape):
-    name: str
-    datatype: int
-    cell_val_num: int = 1
-    filters: List[FilterSpec] = field(default_factory=list)
+class Attribute(_SchemaField):
     fill_value: Any = None
     fill_raw: bytes = b""
     nullable: bool = False

@@ -19,6 +19,7 @@ from typing import Iterator, List, Optional, Tuple, Union
 import numpy as np
 
 from ..fielddoc import doc
+from ..unicode import safe_unicode
 
 D_DTYPE_V2 = doc("dtype: the numpy `descr` of the records: a list of [name, typestr] or "
                  "[name, typestr, shape] or [name, [nested fields]]; the typestr carries the "
@@ -358,6 +359,8 @@ def to_python(arr: np.ndarray):
     decoded latin-1 into str (one character per byte, reversible); V: hex str; b1: bool;
     datetimes/timedeltas: their integer counts; complex: [re, im]; NaN stays a float."""
     k = arr.dtype.kind
+    if k == "U":
+        return safe_unicode(arr).tolist()
     if k == "S":
         return np.char.decode(arr, "latin-1").tolist() if arr.size else arr.tolist()
     if k == "V":

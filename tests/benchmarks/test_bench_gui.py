@@ -17,8 +17,9 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
+
+from gui_helpers import open_window  # noqa: E402
 
 
 def _rss() -> int:
@@ -35,14 +36,7 @@ def _sparse(path, size):
 
 @pytest.fixture
 def win(qtbot, tmp_path):
-    from explorer.mainwindow import MainWindow
-
-    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat), restore=False)
-    w.quiet = True
-    w.resize(1500, 950)
-    qtbot.addWidget(w)
-    w.show()
-    return w
+    return open_window(qtbot, tmp_path)
 
 
 def test_first_paint_of_1gib_file(qtbot, win, tmp_path):
