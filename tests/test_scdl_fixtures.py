@@ -160,6 +160,35 @@ def test_legacy_archive_opens_with_a_warning():
     assert doc.root["features"]["dataframe_0.parquet"].status == "ok"
 
 
+def test_archive_written_by_0_1_2():
+    """0.1.2: row_ptr uint64 / col_ptr uint32 whatever the sizes (0.1.3 would pick uint8 for
+    9 rows × 7 columns), one feature index `features` in a `features/` folder, no obs."""
+    doc = formats.open(fixture("v012_basic"))
+    exp = expected("v012_basic")
+    assert exp["library"] == "bionemo-scdl 0.1.2"
+    assert doc.root.status == "ok" and not list(doc.diagnostics())
+    h = doc.root["header.sch"]
+    assert h.size == 232
+    assert [h[k].value for k in ("version_major", "version_minor", "version_point")] == [0, 1, 0]
+    arrays = h["Array descriptors"]
+    assert arrays["Array 2"]["dtype"].display == "4 (UINT64_ARRAY)"
+    assert arrays["Array 3"]["dtype"].display == "3 (UINT32_ARRAY)"
+    fis = h["Feature indices"]
+    assert [c.name for c in fis.children if c.name.startswith("Feature index")] == \
+        ["Feature index 1"]
+    fi = fis["Feature index 1"]
+    assert fi["name"].value == "features" and fi["length"].value == exp["num_rows"]
+    assert fi["dtype"].display == "8 (STRING_ARRAY)"
+    assert [fi["index_files"][f"Index file {i}"]["path"].value for i in (1, 2, 3, 4)] == [
+        "features/cumulative_sum_index.npy", "features/labels.npy", "features/version.npy",
+        "features/dataframe_0.parquet"]
+    assert doc.root["row_ptr.npy"]["ROWPTR"].type == f"uint64 le[{exp['num_rows'] + 1}]"
+    assert doc.root["col_ptr.npy"]["COLPTR"].type == f"uint32 le[{exp['nnz']}]"
+    assert doc.root["version.json"]["value"].value == "0.1.2"
+    assert doc.root["features"]["version.npy"]["data"].display == "'0.1.2'"
+    assert doc.root["features"]["cumulative_sum_index.npy"]["data"].value == [-1, 9]
+
+
 @pytest.mark.parametrize("name", ["shapes_and_dtypes.sch", "no_feature_indices.sch",
                                   "no_arrays.sch"])
 def test_header_api_files(name):

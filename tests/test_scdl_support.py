@@ -11,7 +11,7 @@ from formats.scdl.header import parse_header_source
 from formats.source import BytesSource
 
 DATA_DIR = os.path.join(os.path.dirname(__file__), "data", "scdl")
-ARCHIVES = ("basic", "uint_data", "concat_blocks", "concat_stale", "legacy_008")
+ARCHIVES = ("basic", "uint_data", "concat_blocks", "concat_stale", "legacy_008", "v012_basic")
 
 
 def fixture(name: str) -> str:

@@ -46,6 +46,7 @@ V3_SIZED = {  # named types with configuration.length_bytes
 OBJECT_TYPES = {"string", "variable_length_utf8", "variable_length_bytes", "bytes", "object"}
 _TYPESTR = re.compile(r"^[<>|=]?(?:[?bBhHiIlLqQuUfdgeFDGcSVaMmO][0-9]*)(?:\[[0-9]*[A-Za-z]+\])?$")
 MAX_FIELDS = 10_000
+MAX_UNROLL = 4096            # elements of a subarray of structs, unrolled one struct each
 MAX_ITEMSIZE = 1 << 30
 
 
@@ -260,10 +261,29 @@ class _Builder:
             names.add(name)
             full = f"{prefix}.{name}" if prefix else name
             tnode = element(en, 1)
+            if isinstance(entry[1], list) and len(entry) == 3 \
+                    and _shape(entry[2], element(en, 2)) != ():
+                # A subarray of structs (zarr 2.18.7 writes ["pts", [[…fields…]], [2]]): the
+                # elements are whole structs back to back, so a field is not contiguous.
+                # Unroll it into one struct per element, named pts[0], pts[1], … (C order;
+                # pts[0,1] for 2-D), each packed at its own offset.
+                shape = _shape(entry[2], element(en, 2))
+                n = int(np.prod(shape, dtype=object))
+                if n > MAX_UNROLL:
+                    raise DtypeError(f"field {name!r}: a subarray of {n} structs is more than "
+                                     f"the {MAX_UNROLL} arrayscope unrolls", element(en, 2))
+                for idx in np.ndindex(*shape):
+                    label = f"{name}[{','.join(str(int(i)) for i in idx)}]"
+                    if label in names:
+                        raise DtypeError(f"duplicate field name {label!r}", en)
+                    names.add(label)
+                    sub = self.v2(entry[1], tnode, f"{prefix}.{label}" if prefix else label,
+                                  pos, depth + 1)
+                    sub.node = en
+                    st.members.append(sub)
+                    pos += sub.size
+                continue
             if isinstance(entry[1], list):
-                if len(entry) == 3:
-                    raise DtypeError(f"field {name!r}: a subarray of structs is not supported",
-                                     element(en, 2))
                 sub = self.v2(entry[1], tnode, full, pos, depth + 1)
                 sub.node = en
                 st.members.append(sub)

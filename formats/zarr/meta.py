@@ -154,8 +154,12 @@ def _fail(meta: ArrayMeta, node: Optional[Node], message: str, status: str = ERR
 
 def annotate_fields(rt: RecordType) -> None:
     """Describe each field's declaration node with its packed place."""
+    seen = set()
     for f in rt.leaves():
-        if f.node is not None and rt.is_struct:
+        # a subarray of structs shares one declaration among its unrolled elements: describe
+        # it by element 0 (pts[0].x), not by whichever element came last
+        if f.node is not None and rt.is_struct and id(f.node) not in seen:
+            seen.add(id(f.node))
             f.node.doc = D_FIELD
             f.node.display = (f"{f.name}: {f.type_text()} @ {f.offset}..{f.offset + f.size - 1}"
                               f" ({f.size} B)")

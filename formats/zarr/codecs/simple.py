@@ -1,4 +1,4 @@
-"""zlib, gzip, LZ4 (numcodecs framing), bz2, lzma, the shuffle filter, crc32c; object
+"""zlib, gzip, LZ4 (numcodecs framing), bz2, lzma, the shuffle and delta filters, crc32c; object
 codecs named and left alone; unknown codecs named.
 """
 from __future__ import annotations
@@ -31,6 +31,9 @@ D_LZ4_SIZE = doc("Uncompressed size: numcodecs LZ4 prefixes the raw LZ4 block wi
                  "decoded size as a 4-byte little-endian integer", spec="numcodecs lz4.pyx")
 D_LZ4_BLOCK = doc("LZ4 block (raw format, no frame)", spec="lz4 Block_format.md")
 D_PLANE = doc("Byte plane: byte j of every element, element order", spec="numcodecs Shuffle")
+D_DELTA = doc("Delta-encoded values: the decoded bytes viewed as `dtype` numbers, stored as "
+              "the first value then each difference to the one before, as `astype`",
+              spec="numcodecs Delta")
 D_CRC32C = doc("CRC32C (Castagnoli) of the bytes before it, little-endian",
                spec="zarr v3 crc32c codec")
 
@@ -185,6 +188,53 @@ class Shuffle(Codec):
         return unshuffle(data, e)
 
 
+class Delta(Codec):
+    """numcodecs `Delta` (v2 filter `{"id": "delta", "dtype": …, "astype": …}`).
+
+    The chunk bytes are viewed as `dtype` numbers, whatever the record type (numcodecs cannot
+    delta a struct dtype, but `Delta(dtype='<i4')` on 12-byte records works and zarr 2.18.7
+    writes it): stored = first value, then the differences, as `astype`. Decoding is
+    numcodecs' own `np.cumsum(enc, out=dec)` (integers wrap)."""
+
+    names = ("delta",)
+
+    @staticmethod
+    def _dtype(spec, key: str, default=None) -> np.dtype:
+        from ..dtype import _TYPESTR
+        text = spec.config.get(key, default)
+        if not isinstance(text, str) or not _TYPESTR.match(text):
+            raise CodecError(f"delta: {key} must be a numeric type string like '<i4', "
+                             f"found {text!r}")
+        dt = np.dtype(text)
+        if dt.kind not in "iuf" or dt.itemsize > 8:
+            raise CodecError(f"delta: {key} {text!r} is not an integer or float type")
+        return dt
+
+    def decode(self, spec, data, limit):
+        dt = self._dtype(spec, "dtype")
+        at = self._dtype(spec, "astype", spec.config.get("dtype"))
+        if len(data) % at.itemsize:
+            raise CodecError(f"delta: {len(data)} bytes is not a whole number of "
+                             f"{at.str} values", len(data) - len(data) % at.itemsize)
+        n = len(data) // at.itemsize
+        if n * dt.itemsize > limit:
+            raise CodecError(f"delta: decodes to more than {limit} bytes")
+        enc = np.frombuffer(data, dtype=at)
+        dec = np.empty(n, dtype=dt)
+        with np.errstate(all="ignore"):
+            np.cumsum(enc, out=dec)
+        return dec.tobytes()
+
+    def reverse(self, spec, cur: Cursor, limit: int) -> bytes:
+        data = cur.source.read(cur.pos, cur.remaining)
+        out = self.decode(spec, data, limit)
+        at = self._dtype(spec, "astype", spec.config.get("dtype"))
+        n = cur.raw("Delta-encoded values", cur.remaining, D_DELTA)
+        n.kind = "payload"
+        n.display = f"{len(data) // at.itemsize} × {at.str}: first value, then differences"
+        return out
+
+
 # ---- crc32c ---------------------------------------------------------------------------------
 def _crc32c_table() -> np.ndarray:
     t = np.arange(256, dtype=np.uint32)
@@ -258,7 +308,8 @@ def get(name: str) -> Codec:
     if not _REGISTRY:
         from .blosc import Blosc
         from .zstd import Zstd
-        for c in (Zlib(), Gzip(), LZ4(), Bz2(), Lzma(), Shuffle(), Crc32c(), Blosc(), Zstd()):
+        for c in (Zlib(), Gzip(), LZ4(), Bz2(), Lzma(), Shuffle(), Delta(), Crc32c(), Blosc(),
+                  Zstd()):
             for n in c.names:
                 _REGISTRY[n] = c
     c = _REGISTRY.get(name)

@@ -2,7 +2,8 @@
 
 Run from anywhere (needs torch==2.13.0, bionemo-scdl 0.1.3, anndata; the legacy fixture also
 needs bionemo-scdl 0.0.8 unpacked with `pip install --no-deps --target DIR bionemo-scdl==0.0.8`
-and DIR given as SCDL_008_PATH):
+and DIR given as SCDL_008_PATH; v012_basic likewise 0.1.2 in SCDL_012_PATH. --no-deps keeps pip
+from pulling another torch: the child process uses this interpreter's packages):
 
     python tests/data/scdl/make_fixtures.py
 
@@ -19,6 +20,8 @@ Fixtures (all tiny):
 - concat_stale/     FORMAT_NOTES §6: a uint8 dataset re-opened from disk, concatenated with a
                     uint16 one: header.sch still describes the first dataset (stale)
 - legacy_008/       written by bionemo-scdl 0.0.8: no header.sch, `features/` folder
+- v012_basic/       written by bionemo-scdl 0.1.2: header.sch with one feature index `features`,
+                    row_ptr uint64 / col_ptr uint32 whatever the sizes, 9x7 integer counts
 - header_api/       single header files written with SCDLHeader directly: every field branch
 """
 from __future__ import annotations
@@ -198,34 +201,55 @@ record(SingleCellMemMapDataset(sys.argv[2]), sys.argv[2])
 """
 
 
-def build_legacy(tmp: str) -> None:
-    lib = os.environ.get("SCDL_008_PATH")
+def _build_other_version(tmp: str, env_var: str, version: str, name: str, adata) -> None:
+    """Write `name` with another bionemo-scdl, unpacked (--no-deps --target) in $env_var,
+    in a child process that imports it first (this interpreter's torch etc. serve it)."""
+    lib = os.environ.get(env_var)
     if not lib:
-        print("SCDL_008_PATH not set: legacy_008 not rebuilt", file=sys.stderr)
+        print(f"{env_var} not set: {name} not rebuilt", file=sys.stderr)
         return
-    h5 = os.path.join(tmp, "legacy.h5ad")
-    make_adata(30, n_obs=12, n_vars=8).write_h5ad(h5)
-    out = _fresh("legacy_008")
+    h5 = os.path.join(tmp, f"{name}.h5ad")
+    adata.write_h5ad(h5)
+    out = _fresh(name)
     env = dict(os.environ, PYTHONPATH=lib)
     subprocess.run([sys.executable, "-c", LEGACY_SCRIPT, h5, out, lib, HERE], check=True, env=env)
-    with open(os.path.join(HERE, "legacy_008.expected.json")) as fh:
+    with open(os.path.join(HERE, f"{name}.expected.json")) as fh:
         exp = json.load(fh)
-    exp["library"] = "bionemo-scdl 0.0.8"
-    with open(os.path.join(HERE, "legacy_008.expected.json"), "w") as fh:
+    if exp["library"] != f"bionemo-scdl {version}":   # importlib.metadata saw the other one
+        print(f"{name}: recorded as {exp['library']!r}, written by {version}", file=sys.stderr)
+    exp["library"] = f"bionemo-scdl {version}"
+    with open(os.path.join(HERE, f"{name}.expected.json"), "w") as fh:
         json.dump(exp, fh, indent=1)
         fh.write("\n")
 
 
-def main() -> None:
+def build_legacy(tmp: str) -> None:
+    _build_other_version(tmp, "SCDL_008_PATH", "0.0.8", "legacy_008",
+                         make_adata(30, n_obs=12, n_vars=8))
+
+
+def build_012(tmp: str) -> None:
+    # 0.1.2: header.sch (one feature index, `features`), row_ptr uint64, col_ptr uint32
+    _build_other_version(tmp, "SCDL_012_PATH", "0.1.2", "v012_basic",
+                         make_adata(40, n_obs=9, n_vars=7, int_values=True))
+
+
+BUILDERS = {"0.1.3": build_013, "header_api": lambda tmp: build_header_api(),
+            "legacy_008": build_legacy, "v012_basic": build_012}
+
+
+def main(only=()) -> None:
+    """Build every fixture, or only the builders named on the command line
+    (0.1.3, header_api, legacy_008, v012_basic)."""
     warnings.simplefilter("ignore")
     # A fixed, short source path: labels.npy records the absolute path of each h5ad.
     tmp = os.path.join(tempfile.gettempdir(), "scdl_fixture_src")
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     try:
-        build_013(tmp)
-        build_header_api()
-        build_legacy(tmp)
+        for name, build in BUILDERS.items():
+            if not only or name in only:
+                build(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     total = 0
@@ -235,4 +259,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
