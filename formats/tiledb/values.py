@@ -4,7 +4,9 @@ every filter of every tile of every fragment, in the order the cells are stored 
 One entry per fragment: `{"name": fragment directory name, "values": [...], "raw": bytes-like,
 "error": optional str}`. Dense fragments give their tiles one after the other, every cell of
 every stored tile (cells a partial write did not cover hold what is stored: zeros, or a single
-NUL byte for var cells); sparse fragments give their cells in stored (global) order. `raw` is
+NUL byte for var cells); a dimension of a dense fragment, which has no data file, gives the
+coordinates those cells imply, in the same order (dense_coords.py; cells of edge tiles past
+the domain included); sparse fragments give their cells in stored (global) order. `raw` is
 the decoded cell bytes of the fragment (for var-sized fields, the var data bytes): a
 `memoryview` of the buffer the tiles were decoded into (equal to the `bytes`; `bytes(raw)`
 makes a copy), or `b""`.
@@ -21,6 +23,7 @@ from ..filters.batch import plan, reverse_into
 from ..source import FileSource
 from .cells import cell_values
 from .data_files import file_role, tile_bounds, tile_offsets_for
+from .dense_coords import fragment_dense_coords
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata, TileDBArray
 from .rawtile import TileError, chunk_table, _decode_chunk
 
@@ -110,8 +113,15 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
     if fld is None:
         raise ValuesError(f"field {name!r} is not in this fragment's schema {schema.name}")
     if isinstance(fld, Dimension) and fm.dense:
-        raise ValuesError(f"dense fragments store no coordinates: dimension {name!r} has no "
-                          f"data file")
+        # no data file: the coordinates are implied by the tile grid (dense_coords.py)
+        try:
+            coords = fragment_dense_coords(schema, fm, schema.dimensions.index(fld))
+        except ValueError as e:
+            raise ValuesError(f"dimension {name!r}: {e}")
+        raw = memoryview(coords.view(np.uint8))
+        if not with_values:
+            return [], raw
+        return cell_values(fld.datatype, 1, raw), raw
     if isinstance(fld, Attribute):
         stem = f"a{schema.attributes.index(fld)}"
     else:
