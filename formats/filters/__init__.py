@@ -27,6 +27,7 @@ strings (var-string framing), parts (part tables), util; `catalogue.FILTERS` lis
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
@@ -83,12 +84,23 @@ def get(filter_type: int) -> Filter:
 def stage_infos(specs: List[FilterSpec], info: DataInfo) -> List[DataInfo]:
     """infos[k] is what filter k sees; infos[len(specs)] is what comes out."""
     base = info.base_datatype
-    out = [DataInfo(info.datatype, info.cell_val_num, info.role, info.var, base)]
+    fv = info.format_version
+    out = [DataInfo(info.datatype, info.cell_val_num, info.role, info.var, base, fv)]
     for s in specs:
         prev = out[-1]
         dt = get(s.type).output_datatype(s, prev.datatype)
-        out.append(DataInfo(dt, prev.cell_val_num, prev.role, prev.var, base))
+        out.append(DataInfo(dt, prev.cell_val_num, prev.role, prev.var, base, fv))
     return out
+
+
+def _run_for(info: DataInfo, run: Optional[RunContext]) -> RunContext:
+    """`run` (or a default one) with the format version of the tile's fragment, when the
+    DataInfo knows it: the version-dependent filter forms follow the writer's version."""
+    run = run or RunContext()
+    fv = info.format_version
+    if fv is not None and run.format_version != fv:
+        run = dataclasses.replace(run, format_version=fv)
+    return run
 
 
 def split_metadata(specs: List[FilterSpec], cur: Cursor, info: DataInfo,
@@ -136,7 +148,7 @@ class ChunkRun:
 
 def reverse_chunk(specs: List[FilterSpec], md: bytes, data: bytes, info: DataInfo,
                   run: Optional[RunContext] = None, stop_at: int = 0) -> ChunkRun:
-    run = run or RunContext()
+    run = _run_for(info, run)
     infos = stage_infos(specs, info)
     stages: List[Optional[Stage]] = [None] * (len(specs) + 1)
     stages[len(specs)] = Stage([md] if md else [], [data])
@@ -163,7 +175,7 @@ def reverse_chunk(specs: List[FilterSpec], md: bytes, data: bytes, info: DataInf
 def forward_chunk(specs: List[FilterSpec], cells: bytes, info: DataInfo,
                   run: Optional[RunContext] = None) -> List[Stage]:
     """stages[k] after filters 0..k-1, starting from the cell bytes (one data part)."""
-    run = run or RunContext()
+    run = _run_for(info, run)
     infos = stage_infos(specs, info)
     stages = [Stage([], [cells])]
     for k, spec in enumerate(specs):

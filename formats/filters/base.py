@@ -67,6 +67,12 @@ class DataInfo:
     # The tile's own datatype (what the first filter saw); `datatype` changes along the
     # pipeline (SCALE_FLOAT, XOR, reinterpreting deltas) but the tile's cell size does not.
     tile_datatype: Optional[int] = None
+    # The format version of the fragment the tile belongs to (None: not known, take
+    # `RunContext.format_version`). Filters behave by the *writer's* version (libtiledb's
+    # `tile.format_version()`): e.g. RLE on a var UTF-8 tile of a format-16 fragment is the
+    # plain byte RLE, with a normal offsets tile (checked on 2.13 bytes), though a 2.30
+    # reader sees the same array. Carried along the pipeline by `stage_infos`.
+    format_version: Optional[int] = None
 
     @property
     def value_size(self) -> int:

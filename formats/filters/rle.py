@@ -65,7 +65,9 @@ class Rle(CompressionFilter):
 
     # ---- var-sized strings ----------------------------------------------------------------
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
-        if not applies("rle", info, RunContext()):
+        run = RunContext() if info.format_version is None else \
+            RunContext(format_version=info.format_version)
+        if not applies("rle", info, run):
             return super().parse_metadata(spec, cur, info)
         parse_header(cur)
         cur.u8("Run length byte size", D_RLE_BYTES)

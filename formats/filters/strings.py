@@ -33,7 +33,10 @@ STRING_VERSIONS = {"rle": {11: 12, 12: 17}, "dictionary": {11: 13, 12: 17}}
 
 
 def applies(kind: str, info: DataInfo, run: RunContext) -> bool:
-    """The string path is taken for var ASCII/UTF-8 data in a new enough format."""
+    """The string path is taken for var ASCII/UTF-8 data in a new enough format: the format
+    of the fragment that wrote the tile (`DataInfo.format_version`, carried into `run`).
+    Before it, RLE is the plain byte RLE over the var data and the offsets tile is a normal
+    one (format 16 / libtiledb 2.13 bytes, UTF-8 + RLE: tests/data/tiledb_versions)."""
     if not info.var_strings:
         return False
     return run.format_version >= STRING_VERSIONS[kind].get(info.base_datatype, 10 ** 6)

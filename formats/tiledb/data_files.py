@@ -112,6 +112,9 @@ def file_role(schema: ArraySchema, fm: FragmentMetadata, file_name: str) -> Opti
     else:
         specs = list(schema.pipeline_for(obj, role if role != "coords" else "dimension"))
         info = schema.data_info(obj, role)
+    # The filters decode by the fragment's format version, not the array's (RLE / DICTIONARY
+    # string forms need 12/13 ASCII, 17 UTF-8; datetime BWR / POSITIVE_DELTA 20).
+    info.format_version = fm.version or None
     if fm.extra.get("encrypted"):
         specs.append(FilterSpec(AES_FILTER, {}))
     return DataFileRole(slot, slots[slot] if slot < len(slots) else obj.name, obj, part, role,
