@@ -22,9 +22,17 @@ DEFAULT = ["dense_1d", "filter_stacks_array", "filters", "sparse_var_nullable_pi
 
 
 def extra_fixtures():
-    """SCDL and Zarr fixtures committed under tests/data (if present)."""
+    """Committed fixtures under tests/data: SCDL archives, Zarr arrays, and TileDB arrays
+    written by older libtiledb versions (tiledb_versions/<version>/<array>)."""
     out = []
     data = os.path.join(os.path.dirname(HERE), "data")
+    vdir = os.path.join(data, "tiledb_versions")
+    if os.path.isdir(vdir):
+        for ver in sorted(os.listdir(vdir)):
+            vpath = os.path.join(vdir, ver)
+            if os.path.isdir(vpath):
+                out += [os.path.join(vpath, a) for a in sorted(os.listdir(vpath))
+                        if os.path.isdir(os.path.join(vpath, a, "__schema"))]
     for sub in ("scdl", "zarr"):
         d = os.path.join(data, sub)
         if os.path.isdir(d):
@@ -32,6 +40,10 @@ def extra_fixtures():
                 p = os.path.join(d, name)
                 if os.path.isdir(p):
                     out.append(p)
+    zdir = os.path.join(data, "zarr", "v2_2.18.7")
+    if os.path.isdir(zdir):
+        out += [os.path.join(zdir, a) for a in sorted(os.listdir(zdir))
+                if os.path.isdir(os.path.join(zdir, a))][:12]
     return out
 
 
