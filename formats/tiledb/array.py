@@ -5,20 +5,18 @@ then the rest) and the nodes are then placed in the directory tree in name order
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ..context import Context
-from ..cursor import Cursor
-from ..engine import guarded, run_parser
+from ..engine import guarded
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, Node, hex_preview
 from ..plain import file_node
-from . import layout
+from . import (array_metadata, commits, consolidated_meta, data_files, enumeration,
+               fragment_metadata, layout, names)
+from . import schema as schema_mod
 from .model import ArraySchema, Fragment, TileDBArray
-from .tile import parse_generic_tile
 
-D_WRT = doc("Write commit marker: an empty file whose presence makes the fragment of the same "
-            "name visible to readers", spec="array_file_hierarchy.md")
 D_OK = doc("Fragment commit marker of format versions before 12: an empty file")
 
 # Parse order of file roles (context flows from earlier roles to later ones).
@@ -26,129 +24,38 @@ ORDER = ["legacy_schema", "schema", "enumeration", "fragment_metadata", "fragmen
          "array_metadata", "array_metadata_vac", "commit", "ok_marker", "unknown"]
 
 
-def _optional(module: str, name: str):
-    """A parser function from a sibling module, or None while that module is not built."""
-    import importlib
-
-    try:
-        return getattr(importlib.import_module(f"formats.tiledb.{module}"), name)
-    except (ImportError, AttributeError):
-        return None
-
 
 def decode_name(name: str) -> Optional[dict]:
-    fn = _optional("names", "decode_name")
-    if fn is not None:
-        try:
-            return fn(name)
-        except Exception:
-            return None
-    m = layout.TIMESTAMPED_RE.match(name)
-    if not m:
+    """t1, t2, uuid, version... of a timestamped name (None when it is not one)."""
+    try:
+        return names.decode_name(name)
+    except Exception:  # a damaged name is shown undecoded, never fatal
         return None
-    return {"t1": int(m.group(1)), "t2": int(m.group(2)), "uuid": m.group(3),
-            "version": int(m.group(4)) if m.group(4) else None}
 
 
 def _name_display(name: str) -> Optional[str]:
     info = decode_name(name)
-    if not info:
-        return None
-    text = info.get("display")
-    if text:
-        return text
-    import datetime as _dt
-
-    def ts(ms):
-        try:
-            return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-        except (OverflowError, OSError, ValueError):
-            return str(ms)
-    v = f", format version {info['version']}" if info.get("version") else ""
-    return f"t1={info['t1']} ({ts(info['t1'])}), t2={info['t2']}, uuid {info['uuid']}{v}"
+    return info.get("display") if info else None
 
 
 # ---- per-role file parsers --------------------------------------------------------------
-def _generic_payload_file(document, src, ctx, payload_fn_name: Tuple[str, str], title: str,
-                          holder: Optional[list] = None) -> Node:
-    fn = _optional(*payload_fn_name)
-
-    def payload(c: Cursor):
-        result = fn(c, ctx)
-        if holder is not None:
-            holder.append(result)
-
-    def body(cur: Cursor):
-        while not cur.at_end():
-            parse_generic_tile(cur, document, "Generic tile", payload if fn else None,
-                               payload_name=f"{src.name} ({title.lower()})", ctx=ctx,
-                               payload_title=title)
-            if fn is None or holder is not None:
-                break  # one tile per file for these roles
-    return run_parser(os.path.basename(src.name), "file", src, body, ctx)
-
-
 def parse_schema_file(document, src, ctx) -> Tuple[Node, Optional[ArraySchema]]:
-    holder: list = []
-    node = _generic_payload_file(document, src, ctx, ("schema", "parse_schema"), "Array schema",
-                                 holder)
-    schema = holder[0] if holder and isinstance(holder[0], ArraySchema) else None
-    if schema is not None:
-        schema.name = os.path.basename(src.name)
-    return node, schema
-
-
-def parse_enumeration_file(document, src, ctx) -> Node:
-    return _generic_payload_file(document, src, ctx, ("enumeration", "parse_enumeration"),
-                                 "Enumeration", [])
-
-
-def parse_array_metadata_file(document, src, ctx) -> Node:
-    return _generic_payload_file(document, src, ctx, ("array_metadata", "parse_array_metadata"),
-                                 "Array metadata", [])
-
-
-def parse_commit_file(document, src, ctx) -> Node:
-    fn = _optional("commits", "parse_commit_file")
-    if fn is not None:
-        return fn(document, src, ctx)
-    name = os.path.basename(src.name)
-    if src.size == 0:
-        n = Node(name, "file", src, 0, 0, display="(empty commit marker)", doc=D_WRT)
-        return n
-    return file_node(document, src.path, "commit file kind not parsed yet")
+    """The schema file's node and its ArraySchema (None when unreadable)."""
+    node = schema_mod.parse_schema_file(document, src, ctx)
+    return node, node.data if isinstance(node.data, ArraySchema) else None
 
 
 def parse_fragment_metadata(document, src, ctx):
-    fn = _optional("fragment_metadata", "parse_fragment_metadata_file")
-    if fn is None:
-        return file_node(document, src.path, "fragment metadata parser not available"), None
-    return fn(document, src, ctx)
-
-
-def parse_fragment_meta_file(document, src, ctx) -> Node:
-    fn = _optional("consolidated_meta", "parse_consolidated_meta_file")
-    if fn is None:
-        return _generic_payload_file(document, src, ctx, ("", ""), "Consolidated fragment metadata")
-    return fn(document, src, ctx)
+    """(node, FragmentMetadata or None) of a `__fragment_metadata.tdb`."""
+    return fragment_metadata.parse_fragment_metadata_file(document, src, ctx)
 
 
 def parse_data(document, src, ctx, fragment: Optional[Fragment], schema) -> Node:
-    fn = _optional("data_files", "parse_data_file")
     fm = fragment.metadata if fragment is not None else None
-    if fn is None or fm is None or schema is None:
-        why = ("no fragment metadata to locate its tiles" if fm is None else
-               "no schema to interpret it" if schema is None else "data file parser not available")
+    if fm is None or schema is None:
+        why = "no fragment metadata to locate its tiles" if fm is None else "no schema to interpret it"
         return file_node(document, src.path, f"data file not parsed: {why}")
-    return fn(document, src, ctx, fm, schema, os.path.basename(src.name))
-
-
-def parse_text_list(document, src, ctx, title: str) -> Node:
-    """`.vac` / `.con` / `.ign` style text: one node per line."""
-    fn = _optional("commits", "parse_commit_file")
-    if fn is not None:
-        return fn(document, src, ctx)
-    return file_node(document, src.path, f"{title} not parsed yet")
+    return data_files.parse_data_file(document, src, ctx, fm, schema, os.path.basename(src.name))
 
 
 def parse_ok_marker(document, src, ctx) -> Node:
@@ -248,7 +155,8 @@ def _parse_role(document, src, ctx: Context, role: str, array: TileDBArray, path
         node.display = _name_display(os.path.basename(path))
         return node
     if role == "enumeration":
-        return parse_enumeration_file(document, src, ctx.derive(schema=array.latest_schema))
+        return enumeration.parse_enumeration_file(document, src,
+                                                  ctx.derive(schema=array.latest_schema))
     if role == "fragment_metadata":
         frag = _fragment_of(array, array.path, path)
         node, fm = parse_fragment_metadata(document, src, ctx.derive(schema=array.latest_schema))
@@ -262,13 +170,14 @@ def _parse_role(document, src, ctx: Context, role: str, array: TileDBArray, path
             schema = array.schema_for(getattr(frag.metadata, "schema_name", None))
         return parse_data(document, src, ctx.derive(schema=schema), frag, schema)
     if role == "fragment_meta":
-        return parse_fragment_meta_file(document, src, ctx.derive(schema=array.latest_schema))
+        return consolidated_meta.parse_consolidated_meta_file(
+            document, src, ctx.derive(schema=array.latest_schema))
     if role == "array_metadata":
-        node = parse_array_metadata_file(document, src, ctx)
+        node = array_metadata.parse_array_metadata_file(document, src, ctx)
         node.display = _name_display(os.path.basename(path))
         return node
     if role in ("commit", "array_metadata_vac"):
-        node = parse_commit_file(document, src, ctx.derive(schema=array.latest_schema))
+        node = commits.parse_commit_file(document, src, ctx.derive(schema=array.latest_schema))
         node.display = node.display or _name_display(os.path.basename(path))
         return node
     if role == "ok_marker":

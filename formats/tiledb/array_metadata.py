@@ -8,16 +8,14 @@ deletions of `__np_flat_<key>` / `__np_shape_<key>` keys next to each key it set
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ..cursor import Cursor, ParseStop
-from ..engine import run_parser
 from ..fielddoc import doc
 from ..node import Node, hex_preview
 from .enums import DATATYPE_NAMES, DATATYPES, STRING_TYPES, datatype_size, format_value
-from .tile import parse_generic_tile
+from .tile import parse_generic_tile_file
 
 SPEC = "array_metadata.md#array-metadata-file"
 BLOB = 40
@@ -116,22 +114,6 @@ def parse_array_metadata(cur: Cursor, ctx=None) -> Optional[ArrayMetadata]:
 
 def parse_array_metadata_file(document, source, ctx=None) -> Node:
     """The whole `__meta` file (a generic tile); the node's `data` is the ArrayMetadata."""
-    name = os.path.basename(getattr(source, "name", "metadata")) or "metadata"
-    holder: list = []
-
-    def payload(c: Cursor):
-        holder.append(None)
-        md = parse_array_metadata(c, ctx)
-        holder[-1] = md
-        if md is not None:
-            c.node.data = md
-            c.node.display = f"{len(md.entries)} entr{'y' if len(md.entries) == 1 else 'ies'}"
-
-    def fn(cur: Cursor):
-        parse_generic_tile(cur, document, "Generic tile", payload,
-                           payload_name=f"{source.name} (metadata payload)", ctx=ctx,
-                           payload_title="Array metadata")
-
-    root = run_parser(name, "file", source, fn, ctx)
-    root.data = holder[0] if holder else None
-    return root
+    return parse_generic_tile_file(
+        document, source, ctx, parse_array_metadata, "Array metadata",
+        lambda md: f"{len(md.entries)} entr{'y' if len(md.entries) == 1 else 'ies'}")

@@ -14,11 +14,10 @@ from typing import Any, List, Optional
 import numpy as np
 
 from ..cursor import MAX_VALUE_LIST, Cursor, ParseStop
-from ..engine import run_parser
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, LazyChildren, Node, hex_preview
 from .enums import DATATYPE_NAMES, STRING_TYPES, VAR_NUM, datatype_size, format_value
-from .tile import parse_generic_tile
+from .tile import parse_generic_tile_file
 
 SPEC = "enumeration.md"
 ENUMERATION_VERSION = 0
@@ -166,29 +165,20 @@ def parse_enumeration_file(document, source, ctx=None) -> Node:
     """The whole enumeration file (a generic tile). The returned node's `data` is the
     Enumeration (or None)."""
     name = os.path.basename(getattr(source, "name", "enumeration")) or "enumeration"
-    holder: list = []
 
-    def payload(c: Cursor):
-        holder.append(None)
+    def parse(c: Cursor, ctx):
         e = parse_enumeration(c, ctx)
-        holder[-1] = e
         if e is not None:
             e.file_name = name
-            c.node.data = e
-            c.node.display = (f"{e.name!r}: {len(e.values)} "
-                              f"{DATATYPE_NAMES.get(e.datatype, '?')} value(s)"
-                              f"{', ordered' if e.ordered else ''}")
             if e.path_name and e.path_name != name:
                 c.node.find("Path name").mark(
                     WARNING, f"Path name {e.path_name!r} differs from the file name {name!r}")
+        return e
 
-    def fn(cur: Cursor):
-        parse_generic_tile(cur, document, "Generic tile", payload,
-                           payload_name=f"{source.name} (enumeration payload)", ctx=ctx,
-                           payload_title="Enumeration")
-
-    root = run_parser(name, "file", source, fn, ctx)
-    root.data = holder[0] if holder else None
+    root = parse_generic_tile_file(
+        document, source, ctx, parse, "Enumeration",
+        lambda e: (f"{e.name!r}: {len(e.values)} {DATATYPE_NAMES.get(e.datatype, '?')} value(s)"
+                   f"{', ordered' if e.ordered else ''}"))
     if root.data is not None:
         root.display = f"enumeration {root.data.name!r} ({len(root.data.values)} values)"
     return root

@@ -23,14 +23,13 @@ import os
 from typing import List, Optional
 
 from ..cursor import Cursor, ParseStop
-from ..engine import run_parser
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, Node
 from .enums import (ARRAY_TYPES, CURRENT_DOMAIN_TYPES, DATA_ORDERS, DATATYPE_NAMES,
                     FORMAT_VERSION, LAYOUTS, STRING_TYPES, VAR_NUM, datatype_size, format_value)
 from .model import ArraySchema, Attribute, Dimension, DimensionLabel
 from .pipeline import parse_pipeline
-from .tile import parse_generic_tile
+from .tile import parse_generic_tile_file
 
 SPEC = "array_schema.md"
 
@@ -483,25 +482,17 @@ def parse_schema_file(document, source, ctx=None) -> Node:
     """The schema file: a generic tile whose payload is the schema. The returned node's
     `data` (and its "Array schema" payload node's) is the ArraySchema, or None."""
     name = os.path.basename(getattr(source, "name", "schema").rstrip("/")) or "schema"
-    holder: list = []
 
-    def payload(c: Cursor):
-        holder.append(None)
+    def parse(c: Cursor, ctx):
         sch = parse_schema(c, ctx)
-        holder[-1] = sch
         if sch is not None:
             sch.name = name
-            c.node.data = sch
-            c.node.display = (f"v{sch.version} {ARRAY_TYPES.get(sch.array_type, '?').lower()}, "
-                              f"{len(sch.dimensions)} dim(s), {len(sch.attributes)} attr(s)")
+        return sch
 
-    def fn(cur: Cursor):
-        parse_generic_tile(cur, document, "Generic tile", payload,
-                           payload_name=f"{source.name} (schema payload)", ctx=ctx,
-                           payload_title="Array schema")
-
-    root = run_parser(name, "file", source, fn, ctx)
-    root.data = holder[0] if holder else None
+    root = parse_generic_tile_file(
+        document, source, ctx, parse, "Array schema",
+        lambda sch: (f"v{sch.version} {ARRAY_TYPES.get(sch.array_type, '?').lower()}, "
+                     f"{len(sch.dimensions)} dim(s), {len(sch.attributes)} attr(s)"))
     if root.data is not None:
         root.display = "array schema " + (
             f"v{root.data.version}, {len(root.data.dimensions)} dim(s), "

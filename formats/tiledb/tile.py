@@ -222,3 +222,33 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
 
     gt.node = cur.group(name, body, kind="struct")
     return gt
+
+
+def parse_generic_tile_file(document, source, ctx, parse_payload: Callable[[Cursor, object], object],
+                            title: str, describe: Optional[Callable[[object], str]] = None) -> Node:
+    """A file that is one generic tile (schema, enumeration, `__meta`...): the file node,
+    with the payload parsed by `parse_payload(cursor, ctx) -> model`. The model (or None when
+    the bytes stop short) becomes the `data` of the file node and of the payload node;
+    `describe(model)` gives the payload node's display."""
+    import os
+
+    name = os.path.basename(getattr(source, "name", title).rstrip("/")) or title
+    holder: list = []
+
+    def payload(c: Cursor):
+        holder.append(None)
+        model = parse_payload(c, ctx)
+        holder[-1] = model
+        if model is not None:
+            c.node.data = model
+            if describe is not None:
+                c.node.display = describe(model)
+
+    def body(cur: Cursor):
+        parse_generic_tile(cur, document, "Generic tile", payload,
+                           payload_name=f"{source.name} ({title.lower()} payload)", ctx=ctx,
+                           payload_title=title)
+
+    root = run_parser(name, "file", source, body, ctx)
+    root.data = holder[0] if holder else None
+    return root
