@@ -19,6 +19,9 @@ from .node import ERROR, WARNING, LazyChildren, Node, hex_preview
 from .unicode import safe_unicode
 
 MAGIC = b"\x93NUMPY"
+# numpy's own bound on the header it will evaluate (np.load's max_header_size default):
+# a larger one is not read as a literal, which also bounds literal_eval's time and memory.
+MAX_HEADER_DICT = 10000
 SPEC = "numpy.lib.format (NPY format versions 1.0-3.0)"
 
 MAGIC_DOC = doc("Magic string: byte 0x93 then the ASCII letters 'NUMPY'.", spec=SPEC)
@@ -174,6 +177,10 @@ def _header(cur: Cursor, size: int, encoding: str, info: dict) -> None:
             nl.mark(WARNING, "more than one newline at the end of the header")
     else:
         d.mark(WARNING, "header: does not end with a newline")
+    if len(text_b) > MAX_HEADER_DICT:
+        d.mark(ERROR, f"header dict: {len(text_b)} bytes; numpy refuses headers over "
+                      f"{MAX_HEADER_DICT} bytes (max_header_size), so it is not evaluated")
+        return
     try:
         hd = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError) as e:

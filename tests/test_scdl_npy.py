@@ -119,3 +119,19 @@ def test_one_corrupted_byte_never_raises(pos, value):
     data[pos % len(data)] = value
     root = parse(bytes(data))
     assert not any(n.name == "internal parser error" for n in root.walk())
+
+
+def test_oversized_header_dict_is_not_evaluated(tmp_path):
+    import struct
+
+    import formats
+    from formats.npy import MAX_HEADER_DICT
+
+    text = ("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), 'x': '" +
+            "[" * (MAX_HEADER_DICT + 10) + "'}").encode()
+    text += b" " * ((-(len(text) + 13)) % 64) + b"\n"
+    data = b"\x93NUMPY\x02\x00" + struct.pack("<I", len(text)) + text + b"\x00" * 4
+    p = tmp_path / "big.npy"
+    p.write_bytes(data)
+    doc = formats.open(str(p))
+    assert any("not evaluated" in (n.message or "") for n in doc.diagnostics())
