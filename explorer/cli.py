@@ -36,8 +36,11 @@ def _dump_text(node, out, depth: int, max_depth: Optional[int], indent: str = ""
     out.write(f"{indent}{node.name} <{node.kind}> {src}@{node.offset}+{node.size}{disp}{status}\n")
     if max_depth is not None and depth >= max_depth:
         return
+    pending = getattr(node, "pending", False)
     for c in node.iter_children():
         _dump_text(c, out, depth + 1, max_depth, indent + "  ")
+    if pending:   # a chunk decoded for this dump only: the dump keeps none
+        node.release_deferred()
 
 
 def cmd_dump(args) -> int:

@@ -212,7 +212,8 @@ class PipelinePanel(QWidget):
             f"<b>Zarr v{meta.zarr_format} chunk{html.escape(where)}</b> of array "
             f"<code>{html.escape(arr)}</code>: <code>{html.escape(str(fn.value or fn.name))}</code>, "
             f"{fn.size:,} B stored<br><span style='color:{muted}'>codecs: {html.escape(codecs)} "
-            f"— reversed at open; click a stage for its bytes</span>")
+            f"— {'decoded on demand' if fn.find('decoded') is not None else 'reversed at open'}; "
+            f"click a stage for its bytes</span>")
         self.tree.show_zarr(zc)
         self.cells_pane.show_records(zc)
         self.editor.set_specs([], None)

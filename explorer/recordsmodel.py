@@ -1,5 +1,6 @@
-"""Zarr chunks in the pipeline panel: the codec chain of a chunk file (already reversed when
-the array was opened: each stage is a node over a derived source) and its decoded records as
+"""Zarr chunks in the pipeline panel: the codec chain of a chunk file (reversed when the
+array was opened, or — a large array — when the chunk is first selected: each stage is a node
+over a derived source) and its decoded records as
 a numpy-backed table, one column per leaf field (`pos.x`), one row per record; records of an
 edge chunk that lie outside the array are greyed."""
 from __future__ import annotations
@@ -56,8 +57,13 @@ def zarr_chunk_of(document, node) -> Optional[ZarrChunk]:
         n = n.parent
     if n is None or n.is_lazy:
         return None
-    stages = [c for c in n.iter_children() if c.name.startswith("Codec ")]
-    records = n.find("Records")
+    kids = list(n.iter_children())
+    dec = next((c for c in kids if c.name == "decoded" and c.deferred), None)
+    if dec is not None:   # a large array's chunk: decoded now, when it is selected
+        dec.ensure_built()
+        kids = [c for c in kids if c is not dec] + list(dec.iter_children())
+    stages = [c for c in kids if c.name.startswith("Codec ")]
+    records = next((c for c in kids if c.name == "Records"), None)
     if not stages and records is None:
         return None
     meta = _meta_for(document, getattr(n.source, "path", None))

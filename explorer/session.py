@@ -18,6 +18,15 @@ class Session:
         self.stage_sources: Dict[Tuple[int, int], object] = {}   # (id(chunk info), k) -> source
         self.stage_nodes: Dict[int, Node] = {}                     # id(source) -> node
         self._keep: List[object] = []
+        self._derived_seen = len(document.derived)
+
+    def _fresh(self) -> None:
+        """Derived sources made since the index was built (a Zarr chunk decoded when its
+        node was expanded or selected) need their leaves indexed: rebuild on next use."""
+        n = len(self.document.derived)
+        if n != self._derived_seen:
+            self._derived_seen = n
+            self.index.invalidate()
 
     @property
     def root(self) -> Optional[Node]:
@@ -28,9 +37,11 @@ class Session:
         return self.document.ctx.key
 
     def node_at(self, source, offset: int) -> Optional[Node]:
+        self._fresh()
         return self.index.node_at(source, offset)
 
     def leaves_in(self, source, start: int, stop: int):
+        self._fresh()
         idx = self.index.for_source(source)
         return idx.leaves_in(start, stop) if idx is not None else ()
 

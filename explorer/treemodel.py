@@ -31,7 +31,11 @@ _USERROLE = int(Qt.UserRole.value)
 
 
 class Item:
-    __slots__ = ("node", "parent", "row", "lo", "hi", "bucket", "kids", "__weakref__")
+    """One row. `hi` (the end of the node's child range) is counted when first needed: a
+    node with deferred children (`node.pending`: a large Zarr array's decoded chunk) is not
+    built until its row is expanded or it is selected."""
+
+    __slots__ = ("node", "parent", "row", "lo", "_hi", "bucket", "kids", "__weakref__")
 
     def __init__(self, node, parent: Optional["Item"], row: int, lo: int = 0,
                  hi: Optional[int] = None, bucket: bool = False):
@@ -40,8 +44,25 @@ class Item:
         self.row = row
         self.bucket = bucket
         self.lo = lo
-        self.hi = node.child_count() if hi is None else hi
+        if hi is None and not getattr(node, "pending", False):
+            hi = node.child_count()
+        self._hi = hi
         self.kids: Optional[List["Item"]] = None
+
+    @property
+    def hi(self) -> int:
+        if self._hi is None:
+            self._hi = self.node.child_count()   # builds deferred children
+        return self._hi
+
+    @hi.setter
+    def hi(self, value: int) -> None:
+        self._hi = value
+
+    @property
+    def unknown(self) -> bool:
+        """Deferred children not counted yet: show an expander, build on expansion."""
+        return self._hi is None
 
     @property
     def count(self) -> int:
@@ -85,11 +106,11 @@ class NodeTreeModel(QAbstractItemModel):
         """An invisible item whose children are the top rows."""
         if self._root_node is None:
             top = Item.__new__(Item)
-            top.node, top.parent, top.row, top.lo, top.hi, top.bucket, top.kids = None, None, 0, 0, 0, False, []
+            top.node, top.parent, top.row, top.lo, top._hi, top.bucket, top.kids = None, None, 0, 0, 0, False, []
             return top
         if self.show_root:
             top = Item.__new__(Item)
-            top.node, top.parent, top.row, top.lo, top.hi, top.bucket = None, None, 0, 0, 1, False
+            top.node, top.parent, top.row, top.lo, top._hi, top.bucket = None, None, 0, 0, 1, False
             top.kids = [Item(self._root_node, top, 0)]
             return top
         return Item(self._root_node, None, 0)
@@ -138,13 +159,15 @@ class NodeTreeModel(QAbstractItemModel):
         p = self.item(parent)
         if p.kids is not None:
             return len(p.kids) > 0
+        if p.unknown:
+            return True
         return p.count > 0
 
     def canFetchMore(self, parent):
         if parent.isValid() and parent.column() != 0:
             return False
         p = self.item(parent)
-        return p.kids is None and p.count > 0
+        return p.kids is None and (p.unknown or p.count > 0)
 
     def fetchMore(self, parent):
         p = self.item(parent)

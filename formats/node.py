@@ -53,6 +53,60 @@ class LazyChildren:
             yield self[i]
 
 
+class DeferredChildren(LazyChildren):
+    """Children that exist only after work (a Zarr chunk's decoding): `build()` returns them,
+    all at once, on the first access (`len`, indexing, `Node.find`); the node then holds them
+    as an ordinary list, so everything after that sees a plain node. Until then the node is
+    lazy (`Node.walk`, diagnostics and coverage do not build it) and `pending` is true, so
+    a view can show an expander without building (explorer/treemodel.py does).
+
+    `Node.release_deferred()` drops built children again (verify decodes every chunk but
+    keeps none): `on_release(children)` undoes what `build` registered (derived sources)."""
+
+    __slots__ = ("build", "on_release", "owner")
+
+    def __init__(self, build: Callable[[], List["Node"]],
+                 on_release: Optional[Callable[[List["Node"]], None]] = None):
+        self.build = build
+        self.on_release = on_release
+        self.owner: Optional["Node"] = None
+        self.uniform = False
+        self.factory = None
+        self._cache = {}
+
+    def materialize(self) -> List["Node"]:
+        """Build the children and hand them to the owner node as its list."""
+        owner = self.owner
+        if owner is not None and owner._children is not self:
+            return owner._children  # already built
+        try:
+            kids = list(self.build())
+        except Exception as e:  # building must never raise into a view
+            kids = [Node("build error", "error", owner.source if owner is not None else None,
+                         owner.offset if owner is not None else 0, 0, status=ERROR,
+                         message=f"cannot build the children: {type(e).__name__}: {e}")]
+        if owner is not None:
+            owner._children = []
+            for c in kids:
+                owner.add(c)
+            owner._deferred = self
+            return owner._children
+        return kids
+
+    @property
+    def count(self) -> int:  # type: ignore[override]
+        return len(self.materialize())
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i: int) -> "Node":
+        return self.materialize()[i]
+
+    def __iter__(self) -> Iterator["Node"]:
+        return iter(list(self.materialize()))
+
+
 class Node:
     """One annotated byte range of a source.
 
@@ -62,7 +116,7 @@ class Node:
     """
 
     __slots__ = ("name", "kind", "source", "offset", "size", "value", "display", "doc",
-                 "status", "message", "_children", "parent", "type", "data")
+                 "status", "message", "_children", "parent", "type", "data", "_deferred")
 
     def __init__(self, name: str, kind: str, source, offset: int, size: int, value=None,
                  display: Optional[str] = None, doc: Optional[FieldDoc] = None,
@@ -82,9 +136,10 @@ class Node:
         self.parent: Optional[Node] = None
         self._children: Union[List[Node], LazyChildren] = []
         self.data = data  # format-specific payload for views (e.g. a tile's chunk model)
+        self._deferred: Optional[DeferredChildren] = None  # the recipe of built deferred children
         if children is not None:
             if isinstance(children, LazyChildren):
-                self._children = children
+                self.set_lazy(children)
             else:
                 for c in children:
                     self.add(c)
@@ -98,8 +153,38 @@ class Node:
     def is_lazy(self) -> bool:
         return isinstance(self._children, LazyChildren)
 
+    @property
+    def pending(self) -> bool:
+        """Deferred children not built yet (see DeferredChildren): counting them does work."""
+        return isinstance(self._children, DeferredChildren)
+
+    @property
+    def deferred(self) -> bool:
+        """The children are (or were) deferred: built on demand, releasable."""
+        return self.pending or self._deferred is not None
+
     def set_lazy(self, lazy: LazyChildren) -> None:
+        if isinstance(lazy, DeferredChildren):
+            lazy.owner = self
         self._children = lazy
+
+    def ensure_built(self) -> None:
+        """Build deferred children now (no-op for other nodes)."""
+        if isinstance(self._children, DeferredChildren):
+            self._children.materialize()
+
+    def release_deferred(self) -> bool:
+        """Drop built deferred children (they are rebuilt on the next access); False when
+        there is nothing to release."""
+        d = self._deferred
+        if d is None or isinstance(self._children, DeferredChildren):
+            return False
+        kids = list(self._children)
+        self._children = d
+        self._deferred = None
+        if d.on_release is not None:
+            d.on_release(kids)
+        return True
 
     def add(self, child: Optional["Node"]) -> Optional["Node"]:
         if child is None:
@@ -124,6 +209,8 @@ class Node:
             yield self.child(i)
 
     def find(self, name: str) -> Optional["Node"]:
+        if self.pending:
+            self.ensure_built()  # a name lookup is an explicit request
         if self.is_lazy:
             return None
         for c in self._children:
@@ -240,8 +327,11 @@ def to_json(node: Node, source_name: Callable[[object], str], max_depth: Optiona
         "message": node.message,
     }
     if max_depth is None or depth < max_depth:
+        pending = node.pending
         out["children"] = [to_json(c, source_name, max_depth, depth + 1)
                            for c in node.iter_children()]
+        if pending:  # built for this dump only: a whole-array dump keeps no decoded chunk
+            node.release_deferred()
     else:
         out["children"] = []
     return out

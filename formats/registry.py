@@ -14,6 +14,15 @@ Each format package (`formats.tiledb`, `formats.scdl`, `formats.zarr`) exposes a
   the `values` command (entries `{"name", "values", "raw": bytes}`). A plugin may accept
   `with_values=False` to skip building Python values when only the raw bytes are wanted.
 - `verify(document) -> list[Node]`: extra checks beyond the diagnostics of the tree.
+
+Deferred children (no hook to call): a node whose children cost real work to make (a large
+Zarr array's chunk: its "decoded" node) holds `node.DeferredChildren`. `node.pending` is true
+until they exist; the first `len`, index or `find` builds them and the node becomes an
+ordinary one. `walk`, `diagnostics` and coverage never build them, so a plugin whose tree
+defers work must find what that work reveals in its `verify` (build, collect, then
+`node.release_deferred()` so nothing decoded stays alive). A view shows an expander for a
+pending node without counting its children (explorer/treemodel.py) and builds them when
+the user expands or selects it.
 """
 from __future__ import annotations
 

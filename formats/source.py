@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import mmap
 import os
+import threading
+from collections import OrderedDict
 from typing import Optional
 
 import numpy as np
@@ -59,7 +61,17 @@ class ByteSource:
 
 
 class FileSource(ByteSource):
-    """A file opened read-only and memory-mapped (ACCESS_READ): nothing is read until asked."""
+    """A file opened read-only and memory-mapped (ACCESS_READ): nothing is read until asked.
+
+    The mapping is made on the first read, and at most MAX_MAPPED files are mapped at once
+    (least recently read first out; a view handed out keeps its mapping alive): a Zarr array
+    of thousands of chunk files must not hold thousands of descriptors (the usual soft limit
+    is 1 024) nor keep every page it once touched resident. An unmapped file is mapped again
+    on its next read."""
+
+    MAX_MAPPED = 128
+    _mapped: "OrderedDict[int, FileSource]" = OrderedDict()
+    _lock = threading.Lock()
 
     def __init__(self, path: str, name: Optional[str] = None):
         self.path = os.fspath(path)
@@ -67,34 +79,75 @@ class FileSource(ByteSource):
         self._size = os.path.getsize(self.path)
         self._mm: Optional[mmap.mmap] = None
         self._fh = None
+        self._mv: Optional[memoryview] = None
+        self._closed = False
         if self._size:
-            self._fh = open(self.path, "rb")
-            try:
-                self._mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
-            except (ValueError, OSError):
-                self._mm = None  # special files: fall back to seek+read windows
-        self._mv = memoryview(self._mm) if self._mm is not None else None
+            with open(self.path, "rb"):
+                pass  # unreadable files fail here, at open, as before
 
     @property
     def size(self) -> int:
         return self._size
 
+    def _map(self) -> Optional[memoryview]:
+        """Map the file (or, for special files, open it for seek+read); None in the fallback."""
+        if self._closed:
+            raise ValueError(f"{self.name}: the source is closed")
+        fh = open(self.path, "rb")
+        try:
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):
+            mm = None  # special files: fall back to seek+read windows
+        if mm is not None:
+            fh.close()   # the mapping holds its own descriptor
+            fh = None
+        mv = memoryview(mm) if mm is not None else None
+        self._mm, self._mv, self._fh = mm, mv, fh
+        with FileSource._lock:
+            lru = FileSource._mapped
+            lru[id(self)] = self
+            while len(lru) > FileSource.MAX_MAPPED:
+                _k, old = lru.popitem(last=False)
+                old._unmap()
+        return mv
+
+    def _unmap(self) -> None:
+        # Views handed out keep the mapping alive; only drop our references.
+        self._mv = None
+        self._mm = None
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            fh.close()
+
     def view(self, offset: int, length: int) -> memoryview:
         n = self.available(offset, length)
         if n == 0:
             return memoryview(b"")
-        if self._mv is not None:
-            return self._mv[offset:offset + n]
-        self._fh.seek(offset)
-        return memoryview(self._fh.read(n))
+        mv, fh = self._mv, self._fh
+        if mv is None and fh is None:
+            try:
+                mv = self._map()
+            except OSError:
+                # The file went away (or became unreadable) since it was opened: a short
+                # read, which parsers report as a located error, never an exception.
+                return memoryview(b"")
+            fh = self._fh
+        else:
+            try:   # recently read: last out (one C call, atomic under the GIL)
+                FileSource._mapped.move_to_end(id(self))
+            except KeyError:
+                pass
+        if mv is not None:
+            return mv[offset:offset + n]
+        fh.seek(offset)
+        return memoryview(fh.read(n))
 
     def close(self) -> None:
-        # Views handed out keep the mapping alive; only drop our references.
-        self._mv = None
-        self._mm = None
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        self._closed = True
+        with FileSource._lock:
+            if FileSource._mapped.get(id(self)) is self:
+                del FileSource._mapped[id(self)]
+        self._unmap()
 
 
 class BytesSource(ByteSource):

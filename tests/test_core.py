@@ -177,3 +177,12 @@ def test_invalid_utf32_becomes_replacement_character():
     assert safe_unicode(np.array(["ok"])).tolist() == ["ok"]
     rec = np.frombuffer(raw, dtype=[("s", "<U1"), ("t", "<U1")])
     assert safe_unicode(rec["s"]).tolist() == ["\ufffd", "\ufffd"]
+
+
+def test_file_removed_after_open_reads_short(tmp_path):
+    p = tmp_path / "gone.bin"
+    p.write_bytes(b"\x01\x02\x03\x04")
+    s = FileSource(str(p))
+    p.unlink()
+    root = run_parser("r", "file", s, lambda c: c.u32("x"))
+    assert [n for n in root.walk() if n.status == ERROR]

@@ -3,6 +3,16 @@
 Each stage is a node named `Codec k: NAME` over that stage's input bytes (the file for the
 last codec, a derived source for the others) with the nodes of its framing; its output is
 a derived source (`<key> ← NAME`) that the next stage, or the records, explain.
+
+Opening is proportional to the metadata, not the data: the last codec's stage is framed on
+the file's own bytes (zstd frame and block headers, blosc header, bstarts and stream sizes:
+nothing is decompressed, and every byte of the file is covered). A small array is then
+decoded at once, its stages and records directly under the file node (eager). A large one
+(see `tree.EAGER_MAX_BYTES` / `tree.EAGER_MAX_CHUNKS`) gets a "decoded" node instead, whose
+children (`DeferredChildren`) are built when first shown — expanding or selecting it, a
+name lookup — and can be released again (`Node.release_deferred`: `verify` decodes every
+chunk and keeps none). Decoding errors (a checksum, a short chunk) appear once decoded:
+under the "decoded" node, or as marks on the frame's nodes (Content_Checksum).
 """
 from __future__ import annotations
 
@@ -13,7 +23,7 @@ from typing import Optional, Tuple
 from ..cursor import Cursor, ParseStop
 from ..engine import fill_gaps
 from ..fielddoc import doc
-from ..node import ERROR, WARNING, Node, hex_preview
+from ..node import ERROR, WARNING, DeferredChildren, Node, hex_preview
 from .codecs import CodecError, CodecSpec, get
 from .meta import ArrayMeta
 from .records import records_into
@@ -30,36 +40,93 @@ def stage_limit(meta: ArrayMeta) -> int:
     return 2 * meta.records_per_chunk * meta.itemsize + 4096
 
 
-def run_stage(spec: CodecSpec, src, node: Node, limit: int) -> Optional[bytes]:
+class _Stage:
+    """A stage whose framing is annotated: the state its codec's `finish` needs."""
+
+    __slots__ = ("spec", "src", "node", "state", "end", "error")
+
+    def __init__(self, spec: CodecSpec, src, node: Node, state, end: int):
+        self.spec, self.src, self.node, self.state, self.end = spec, src, node, state, end
+        self.error: Optional[str] = None   # why `finish` failed, once it has
+
+
+def _codec_failure(node: Node, src, exc: Exception, where_default: int) -> None:
+    """The error node of a stage that could not be reversed, added to `node`."""
+    if isinstance(exc, CodecError):
+        if exc.status == "marked":
+            return
+        where = exc.where if exc.where is not None else where_default
+        where = max(0, min(where, src.size))
+        node.add(Node("decode error" if exc.status == ERROR else "not decoded", "error", src,
+                      where, 0, status=ERROR if exc.status == ERROR else WARNING,
+                      message=str(exc)))
+        return
+    tb = traceback.extract_tb(exc.__traceback__)[-1]
+    node.add(Node("internal codec error", "error", src, where_default, 0, status=ERROR,
+                  message=f"{type(exc).__name__}: {exc} ({tb.filename.rsplit('/', 1)[-1]}:"
+                          f"{tb.lineno})"))
+
+
+def frame_stage(spec: CodecSpec, src, node: Node, limit: int) -> Optional[_Stage]:
+    """Annotate the framing of `src` (the stage's input) under `node` without decoding;
+    None when the framing itself is wrong (its error node is under `node`)."""
     cur = Cursor(src, 0, src.size, node)
     try:
-        return get(spec.name).reverse(spec, cur, limit)
+        state = get(spec.name).frame(spec, cur, limit)
+        return _Stage(spec, src, node, state, cur.pos)
     except ParseStop:
         return None
-    except CodecError as e:
-        if e.status != "marked":
-            where = e.where if e.where is not None else cur.pos
-            where = max(0, min(where, src.size))
-            node.add(Node("decode error" if e.status == ERROR else "not decoded", "error", src,
-                          where, 0, status=ERROR if e.status == ERROR else WARNING,
-                          message=str(e)))
-        return None
-    except Exception as exc:  # a codec bug must not hide the rest of the tree
-        tb = traceback.extract_tb(exc.__traceback__)[-1]
-        node.add(Node("internal codec error", "error", src, cur.pos, 0, status=ERROR,
-                      message=f"{type(exc).__name__}: {exc} ({tb.filename.rsplit('/', 1)[-1]}:"
-                              f"{tb.lineno})"))
+    except Exception as exc:  # CodecError, or a codec bug that must not hide the tree
+        _codec_failure(node, src, exc, cur.pos)
         return None
     finally:
         fill_gaps(node)
 
 
-def decode_stages(document, meta: ArrayMeta, parent: Node, src, label: str) -> Optional[object]:
-    """Reverse every codec of `meta` on `src`, adding stage nodes to `parent`; returns the
-    source holding the decoded records (or None)."""
+def finish_stage(st: _Stage, limit: int, errors: Node) -> Optional[bytes]:
+    """Decode a framed stage; a failure becomes an error node under `errors` (the stage node
+    when decoding at open, the chunk's "decoded" node when decoding on demand)."""
+    try:
+        return get(st.spec.name).finish(st.spec, st.src.read(0, st.src.size), st.state, limit)
+    except Exception as exc:  # noqa: BLE001
+        st.error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, CodecError) else str(exc)
+        _codec_failure(errors, st.src, exc, st.end)
+        return None
+
+
+def run_stage(spec: CodecSpec, src, node: Node, limit: int) -> Optional[bytes]:
+    """Annotate and decode one stage (framing, then decoding)."""
+    st = frame_stage(spec, src, node, limit)
+    if st is None:
+        return None
+    out = finish_stage(st, limit, node)
+    fill_gaps(node)
+    return out
+
+
+def _new_source(document, data, label: str, spec: CodecSpec, stage: Node, parent_src,
+                created: Optional[list]):
+    """The output of reversing `spec` (a derived source of `document`, named `<key> ← NAME`)."""
+    name = f"{label} ← {spec.label}"
+    if document is not None:
+        src = document.add_derived(data, name, origin=f"{spec.label} decoded",
+                                   origin_node=stage, parent=parent_src)
+        if created is not None:
+            created.append(src)
+        return src
+    from ..source import BytesSource
+    return BytesSource(data, name, origin_node=stage, parent=parent_src)
+
+
+def decode_stages(document, meta: ArrayMeta, parent: Node, src, label: str,
+                  first: Optional[int] = None, created: Optional[list] = None) -> Optional[object]:
+    """Reverse codecs `first`, first-1, …, 1 of `meta` (all by default) starting from `src`,
+    adding stage nodes to `parent`; returns the source holding the decoded records (or
+    None). Derived sources made are appended to `created`."""
     limit = stage_limit(meta)
     cur_src = src
-    for k in range(len(meta.codecs) - 1, -1, -1):
+    top = len(meta.codecs) - 1 if first is None else first
+    for k in range(top, -1, -1):
         spec = meta.codecs[k]
         stage = Node(f"Codec {k + 1}: {spec.label}", "filter", cur_src, 0, cur_src.size,
                      doc=D_STAGE)
@@ -68,18 +135,82 @@ def decode_stages(document, meta: ArrayMeta, parent: Node, src, label: str) -> O
         if data is None:
             return None
         stage.display = f"{cur_src.size} B → {len(data)} B"
-        name = f"{label} ← {spec.label}"
-        if document is not None:
-            cur_src = document.add_derived(data, name, origin=f"{spec.label} decoded",
-                                           origin_node=stage, parent=cur_src)
-        else:
-            from ..source import BytesSource
-            cur_src = BytesSource(data, name, origin_node=stage, parent=cur_src)
+        cur_src = _new_source(document, data, label, spec, stage, cur_src, created)
     return cur_src
 
 
+class ChunkDecoder:
+    """What decoding one chunk file on demand needs: the last codec's stage, framed on the
+    file's bytes at open, and the rest of the chain. `build()` makes the children of the
+    chunk's "decoded" node; `release()` forgets the derived sources they made."""
+
+    def __init__(self, document, meta: ArrayMeta, file_node: Node, st: _Stage,
+                 coords: Optional[Tuple[int, ...]], label: str):
+        self.document = document
+        self.meta = meta
+        self.file_node = file_node
+        self.st = st
+        self.coords = coords
+        self.label = label
+        self.node: Optional[Node] = None   # the "decoded" node
+        self.created: list = []
+
+    def build(self) -> list:
+        scratch = Node("decoded", "payload", self.st.src, 0, 0)
+        out = self.decode_into(scratch, scratch)
+        kids = list(scratch.children)
+        for c in kids:
+            c.parent = None
+        if self.node is not None:
+            if out is not None:
+                self.node.display = f"{self.st.src.size} B stored → {out.size} B decoded"
+            elif self.st.error is not None:
+                self.node.display = f"not decoded: {self.st.error}"
+            else:
+                self.node.display = "not decoded: see the stages"
+        return kids
+
+    def decode_into(self, parent: Node, last_errors: Node):
+        """Finish the last stage, reverse the other codecs, add the records (all under
+        `parent`; a failure of the last codec under `last_errors`). Returns the source of
+        the decoded records, or None."""
+        meta, st = self.meta, self.st
+        data = finish_stage(st, stage_limit(meta), last_errors)
+        fill_gaps(st.node)
+        if data is None:
+            return None
+        k = len(meta.codecs) - 1
+        st.node.display = f"{st.src.size} B → {len(data)} B"
+        src = _new_source(self.document, data, self.label, st.spec, st.node, st.src,
+                          self.created)
+        if k > 0:
+            src = decode_stages(self.document, meta, parent, src, self.label, k - 1,
+                                self.created)
+        if src is not None:
+            records_into(parent, meta, src, self.coords)
+        return src
+
+    def release(self, _kids) -> None:
+        if self.document is not None:
+            for s in self.created:
+                self.document.remove_derived(s)
+        self.created = []
+        if self.node is not None:
+            self.node.display = D_PENDING_TEXT
+
+
+D_DECODED = doc("The chunk decoded: the codec stages after the last one (each output a "
+                "derived source) and the records. Decoded when first shown (expanding or "
+                "selecting it), by `values` and by `verify`; a large array is not decoded at "
+                "open", spec="zarr v2/v3 chunk storage")
+D_PENDING_TEXT = "not decoded yet: expand to decode"
+
+
 def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple[int, ...]],
-                    key: str) -> Node:
+                    key: str, lazy: bool = False) -> Node:
+    """A chunk file's node: its last codec's framing on the file's bytes, then (eager) the
+    other stages and the records, or (lazy) a "decoded" node whose children are built on
+    first access (see ChunkDecoder)."""
     src = document.open_source(path)
     node = Node(os.path.basename(path), "file", src, 0, src.size, doc=D_CHUNK)
     where = f"chunk {list(coords)}" if coords is not None else "chunk"
@@ -91,8 +222,35 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
                           display=hex_preview(src.read(0, 16)), status=WARNING,
                           message=f"not decoded: {meta.problem or 'the metadata has no usable dtype'}"))
         return node
-    out = decode_stages(document, meta, node, src, document.relname(path))
-    if out is not None:
-        records_into(node, meta, out, coords)
+    label = document.relname(path)
+    if not meta.codecs:   # the records are the file's bytes: nothing to decode
+        records_into(node, meta, src, coords)
+        fill_gaps(node)
+        return node
+    k = len(meta.codecs) - 1
+    spec = meta.codecs[k]
+    stage = Node(f"Codec {k + 1}: {spec.label}", "filter", src, 0, src.size, doc=D_STAGE)
+    node.add(stage)
+    st = frame_stage(spec, src, stage, stage_limit(meta))
+    if st is not None:
+        dec = ChunkDecoder(document, meta, node, st, coords, label)
+        if lazy:
+            dn = Node("decoded", "payload", src, 0, 0, doc=D_DECODED, display=D_PENDING_TEXT)
+            dn.set_lazy(DeferredChildren(dec.build, dec.release))
+            dn.data = dec
+            dec.node = dn
+            node.add(dn)
+        else:
+            dec.decode_into(node, stage)
     fill_gaps(node)
     return node
+
+
+def decoder_of(node: Node) -> Optional[ChunkDecoder]:
+    """The ChunkDecoder of a lazy chunk file node (or of its "decoded" node), else None."""
+    if isinstance(node.data, ChunkDecoder):
+        return node.data
+    for c in node.iter_children() if not node.is_lazy else ():
+        if c.name == "decoded" and isinstance(c.data, ChunkDecoder):
+            return c.data
+    return None

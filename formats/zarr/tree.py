@@ -24,6 +24,10 @@ D_ABSENT = doc("Absent chunks: grid positions with no chunk file; every record t
                "fill value", spec="zarr v2/v3: missing chunks")
 D_FILL_RECORD = doc("The fill value decoded as one record")
 MAX_ABSENT_LIST = 1_000_000
+# An array at most this big (stored chunk bytes, chunk files) is decoded at open: its chunk
+# nodes show stages and records at once. A bigger one is decoded on demand (chunk.py).
+EAGER_MAX_BYTES = 8 << 20
+EAGER_MAX_CHUNKS = 256
 
 
 @dataclass
@@ -152,6 +156,8 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
         else:
             node.display = f"zarr v{meta.zarr_format} array (metadata unusable: {meta.problem})"
 
+    jobs = []   # chunk files: (dir node, child index, path, coords, key, size)
+
     def walk(d: str, dnode: Node) -> None:
         try:
             entries = sorted(os.listdir(d))
@@ -183,11 +189,21 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
                     coords = meta.coords_of(relkey)
                 if coords is not None:
                     present.add(coords)
-                    dnode.add(chunk_file_node(document, meta, full, coords, relkey))
+                    try:
+                        size = os.path.getsize(full)
+                    except OSError:
+                        size = 0
+                    jobs.append((dnode, dnode.child_count(), full, coords, relkey, size))
+                    dnode.add(Node(name, "file", None, 0, 0))   # replaced below
                 else:
                     dnode.add(file_node(document, full, f"not a chunk key of this array "
                                                         f"({relkey!r})"))
     walk(path, node)
+    lazy = (len(jobs) > EAGER_MAX_CHUNKS or sum(j[5] for j in jobs) > EAGER_MAX_BYTES)
+    for dnode, i, full, coords, relkey, _size in jobs:
+        cn = chunk_file_node(document, meta, full, coords, relkey, lazy=lazy)
+        cn.parent = dnode
+        dnode.children[i] = cn
     if meta is not None and meta.usable:
         a = absent_node(document, meta, present)
         if a is not None:

@@ -1,15 +1,16 @@
 """`arrayscope values ARRAY --field NAME`: one struct field over the whole array, C order.
 
-Every chunk is decoded with the codecs' fast path (no nodes), its records placed at their
-array positions (F order / transpose undone, edge chunks cropped); absent chunks give the
-fill record. Value conventions are those of `dtype.to_python` (U → str, S → latin-1 str,
+Every chunk is decoded with the codecs' fast path (no nodes, whether or not the tree has
+decoded it), one at a time, its field copied straight into one preallocated output array at
+its array positions (F order / transpose undone, edge chunks cropped); absent chunks give
+the fill record. Value conventions are those of `dtype.to_python` (U → str, S → latin-1 str,
 V → hex str, bool → bool, subarrays → lists, NaN → float).
 """
 from __future__ import annotations
 
 import math
 import os
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -40,20 +41,38 @@ def chunk_files(meta: ArrayMeta) -> Dict[tuple, str]:
     return out
 
 
-def read_array(meta: ArrayMeta):
-    """(structured numpy array of the whole array, [error messages])."""
+def field_array(arr: np.ndarray, name: str, is_struct: bool) -> np.ndarray:
+    if not is_struct:
+        return arr["value"]
+    a = arr
+    for part in name.split("."):
+        a = a[part]
+    return a
+
+
+def read_field(meta: ArrayMeta, name: Optional[str] = None):
+    """(numpy array of field `name` over the whole array — shape + the field's own shape —,
+    [error messages]); `name` None: the whole records. Chunks are decoded one at a time
+    straight into that one preallocated array (no decoded chunk outlives its turn);
+    absent or undecodable chunks keep the fill value."""
     rt = meta.rtype
     dt = rt.numpy_dtype()
     total = math.prod(meta.shape)
-    if total * rt.itemsize > MAX_VALUES_BYTES:
-        raise ValueError(f"the array holds {total * rt.itemsize} bytes; values are limited to "
-                         f"{MAX_VALUES_BYTES}")
-    fill = np.frombuffer(meta.fill or bytes(rt.itemsize), dtype=dt, count=1)[0]
-    out = np.empty(meta.shape, dtype=dt)
+    probe = np.zeros(1, dt)
+    sel = (lambda a: a) if name is None else (lambda a: field_array(a, name, rt.is_struct))
+    sample = sel(probe)
+    fshape = sample.shape[1:]
+    fdtype = sample.dtype
+    if total * max(1, sample.nbytes) > MAX_VALUES_BYTES:
+        raise ValueError(f"the field holds {total * sample.nbytes} bytes; values are limited "
+                         f"to {MAX_VALUES_BYTES}")
+    fill = sel(np.frombuffer(meta.fill or bytes(rt.itemsize), dtype=dt, count=1))[0]
+    out = np.empty(tuple(meta.shape) + fshape, dtype=fdtype)
     out[...] = fill
     errors: List[str] = []
     sshape = meta.storage_shape()
-    inverse = np.argsort(meta.perm) if meta.perm else ()
+    inverse = tuple(int(x) for x in np.argsort(meta.perm)) if meta.perm else ()
+    axes = inverse + tuple(range(len(inverse), len(inverse) + len(fshape)))
     nrec = meta.records_per_chunk
     for coords, path in sorted(chunk_files(meta).items()):
         key = meta.key(coords)
@@ -71,39 +90,35 @@ def read_array(meta: ArrayMeta):
                           f"{nrec} × {rt.itemsize} = {nrec * rt.itemsize}")
             if len(data) < nrec * rt.itemsize:
                 continue
-        recs = np.frombuffer(data, dtype=dt, count=nrec).reshape(sshape)
+        recs = sel(np.frombuffer(data, dtype=dt, count=nrec).reshape(sshape))
         if meta.ndim:
-            recs = recs.transpose(inverse)
+            recs = recs.transpose(axes)
             sl = tuple(slice(c * n, min((c + 1) * n, s))
                        for c, n, s in zip(coords, meta.chunks, meta.shape))
             out[sl] = recs[tuple(slice(0, x.stop - x.start) for x in sl)]
         else:
-            out[()] = recs.reshape(())
+            out[()] = recs.reshape(fshape)
+        del data, recs
     return out, errors
 
 
-def field_array(arr: np.ndarray, name: str, is_struct: bool) -> np.ndarray:
-    if not is_struct:
-        return arr["value"]
-    a = arr
-    for part in name.split("."):
-        a = a[part]
-    return a
+def read_array(meta: ArrayMeta):
+    """(structured numpy array of the whole array, [error messages])."""
+    return read_field(meta, None)
 
 
-def values(meta: ArrayMeta, name: str, entry_name: str) -> Dict:
+def values(meta: ArrayMeta, name: str, entry_name: str, with_values: bool = True) -> Dict:
     if meta.rtype is None or not meta.usable:
         return {"name": entry_name, "values": [], "raw": b"",
                 "error": f"the array cannot be decoded: {meta.problem}"}
     try:
-        arr, errors = read_array(meta)
+        f, errors = read_field(meta, name)
     except ValueError as e:
         return {"name": entry_name, "values": [], "raw": b"", "error": str(e)}
-    f = field_array(arr, name, meta.rtype.is_struct)
     field = meta.rtype.field(name) if meta.rtype.is_struct else meta.rtype.leaves()[0]
     shape = field.shape if field is not None else ()
     flat = f.reshape((-1,) + tuple(shape))
-    entry = {"name": entry_name, "values": to_python(flat),
+    entry = {"name": entry_name, "values": to_python(flat) if with_values else [],
              "raw": little_endian(np.ascontiguousarray(flat)).tobytes()}
     if errors:
         entry["error"] = "; ".join(errors[:20]) + (f" (+{len(errors) - 20} more)"

@@ -4,6 +4,11 @@ Like the TileDB filters (formats/filters/base.py), a chunk is reversed stage by 
 stored bytes are the last stage; reversing codec k gives stage k's input, a derived source of
 its own with the nodes that explain the encoded bytes (frame headers, blocks, streams).
 `reverse` annotates and decodes; `decode` only decodes (the fast path of `values`).
+
+`reverse` is two steps so a chunk can be shown before it is decoded: `frame` annotates what
+is on disk and needs no decompression (zstd frame and block headers, blosc header, bstarts
+and stream sizes, a checksum field), `finish` decodes and checks what only the decoded bytes
+can tell (a content checksum, sizes that must agree), marking the nodes `frame` made.
 """
 from __future__ import annotations
 
@@ -47,7 +52,19 @@ class Codec:
         """Annotate the encoded bytes at `cur` (its whole range) and return them decoded
         (never more than `limit` bytes)."""
         data = cur.source.read(cur.pos, cur.remaining)
+        state = self.frame(spec, cur, limit)
+        return self.finish(spec, data, state, limit)
+
+    def frame(self, spec: CodecSpec, cur: Cursor, limit: int):
+        """Annotate the encoded bytes at `cur` (its whole range) without decoding them;
+        returns what `finish` needs (frame nodes, a layout); `limit` bounds sizes the framing
+        declares. Raises CodecError / ParseStop for framing that is wrong on its face."""
         self.annotate(spec, cur)
+        return None
+
+    def finish(self, spec: CodecSpec, data: bytes, state, limit: int) -> bytes:
+        """Decode `data` (the bytes from where `frame` started, to the end) after `frame`;
+        may mark `state`'s nodes. Raises CodecError (status "marked" when a node says it)."""
         return self.decode(spec, data, limit)
 
     def annotate(self, spec: CodecSpec, cur: Cursor) -> None:

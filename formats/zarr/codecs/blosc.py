@@ -235,7 +235,9 @@ class Blosc(Codec):
             raise CodecError(f"blosc: blocks decode to {len(out)} bytes, nbytes says {lay.nbytes}", 4)
         return out
 
-    def reverse(self, spec: CodecSpec, cur: Cursor, limit: int) -> bytes:
+    def frame(self, spec: CodecSpec, cur: Cursor, limit: int):
+        """Header, bstarts, and each block's streams (csize + data): all on disk, nothing
+        decompressed; a layout that cannot be (cbytes, a bstart outside the frame) fails here."""
         base = cur.pos
         data = cur.source.read(base, cur.remaining)
 
@@ -288,6 +290,10 @@ class Blosc(Codec):
                         "warning", "bytes between blocks that no bstart points to")
                 g = cur.group(f"Block {blk.index + 1}", streams, size=end - blk.start, kind="chunk")
                 g.display = f"{blk.nbytes} B in {len(blk.streams)} stream(s)"
+        return lay, base
+
+    def finish(self, spec: CodecSpec, data: bytes, state, limit: int) -> bytes:
+        lay, _base = state
         out, err = decode_layout(data, lay)
         if err is not None:
             raise CodecError(err[2], err[1], status="warning" if "snappy" in err[2] else "error")

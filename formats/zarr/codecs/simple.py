@@ -124,11 +124,9 @@ class LZ4(Codec):
         except lz4.block.LZ4BlockError as e:
             raise CodecError(f"lz4: {e}", 4)
 
-    def reverse(self, spec, cur: Cursor, limit: int) -> bytes:
-        data = cur.source.read(cur.pos, cur.remaining)
+    def frame(self, spec, cur: Cursor, limit: int):
         cur.u32("Uncompressed size", D_LZ4_SIZE)
         cur.raw("LZ4 block", cur.remaining, D_LZ4_BLOCK).kind = "payload"
-        return self.decode(spec, data, limit)
 
 
 class Bz2(Codec):
@@ -165,10 +163,9 @@ class Shuffle(Codec):
     def decode(self, spec, data, limit):
         return unshuffle(data, self.elementsize(spec))
 
-    def reverse(self, spec, cur: Cursor, limit: int) -> bytes:
+    def frame(self, spec, cur: Cursor, limit: int):
         e = self.elementsize(spec)
-        data = cur.source.read(cur.pos, cur.remaining)
-        n = len(data) // e if e > 1 else 0
+        n = cur.remaining // e if e > 1 else 0
         if e > 1 and n >= 2:
             src, base = cur.source, cur.pos
 
@@ -185,7 +182,6 @@ class Shuffle(Codec):
                 cur.raw("Trailing bytes", cur.remaining).display += " (not shuffled)"
         else:
             cur.raw("Unshuffled bytes", cur.remaining).display += " (fewer than 2 elements: as is)"
-        return unshuffle(data, e)
 
 
 class Delta(Codec):
@@ -225,14 +221,16 @@ class Delta(Codec):
             np.cumsum(enc, out=dec)
         return dec.tobytes()
 
-    def reverse(self, spec, cur: Cursor, limit: int) -> bytes:
-        data = cur.source.read(cur.pos, cur.remaining)
-        out = self.decode(spec, data, limit)
+    def frame(self, spec, cur: Cursor, limit: int):
+        self._dtype(spec, "dtype")
         at = self._dtype(spec, "astype", spec.config.get("dtype"))
-        n = cur.raw("Delta-encoded values", cur.remaining, D_DELTA)
+        size = cur.remaining
+        if size % at.itemsize:
+            raise CodecError(f"delta: {size} bytes is not a whole number of "
+                             f"{at.str} values", size - size % at.itemsize)
+        n = cur.raw("Delta-encoded values", size, D_DELTA)
         n.kind = "payload"
-        n.display = f"{len(data) // at.itemsize} × {at.str}: first value, then differences"
-        return out
+        n.display = f"{size // at.itemsize} × {at.str}: first value, then differences"
 
 
 # ---- crc32c ---------------------------------------------------------------------------------
@@ -273,13 +271,17 @@ class Crc32c(Codec):
             raise CodecError("crc32c: fewer than 4 bytes", 0)
         return bytes(data[:-4])
 
-    def reverse(self, spec, cur: Cursor, limit: int) -> bytes:
-        data = cur.source.read(cur.pos, cur.remaining)
+    def frame(self, spec, cur: Cursor, limit: int):
+        if cur.remaining < 4:
+            raise CodecError("crc32c: fewer than 4 bytes", 0)
+        cur.raw("Data", cur.remaining - 4).kind = "payload"
+        return cur.u32("CRC32C", D_CRC32C, display=f"0x{cur.peek_prim('u32'):08X}")
+
+    def finish(self, spec, data, state, limit):
         out = self.decode(spec, data, limit)
-        cur.raw("Data", len(out)).kind = "payload"
-        n = cur.u32("CRC32C", D_CRC32C, display=f"0x{struct.unpack('<I', data[-4:])[0]:08X}")
+        n = state
         want = crc32c(out)
-        if n.value != want:
+        if n.value != want and n.status != ERROR:
             n.mark(ERROR, f"CRC32C: stored 0x{n.value:08X}, computed 0x{want:08X}")
         return out
 
@@ -293,7 +295,7 @@ class Undecodable(Codec):
     def __init__(self, message: str):
         self.message = message
 
-    def reverse(self, spec, cur, limit):
+    def frame(self, spec, cur, limit):
         cur.raw(f"{spec.label} data", cur.remaining).kind = "payload"
         raise CodecError(self.message, status="warning")
 

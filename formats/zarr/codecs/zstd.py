@@ -166,7 +166,7 @@ class Zstd(Codec):
             raise CodecError(f"zstd: decompresses to more than the {limit} bytes a chunk can hold")
         return out
 
-    def reverse(self, spec: CodecSpec, cur: Cursor, limit: int) -> bytes:
+    def frame(self, spec: CodecSpec, cur: Cursor, limit: int):
         frames = []
         start = cur.pos
         k = 0
@@ -178,19 +178,24 @@ class Zstd(Codec):
             frames.append((g, holder))
             if k > 4096:
                 cur.fail("too many frames", "more than 4096 zstd frames")
-        data = cur.source.read(start, cur.pos - start)
+        return frames, start, cur.pos
+
+    def finish(self, spec: CodecSpec, data: bytes, state, limit: int) -> bytes:
+        frames, start, end = state
+        data = data[:end - start] if end - start < len(data) else data
         try:
             out = self.decode(spec, data, limit)
         except CodecError as e:
             if "checksum" in str(e).lower() and frames:
                 node = frames[-1][0].find("Content_Checksum")
                 if node is not None:
-                    node.mark(ERROR, f"Content_Checksum does not match the content: {e}")
+                    if node.status != ERROR:   # decoded again after a release: marked once
+                        node.mark(ERROR, f"Content_Checksum does not match the content: {e}")
                     raise CodecError(str(e), node.offset - start, status="marked")
             raise
         total = sum(h.get("content_size") or 0 for _, h in frames)
         if frames and all(h.get("content_size") is not None for _, h in frames if not h.get("skippable")) \
-                and total != len(out):
+                and total != len(out) and frames[0][0].status != ERROR:
             frames[0][0].mark(ERROR, f"Frame_Content_Size says {total} bytes, the frame "
                                      f"decompresses to {len(out)}")
         return out

@@ -1,0 +1,96 @@
+"""Zarr benchmarks (on demand):
+
+    python -m pytest tests/benchmarks/test_bench_zarr.py --benchmark-enable -s \
+        -p no:cacheprovider -o addopts=""
+
+A zarr v3 struct array of 2 000 chunks (1 024 records × 32 B = 32 KiB decoded each, zstd),
+written by zarr-python. Targets: `formats.open` is proportional to the metadata, not the
+data — < 1 s and < 50 MiB more resident memory (no chunk is decoded at open: each chunk
+file gets only its zstd framing; decoding waits for the window, `values` or `verify`);
+`values` of one field over the whole array decodes chunk by chunk into one output array.
+Figures are printed (run with -s) and stored in the benchmark's extra_info."""
+from __future__ import annotations
+
+import gc
+import os
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+zarr = pytest.importorskip("zarr")
+from zarr.codecs import ZstdCodec  # noqa: E402
+
+import formats  # noqa: E402
+from formats.zarr import PLUGIN  # noqa: E402
+
+warnings.filterwarnings("ignore", module="zarr")
+warnings.filterwarnings("ignore", category=UserWarning)
+
+N_CHUNKS = 2000
+PER_CHUNK = 1024
+DT = np.dtype([("id", "<i8"), ("x", "<f8"), ("y", "<f4"), ("code", "<i4"), ("name", "S8")])
+assert DT.itemsize == 32
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.fixture(scope="module")
+def big_zarr(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("bench_zarr") / "big_v3")
+    n = N_CHUNKS * PER_CHUNK
+    rng = np.random.default_rng(5)
+    data = np.zeros(n, DT)
+    data["id"] = np.arange(n)
+    data["x"] = np.round(rng.normal(size=n) * 100, 2)
+    data["y"] = rng.random(n).astype("<f4")
+    data["code"] = rng.integers(0, 50, n)
+    data["name"] = np.array([b"alpha", b"beta", b"gamma", b"delta"])[data["code"] % 4]
+    z = zarr.create_array(path, shape=(n,), chunks=(PER_CHUNK,), dtype=DT, zarr_format=3,
+                          compressors=[ZstdCodec(level=1)])
+    z[...] = data
+    return path, data
+
+
+def test_open_large_zarr(benchmark, big_zarr):
+    path, _data = big_zarr
+    stored = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(path) for f in fs)
+    gc.collect()
+    rss0 = _rss()
+    t0 = time.perf_counter()
+    doc = formats.open(path)
+    secs = time.perf_counter() - t0
+    grown = (_rss() - rss0) / 2 ** 20
+    print(f"\nopen zarr v3, {N_CHUNKS} chunks ({stored / 2 ** 20:.1f} MiB stored, "
+          f"{N_CHUNKS * PER_CHUNK * DT.itemsize / 2 ** 20:.0f} MiB decoded): "
+          f"{secs:.3f} s, +{grown:.1f} MiB RSS, {len(doc.derived)} derived sources")
+    benchmark.extra_info.update(open_s=secs, rss_mib=grown, derived=len(doc.derived))
+    doc.close()
+    del doc
+    gc.collect()
+    benchmark.pedantic(lambda: formats.open(path).close(), rounds=3, iterations=1)
+    assert secs < 1.0
+    assert grown < 50
+
+
+def test_values_one_field_of_large_zarr(benchmark, big_zarr):
+    path, data = big_zarr
+    doc = formats.open(path)
+    holder = {}
+
+    def run():
+        holder["entry"] = PLUGIN.values(doc, "x")[0]
+
+    benchmark.pedantic(run, rounds=3, iterations=1)
+    entry = holder["entry"]
+    assert "error" not in entry
+    assert entry["raw"] == data["x"].tobytes()
+    mbps = data.nbytes / 2 ** 20 / benchmark.stats.stats.mean
+    print(f"\nvalues x over {N_CHUNKS} chunks: {benchmark.stats.stats.mean:.3f} s "
+          f"({mbps:.0f} MiB/s of records)")
+    benchmark.extra_info.update(values_s=benchmark.stats.stats.mean)
+    doc.close()
