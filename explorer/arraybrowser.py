@@ -5,6 +5,7 @@ format's parser says each one is (its node's display or type)."""
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import re
 from typing import Optional
 
@@ -19,6 +20,7 @@ FOLDERS = {
     "__fragment_meta": "Consolidated fragment metadata",
 }
 TS_NAME = re.compile(r"^__(\d+)_(\d+)_([0-9a-f]{32})(?:_(\d+))?(\.\w+)?$")
+MAX_LOADING_ROWS = 5000   # the loading list stops growing there (a count says the rest)
 DATA_FILE = re.compile(r"^([adt])(\d+)(_var|_validity)?\.tdb$")
 
 
@@ -70,10 +72,14 @@ class ArrayBrowser(QTreeWidget):
         self.itemClicked.connect(self._clicked)
         self.itemActivated.connect(self._clicked)
         self._items = {}
+        self._loading: Optional[QTreeWidgetItem] = None
+        self._loading_more = 0
 
     def set_root(self, root, fmt: Optional[str] = "tiledb") -> None:
         self.clear()
         self._items = {}
+        self._loading = None
+        self.setTextElideMode(Qt.ElideRight)
         self.fmt = fmt
         self._array = getattr(root, "data", None) if root is not None else None
         if root is None:
@@ -85,6 +91,49 @@ class ArrayBrowser(QTreeWidget):
             c = top.child(i)
             if c.childCount() and c.childCount() <= 12:
                 c.setExpanded(True)
+
+    # ---- while a path is being opened: the files parsed so far ----------------------------
+    def begin_loading(self, path: str) -> None:
+        """Replace the tree with a 'Loading…' list (no nodes: names and sizes only)."""
+        self.set_root(None)
+        self.setTextElideMode(Qt.ElideMiddle)   # long relative paths: keep the file name
+        top = QTreeWidgetItem([f"Loading {os.path.basename(path.rstrip(os.sep)) or path}…",
+                               "parsing", ""])
+        top.setToolTip(0, path)
+        top.setIcon(0, theme.kind_icon("dir"))
+        self.addTopLevelItem(top)
+        top.setExpanded(True)
+        self._loading = top
+        self._loading_more = 0
+
+    @property
+    def loading(self) -> bool:
+        return self._loading is not None
+
+    def add_loading(self, done: int, total: int, files) -> None:
+        """Append files parsed ((name, size) pairs) to the loading list."""
+        top = self._loading
+        if top is None:
+            return
+        for name, size in files:
+            if top.childCount() >= MAX_LOADING_ROWS:
+                self._loading_more += 1
+                continue
+            it = QTreeWidgetItem([name, "parsed", f"{size:,}" if size >= 0 else ""])
+            it.setToolTip(0, name)
+            it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+            it.setIcon(0, theme.kind_icon("file"))
+            top.addChild(it)
+        more = f", {self._loading_more:,} more not listed" if self._loading_more else ""
+        top.setText(1, f"{done:,} of {total:,} files parsed{more}")
+        top.setText(2, f"{done * 100 // max(total, 1)}%")
+        top.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+        if top.childCount():
+            self.scrollToItem(top.child(top.childCount() - 1))
+
+    def loading_names(self):
+        top = self._loading
+        return [top.child(i).text(0) for i in range(top.childCount())] if top is not None else []
 
     def _add(self, parent: Optional[QTreeWidgetItem], node):
         it = QTreeWidgetItem()

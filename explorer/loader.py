@@ -1,33 +1,67 @@
-"""Opening a path in a background thread (formats.open), with cancel.
+"""Opening a path in a background thread (formats.open), with progress and cancel.
 
-Parsing cannot be interrupted inside `formats.open`, so cancel abandons the job: the window
-is free at once and the late result is closed and dropped when it arrives.
+The job passes `formats.open` a progress callback: after each parsed file it sends the
+window (done, total, [(name, size), ...]) through a queued signal, batched so that an
+array of thousands of chunk files does not flood the event loop. Only names and sizes
+cross threads, never a Node still being built. Cancel sets the job's flag; the next
+callback raises `formats.Cancelled`, so the worker stops within one file and `formats.open`
+closes what it had opened. A result that still arrives (the last file was being parsed)
+is closed and dropped.
 """
 from __future__ import annotations
 
+import os
+import threading
 import time
-from typing import Optional
+from typing import Dict, Optional
 
 from PySide6.QtCore import QObject, Signal
 
 from .background import JobRunner, PathJob
 
+BATCH_SECONDS = 0.05   # at most ~20 progress signals a second (the first one at once)
+
 
 class _Signals(QObject):
     finished = Signal(int, object, float)   # job id, document, seconds
     failed = Signal(int, str)
+    progress = Signal(int, int, int, object)   # job id, done, total, [(name, size)]
 
 
 class _Job(PathJob):
     def __init__(self, path: str, key: Optional[bytes], as_format: Optional[str]):
         super().__init__(path, key, as_format, _Signals())
+        self.cancel_flag = threading.Event()
 
     def run(self) -> None:
         import formats
 
+        base = self.path if os.path.isdir(self.path) else os.path.dirname(self.path)
+        flag, signals, job_id = self.cancel_flag, self.signals, self.job_id
+        batch = []
+        last = [0.0]
+
+        def progress(done: int, total: int, name: str) -> None:
+            if flag.is_set():
+                raise formats.Cancelled()
+            try:
+                size = os.path.getsize(os.path.join(base, name))
+            except OSError:
+                size = -1
+            batch.append((name, size))
+            now = time.monotonic()
+            if done >= total or now - last[0] >= BATCH_SECONDS:
+                last[0] = now
+                signals.progress.emit(job_id, done, total, list(batch))
+                batch.clear()
+
         t0 = time.perf_counter()
         try:
-            doc = formats.open(self.path, key=self.key, as_format=self.as_format)
+            doc = formats.open(self.path, key=self.key, as_format=self.as_format,
+                               progress=progress)
+        except formats.Cancelled:
+            self.signals.failed.emit(self.job_id, "cancelled")   # only frees the job's slot
+            return
         except formats.OpenError as e:
             self.signals.failed.emit(self.job_id, str(e))
             return
@@ -38,9 +72,12 @@ class _Job(PathJob):
 
 
 class Loader(JobRunner):
-    """Runs one open at a time; `started`, `loaded`, `failed`, `cancelled` tell the window."""
+    """Runs one open at a time; `started`, `progress`, `loaded`, `failed`, `cancelled` tell
+    the window. `progress(done, total, files)`: `files` is the list of (name relative to the
+    opened path, size in bytes) parsed since the previous signal."""
 
     started = Signal(str)
+    progress = Signal(int, int, object)
     loaded = Signal(object, float)
     failed = Signal(str, str)
     cancelled = Signal(str)
@@ -48,27 +85,44 @@ class Loader(JobRunner):
     def __init__(self, parent=None):
         super().__init__(parent, threads=2)
         self._path = ""
+        self._flags: Dict[int, threading.Event] = {}
+
+    @property
+    def path(self) -> str:
+        """The path of the current (or last) open."""
+        return self._path
 
     def open(self, path: str, key: Optional[bytes] = None, as_format: Optional[str] = None) -> None:
         if self._current is not None:
             self.cancel()
         job = _Job(path, key, as_format)
+        job.signals.progress.connect(self._progress)
         self._submit(job)
+        self._flags[job.job_id] = job.cancel_flag
         self._path = path
         self.started.emit(path)
         self.pool.start(job)
 
     def cancel(self) -> None:
         if self._current is not None:
+            flag = self._flags.get(self._current)
+            if flag is not None:
+                flag.set()   # the worker raises formats.Cancelled at its next file
             self._current = None
             self.cancelled.emit(self._path)
 
+    def _progress(self, job_id: int, done: int, total: int, files) -> None:
+        if job_id == self._current:
+            self.progress.emit(done, total, files)
+
     def _done(self, job_id: int, doc, secs: float) -> None:
+        self._flags.pop(job_id, None)
         if not self._claim(job_id):
             doc.close()  # cancelled or superseded
             return
         self.loaded.emit(doc, secs)
 
     def _fail(self, job_id: int, msg: str) -> None:
+        self._flags.pop(job_id, None)
         if self._claim(job_id):
             self.failed.emit(self._path, msg)

@@ -45,6 +45,7 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
         self.loader = Loader(self)
         self.loader.started.connect(self._load_started)
+        self.loader.progress.connect(self._load_progress)
         self.loader.loaded.connect(self._loaded)
         self.loader.failed.connect(self._load_failed)
         self.loader.cancelled.connect(self._load_cancelled)
@@ -136,7 +137,8 @@ class MainWindow(QMainWindow):
         self.st_value.setMinimumWidth(200)
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 0)
-        self.progress.setMaximumWidth(160)
+        self.progress.setMaximumWidth(200)
+        self.progress.setMinimumWidth(140)
         self.progress.setVisible(False)
         self.cancel_btn = QPushButton("Cancel", self)
         self.cancel_btn.setVisible(False)
@@ -263,20 +265,56 @@ class MainWindow(QMainWindow):
             self.open_path(self.path)
 
     def _load_started(self, path: str) -> None:
+        self.progress.setRange(0, 0)   # busy until the first file is parsed
+        self.progress.setValue(0)
         self.progress.setVisible(True)
         self.cancel_btn.setVisible(True)
         self.st_value.setText(f"Opening {path} …")
+        # partial results: the files parsed so far, in the Array dock (names and sizes only)
+        self.browser.begin_loading(path)
+        self.d_browser.setWindowTitle("Loading")
+        self.d_browser.show()
+
+    def _load_progress(self, done: int, total: int, files) -> None:
+        if not self.loader.busy:
+            return
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"%p%  ·  {done}/{total}")
+        self.progress.setTextVisible(True)
+        name = files[-1][0] if files else ""
+        self.st_value.setText(f"Opening {os.path.basename(self.loader.path.rstrip('/'))}: "
+                              f"{done} of {total} files parsed — {name}")
+        self.browser.add_loading(done, total, files)
 
     def _load_done_ui(self) -> None:
         self.progress.setVisible(False)
         self.cancel_btn.setVisible(False)
 
+    def _restore_browser(self) -> None:
+        """After a cancelled or failed open: the Array dock shows the current document again
+        (or nothing, hidden, when there is none)."""
+        if not self.browser.loading:
+            return
+        doc = self.session.document if self.session is not None else None
+        if doc is None:
+            self.browser.set_root(None)
+            self.d_browser.hide()
+            return
+        self.browser.set_root(doc.root if doc.is_dir else None, doc.format)
+        self.d_browser.setWindowTitle({"scdl": "Archive", "zarr": "Hierarchy"}.get(doc.format, "Array"))
+        self.d_browser.setVisible(doc.is_dir)
+        if self.current_node is not None:
+            self.browser.select_file_of(self.current_node)
+
     def _load_cancelled(self, path: str) -> None:
         self._load_done_ui()
+        self._restore_browser()
         self.st_value.setText(f"Cancelled opening {path}")
 
     def _load_failed(self, path: str, msg: str) -> None:
         self._load_done_ui()
+        self._restore_browser()
         self.st_value.setText(msg)
         if not getattr(self, "quiet", False):
             QMessageBox.warning(self, APP_NAME, f"Cannot open {path}:\n{msg}")

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Callable, Optional
 
 from .context import Context, load_key
 from .cursor import Cursor, ParseStop
@@ -16,16 +16,44 @@ from .source import ByteSource, BytesSource, FileSource
 
 __all__ = ["open", "Document", "Node", "Cursor", "ParseStop", "FieldDoc", "doc", "Context",
            "ByteSource", "BytesSource", "FileSource", "LazyChildren", "OK", "WARNING", "ERROR",
-           "load_key"]
+           "load_key", "Cancelled", "OpenError"]
 
 
 class OpenError(Exception):
     """The path cannot be opened at all (missing, unreadable)."""
 
 
-def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None) -> Document:
+class Cancelled(BaseException):
+    """Raised by a `progress` callback to stop `formats.open`; it propagates out of `open`.
+
+    A BaseException (like asyncio.CancelledError): the `except Exception` that turns a parser
+    bug into an error node (engine.guarded, run_parser) must not swallow a cancel."""
+
+
+def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None,
+         progress: Optional[Callable[[int, int, str], None]] = None) -> Document:
     """Open a file or directory and annotate it. Raises OpenError only when the path itself
-    cannot be read; every problem inside the bytes becomes a node."""
+    cannot be read; every problem inside the bytes becomes a node.
+
+    `progress(done, total, name)`, when given, is called after each file is parsed (`name`
+    relative to the opened path; `total` may grow while nested arrays are found, `done`
+    only grows and the last call has done == total). It runs in the caller's thread and may
+    raise `Cancelled`: the document's sources are then closed and `Cancelled` propagates."""
+    if progress is None:
+        return _open(path, key, as_format, None)
+    from .progress import Progress
+
+    tracker = Progress(progress)
+    document = _open(path, key, as_format, tracker)
+    try:
+        tracker.finish(os.path.basename(document.path.rstrip(os.sep)) or document.path)
+    except Cancelled:
+        document.discard()
+        raise
+    return document
+
+
+def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker) -> Document:
     from . import plain, registry
     from .engine import guarded
 
@@ -34,6 +62,7 @@ def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None
     if not os.access(path, os.R_OK):
         raise OpenError(f"{path}: permission denied")
     document = Document(path, Context(key=key))
+    document.progress = tracker
     try:
         if document.is_dir:
             plugin = registry.plugin_named(as_format) if as_format else registry.for_dir(path)
@@ -41,8 +70,18 @@ def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None
                 document.format = plugin.name
                 document.root = guarded(lambda: plugin.open_dir(document, document.path),
                                         os.path.basename(document.path), None)
-            else:
+            elif tracker is None:
                 document.root = plain.dir_node(document, document.path)
+            else:
+                from . import progress
+
+                def file_fn(doc_, full):
+                    node = plain.file_node(doc_, full)
+                    progress.step(doc_, full)
+                    return node
+
+                progress.plan_tree(document, document.path)
+                document.root = plain.dir_node(document, document.path, file_fn)
         else:
             plugin, container = (registry.plugin_named(as_format), None) if as_format \
                 else registry.for_file(path)
@@ -59,4 +98,9 @@ def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None
                 document.root = plain.file_node(document, document.path)
     except OSError as e:
         raise OpenError(f"{path}: {e.strerror or e}") from e
+    except Cancelled:
+        document.discard()
+        raise
+    finally:
+        document.progress = None
     return document

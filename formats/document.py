@@ -30,6 +30,7 @@ class Document:
         self.root: Optional[Node] = None
         self.format: Optional[str] = None
         self.model = None  # format-specific model (e.g. the TileDB array) for values/verify
+        self.progress = None  # formats.progress.Progress while formats.open reports progress
 
     # ---- sources -----------------------------------------------------------------------
     def relname(self, path: str) -> str:
@@ -93,6 +94,15 @@ class Document:
         for s in self.sources:
             s.close()
         self.sources.clear()
+
+    def discard(self) -> None:
+        """Close and forget everything (an open that was cancelled half-way)."""
+        self.close()
+        self.derived.clear()
+        self._names.clear()
+        self.root = None
+        self.model = None
+        self.ctx.extra.clear()
 
     def __enter__(self):
         return self

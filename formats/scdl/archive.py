@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional, Tuple
 
-from .. import jsontree, plain
+from .. import jsontree, plain, progress
 from ..engine import guarded
 from ..fielddoc import doc
 from ..node import WARNING, Node
@@ -102,16 +102,20 @@ def open_dir(document, path: str) -> Node:
     archive = Archive(os.path.abspath(path))
     document.model = archive
     header_node = None
+    progress.plan_tree(document, archive.path)
     hp = os.path.join(archive.path, HEADER_FILE)
     if os.path.isfile(hp):
         header_node, archive.header = parse_header_file(document, hp)
+        progress.step(document, hp)
     descs = descriptors(archive)
 
     def file_fn(doc_, full: str) -> Node:
         if header_node is not None and os.path.abspath(full) == hp:
             return header_node
-        return guarded(lambda: file_node(doc_, archive, descs, full), os.path.basename(full),
+        node = guarded(lambda: file_node(doc_, archive, descs, full), os.path.basename(full),
                        doc_.open_source(full), 0, os.path.getsize(full))
+        progress.step(doc_, full)
+        return node
 
     root = plain.dir_node(document, archive.path, file_fn)
     root.doc = ARCHIVE_DOC

@@ -120,6 +120,9 @@ def load_array(document, array_dir: str, ctx: Context, only: Optional[str] = Non
                   os.path.dirname(p) == os.path.dirname(target))]
     nodes: Dict[str, Node] = {}
     by_role = sorted(files, key=lambda p: (ORDER.index(roles[p]) if roles[p] in ORDER else 99, p))
+    tracker = getattr(document, "progress", None)
+    if tracker is not None:
+        _plan(tracker, array_dir, only, len(by_role))
     for p in by_role:
         role = roles[p]
         keep = only is None or os.path.abspath(p) == os.path.abspath(only)
@@ -129,9 +132,24 @@ def load_array(document, array_dir: str, ctx: Context, only: Optional[str] = Non
                        os.path.basename(p), src, 0, src.size)
         if keep:
             nodes[os.path.abspath(p)] = node
+        if tracker is not None:
+            tracker.step(document.relname(p))
     if array.schemas:
         array.latest_schema = array.schemas[max(array.schemas)]
     return array, nodes
+
+
+def _plan(tracker, array_dir: str, only: Optional[str], count: int) -> None:
+    """Plan this array's files and, for a whole array, its dimension-label arrays' (parsed
+    later by `_place`), so that the total is known before the first file is reported."""
+    key = os.path.abspath(array_dir)
+    tracker.plan(key if only is None else (key, os.path.abspath(only)), count)
+    labels = os.path.join(array_dir, layout.LABELS_DIR)
+    if only is None and os.path.isdir(labels):
+        for label in sorted(os.listdir(labels)):
+            lp = os.path.join(labels, label)
+            if os.path.isdir(lp) and layout.is_array_dir(lp):
+                tracker.plan(os.path.abspath(lp), len(_walk(lp)))
 
 
 class _Scratch:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
+from .. import progress
 from ..node import Node
 from . import tree
 from .tree import METADATA_NAMES, ZarrModel
@@ -39,6 +40,7 @@ class ZarrPlugin:
     def open_dir(self, document, path: str) -> Node:
         model = ZarrModel()
         document.model = model
+        progress.plan_tree(document, path)
         root = tree.open_any(document, path, model)
         rel = document.relname(path)
         if rel in model.arrays:

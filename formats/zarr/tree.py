@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
-from .. import jsontree
+from .. import jsontree, progress
 from ..fielddoc import doc
 from ..node import ERROR, LazyChildren, Node
 from ..plain import file_node
@@ -179,10 +179,13 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
                 continue
             if d == path and name in (".zarray", "zarr.json"):
                 dnode.add(meta_node)
+                progress.step(document, full)
             elif d == path and name == ".zattrs":
                 dnode.add(json_file(document, full, D_ATTRS)[0])
+                progress.step(document, full)
             elif d == path and name in METADATA_NAMES:
                 dnode.add(json_file(document, full, D_ZGROUP if name == ".zgroup" else D_ZMETA)[0])
+                progress.step(document, full)
             else:
                 coords = meta.coords_of(relkey) if (meta is not None and meta.chunks) else None
                 if coords is None and meta is not None and meta.ndim == 0 and meta.usable:
@@ -198,12 +201,14 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
                 else:
                     dnode.add(file_node(document, full, f"not a chunk key of this array "
                                                         f"({relkey!r})"))
+                    progress.step(document, full)
     walk(path, node)
     lazy = (len(jobs) > EAGER_MAX_CHUNKS or sum(j[5] for j in jobs) > EAGER_MAX_BYTES)
     for dnode, i, full, coords, relkey, _size in jobs:
         cn = chunk_file_node(document, meta, full, coords, relkey, lazy=lazy)
         cn.parent = dnode
         dnode.children[i] = cn
+        progress.step(document, full)
     if meta is not None and meta.usable:
         a = absent_node(document, meta, present)
         if a is not None:
@@ -239,6 +244,7 @@ def group_dir_node(document, path: str, model: ZarrModel) -> Node:
                         nt.doc = doc("node_type: 'group' here: a container of arrays and groups")
             else:
                 node.add(file_node(document, full, "not part of a zarr group"))
+            progress.step(document, full)
     return node
 
 
