@@ -25,6 +25,14 @@ class PathJob(QRunnable):
         self.signals = signals
         self.setAutoDelete(True)
 
+    def emit(self, signal_name: str, *args) -> None:
+        """Report to the window; a window closed meanwhile (its signal object deleted) just
+        means nobody waits for this result any more."""
+        try:
+            getattr(self.signals, signal_name).emit(*args)
+        except RuntimeError:
+            pass
+
 
 class JobRunner(QObject):
     """Runs `PathJob`s whose signals have `finished(job id, ...)` and `failed(job id, message)`,

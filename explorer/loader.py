@@ -52,7 +52,10 @@ class _Job(PathJob):
             now = time.monotonic()
             if done >= total or now - last[0] >= BATCH_SECONDS:
                 last[0] = now
-                signals.progress.emit(job_id, done, total, list(batch))
+                try:
+                    signals.progress.emit(job_id, done, total, list(batch))
+                except RuntimeError:  # the window closed: nobody waits for this parse
+                    raise formats.Cancelled() from None
                 batch.clear()
 
         t0 = time.perf_counter()
@@ -60,15 +63,15 @@ class _Job(PathJob):
             doc = formats.open(self.path, key=self.key, as_format=self.as_format,
                                progress=progress)
         except formats.Cancelled:
-            self.signals.failed.emit(self.job_id, "cancelled")   # only frees the job's slot
+            self.emit("failed", self.job_id, "cancelled")   # only frees the job's slot
             return
         except formats.OpenError as e:
-            self.signals.failed.emit(self.job_id, str(e))
+            self.emit("failed", self.job_id, str(e))
             return
         except Exception as e:  # the engine promises not to raise; stay safe anyway
-            self.signals.failed.emit(self.job_id, f"{type(e).__name__}: {e}")
+            self.emit("failed", self.job_id, f"{type(e).__name__}: {e}")
             return
-        self.signals.finished.emit(self.job_id, doc, time.perf_counter() - t0)
+        self.emit("finished", self.job_id, doc, time.perf_counter() - t0)
 
 
 class Loader(JobRunner):

@@ -30,16 +30,16 @@ class _Job(PathJob):
         try:
             doc = formats.open(self.path, key=self.key, as_format=self.as_format)
         except Exception as e:  # noqa: BLE001 - the window reports it, never crashes
-            self.signals.failed.emit(self.job_id, f"{type(e).__name__}: {e}")
+            self.emit("failed", self.job_id, f"{type(e).__name__}: {e}")
             return
         try:
             found: List[dict] = verify(doc)
         except Exception as e:  # noqa: BLE001
-            self.signals.failed.emit(self.job_id, f"{type(e).__name__}: {e}")
+            self.emit("failed", self.job_id, f"{type(e).__name__}: {e}")
             return
         finally:
             doc.close()
-        self.signals.finished.emit(self.job_id, found)
+        self.emit("finished", self.job_id, found)
 
 
 class Verifier(JobRunner):
