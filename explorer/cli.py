@@ -65,6 +65,11 @@ def cmd_values(args) -> int:
     if plugin is None or not hasattr(plugin, "values"):
         return _fail(f"{args.path}: no decodable fields (format: {doc.format or 'unknown'})")
     names = plugin.field_names(doc)
+    if not names:
+        # nothing to decode: say why (an undecryptable schema, a damaged file...)
+        why = next((n.message for n in doc.diagnostics() if n.status == "error"), None) or \
+            next((n.message for n in doc.diagnostics()), None) or "no fields found"
+        return _fail(f"{args.path}: no field can be decoded: {why}")
     if args.field not in names:
         return _fail(f"unknown field {args.field!r}; fields: {', '.join(names) or '(none)'}")
     try:

@@ -64,3 +64,19 @@ def test_values_raw_equals_tiledb(capsys, tiledb_array, tmp_path):
 def test_values_unknown_field_lists_fields(capsys, tiledb_array):
     code, _, err = run(capsys, "values", tiledb_array("dense_1d"), "--field", "nope")
     assert code == 2 and "fields: a" in err
+
+
+def test_values_on_encrypted_array_says_why_without_or_with_wrong_key(capsys, tiledb_array,
+                                                                     tmp_path, monkeypatch):
+    monkeypatch.delenv("ARRAYSCOPE_KEY", raising=False)
+    path = tiledb_array("encrypted")
+    code, _, err = run(capsys, "values", path, "--field", "a")
+    assert code == 2 and "--key-file" in err and "Traceback" not in err
+    wrong = tmp_path / "wrong.key"
+    wrong.write_bytes(b"0" * 32)
+    code, _, err = run(capsys, "values", path, "--field", "a", "--key-file", str(wrong))
+    assert code == 2 and "tag check failed" in err
+    short = tmp_path / "short.key"
+    short.write_bytes(b"short\n")
+    code, _, err = run(capsys, "values", path, "--field", "a", "--key-file", str(short))
+    assert code == 2 and "32 bytes" in err
