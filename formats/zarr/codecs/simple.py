@@ -38,20 +38,25 @@ D_CRC32C = doc("CRC32C (Castagnoli) of the bytes before it, little-endian",
                spec="zarr v3 crc32c codec")
 
 
+
+def inflate(data: bytes, limit: int, wbits: int, name: str, unit: str) -> bytes:
+    """A deflate stream (zlib or gzip framing by `wbits`), never more than `limit` bytes."""
+    d = zlib.decompressobj(wbits)
+    try:
+        out = d.decompress(data, limit + 1)
+    except zlib.error as e:
+        raise CodecError(f"{name}: {e}")
+    if len(out) > limit:
+        raise CodecError(f"{name}: decompresses to more than {limit} bytes")
+    if not d.eof:
+        raise CodecError(f"{name}: the {unit} ends before its last block", len(data))
+    return out
+
 class Zlib(Codec):
     names = ("zlib",)
 
     def decode(self, spec, data, limit):
-        d = zlib.decompressobj()
-        try:
-            out = d.decompress(data, limit + 1)
-        except zlib.error as e:
-            raise CodecError(f"zlib: {e}")
-        if len(out) > limit:
-            raise CodecError(f"zlib: decompresses to more than {limit} bytes")
-        if not d.eof:
-            raise CodecError("zlib: the stream ends before its last block", len(data))
-        return out
+        return inflate(data, limit, zlib.MAX_WBITS, "zlib", "stream")
 
     def annotate(self, spec, cur: Cursor) -> None:
         cur.u8("CMF", D_ZLIB_CMF)
@@ -69,16 +74,7 @@ class Gzip(Codec):
     names = ("gzip",)
 
     def decode(self, spec, data, limit):
-        d = zlib.decompressobj(31)
-        try:
-            out = d.decompress(data, limit + 1)
-        except zlib.error as e:
-            raise CodecError(f"gzip: {e}")
-        if len(out) > limit:
-            raise CodecError(f"gzip: decompresses to more than {limit} bytes")
-        if not d.eof:
-            raise CodecError("gzip: the member ends before its last block", len(data))
-        return out
+        return inflate(data, limit, 16 + zlib.MAX_WBITS, "gzip", "member")
 
     def annotate(self, spec, cur: Cursor) -> None:
         flg = cur.source.read(cur.pos + 3, 1)
