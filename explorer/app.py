@@ -32,7 +32,7 @@ def _err(msg: str) -> None:
 
 
 def run_gui(args) -> int:
-    from formats.context import load_key
+    from arrayscope.formats.context import load_key
 
     try:
         key = load_key(getattr(args, "key_file", None))

@@ -143,7 +143,8 @@ class ArrayBrowser(QTreeWidget):
             what = what or describe(node.name, node.kind)
             if node.kind == "file" and DATA_FILE.match(node.name):
                 what = self._field_what(node) or what
-            if node.kind == "dir" and node.name.startswith("__") and TS_NAME.match(node.name) and not what.startswith("commit"):
+            if (node.kind == "dir" and node.name.startswith("__") and TS_NAME.match(node.name)
+                    and not what.startswith("commit")):
                 what = "fragment: " + what if "__fragments" in str(node.source) else what
         else:
             what = generic_what(node)
@@ -182,7 +183,7 @@ class ArrayBrowser(QTreeWidget):
         if fm is None or not hasattr(fm, "extra") or not hasattr(array, "schema_for"):
             return ""
         try:
-            from formats.tiledb.data_files import file_role
+            from arrayscope.formats.tiledb.data_files import file_role
 
             schema = fm.extra.get("schema") or array.schema_for(fm.schema_name)
             role = file_role(schema, fm, node.name) if schema is not None else None

@@ -6,9 +6,9 @@ from typing import Optional
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 
-from formats.cursor import format_scalar
-from formats.tiledb.enums import BYTE_STRING_TYPES, DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS
-from formats.tiledb.tile_cells import scalar_text
+from arrayscope.formats.cursor import format_scalar
+from arrayscope.formats.tiledb.enums import BYTE_STRING_TYPES, DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS
+from arrayscope.formats.tiledb.tile_cells import scalar_text
 
 from . import theme
 

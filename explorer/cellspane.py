@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from formats.tiledb.enums import DATATYPE_NAMES
+from arrayscope.formats.tiledb.enums import DATATYPE_NAMES
 
 from .cellsmodel import CellsModel, TileCellsModel
 from .recordsmodel import RecordsModel

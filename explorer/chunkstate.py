@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from formats import filters as F
-from formats.tiledb import tile_cells as TC
+from arrayscope.formats import filters as F
+from arrayscope.formats.tiledb import tile_cells as TC
 
 from . import stages as S
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import List, Optional
 
@@ -11,14 +10,13 @@ COMMANDS = ("dump", "values", "verify")
 
 
 def _key(args) -> Optional[bytes]:
-    from formats.context import load_key
+    from arrayscope.formats.context import load_key
 
     return load_key(getattr(args, "key_file", None))
 
 
 def _open(path: str, key: Optional[bytes]):
-    import formats
-
+    from arrayscope import formats
     return formats.open(path, key=key)
 
 
@@ -44,7 +42,7 @@ def _dump_text(node, out, depth: int, max_depth: Optional[int], indent: str = ""
 
 
 def cmd_dump(args) -> int:
-    from formats.node import to_json
+    from arrayscope.formats.node import to_json
 
     doc = _open(args.path, _key(args))
     if args.json:
@@ -58,7 +56,7 @@ def cmd_dump(args) -> int:
 
 # ---- values ----------------------------------------------------------------------------
 def cmd_values(args) -> int:
-    from formats import registry
+    from arrayscope.formats import registry
 
     doc = _open(args.path, _key(args))
     plugin = registry.plugin_named(doc.format) if doc.format else None
@@ -86,7 +84,7 @@ def cmd_values(args) -> int:
                 fh.write(e.get("raw", b""))
         return 0
     if args.json:
-        from formats.node import json_value
+        from arrayscope.formats.node import json_value
 
         payload = {"fragments": [{"name": e["name"], "values": json_value(e["values"])}
                                  for e in entries]}
@@ -110,7 +108,7 @@ def cmd_values(args) -> int:
 
 # ---- verify ----------------------------------------------------------------------------
 def cmd_verify(args) -> int:
-    from formats.verify import verify
+    from arrayscope.formats.verify import verify
 
     doc = _open(args.path, _key(args))
     findings = verify(doc)
@@ -152,8 +150,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if argv and argv[0] in COMMANDS:
         cmd = argv[0]
         args = _sub_parser(cmd).parse_args(argv[1:])
-        import formats
-
+        from arrayscope import formats
         try:
             return {"dump": cmd_dump, "values": cmd_values, "verify": cmd_verify}[cmd](args)
         except formats.OpenError as e:

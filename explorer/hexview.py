@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import (QColor, QFontMetricsF, QGuiApplication, QKeySequence, QPainter,
-                           QPalette, QPen)
+from PySide6.QtGui import QColor, QFontMetricsF, QGuiApplication, QKeySequence, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QAbstractScrollArea, QMenu
 
 from . import theme
@@ -326,7 +325,6 @@ class HexView(QAbstractScrollArea):
             p.setPen(off_c)
             p.drawText(QPointF(self.x_off, y), fmt.format(row_off))
             chunk = data[r * bpr:(r + 1) * bpr]
-            n = len(chunk)
             # runs of equal colour class: 0 text, 1 zero byte (dim), 2 error
             for j, k, cls in self._runs(chunk, err, r * bpr):
                 p.setPen(red if cls == 2 else dim_c if cls == 1 else text_c)
@@ -473,6 +471,7 @@ class HexView(QAbstractScrollArea):
     # ---- clipboard -------------------------------------------------------------------
     def copy_as(self, fmt: str) -> None:
         from PySide6.QtCore import QMimeData
+
         from . import copyfmt
 
         data = self.selected_bytes(copyfmt.MAX_COPY)

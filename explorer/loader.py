@@ -34,8 +34,7 @@ class _Job(PathJob):
         self.cancel_flag = threading.Event()
 
     def run(self) -> None:
-        import formats
-
+        from arrayscope import formats
         base = self.path if os.path.isdir(self.path) else os.path.dirname(self.path)
         flag, signals, job_id = self.cancel_flag, self.signals, self.job_id
         batch = []

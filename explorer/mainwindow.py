@@ -6,9 +6,20 @@ from typing import List, Optional
 
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QInputDialog, QLabel,
-                               QMainWindow, QMessageBox, QProgressBar, QPushButton,
-                               QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from . import search, startpage, theme
 from .arraybrowser import ArrayBrowser
@@ -222,7 +233,7 @@ class MainWindow(QMainWindow):
         return os.path.dirname(r[0].rstrip("/")) if r else os.getcwd()
 
     def choose_key(self) -> None:
-        from formats.context import load_key
+        from arrayscope.formats.context import load_key
 
         p, _ = QFileDialog.getOpenFileName(self, "Encryption Key File (32 bytes)", self._last_dir())
         if not p:
@@ -243,13 +254,12 @@ class MainWindow(QMainWindow):
             if key is None:
                 kf = startpage.sample_key_file(path)
                 if kf:
-                    from formats.context import load_key
+                    from arrayscope.formats.context import load_key
                     key = self.key = load_key(kf)
         self._pending_select = select
         self._open_format, self._open_key = as_format, key
         if sync:
-            import formats
-
+            from arrayscope import formats
             try:
                 doc = formats.open(path, key=key, as_format=as_format)
             except formats.OpenError as e:
@@ -417,11 +427,12 @@ class MainWindow(QMainWindow):
             self.recent_menu.addAction("(empty)").setEnabled(False)
 
     def _fill_reopen(self) -> None:
-        from formats import registry
+        from arrayscope.formats import registry
 
         self.reopen_menu.clear()
         for p in registry.plugins():
-            a = self.reopen_menu.addAction(p.name, lambda n=p.name: self.path and self.open_path(self.path, as_format=n))
+            a = self.reopen_menu.addAction(
+                p.name, lambda n=p.name: self.path and self.open_path(self.path, as_format=n))
             a.setEnabled(self.path is not None)
 
     # ---- selection -------------------------------------------------------------------

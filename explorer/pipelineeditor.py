@@ -5,12 +5,27 @@ from __future__ import annotations
 from typing import List, Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDoubleSpinBox, QFormLayout,
-                               QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
-                               QMenu, QPushButton, QSpinBox, QTableWidget, QTableWidgetItem,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from formats import filters as F
+from arrayscope.formats import filters as F
 
 from . import stages as S
 from . import theme
@@ -86,7 +101,8 @@ class PipelineEditor(QWidget):
     def set_cells(self, cells: Optional[bytes]) -> None:
         self.cells = cells
         self.apply_btn.setEnabled(cells is not None)
-        self.apply_btn.setToolTip("" if cells is not None else "reverse the chunk first: the editor starts from its cells")
+        self.apply_btn.setToolTip(
+            "" if cells is not None else "reverse the chunk first: the editor starts from its cells")
 
     def _fill(self) -> None:
         self.list.blockSignals(True)

@@ -11,11 +11,20 @@ import os
 from typing import Dict, Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter,
-                               QTabWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
-from formats.tiledb import tile_cells as TC
-from formats.tiledb.enums import DATATYPE_NAMES
+from arrayscope.formats.tiledb import tile_cells as TC
+from arrayscope.formats.tiledb.enums import DATATYPE_NAMES
 
 from . import stages as S
 from . import theme

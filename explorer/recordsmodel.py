@@ -12,7 +12,7 @@ from typing import List, Optional
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 
-from formats.cursor import format_scalar
+from arrayscope.formats.cursor import format_scalar
 
 from . import theme
 
@@ -94,7 +94,7 @@ class RecordsModel(QAbstractTableModel):
         self.leaves, self.cols, self.n, self.inside, self.coords_fn = [], [], 0, None, None
         rec = zc.records if zc is not None else None
         if rec is not None and rec.size:
-            from formats.zarr.records import chunk_coords, inside_mask
+            from arrayscope.formats.zarr.records import chunk_coords, inside_mask
 
             rt = zc.meta.rtype
             size = rt.itemsize
@@ -143,7 +143,7 @@ class RecordsModel(QAbstractTableModel):
                 return ""
             coords, _inside = self.coords_fn(r)
             return "[" + ", ".join(map(str, coords)) + "]"
-        from formats.zarr.dtype import to_python
+        from arrayscope.formats.zarr.dtype import to_python
 
         x = self.cols[c - 1][r]
         if isinstance(x, np.floating):

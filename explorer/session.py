@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from formats.node import Node
+from arrayscope.formats.node import Node
 
 from .intervals import DocumentIndex
 

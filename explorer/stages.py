@@ -12,13 +12,19 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from formats import filters as F
-from formats.cursor import Cursor
-from formats.engine import fill_gaps
-from formats.node import LazyChildren, Node, hex_preview
-from formats.tiledb.enums import (DATATYPE_NAMES, DATETIME_UNITS, FILTER_TYPES, datatype_size,
-                                  format_value, numpy_dtype)
-from formats.tiledb.tile import ChunkInfo, TileInfo
+from arrayscope.formats import filters as F
+from arrayscope.formats.cursor import Cursor
+from arrayscope.formats.engine import fill_gaps
+from arrayscope.formats.node import LazyChildren, Node, hex_preview
+from arrayscope.formats.tiledb.enums import (
+    DATATYPE_NAMES,
+    DATETIME_UNITS,
+    FILTER_TYPES,
+    datatype_size,
+    format_value,
+    numpy_dtype,
+)
+from arrayscope.formats.tiledb.tile import ChunkInfo, TileInfo
 
 
 @dataclass
@@ -212,7 +218,7 @@ def run_experiment(specs, cells: bytes, info, key=None) -> Experiment:
 
 def default_spec(filter_type: int):
     """A FilterSpec with TileDB's default options for `filter_type`."""
-    from formats.tiledb.enums import COMPRESSOR_OF_FILTER
+    from arrayscope.formats.tiledb.enums import COMPRESSOR_OF_FILTER
 
     opts = {}
     if filter_type in COMPRESSOR_OF_FILTER:

@@ -5,13 +5,22 @@ import os
 from typing import List
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QListWidget,
-                               QListWidgetItem, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from .. import resources
 from . import theme
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SAMPLES_DIR = os.path.join(ROOT, "resources", "samples")
+SAMPLES_DIR = os.path.join(os.path.dirname(os.path.abspath(resources.__file__)), "samples")
 SAMPLE_NOTES = {
     "tiledb_dense": "TileDB dense 2-D array: six attributes, each with another filter stack "
                     "(ByteShuffle+Zstd, BitShuffle+LZ4, PositiveDelta+BitWidthReduction+Gzip, RLE, "

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from . import qtfix  # noqa: F401  (must run before Qt calls pile up)
-
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QIcon, QPainter, QPainterPath, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QApplication
+
+from . import qtfix  # noqa: F401  (must run before Qt calls pile up)
 
 # hue (0..359) per node kind; saturation/lightness come from the palette
 KIND_HUES = {
@@ -139,6 +139,7 @@ def kind_icon(kind: str) -> QIcon:
 def app_icon() -> QIcon:
     import os
 
-    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "resources", "icons", "arrayscope.svg")
+    from .. import resources
+
+    here = os.path.join(os.path.dirname(os.path.abspath(resources.__file__)), "icons", "arrayscope.svg")
     return QIcon(here) if os.path.exists(here) else QIcon()

@@ -236,8 +236,8 @@ class NodeTreeModel(QAbstractItemModel):
         elif role == _TOOLTIPROLE:
             lines = [f"<b>{_esc(node.name)}</b> — {node.kind}"]
             if node.message:
-                lines.append(f"<span style='color:{theme.error_color().name() if node.status == 'error' else theme.warning_color().name()}'>"
-                             f"{_esc(node.message)}</span>")
+                colour = theme.error_color() if node.status == "error" else theme.warning_color()
+                lines.append(f"<span style='color:{colour.name()}'>{_esc(node.message)}</span>")
             if node.doc is not None:
                 lines.append(_esc(node.doc.description))
             if not isinstance(node.source, str) and node.source is not None:

@@ -5,8 +5,17 @@ from typing import List, Optional
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QToolButton, QTreeView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QToolButton,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .treemodel import NodeTreeModel
 
@@ -72,6 +81,7 @@ class TreePanel(QWidget):
 
     def _header_menu(self, pos) -> None:
         from PySide6.QtWidgets import QMenu
+
         from .treemodel import COLUMNS
 
         m = QMenu(self)

@@ -24,8 +24,8 @@ class _Job(PathJob):
         super().__init__(path, key, as_format, _Signals())
 
     def run(self) -> None:
-        import formats
-        from formats.verify import verify
+        from arrayscope import formats
+        from arrayscope.formats.verify import verify
 
         try:
             doc = formats.open(self.path, key=self.key, as_format=self.as_format)

@@ -4,10 +4,10 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Optional
 
+from . import engine
 from .context import Context
 from .node import ERROR, Node
 from .source import ByteSource, BytesSource, FileSource
-from . import engine
 
 
 class Document:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import traceback
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Iterable, List, Optional, Tuple
 
 from .cursor import Cursor, ParseStop
 from .node import ERROR, OK, WARNING, Node, hex_preview
@@ -100,7 +100,7 @@ def leaves(node: Node, source) -> Iterable[Node]:
 
 def coverage(node: Node, source) -> Tuple[int, int]:
     """(bytes of `source` covered by leaves under `node`, source size)."""
-    spans = sorted((l.offset, l.end) for l in leaves(node, source) if l.size > 0)
+    spans = sorted((leaf.offset, leaf.end) for leaf in leaves(node, source) if leaf.size > 0)
     covered, pos = 0, 0
     for a, b in spans:
         a = max(a, pos)

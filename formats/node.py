@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterator, List, Optional, Sequence, Union
+from typing import Callable, Iterator, List, Optional, Union
 
 from .fielddoc import FieldDoc
 

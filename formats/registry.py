@@ -30,7 +30,7 @@ import importlib
 import os
 from typing import List, Optional
 
-PLUGIN_MODULES = ("formats.tiledb", "formats.scdl", "formats.zarr")
+PLUGIN_MODULES = (".tiledb", ".scdl", ".zarr")  # relative to this package
 _plugins: Optional[List[object]] = None
 
 
@@ -40,7 +40,7 @@ def plugins() -> List[object]:
         found = []
         for mod in PLUGIN_MODULES:
             try:
-                found.append(importlib.import_module(mod).PLUGIN)
+                found.append(importlib.import_module(mod, __package__).PLUGIN)
             except (ImportError, AttributeError):
                 continue  # a format not built yet: the others still work
         _plugins = found

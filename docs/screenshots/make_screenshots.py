@@ -16,7 +16,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
-import explorer.qtfix  # noqa: E402,F401
+import arrayscope.explorer.qtfix  # noqa: E402,F401
 
 
 def _settle(app, w, n=6):
@@ -48,9 +48,9 @@ def dark_palette():
 def shoot(out_dir: str, dark: bool = False) -> list:
     from PySide6.QtCore import QSettings, QTemporaryDir
 
-    from explorer.app import _app
-    from explorer.mainwindow import MainWindow, default_sample
-    from explorer.startpage import SAMPLES_DIR
+    from arrayscope.explorer.app import _app
+    from arrayscope.explorer.mainwindow import MainWindow, default_sample
+    from arrayscope.explorer.startpage import SAMPLES_DIR
 
     app = _app(True)
     if dark:

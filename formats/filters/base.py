@@ -11,7 +11,6 @@ from typing import Dict, List, Optional, Tuple
 
 from ..cursor import Cursor
 
-
 _ENUMS = None
 
 

@@ -21,8 +21,23 @@ import numpy as np
 from .base import DataInfo, FilterError, FilterSpec
 from .bits import pack_msb, unpack_msb
 from .compression import CompressionFilter
-from .util import (ANY, BLOB, BOOL, CHAR, DATETIMES, FLOAT32, FLOAT64, GEOM_WKB, GEOM_WKT,
-                   INT8, STRING_TYPES, UINT8, datatype_name, int_dtype, unsigned_of)
+from .util import (
+    ANY,
+    BLOB,
+    BOOL,
+    CHAR,
+    DATETIMES,
+    FLOAT32,
+    FLOAT64,
+    GEOM_WKB,
+    GEOM_WKT,
+    INT8,
+    STRING_TYPES,
+    UINT8,
+    datatype_name,
+    int_dtype,
+    unsigned_of,
+)
 
 
 def reinterpret_of(spec: FilterSpec):

@@ -14,8 +14,17 @@ import numpy as np
 from ..cursor import Cursor
 from ..fielddoc import doc
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
-from .strings import (applies, cells, compute_bytesize, gather_cells, header, padded,
-                      parse_header, read_header, walk)
+from .strings import (
+    applies,
+    cells,
+    compute_bytesize,
+    gather_cells,
+    header,
+    padded,
+    parse_header,
+    read_header,
+    walk,
+)
 from .util import data_of, ints_be, read_be, segment_index, u8
 
 D_ID_BYTES = doc("Word id byte size: bytes of each cell's dictionary id in the data "

@@ -25,9 +25,23 @@ import numpy as np
 from ..cursor import Cursor
 from ..fielddoc import doc
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
-from .util import (BLOB, BOOL, DATETIMES, GEOM_WKB, GEOM_WKT, INT8, UINT8, MetaReader,
-                   check_size, int_dtype, prim_kind, segment_index, spec_option, u8,
-                   unsigned_of)
+from .util import (
+    BLOB,
+    BOOL,
+    DATETIMES,
+    GEOM_WKB,
+    GEOM_WKT,
+    INT8,
+    UINT8,
+    MetaReader,
+    check_size,
+    int_dtype,
+    prim_kind,
+    segment_index,
+    spec_option,
+    u8,
+    unsigned_of,
+)
 
 D_BWR_INPUT = doc("Length of input: bytes this filter received (all parts)",
                   spec="tile.md: Bit Width Reduction Filter")

@@ -13,15 +13,27 @@ from .. import jsontree, plain, progress
 from ..engine import guarded
 from ..fielddoc import doc
 from ..node import WARNING, Node
-from ..npy import MAGIC as NPY_MAGIC, open_npy
+from ..npy import MAGIC as NPY_MAGIC
+from ..npy import open_npy
 from ..source import FileSource
 from . import checks
 from .arrays import parse_array_file
-from .enums import (ARRAY_FILES, CORE_ARRAYS, FEATURE_DIRS, HEADER_FILE, LEGACY_DTYPES, MAGIC,
-                    METADATA_FILE, NEIGHBOR_DTYPES, VERSION_FILE)
+from .enums import (
+    ARRAY_FILES,
+    CORE_ARRAYS,
+    FEATURE_DIRS,
+    HEADER_FILE,
+    LEGACY_DTYPES,
+    MAGIC,
+    METADATA_FILE,
+    NEIGHBOR_DTYPES,
+    VERSION_FILE,
+)
 from .header import parse_header_file, parse_header_source
 from .model import Archive, ArrayDesc, FeatureDir
-from .parquet import MAGIC as PAR_MAGIC, num_rows as parquet_num_rows, open_parquet
+from .parquet import MAGIC as PAR_MAGIC
+from .parquet import num_rows as parquet_num_rows
+from .parquet import open_parquet
 
 ARCHIVE_DOC = doc(
     "An SCDL archive (bionemo-scdl SingleCellMemMapDataset): header.sch, the CSR arrays "

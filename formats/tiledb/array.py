@@ -12,8 +12,16 @@ from ..engine import guarded
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, Node, hex_preview
 from ..plain import file_node
-from . import (array_metadata, commits, consolidated_meta, data_files, enumeration,
-               fragment_metadata, layout, names)
+from . import (
+    array_metadata,
+    commits,
+    consolidated_meta,
+    data_files,
+    enumeration,
+    fragment_metadata,
+    layout,
+    names,
+)
 from . import schema as schema_mod
 from .model import ArraySchema, Fragment, TileDBArray
 

@@ -7,7 +7,8 @@ update_commit_file.md.
 | `.wrt` | empty: its presence commits the fragment of the same name |
 | `.vac` | text: one URI per line (fragments / metadata files consolidated away, to vacuum) |
 | `.ign` | text: one URI per line (commit files consolidated into a `.con`) |
-| `.con` | text lines of commit URIs; a `.del`/`.upd` line is followed by `u64 size` and that commit's whole generic tile |
+| `.con` | text lines of commit URIs; a `.del`/`.upd` line is followed by `u64 size` and that |
+|        | commit's whole generic tile |
 | `.del` | a generic tile: the negated delete condition (condition.py) |
 | `.upd` | a generic tile: the negated update condition, then the update values |
 

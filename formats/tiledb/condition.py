@@ -19,8 +19,13 @@ from typing import Any, List, Optional
 from ..cursor import Cursor, ParseStop
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, hex_preview
-from .enums import (DATATYPE_NAMES, QUERY_CONDITION_COMBINATION_OPS, QUERY_CONDITION_OPS,
-                    STRING_TYPES, format_value)
+from .enums import (
+    DATATYPE_NAMES,
+    QUERY_CONDITION_COMBINATION_OPS,
+    QUERY_CONDITION_OPS,
+    STRING_TYPES,
+    format_value,
+)
 
 SPEC = "delete_commit_file.md"
 # Below the engine's generic nesting limit (formats.cursor.Limits.MAX_DEPTH = 64), so a

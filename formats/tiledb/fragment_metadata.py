@@ -33,12 +33,18 @@ from ..cursor import Cursor, ParseStop
 from ..engine import run_parser
 from ..fielddoc import doc
 from ..node import ERROR, LazyChildren, Node
+
 # The parts, re-exported: other modules and the tests import these names from here.
-from .fragment_footer import (FOOTER_GROUP_TITLES, Footer, footer_tail_size,  # noqa: F401
-                              parse_footer, section_kinds)
+from .fragment_footer import FOOTER_GROUP_TITLES, Footer, footer_tail_size, parse_footer, section_kinds  # noqa: F401
 from .fragment_model import SectionLoader, SlotArrays, fill_model, fragment_layout  # noqa: F401
-from .fragment_sections import (PER_SLOT_KINDS, SECTION_TITLES, U64_LIST_SECTIONS,  # noqa: F401
-                                prim_kind, section_parser, sum_kind)
+from .fragment_sections import (  # noqa: F401
+    PER_SLOT_KINDS,
+    SECTION_TITLES,
+    U64_LIST_SECTIONS,
+    prim_kind,
+    section_parser,
+    sum_kind,
+)
 from .fragment_slots import SPECIAL_SLOTS, slot_field  # noqa: F401
 from .model import ArraySchema, FragmentMetadata
 from .rawtile import peek_generic_tile

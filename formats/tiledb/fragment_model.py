@@ -11,6 +11,7 @@ from .fragment_footer import Footer
 from .model import ArraySchema, FragmentMetadata
 from .rawtile import TileError, decode_generic_tile
 
+
 class SectionLoader:
     """Decodes a section's payload on first use (no nodes) and caches per-slot arrays."""
 

@@ -7,9 +7,9 @@ these helpers, which read the same on-disk layout (format_spec/tile.md, generic_
 from __future__ import annotations
 
 import struct
+from typing import List, Optional, Tuple
 
 import numpy as np
-from typing import List, Optional, Tuple
 
 from ..filters import DataInfo, FilterSpec, RunContext, reverse_chunk
 

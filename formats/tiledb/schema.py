@@ -25,8 +25,18 @@ from typing import List, Optional
 from ..cursor import Cursor, ParseStop
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, Node
-from .enums import (ARRAY_TYPES, CURRENT_DOMAIN_TYPES, DATA_ORDERS, DATATYPE_NAMES,
-                    FORMAT_VERSION, LAYOUTS, STRING_TYPES, VAR_NUM, datatype_size, format_value)
+from .enums import (
+    ARRAY_TYPES,
+    CURRENT_DOMAIN_TYPES,
+    DATA_ORDERS,
+    DATATYPE_NAMES,
+    FORMAT_VERSION,
+    LAYOUTS,
+    STRING_TYPES,
+    VAR_NUM,
+    datatype_size,
+    format_value,
+)
 from .model import ArraySchema, Attribute, Dimension, DimensionLabel
 from .pipeline import parse_pipeline
 from .tile import parse_generic_tile_file

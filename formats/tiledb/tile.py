@@ -143,7 +143,6 @@ def decode_into(document, tile_node: Node, tinfo: TileInfo, key: Optional[bytes]
         idx, fe = err
         if fe is None:
             return None  # the tile itself is cut short: its error is already in the tree
-        chunk = tinfo.chunks[idx]
         target = _chunk_data_node(tile_node, idx) or tile_node
         if "no key given" in str(fe):
             target.mark(WARNING, f"encrypted payload not decoded: {KEY_HINT}")
@@ -159,8 +158,8 @@ def decode_into(document, tile_node: Node, tinfo: TileInfo, key: Optional[bytes]
     if parse_fn is not None:
         run_parser(payload_title, "struct", src, parse_fn, ctx, node=root)
     else:
-        from ..plain import PLAIN_DOC
         from ..node import hex_preview
+        from ..plain import PLAIN_DOC
         if src.size:
             root.add(Node("unparsed", "unparsed", src, 0, src.size, status=WARNING,
                           message="payload of a kind arrayscope does not parse",

@@ -20,8 +20,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from .data_files import DataFileRole, file_role, tile_bounds, tile_offsets_for
-from .enums import (DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS, VAR_NUM,
-                    datatype_size, numpy_dtype)
+from .enums import DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS, VAR_NUM, datatype_size, numpy_dtype
 from .model import Attribute, Dimension, Fragment, FragmentMetadata
 from .rawtile import TileError, decode_tile_ex
 

@@ -25,7 +25,7 @@ from .cells import cell_values
 from .data_files import file_role, tile_bounds, tile_offsets_for
 from .dense_coords import fragment_dense_coords
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata, TileDBArray
-from .rawtile import TileError, chunk_table, _decode_chunk
+from .rawtile import TileError, _decode_chunk, chunk_table
 
 # Decode chunks on a few threads when there are many (zstd/zlib and numpy release the GIL).
 _THREAD_MIN_CHUNKS = 8

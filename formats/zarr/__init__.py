@@ -59,9 +59,9 @@ class ZarrPlugin:
                 return node
             return tree.json_file(document, path)[0]
         # a chunk file: its array's metadata gives the context (parsed, not shown)
+        from .. import jsontree
         from ..source import FileSource
         from . import meta as meta_mod
-        from .. import jsontree
         za = os.path.join(container, ".zarray")
         mpath = za if os.path.isfile(za) else os.path.join(container, "zarr.json")
         msrc = FileSource(mpath, os.path.basename(mpath))

@@ -14,8 +14,7 @@ from ..fielddoc import FieldDoc, doc
 from ..jsontree import JsonDoc, element, member, value_node
 from ..node import ERROR, WARNING, Node
 from .codecs import OBJECT_CODECS, CodecSpec
-from .dtype import D_DTYPE_V2, D_DTYPE_V3, D_FIELD, DtypeError, RecordType, from_v2, from_v3, \
-    has_multibyte
+from .dtype import D_DTYPE_V2, D_DTYPE_V3, D_FIELD, DtypeError, RecordType, from_v2, from_v3, has_multibyte
 from .fill import D_FILL, FillError, encode
 
 V2 = "zarr v2 spec: metadata"

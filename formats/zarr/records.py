@@ -214,7 +214,7 @@ def chunk_coords(meta, chunk: Sequence[int]):
         local = [0] * len(perm)
         for k, p in enumerate(perm):
             local[p] = int(s[k])
-        coords = [c * n + l for c, n, l in zip(chunk, meta.chunks, local)]
+        coords = [c * n + loc for c, n, loc in zip(chunk, meta.chunks, local)]
         return coords, all(c < s for c, s in zip(coords, meta.shape))
     return fn
 

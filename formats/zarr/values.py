@@ -14,8 +14,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from .codecs import CodecError, get
 from .chunk import stage_limit
+from .codecs import CodecError, get
 from .dtype import little_endian, to_python
 from .meta import ArrayMeta
 

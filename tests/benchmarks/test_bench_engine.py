@@ -6,9 +6,9 @@ Targets (DESIGN.md): parse an array schema file < 5 ms."""
 import glob
 import os
 
-import formats
-from formats.document import Document
-from formats.tiledb.array import parse_schema_file
+from arrayscope import formats
+from arrayscope.formats.document import Document
+from arrayscope.formats.tiledb.array import parse_schema_file
 
 
 def test_parse_schema_file(benchmark, tiledb_array):

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 import zstandard
 
-from formats.filters import DataInfo, FilterSpec, RunContext, forward_chunk, reverse_chunk
-from formats.filters.batch import reverse_into
+from arrayscope.formats.filters import DataInfo, FilterSpec, RunContext, forward_chunk, reverse_chunk
+from arrayscope.formats.filters.batch import reverse_into
 
 TOTAL = 64 * 1024 * 1024
 CHUNK = 64 * 1024

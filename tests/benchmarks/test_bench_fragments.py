@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import tiledb
 
-import formats
-from formats.context import Context
-from formats.document import Document
-from formats.tiledb import values as V
-from formats.tiledb.fragment_metadata import parse_fragment_metadata_file
+from arrayscope import formats
+from arrayscope.formats.context import Context
+from arrayscope.formats.document import Document
+from arrayscope.formats.tiledb import values as V
+from arrayscope.formats.tiledb.fragment_metadata import parse_fragment_metadata_file
 
 N_TILES = 100_000
 N_CELLS = 8 * 1024 * 1024
@@ -114,8 +114,8 @@ def test_values_vs_tiledb(benchmark, big_int64):
 
 def test_raw_decode_vs_tiledb(benchmark, big_int64):
     """The decode alone — the one buffer `values --raw` writes — without Python values."""
-    from formats.tiledb.values import _decode_file_buffer
-    from formats.tiledb.data_files import file_role
+    from arrayscope.formats.tiledb.data_files import file_role
+    from arrayscope.formats.tiledb.values import _decode_file_buffer
 
     doc = formats.open(big_int64)
     frag = doc.model.fragments[0]

@@ -14,12 +14,9 @@ import time
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-
-pytest.importorskip("PySide6")
-
 from PySide6.QtGui import QImage  # noqa: E402
 
-from gui_helpers import open_window  # noqa: E402
+from tests.support.gui_helpers import open_window  # noqa: E402
 
 
 def _rss() -> int:
@@ -77,9 +74,9 @@ def test_viewport_paint_10gib(benchmark, qtbot, win, tmp_path, where):
 def test_expand_million_children(benchmark, qtbot):
     from PySide6.QtWidgets import QTreeView
 
-    from formats.node import LazyChildren, Node
-    from formats.source import BytesSource
-    from explorer.treemodel import NodeTreeModel
+    from arrayscope.explorer.treemodel import NodeTreeModel
+    from arrayscope.formats.node import LazyChildren, Node
+    from arrayscope.formats.source import BytesSource
 
     src = BytesSource(bytes(8), "tiny")
 

@@ -18,12 +18,11 @@ import warnings
 
 import numpy as np
 import pytest
-
-zarr = pytest.importorskip("zarr")
+import zarr
 from zarr.codecs import ZstdCodec  # noqa: E402
 
-import formats  # noqa: E402
-from formats.zarr import PLUGIN  # noqa: E402
+from arrayscope import formats  # noqa: E402
+from arrayscope.formats.zarr import PLUGIN  # noqa: E402
 
 warnings.filterwarnings("ignore", module="zarr")
 warnings.filterwarnings("ignore", category=UserWarning)

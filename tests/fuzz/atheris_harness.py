@@ -1,6 +1,6 @@
 """Coverage-guided fuzzing with atheris (on demand; `pip install atheris`).
 
-    python tests/fuzz/atheris_harness.py --array filter_stacks_array --role data -- -runs=20000
+    python -m tests.fuzz.atheris_harness --array filter_stacks_array --role data -- -runs=20000
 
 One file of a real array (chosen by --role: schema, fragment_metadata, data, array_metadata,
 commit) is replaced by each fuzz input, then the file is opened with its array's context,
@@ -12,18 +12,16 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
 import atheris  # noqa: E402
 
 with atheris.instrument_imports():
-    import formats  # noqa: E402
-    from formats.node import to_json  # noqa: E402
-    from formats.tiledb import layout  # noqa: E402
-    from formats.verify import verify  # noqa: E402
+    from arrayscope import formats  # noqa: E402
+    from arrayscope.formats.node import to_json  # noqa: E402
+    from arrayscope.formats.tiledb import layout  # noqa: E402
+    from arrayscope.formats.verify import verify  # noqa: E402
 
-import tiledb_arrays  # noqa: E402
+from tests.support import tiledb_arrays  # noqa: E402
 
 
 def pick(array_dir: str, role: str) -> str:

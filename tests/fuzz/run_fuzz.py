@@ -1,20 +1,17 @@
 """On-demand fuzz campaign over real fixtures (not part of the default test run).
 
-    python tests/fuzz/run_fuzz.py --count 100000 [--arrays dense_1d,encrypted,...]
+    python -m tests.fuzz.run_fuzz --count 100000 [--arrays dense_1d,encrypted,...]
 
 Prints, per fixture and in total: mutations run, crashes, hangs, peak resident memory."""
 import argparse
 import os
-import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
-from mutations import run_campaign  # noqa: E402
-import tiledb_arrays  # noqa: E402
+from tests.support import tiledb_arrays  # noqa: E402
+from tests.support.mutations import run_campaign  # noqa: E402
 
 DEFAULT = ["dense_1d", "filter_stacks_array", "filters", "sparse_var_nullable_pipelines",
            "encrypted", "string_filters", "var_nullable", "deletes", "enumerations", "metadata",

@@ -29,8 +29,10 @@ import numpy as np
 import tiledb
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", ".."))
-from _tiledb_oracle import fragment_cells  # noqa: E402  (tests/_tiledb_oracle.py)
+# Run in an old tiledb-py's own venv, where arrayscope is not installed: reach the oracle
+# helper through the repository root.
+sys.path.insert(0, os.path.join(HERE, "..", "..", ".."))
+from tests.support.tiledb_oracle import fragment_cells  # noqa: E402
 
 LIB = tiledb.libtiledb.version()
 PY = tiledb.__version__

@@ -1,0 +1,206 @@
+"""TileDB arrays written by older libtiledb versions (format versions 16–22), committed
+under tests/data/tiledb_versions/<format version>_<libtiledb version>/ by
+tests/data/tiledb_versions/make_fixtures.py, each beside `<array>.expected.json`: what
+tiledb-py read from it (values cross-checked with tiledb-py 0.36, see `oracle_notes`).
+
+No tiledb import: the fixtures are the old writers' bytes, the JSON is the oracle.
+`ARRAYSCOPE_TDB_VERSIONS` points the tests at another fixture root (e.g. a scratch run of
+make_fixtures.py over more versions)."""
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+
+import pytest
+
+from arrayscope import formats
+from arrayscope.formats.engine import coverage
+from arrayscope.formats.tiledb import array_metadata as M
+from arrayscope.formats.tiledb import enumeration as E
+from arrayscope.formats.tiledb.enums import DATATYPE_NAMES, FILTER_TYPES, LAYOUTS, VAR_NUM
+from arrayscope.formats.tiledb.model import TileDBArray
+from arrayscope.formats.tiledb.values import values
+from tests.support import paths
+
+ROOT = os.environ.get("ARRAYSCOPE_TDB_VERSIONS") or os.path.join(paths.DATA, "tiledb_versions")
+CASES = sorted(p[:-len(".expected.json")]
+               for p in glob.glob(os.path.join(ROOT, "*", "*.expected.json")))
+IDS = [os.path.relpath(c, ROOT) for c in CASES]
+
+# tiledb-py's filter classes -> the filter type names of the serialized pipeline
+FILTER_CLASS = {
+    "GzipFilter": "GZIP", "ZstdFilter": "ZSTD", "LZ4Filter": "LZ4", "RleFilter": "RLE",
+    "Bzip2Filter": "BZIP2", "DoubleDeltaFilter": "DOUBLE_DELTA",
+    "BitWidthReductionFilter": "BIT_WIDTH_REDUCTION", "BitShuffleFilter": "BITSHUFFLE",
+    "ByteShuffleFilter": "BYTESHUFFLE", "PositiveDeltaFilter": "POSITIVE_DELTA",
+    "ChecksumMD5Filter": "CHECKSUM_MD5", "ChecksumSHA256Filter": "CHECKSUM_SHA256",
+    "DictionaryFilter": "DICTIONARY", "FloatScaleFilter": "SCALE_FLOAT", "XORFilter": "XOR",
+    "DeltaFilter": "DELTA", "NoOpFilter": "NONE"}
+# numpy dtype strings tiledb-py reports -> the TileDB datatypes they may stand for
+DTYPES = {"<i4": {"INT32"}, "<i8": {"INT64"}, "<f4": {"FLOAT32"}, "<f8": {"FLOAT64"},
+          "|i1": {"INT8"}, "|u1": {"UINT8"}, "<i2": {"INT16"}, "<u2": {"UINT16"},
+          "<u4": {"UINT32"}, "<u8": {"UINT64"}, "<U0": {"STRING_UTF8"},
+          "|S0": {"STRING_ASCII", "CHAR"}, "|S1": {"CHAR"}}
+ORDER = {"row-major": "ROW_MAJOR", "col-major": "COL_MAJOR", "hilbert": "HILBERT"}
+
+
+def _expected(case):
+    with open(case + ".expected.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _norm(v):
+    """Values as make_fixtures.py writes them to JSON (bytes as text, nan/inf as text)."""
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).decode("utf-8", "replace")
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return [_norm(x) for x in v]
+    return v
+
+
+@pytest.fixture(scope="module")
+def opened():
+    docs = {}
+    yield lambda case: docs.setdefault(case, formats.open(case))
+    for d in docs.values():
+        d.close()
+
+
+def test_fixtures_are_committed():
+    if os.environ.get("ARRAYSCOPE_TDB_VERSIONS"):
+        pytest.skip("another fixture root")
+    versions = {int(os.path.basename(os.path.dirname(c)).split("_")[0]) for c in CASES}
+    assert versions >= set(range(16, 23)), sorted(versions)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_parses_cleanly_with_full_coverage(opened, case):
+    doc = opened(case)
+    problems = [f"{n.path()} @{n.offset}: {n.status}: {n.message}" for n in doc.diagnostics()]
+    assert not problems, "\n".join(problems[:20])
+    assert not [n for n in doc.root.walk() if n.kind == "unparsed"]
+    for src in doc.sources:
+        covered, size = coverage(doc.root, src)
+        assert covered == size, f"{src.name}: {covered} of {size} bytes covered"
+    files = {os.path.relpath(os.path.join(d, f), case).replace(os.sep, "/")
+             for d, _, fs in os.walk(case) for f in fs}
+    assert files == {s.name for s in doc.sources}
+
+
+def _filters(specs):
+    return [FILTER_TYPES.get(f.type, f.type) for f in specs]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_schema_matches(opened, case):
+    exp = _expected(case)["schema"]
+    array: TileDBArray = opened(case).model
+    s = array.latest_schema
+    assert s is not None and s.version == _expected(case)["format_version"]
+    assert (not s.dense) == exp["sparse"]
+    assert s.allows_dups == exp["allows_duplicates"]
+    assert s.capacity == exp["capacity"]
+    assert LAYOUTS[s.cell_order] == ORDER[exp["cell_order"]]
+    if exp["tile_order"] is not None:
+        assert LAYOUTS[s.tile_order] == ORDER[exp["tile_order"]]
+    assert _filters(s.offsets_filters) == [FILTER_CLASS[f] for f in exp["offsets_filters"]]
+    assert _filters(s.validity_filters) == [FILTER_CLASS[f] for f in exp["validity_filters"]]
+    assert [d.name for d in s.dimensions] == [d["name"] for d in exp["dims"]]
+    for d, e in zip(s.dimensions, exp["dims"]):
+        assert DATATYPE_NAMES[d.datatype] in DTYPES[e["dtype"]], (d.name, d.datatype)
+        assert d.var == e["var"]
+        assert _norm(list(d.domain) if d.domain is not None else None) == e["domain"]
+        assert _norm(d.tile_extent) == e["tile"]
+        # A dimension with no pipeline of its own: tiledb-py reports the coords filters
+        # (0.36; and older versions for sparse arrays) or nothing (older ones, dense arrays)
+        want = [FILTER_CLASS[f] for f in e["filters"]]
+        if d.filters:
+            assert _filters(d.filters) == want
+        else:
+            assert want in ([], _filters(s.coords_filters)), (d.name, want)
+    assert [a.name for a in s.attributes] == [a["name"] for a in exp["attrs"]]
+    for a, e in zip(s.attributes, exp["attrs"]):
+        assert DATATYPE_NAMES[a.datatype] in DTYPES[e["dtype"]], (a.name, a.datatype)
+        assert a.var == e["var"]
+        assert a.cell_val_num == (VAR_NUM if e["var"] else e["cell_val_num"])
+        assert a.nullable == e["nullable"]
+        assert a.enumeration == e["enum_label"]
+        assert _filters(a.filters) == [FILTER_CLASS[f] for f in e["filters"]]
+    assert set(s.enumerations) == set(exp["enumerations"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_enumerations_match(opened, case):
+    exp = _expected(case)["schema"]["enumerations"]
+    doc = opened(case)
+    s = doc.model.latest_schema
+    found = {}
+    for name, fname in s.enumerations.items():
+        path = os.path.join(case, "__schema", "__enumerations", fname)
+        src = doc.open_source(path)
+        e = E.parse_enumeration_file(doc, src, doc.ctx).data
+        assert e is not None and e.name == name
+        found[name] = _norm(list(e.values))
+    assert found == exp
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_fragments_match(opened, case):
+    exp = _expected(case)
+    array: TileDBArray = opened(case).model
+    frags = {f.name: f for f in array.fragments}
+    assert set(frags) == {f["name"] for f in exp["fragments"]}
+    for ef in exp["fragments"]:
+        f = frags[ef["name"]]
+        assert f.version == ef["version"]
+        assert (f.t1, f.t2) == tuple(ef["timestamp"])
+        fm = f.metadata
+        assert fm is not None and fm.version == ef["version"]
+        assert (not fm.dense) == ef["sparse"]
+        assert _norm([list(r) for r in fm.non_empty_domain]) == ef["nonempty_domain"]
+        assert fm.extra["cell_num"] == ef["cell_num"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_values_match(opened, case):
+    exp = _expected(case)
+    doc = opened(case)
+    fields = list(exp["fragments"][0]["values"])
+    for name in fields:
+        got = {e["name"]: e for e in values(doc, name)}
+        for ef in exp["fragments"]:
+            entry = got[ef["name"]]
+            assert "error" not in entry, entry.get("error")
+            assert _norm(entry["values"]) == ef["values"][name], (ef["name"], name)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_array_metadata_matches(opened, case):
+    doc = opened(case)
+    merged = {}
+    for path in sorted(glob.glob(os.path.join(case, "__meta", "__*"))):
+        if path.endswith(".vac"):
+            continue
+        src = doc.open_source(path)
+        md = M.parse_array_metadata_file(doc, src, doc.ctx).data
+        assert md is not None
+        merged.update(md.as_dict())
+    # tiledb-py bookkeeping keys (__np_flat_*, __np_shape_*) are never set, only deleted
+    assert _norm(merged) == _norm(_expected(case)["metadata"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_verify_finds_no_error(opened, case):
+    """`arrayscope verify` (forward reproduction of every chunk included): no error. The only
+    warning allowed is libtiledb 2.16's extra DELTA value (format 19)."""
+    from arrayscope.formats.verify import verify
+
+    found = verify(opened(case))
+    errors = [f for f in found if f["status"] == "error"]
+    assert not errors, errors[:5]
+    for f in found:
+        assert "libtiledb 2.16" in f["message"] and "/19_" in "/" + os.path.relpath(case, ROOT), f
