@@ -1,4 +1,4 @@
-"""The GUI entry point (`explorer.cli` calls `run_gui(args)`)."""
+"""The GUI entry point (`explorer/cli.py` calls `run_gui(args)`)."""
 from __future__ import annotations
 
 import os

@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from arrayscope.formats.findings import Finding
+
 from . import theme
 
 COLS = ("Severity", "Message", "Source", "Offset", "Node")
@@ -44,12 +46,11 @@ class Row:
         return cls(n.status, n.message or n.name, name or "", off, n.path(), node=n)
 
     @classmethod
-    def of_finding(cls, f: dict) -> "Row":
-        path = f.get("node", "") or ""
+    def of_finding(cls, f: Finding) -> "Row":
+        path = f.node or ""
         if "/" not in path:
             path = "(verify check)"   # a cross-check of its own, not a node of the tree
-        return cls(f.get("status", "error"), f.get("message", ""), f.get("source", ""),
-                   f.get("offset"), path, finding=f)
+        return cls(f.status, f.message, f.source, f.offset, path, finding=f)
 
     @property
     def key(self):

@@ -536,7 +536,7 @@ class MainWindow(QMainWindow):
         if self.session is not None:
             self.diag.add_findings(findings)
 
-    def goto_finding(self, f: dict) -> None:
+    def goto_finding(self, f) -> None:
         """Show a verify finding: its node when the tree has it (by path), else the node
         holding byte `offset` of its source, with the cursor on that byte."""
         if self.session is None or not f:
@@ -544,14 +544,14 @@ class MainWindow(QMainWindow):
         from .nodepath import resolve
 
         doc = self.session.document
-        node, _msg = resolve(doc.root, f.get("node") or "") if f.get("node") else (None, "")
-        src = doc.source_by_name(f.get("source") or "")
-        off = f.get("offset")
+        node, _msg = resolve(doc.root, f.node) if f.node else (None, "")
+        src = doc.source_by_name(f.source or "")
+        off = f.offset
         if node is not None and (src is None or node.source is src):
             self.select_node(node, origin="diagnostics")
             return
         if src is None:
-            self.st_value.setText(f"{f.get('source')}: not a source of this document")
+            self.st_value.setText(f"{f.source}: not a source of this document")
             return
         at = self.session.node_at(src, off or 0)
         if at is not None:
@@ -560,7 +560,7 @@ class MainWindow(QMainWindow):
         if off is not None and 0 <= off < max(1, src.size):
             view.set_cursor(off, scroll=False)
             view.scroll_to(off, center=True)
-        self.st_value.setText(f"{f.get('status')}: {f.get('message')}")
+        self.st_value.setText(f"{f.status}: {f.message}")
 
     def _source_closed(self, src) -> None:
         """A hex tab was closed: a filter-stage output made by the pipeline panel is dropped

@@ -116,12 +116,13 @@ class Node:
     """
 
     __slots__ = ("name", "kind", "source", "offset", "size", "value", "display", "doc",
-                 "status", "message", "_children", "parent", "type", "data", "_deferred")
+                 "status", "message", "code", "_children", "parent", "type", "data", "_deferred")
 
     def __init__(self, name: str, kind: str, source, offset: int, size: int, value=None,
                  display: Optional[str] = None, doc: Optional[FieldDoc] = None,
                  status: str = OK, message: Optional[str] = None, type: Optional[str] = None,
-                 children: Union[None, List["Node"], LazyChildren] = None, data=None):
+                 children: Union[None, List["Node"], LazyChildren] = None, data=None,
+                 code: Optional[str] = None):
         self.name = name
         self.kind = kind
         self.source = source
@@ -132,6 +133,7 @@ class Node:
         self.doc = doc
         self.status = status
         self.message = message
+        self.code = code  # a stable finding code (formats/findings.py); None: the generic one
         self.type = type
         self.parent: Optional[Node] = None
         self._children: Union[List[Node], LazyChildren] = []

@@ -1,22 +1,25 @@
 """`arrayscope verify`: every finding of the tree plus each format's own cross-checks."""
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import List
 
 from . import registry
+from .findings import CHECK_CRASHED, Finding, default_code
 from .node import OK
 
 
-def finding(node, document) -> Dict:
-    return {"source": document.source_name(node.source) if node.source is not None else "",
-            "offset": node.offset, "status": node.status,
-            "message": node.message or node.name, "node": node.path()}
+def finding(node, document) -> Finding:
+    """The finding a warning or error node stands for."""
+    return Finding(status=node.status, code=default_code(node.status, node.code),
+                   source=document.source_name(node.source) if node.source is not None else "",
+                   offset=node.offset, node=node.path(), message=node.message or node.name,
+                   hint=getattr(node.doc, "hint", "") or "")
 
 
-def verify(document) -> List[Dict]:
-    """Findings (dicts with source, offset, status, message, node), tree order first."""
+def verify(document) -> List[Finding]:
+    """Every finding of the document, tree order first, then the format's own checks."""
     seen = set()
-    out: List[Dict] = []
+    out: List[Finding] = []
     nodes = list(document.diagnostics())
     plugin = registry.plugin_named(document.format) if document.format else None
     extra = getattr(plugin, "verify", None)
@@ -25,14 +28,14 @@ def verify(document) -> List[Dict]:
             nodes.extend(extra(document))
         except Exception as e:  # noqa: BLE001 - verify reports, never raises
             from .node import ERROR, Node
-            n = Node("verify", "error", None, 0, 0, status=ERROR,
+            n = Node("verify", "error", None, 0, 0, status=ERROR, code=CHECK_CRASHED,
                      message=f"format checks could not finish: {type(e).__name__}: {e}")
             nodes.append(n)
     for n in nodes:
         if n.status == OK:
             continue
         f = finding(n, document)
-        key = (f["source"], f["offset"], f["message"])
+        key = (f.source, f.offset, f.message)
         if key in seen:
             continue
         seen.add(key)

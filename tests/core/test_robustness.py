@@ -66,7 +66,7 @@ def test_flip_in_checked_chunk_is_reported_at_that_file(tiledb_array, tmp_path, 
         open(p, "wb").write(bytes(data))
         with time_limit(30):
             findings = verify(formats.open(dst, key=key))
-        errors = [f for f in findings if f["status"] == "error" and f["source"] == rel]
+        errors = [f for f in findings if f.status == "error" and f.source == rel]
         assert errors, f"flip at {rel}@{off} not reported: {findings[:5]}"
 
 
@@ -90,4 +90,4 @@ def test_truncation_is_always_reported(tiledb_array, tmp_path):
         open(p, "wb").write(data[:off])
         with time_limit(30):
             findings = verify(formats.open(dst))
-        assert any(f["status"] == "error" for f in findings), f"truncating {rel} at {off} not reported"
+        assert any(f.status == "error" for f in findings), f"truncating {rel} at {off} not reported"

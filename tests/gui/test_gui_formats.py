@@ -150,7 +150,7 @@ def test_diagnostics_show_verify_findings_of_a_damaged_array(qtbot, win, tmp_pat
     # the same findings as `arrayscope verify`
     from arrayscope.formats.verify import verify
 
-    assert {(x["source"], x["offset"], x["message"]) for x in verify(doc)} == \
+    assert {(x.source, x.offset, x.message) for x in verify(doc)} == \
         {r.key for r in rows}
     # clicking the finding goes to source:offset
     proxy = win.diag.proxy

@@ -200,7 +200,7 @@ def test_verify_finds_no_error(opened, case):
     from arrayscope.formats.verify import verify
 
     found = verify(opened(case))
-    errors = [f for f in found if f["status"] == "error"]
+    errors = [f for f in found if f.status == "error"]
     assert not errors, errors[:5]
     for f in found:
-        assert "libtiledb 2.16" in f["message"] and "/19_" in "/" + os.path.relpath(case, ROOT), f
+        assert "libtiledb 2.16" in f.message and "/19_" in "/" + os.path.relpath(case, ROOT), f

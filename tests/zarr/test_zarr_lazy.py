@@ -193,16 +193,16 @@ def test_verify_finds_planted_errors_and_keeps_no_chunk(planted, lazy, monkeypat
         return src
     monkeypatch.setattr(Document, "add_derived", add)
     found = verify(doc)
-    errors = [f for f in found if f["status"] == "error"]
-    by_node = {f["node"]: f for f in errors}
+    errors = [f for f in found if f.status == "error"]
+    by_node = {f.node: f for f in errors}
     ck = by_node.get("planted/c/5/Codec 1: zstd/Zstandard frame/Content_Checksum")
-    assert ck is not None and "does not match" in ck["message"], errors
-    assert ck["source"] == "c/5" and ck["offset"] == os.path.getsize(os.path.join(path, "c", "5")) - 4
+    assert ck is not None and "does not match" in ck.message, errors
+    assert ck.source == "c/5" and ck.offset == os.path.getsize(os.path.join(path, "c", "5")) - 4
     short = by_node.get("planted/c/11/decoded/missing records")
-    assert short is not None and "bytes missing" in short["message"]
-    assert short["source"] == "c/11 ← zstd" and short["offset"] == 2 * FLAT.itemsize
+    assert short is not None and "bytes missing" in short.message
+    assert short.source == "c/11 ← zstd" and short.offset == 2 * FLAT.itemsize
     extra = by_node.get("planted/c/12/decoded/extra bytes")
-    assert extra is not None and "3 bytes too many" in extra["message"]
+    assert extra is not None and "3 bytes too many" in extra.message
     assert len(errors) == 3, errors
     # every chunk was decoded, one at a time, and none is kept
     assert len(lazy) == 40 and max(peak) == 1

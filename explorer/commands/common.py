@@ -1,0 +1,27 @@
+"""What every subcommand shares: the key, opening a path, failing with a message."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional
+
+
+def add_key_file(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--key-file", help="file holding the 32-byte AES-256 key (or set ARRAYSCOPE_KEY)")
+
+
+def key_of(args: argparse.Namespace) -> Optional[bytes]:
+    from arrayscope.formats.context import load_key
+
+    return load_key(getattr(args, "key_file", None))
+
+
+def open_path(path: str, key: Optional[bytes]):
+    from arrayscope import formats
+
+    return formats.open(path, key=key)
+
+
+def fail(msg: str, code: int = 2) -> int:
+    print(f"arrayscope: {msg}", file=sys.stderr)
+    return code

@@ -1,0 +1,48 @@
+"""`arrayscope dump PATH`: the annotation tree as text or JSON."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Optional
+
+from .common import add_key_file, key_of, open_path
+
+HELP = "print the annotation tree of a file, array, archive or store"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true", help="print the tree as one JSON object")
+    p.add_argument("--max-depth", type=int, default=None, help="stop at this depth")
+    add_key_file(p)
+
+
+def _dump_text(node, out, depth: int, max_depth: Optional[int], indent: str = "") -> None:
+    src = getattr(node.source, "name", node.source) or ""
+    status = "" if node.status == "ok" else f"  [{node.status}: {node.message}]"
+    disp = node.display_text()
+    disp = f" = {disp}" if disp else ""
+    out.write(f"{indent}{node.name} <{node.kind}> {src}@{node.offset}+{node.size}{disp}{status}\n")
+    if max_depth is not None and depth >= max_depth:
+        return
+    pending = getattr(node, "pending", False)
+    for c in node.iter_children():
+        _dump_text(c, out, depth + 1, max_depth, indent + "  ")
+    if pending:   # a chunk decoded for this dump only: the dump keeps none
+        node.release_deferred()
+
+
+def run(args: argparse.Namespace) -> int:
+    from arrayscope.formats.node import to_json
+
+    doc = open_path(args.path, key_of(args))
+    if args.json:
+        json.dump(to_json(doc.root, doc.source_name, args.max_depth), sys.stdout,
+                  separators=(",", ":"))
+        sys.stdout.write("\n")
+    else:
+        _dump_text(doc.root, sys.stdout, 0, args.max_depth)
+    return 0
+
+

@@ -1,0 +1,72 @@
+"""`arrayscope values PATH --field NAME`: decode one field by reversing every filter."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .common import add_key_file, fail, key_of, open_path
+
+HELP = "decode one attribute, dimension, SCDL array or Zarr field (JSON or raw bytes)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path")
+    p.add_argument("--field", required=True, help="attribute, dimension, array or struct field")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true", help="print the values as JSON")
+    g.add_argument("--raw", metavar="OUT", help="write the decoded cells as raw bytes to OUT")
+    add_key_file(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from arrayscope.formats import registry
+
+    doc = open_path(args.path, key_of(args))
+    plugin = registry.plugin_named(doc.format) if doc.format else None
+    if plugin is None or not hasattr(plugin, "values"):
+        return fail(f"{args.path}: no decodable fields (format: {doc.format or 'unknown'})")
+    names = plugin.field_names(doc)
+    if not names:
+        # nothing to decode: say why (an undecryptable schema, a damaged file...)
+        why = next((n.message for n in doc.diagnostics() if n.status == "error"), None) or \
+            next((n.message for n in doc.diagnostics()), None) or "no fields found"
+        return fail(f"{args.path}: no field can be decoded: {why}")
+    if args.field not in names:
+        return fail(f"unknown field {args.field!r}; fields: {', '.join(names) or '(none)'}")
+    try:
+        import inspect
+
+        raw_only = bool(args.raw) and "with_values" in inspect.signature(plugin.values).parameters
+        entries = plugin.values(doc, args.field, with_values=False) if raw_only \
+            else plugin.values(doc, args.field)
+    except Exception as e:  # noqa: BLE001 - a message, never a traceback
+        return fail(f"cannot decode {args.field!r}: {type(e).__name__}: {e}", 1)
+    if args.raw:
+        with open(args.raw, "wb") as fh:
+            for e in entries:
+                fh.write(e.get("raw", b""))
+        return 0
+    if args.json:
+        from arrayscope.formats.node import json_value
+
+        payload = {"fragments": [{"name": e["name"], "values": json_value(e["values"])}
+                                 for e in entries]}
+        errs = [e["error"] for e in entries if e.get("error")]
+        if errs:
+            payload["errors"] = errs
+        json.dump(payload, sys.stdout, separators=(",", ":"))
+        sys.stdout.write("\n")
+    else:
+        for e in entries:
+            vals = e["values"]
+            print(f"{e['name']}: {len(vals)} values")
+            for v in vals[:1000]:
+                print(f"  {v!r}")
+            if len(vals) > 1000:
+                print(f"  … {len(vals) - 1000} more")
+            if e.get("error"):
+                print(f"  error: {e['error']}")
+    return 1 if any(e.get("error") for e in entries) else 0
+
+
