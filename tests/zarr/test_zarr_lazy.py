@@ -24,7 +24,7 @@ from arrayscope.formats.verify import verify  # noqa: E402
 from arrayscope.formats.zarr import PLUGIN  # noqa: E402
 from arrayscope.formats.zarr import chunk as zchunk  # noqa: E402
 from arrayscope.formats.zarr import tree as ztree  # noqa: E402
-from tests.zarr.test_zarr import FLAT, NESTED, check_values, make, zarr_read  # noqa: E402
+from tests.support.zarr_arrays import FLAT, NESTED, check_values, make, zarr_read  # noqa: E402
 
 warnings.filterwarnings("ignore", module="zarr")
 warnings.filterwarnings("ignore", category=UserWarning)
