@@ -31,6 +31,31 @@ def _err(msg: str) -> None:
     print(f"arrayscope: {msg}", file=sys.stderr)
 
 
+def display_problem() -> Optional[str]:
+    """Why a window cannot open here, said before Qt aborts with its own terse message.
+
+    Qt's xcb plugin aborts the process when there is no X display, or when libxcb-cursor0 (a
+    Qt >= 6.5 requirement not every desktop install has) is missing."""
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform and not platform.startswith("xcb"):
+        return None  # offscreen, wayland, windows, cocoa...: Qt reports its own problems
+    if not sys.platform.startswith("linux"):
+        return None
+    if not platform and os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    if not os.environ.get("DISPLAY"):
+        return ("no display: the window needs an X or Wayland session (DISPLAY is not set). "
+                "Without one, use `arrayscope PATH --screenshot OUT.png`, or the display-free "
+                "subcommands `dump`, `values`, `verify` (see `arrayscope --help`).")
+    import ctypes.util
+
+    if ctypes.util.find_library("xcb-cursor") is None:
+        return ("Qt's X11 platform plugin needs libxcb-cursor, which is not installed: "
+                "`sudo apt-get install libxcb-cursor0` (Debian/Ubuntu) or "
+                "`sudo dnf install xcb-util-cursor` (Fedora).")
+    return None
+
+
 def run_gui(args) -> int:
     from arrayscope.formats.context import load_key
 
@@ -46,6 +71,10 @@ def run_gui(args) -> int:
         path = default_sample()
     if args.screenshot:
         return screenshot(path, args.screenshot, getattr(args, "select", None), key)
+    problem = display_problem()
+    if problem is not None:
+        _err(problem)
+        return 2
     app = _app(offscreen=False)
     win = MainWindow(key=key)
     win.show()
@@ -59,40 +88,59 @@ def run_gui(args) -> int:
 
 def screenshot(path: Optional[str], out: str, select: Optional[str], key: Optional[bytes],
                size=(1600, 1000)) -> int:
-    """Render the window offscreen on `path` (optionally with a node selected), save, exit."""
+    """Render the window offscreen on `path` (optionally with a node selected), save, exit.
+
+    The window's settings go to a private scratch folder, removed before returning (the
+    window is destroyed first: QSettings writes its file when it is destroyed)."""
+    import shutil
+    import tempfile
+
+    scratch = tempfile.mkdtemp(prefix="arrayscope-screenshot-")
+    try:
+        return _screenshot(path, out, select, key, size, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optional[bytes],
+                size, scratch: str) -> int:
     app = _app(offscreen=True)
-    from PySide6.QtCore import QSettings, QTemporaryDir
+    from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 
     from .mainwindow import MainWindow
     from .nodepath import resolve
 
-    tmp = QTemporaryDir()
-    settings = QSettings(os.path.join(tmp.path(), "s.ini"), QSettings.IniFormat)
+    settings = QSettings(os.path.join(scratch, "settings.ini"), QSettings.Format.IniFormat)
     win = MainWindow(settings=settings, key=key, restore=False)
     win.quiet = True
     win.resize(*size)
-    if path:
-        if not os.path.exists(path):
-            _err(f"{path}: no such file or directory")
-            return 2
-        if not win.open_path(path, sync=True):
-            _err(f"cannot open {path}")
-            return 2
-        if select:
-            node, msg = resolve(win.session.root, select)
-            if node is None:
-                _err(msg)
+    try:
+        if path:
+            if not os.path.exists(path):
+                _err(f"{path}: no such file or directory")
                 return 2
-            win.select_node(node)
-    win.show()
-    if path:
-        win.verifier.wait(30000)  # let the verify findings reach the diagnostics panel
-    for _ in range(5):
-        app.processEvents()
-    img = win.grab()
-    if not img.save(out):
-        _err(f"cannot write {out}")
-        return 2
-    print(out)
-    win.close()
-    return 0
+            if not win.open_path(path, sync=True):
+                _err(f"cannot open {path}")
+                return 2
+            if select:
+                node, msg = resolve(win.session.root, select)
+                if node is None:
+                    _err(msg)
+                    return 2
+                win.select_node(node)
+        win.show()
+        if path:
+            win.verifier.wait(30000)  # let the verify findings reach the diagnostics panel
+        for _ in range(5):
+            app.processEvents()
+        img = win.grab()
+        if not img.save(out):
+            _err(f"cannot write {out}")
+            return 2
+        print(out)
+        return 0
+    finally:
+        win.close()
+        win.deleteLater()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        settings.sync()
