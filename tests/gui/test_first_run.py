@@ -59,6 +59,7 @@ def test_screenshot_leaves_no_scratch_folder(tmp_path, monkeypatch, qapp):
 @pytest.mark.slow
 def test_wheel_installs_one_name_and_every_sample_file(tmp_path):
     src = tmp_path / "src"   # a copy: building writes build/ and *.egg-info beside the sources
+    src.mkdir()
     for name in ("setup.py", "pyproject.toml", "README.md", "formats", "explorer", "resources"):
         copy = shutil.copytree if os.path.isdir(os.path.join(REPO, name)) else shutil.copy
         copy(os.path.join(REPO, name), src / name)
