@@ -198,9 +198,9 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
                 dnode.add(json_file(document, full, D_ZGROUP if name == ".zgroup" else D_ZMETA)[0])
                 progress.step(document, full)
             else:
-                coords = meta.coords_of(relkey) if (meta is not None and meta.chunks) else None
-                if coords is None and meta is not None and meta.ndim == 0 and meta.usable:
-                    coords = meta.coords_of(relkey)
+                # a 0-d array has one chunk, key "c" (v3) or "0" (v2), usable dtype or not
+                coords = meta.coords_of(relkey) if (meta is not None and
+                                                    (meta.chunks or meta.ndim == 0)) else None
                 if coords is not None:
                     present.add(coords)
                     size = entry.size

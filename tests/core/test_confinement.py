@@ -272,3 +272,136 @@ def test_scdl_header_names_never_read_outside(tmp_path, capsys):
     # the real arrays still decode
     code, _o, _e = run(capsys, "values", arc, "--field", "DATA", "--json")
     assert code == 0
+
+
+# ---- case 5: one bad value is one error node ---------------------------------------------------
+ZARR2 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "zarr",
+                     "v2_2.18.7", "big_endian")   # zarr 2.18.7: a >i4, b >f8, c >u2, s >U3
+
+
+def _craft_zarray(tmp_path, edit) -> str:
+    arr = _copy(ZARR2, tmp_path / "z")
+    p = os.path.join(arr, ".zarray")
+    with open(p) as fh:
+        text = fh.read()
+    with open(p, "w") as fh:
+        fh.write(edit(text))
+    return arr
+
+
+def _tree_survives(arr):
+    with time_limit(HANG):
+        doc = formats.open(arr)
+        findings = verify(doc)
+    assert not any("internal" in f.message for f in findings), findings
+    return doc, findings
+
+
+def test_huge_json_integer_is_one_error_node(tmp_path):
+    arr = _craft_zarray(tmp_path, lambda t: t.replace('"zarr_format": 2',
+                                                      '"zarr_format": 2, "x": ' + "9" * 5000))
+    doc, findings = _tree_survives(arr)
+    bad = [f for f in findings if f.status == "error"]
+    assert len(bad) == 1 and "5000 digits" in bad[0].message and bad[0].source == ".zarray"
+    # the rest of the array is intact: the real values of zarr 2.18.7
+    entry = formats.registry.plugin_named("zarr").values(doc, "c")[0]
+    assert "error" not in entry and len(entry["values"]) == 6
+
+
+@pytest.mark.parametrize("field,typestr", [("c", "|V0"), ("s", "<U0")])
+def test_zero_size_struct_field_is_one_node(tmp_path, field, typestr):
+    arr = _craft_zarray(tmp_path, lambda t: json.dumps(
+        {**json.loads(t), "dtype": [[n, typestr if n == field else ts]
+                                    for n, ts in json.loads(t)["dtype"]]}))
+    doc, findings = _tree_survives(arr)
+    zero = [f for f in findings if "has 0 bytes" in f.message]
+    assert zero and all(f.status == "warning" for f in zero)
+    rec = doc.root.find("0")
+    assert rec is not None  # chunk nodes are still there
+    code_ok = formats.registry.plugin_named("zarr").values(doc, field)[0]
+    assert set(code_ok["values"]) == {""}
+
+
+def test_invalid_utf32_fill_is_one_error_node(tmp_path):
+    import base64
+
+    def edit(text):
+        m = json.loads(text)
+        fill = bytearray(base64.b64decode(m["fill_value"]))
+        fill[14:18] = (0x110000).to_bytes(4, "big")   # first character of field s
+        m["fill_value"] = base64.b64encode(bytes(fill)).decode()
+        return json.dumps(m)
+    doc, findings = _tree_survives(_craft_zarray(tmp_path, edit))
+    bad = [f for f in findings if f.status == "error"]
+    assert len(bad) == 1 and "UTF-32" in bad[0].message and bad[0].source == "fill record"
+
+
+# ---- case 6 (and case 5's "²"): chunk keys are ASCII digits ------------------------------------
+@pytest.mark.parametrize("fake", ["²", "٠", "２"])
+def test_lookalike_chunk_keys_rejected(tmp_path, fake):
+    arr = _zarr_array(str(tmp_path / "z.zarr"))
+    with open(os.path.join(arr, "c", "0"), "rb") as fh:
+        chunk0 = fh.read()
+    with open(os.path.join(arr, "c", fake), "wb") as fh:   # a real chunk's bytes, a fake key
+        fh.write(chunk0)
+    doc, findings = _tree_survives(arr)
+    hit = [f for f in findings if f.source == f"c/{fake}"]
+    assert hit and "not a chunk key" in hit[0].message
+    entry = formats.registry.plugin_named("zarr").values(doc, "value")[0]
+    assert entry["values"] == list(range(12)) and "error" not in entry
+
+
+# ---- issue 15 item 4: 0-d arrays of zarr v3 have the chunk key "c" -----------------------------
+@pytest.mark.parametrize("dtype,value", [("<f8", 3.5), (str, "hello")])
+def test_zero_d_chunk_key_c(tmp_path, dtype, value):
+    import zarr
+
+    path = str(tmp_path / "z0")
+    z = zarr.create_array(store=path, shape=(), dtype=dtype, zarr_format=3)
+    z[()] = value
+    assert sorted(os.listdir(path)) == ["c", "zarr.json"]
+    doc, findings = _tree_survives(path)
+    assert not any("not a chunk key" in f.message for f in findings)
+    chunk = doc.root["c"]
+    assert chunk.display.startswith("chunk []")
+    if dtype is not str:
+        assert not findings
+        assert formats.registry.plugin_named("zarr").values(doc, "value")[0]["values"] == [3.5]
+
+
+# ---- issue 15 item 3 and issue 10 item 6: metadata documents read whole, with limits ----------
+def test_v3_root_with_inline_consolidated_metadata_over_64k(tmp_path):
+    import zarr
+
+    path = str(tmp_path / "store")
+    root = zarr.open_group(path, mode="w", zarr_format=3)
+    for i in range(400):   # anndata-like: many small arrays, consolidated inline
+        a = root.create_array(f"col_{i:04d}", shape=(3,), dtype="<i4",
+                              attributes={"encoding-type": "array", "encoding-version": "0.2.0"})
+        a[:] = [i, i + 1, i + 2]
+    zarr.consolidate_metadata(path)
+    size = os.path.getsize(os.path.join(path, "zarr.json"))
+    assert size > 1 << 16
+    doc, findings = _tree_survives(path)
+    assert doc.root.display.endswith("group") and not any(f.status == "error" for f in findings)
+    assert len(doc.model.arrays) == 400
+
+
+def test_zarr_json_nested_100000_deep(tmp_path, capsys):
+    path = _zarr_array(str(tmp_path / "z.zarr"))
+    with open(os.path.join(path, "zarr.json"), "w") as fh:
+        fh.write("[" * 100_000 + "]" * 100_000)
+    doc, findings = _tree_survives(path)
+    assert any("nesting deeper" in f.message for f in findings)
+    code, _o, err = run(capsys, "verify", path)
+    assert code == 1 and "Traceback" not in err
+
+
+def test_metadata_document_over_the_limit(tmp_path, monkeypatch):
+    from arrayscope.formats import jsontree
+
+    path = _zarr_array(str(tmp_path / "z.zarr"))
+    monkeypatch.setattr(jsontree, "MAX_DOCUMENT_BYTES", 100)
+    doc, findings = _tree_survives(path)
+    hit = [f for f in findings if f.code == "size-over-limit"]
+    assert hit and hit[0].source == "zarr.json"
