@@ -405,3 +405,74 @@ def test_metadata_document_over_the_limit(tmp_path, monkeypatch):
     doc, findings = _tree_survives(path)
     hit = [f for f in findings if f.code == "size-over-limit"]
     assert hit and hit[0].source == "zarr.json"
+
+
+# ---- case 9: offsets that go backwards cost linear work ----------------------------------------
+def test_next_at_or_after_matches_brute_force():
+    import random
+
+    from arrayscope.formats.tiledb.data_files import _next_at_or_after
+
+    rng = random.Random(9)
+    for _ in range(300):
+        n, fsize = rng.randint(0, 12), rng.randint(0, 60)
+        offs = np.array([rng.randint(0, 70) for _ in range(n)], dtype=np.uint64)
+        brute = []
+        for i in range(n):
+            nxt = [int(x) for x in offs[i + 1:] if int(offs[i]) <= int(x) <= fsize]
+            brute.append(nxt[0] if nxt else fsize)
+        assert _next_at_or_after(offs, fsize) == brute
+
+
+def _lines_parsing_with_offsets(doc, n: int) -> int:
+    """Line events inside data_files.py while a real data file is parsed with `n` tile
+    offsets that go back and forth (a sawtooth): a work count, not a time."""
+    import sys
+
+    from arrayscope.formats.tiledb import data_files
+
+    arr = doc.model
+    frag = arr.fragments[0]
+    schema = arr.latest_schema
+    path = os.path.join(frag.path, "a0.tdb")
+    src = doc.source_by_name(doc.relname(path))
+    offs = np.array([(i * 7) % 40 for i in range(n)], dtype=np.uint64)
+    real = data_files.tile_offsets_for
+    data_files.tile_offsets_for = lambda fm, role: (offs, None)
+    count = [0]
+    target = data_files.__file__
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename != target:
+            return None
+        if event == "line":
+            count[0] += 1
+        return tracer
+    sys.settrace(tracer)
+    try:
+        node = data_files.parse_data_file(doc, src, doc.ctx, frag.metadata, schema, "a0.tdb")
+    finally:
+        sys.settrace(None)
+        data_files.tile_offsets_for = real
+    assert any(n.status == "error" and "before tile" in (n.message or "") for n in node.walk())
+    return count[0]
+
+
+def test_backward_tile_offsets_linear(tiledb_array):
+    doc = formats.open(tiledb_array("dense_1d"))
+    small = _lines_parsing_with_offsets(doc, 500)
+    big = _lines_parsing_with_offsets(doc, 4000)
+    assert big < 10 * small   # 8x the tiles: linear is ~8x, the old quadratic scan was ~50x
+
+
+# ---- case 10: a key that is not bytes is an error, never "?" --------------------------------------
+def test_non_latin1_key_is_a_clear_error(tiledb_array, capsys, monkeypatch):
+    from arrayscope.formats.context import KeyError_, load_key
+
+    monkeypatch.setenv("ARRAYSCOPE_KEY", "ключ" + "0" * 28)
+    with pytest.raises(KeyError_, match="not one byte"):
+        load_key()
+    code, _o, err = run(capsys, "verify", tiledb_array("encrypted"))
+    assert code == 2 and "not one byte" in err and "Traceback" not in err
+    monkeypatch.setenv("ARRAYSCOPE_KEY", "0123456789abcdef" * 2)   # 32 Latin-1 characters
+    assert load_key() == b"0123456789abcdef" * 2
