@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from typing import Callable, Optional
 
 from .context import Context, load_key
@@ -61,6 +62,11 @@ def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker) ->
         raise OpenError(f"{path}: no such file or directory")
     if not os.access(path, os.R_OK):
         raise OpenError(f"{path}: permission denied")
+    st = os.stat(path)
+    if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+        from .dataset_fs import special_name
+        raise OpenError(f"{path}: a {special_name(st.st_mode)}, not a file or directory: "
+                        f"nothing to open")
     document = Document(path, Context(key=key))
     document.progress = tracker
     try:
@@ -86,6 +92,8 @@ def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker) ->
             plugin, container = (registry.plugin_named(as_format), None) if as_format \
                 else registry.for_file(path)
             if plugin is not None and container:
+                from .dataset_fs import LocalFS
+                document.fs = LocalFS(container)  # the file's context comes from its container
                 document.format = plugin.name
                 document.root = guarded(
                     lambda: plugin.open_file_in(document, container, document.path),

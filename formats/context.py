@@ -38,7 +38,13 @@ def load_key(key_file: Optional[str] = None) -> Optional[bytes]:
             return parse_key(fh.read(1024))
     env = os.environ.get(KEY_ENV)
     if env:
-        return parse_key(env.encode("latin-1", errors="replace"))
+        try:
+            raw = env.encode("latin-1")
+        except UnicodeEncodeError as e:  # never guess bytes for a character ("?" is a key too)
+            raise KeyError_(f"{KEY_ENV} holds a character that is not one byte (position "
+                            f"{e.start}): give the key as 64 hex digits, or its 32 bytes "
+                            f"with --key-file") from None
+        return parse_key(raw)
     return None
 
 

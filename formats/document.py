@@ -6,8 +6,9 @@ from typing import Dict, List, Optional
 
 from . import engine
 from .context import Context
+from .dataset_fs import DatasetFS, LocalFS
 from .node import ERROR, Node
-from .source import ByteSource, BytesSource, FileSource
+from .source import ByteSource, BytesSource
 
 
 class Document:
@@ -22,6 +23,9 @@ class Document:
         self.path = os.path.abspath(path)
         self.is_dir = os.path.isdir(self.path)
         self.base = self.path if self.is_dir else os.path.dirname(self.path)
+        # Every file the walkers list or open goes through `fs`, confined to the dataset
+        # (a single file's container re-roots it: formats.open).
+        self.fs: DatasetFS = LocalFS(self.base)
         self.ctx = ctx or Context()
         self.ctx.root_path = self.path
         self.sources: List[ByteSource] = []
@@ -40,11 +44,14 @@ class Document:
             return "." if rel == "." else rel.replace(os.sep, "/")
         return os.path.basename(path) if path == self.path else os.path.relpath(path, self.base)
 
-    def open_source(self, path: str) -> FileSource:
+    def open_source(self, path: str) -> ByteSource:
+        """The source of file `path` of the dataset (OSError when it is not a regular file
+        inside the dataset: see dataset_fs)."""
         name = self.relname(path)
-        if name in self._names and isinstance(self._names[name], FileSource):
-            return self._names[name]
-        src = FileSource(path, name)
+        known = self._names.get(name)
+        if known is not None and known not in self.derived:
+            return known
+        src = self.fs.open_source(path, name)
         self.sources.append(src)
         self._names[name] = src
         return src

@@ -16,6 +16,13 @@ PARSE_WARNING = "parse-warning"        # bytes that parse, with something unusua
 CHECK_CRASHED = "check-crashed"        # a format's checks could not finish (a bug: report it)
 NOT_VERIFIABLE = "not-verifiable"      # nothing here that arrayscope can verify
 UNCHECKED = "unchecked"                # a part that could not be checked (no key, no codec...)
+# The dataset's files (formats/dataset_fs.py) and declared sizes.
+OUTSIDE_DATASET = "outside-dataset"    # a link or a named path that leaves the opened dataset
+SYMLINK_LOOP = "symlink-loop"          # a link to a folder that contains it
+SPECIAL_FILE = "special-file"          # a FIFO, socket or device where a file was expected
+BROKEN_LINK = "broken-link"            # a symbolic link to nothing
+UNREADABLE_ENTRY = "unreadable-entry"  # a directory entry that cannot be examined
+SIZE_OVER_LIMIT = "size-over-limit"    # a declared or decoded size beyond what the format allows
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,16 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .fielddoc import doc
+from .findings import SIZE_OVER_LIMIT
 from .node import ERROR, OK, Node, hex_preview
 
 D_SYNTAX = doc("JSON punctuation and whitespace: braces, brackets, commas, colons, blanks")
 D_KEY = doc("Object key: the member's name as a JSON string")
 
 MAX_NESTING = 200
+# A metadata document bigger than this is not decoded (a finding says so): the largest real
+# ones (anndata's v3 root with inline consolidated metadata, ~73 KB) are far below it.
+MAX_DOCUMENT_BYTES = 16 << 20
 _VALUE_BYTES = 4096  # containers larger than this keep value None (display only)
 
 _WS = b" \t\n\r"
@@ -78,6 +82,7 @@ class _Parser:
         self.base = start
         self.buf = source.read(start, end - start)
         self.n = len(self.buf)
+        self.bad: dict = {}  # offset: why the scalar there could not be decoded
         self.open: list = []  # containers being parsed (fixed up on error)
 
     # ---- helpers ---------------------------------------------------------------------
@@ -115,7 +120,11 @@ class _Parser:
         m = _NUMBER.match(buf, i)
         if m is not None and m.end() > i:
             text = m.group()
-            v = float(text) if (b"." in text or b"e" in text or b"E" in text) else int(text)
+            try:
+                v = float(text) if (b"." in text or b"e" in text or b"E" in text) else int(text)
+            except ValueError:  # over Python's int digit limit: this value only is bad
+                self.bad[i] = f"a number of {len(text)} digits: too long to decode"
+                v = None
             return v, m.end()
         raise JsonError(i, f"expected a JSON value, found {self.found(i)}")
 
@@ -141,13 +150,17 @@ class _Parser:
         v, end = self.scalar(i)
         kind = _kind_of(v)
         disp = self.buf[i:end].decode("utf-8", "replace")
+        leaf = self.node(name if member_start is None else "value", kind, i, end, v, disp)
+        bad = self.bad.pop(i, None)
+        if bad is not None:
+            leaf.mark(ERROR, f"{bad} (at byte {self.base + i})")
         if member_start is None:
-            parent.add(self.node(name, kind, i, end, v, disp))
+            parent.add(leaf)
         else:
             node = self.node(name, kind, start, end, v, disp)
             parent.add(node)
             node.add(key_node)
-            node.add(self.node("value", kind, i, end, v, disp))
+            node.add(leaf)
         return v, end
 
     def obj(self, node: Node, i: int, depth: int):
@@ -234,6 +247,13 @@ def parse(source, root: Node, offset: int = 0, end: Optional[int] = None) -> Jso
     """Parse `source[offset:end]` as one JSON text into `root` (its children become the top
     value's members, or one `value` leaf for a scalar). Never raises."""
     end = source.size if end is None else min(end, source.size)
+    if end - offset > MAX_DOCUMENT_BYTES:
+        err = Node("too large", "error", source, offset, end - offset, status=ERROR,
+                   code=SIZE_OVER_LIMIT,
+                   message=f"a JSON document of {end - offset} bytes, over the "
+                           f"{MAX_DOCUMENT_BYTES}-byte limit for metadata: not decoded")
+        root.add(err)
+        return JsonDoc(root, None, False, err)
     p = _Parser(source, offset, end)
     err_node = None
     value, ok = None, False

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 
+from .dataset_fs import entry_node
 from .fielddoc import doc
 from .node import WARNING, Node, hex_preview
 
@@ -25,16 +26,17 @@ def dir_node(document, path: str, file_fn=None, skip=()) -> Node:
     # A directory has no bytes: its "source" is its path relative to the opened path.
     node = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", document.relname(path), 0, 0)
     try:
-        entries = sorted(os.listdir(path))
+        entries = document.fs.list(path)
     except OSError as e:
-        node.mark("error", f"cannot list directory: {e.strerror}")
+        node.mark("error", f"cannot list directory: {e.strerror or e}")
         return node
-    for name in entries:
-        if name in skip:
+    for entry in entries:
+        if entry.name in skip:
             continue
-        full = os.path.join(path, name)
-        if os.path.isdir(full):
-            node.add(dir_node(document, full, file_fn, skip))
-        elif os.path.isfile(full):
-            node.add(file_fn(document, full))
+        if entry.is_dir:
+            node.add(dir_node(document, entry.path, file_fn, skip))
+        elif entry.is_file:
+            node.add(file_fn(document, entry.path))
+        else:
+            node.add(entry_node(document, entry))
     return node

@@ -70,9 +70,10 @@ def for_file(path: str):
             container = find(path)
             if container:
                 return p, container
+    from .dataset_fs import LocalFS
+
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
+        head = LocalFS(os.path.dirname(os.path.abspath(path))).read_bytes(path, 64)[0]
     except OSError:
         head = b""
     for p in plugins():

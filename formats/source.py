@@ -7,11 +7,31 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import threading
 from collections import OrderedDict
 from typing import Optional
 
 import numpy as np
+
+
+class SpecialFileError(OSError):
+    """A FIFO, socket or device where a regular file was expected: never read (a FIFO
+    would block forever, /dev/zero never ends)."""
+
+
+def open_regular(path: str) -> int:
+    """A read-only descriptor of the regular file `path`. Opened non-blocking (opening a
+    FIFO with no writer must not wait) and checked with fstat before any read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise SpecialFileError(f"{path}: not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class ByteSource:
@@ -76,14 +96,15 @@ class FileSource(ByteSource):
     def __init__(self, path: str, name: Optional[str] = None):
         self.path = os.fspath(path)
         self.name = name if name is not None else os.path.basename(self.path)
-        self._size = os.path.getsize(self.path)
         self._mm: Optional[mmap.mmap] = None
         self._fh = None
         self._mv: Optional[memoryview] = None
         self._closed = False
-        if self._size:
-            with open(self.path, "rb"):
-                pass  # unreadable files fail here, at open, as before
+        fd = open_regular(self.path)  # unreadable and special files fail here, at open
+        try:
+            self._size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
 
     @property
     def size(self) -> int:
@@ -93,11 +114,11 @@ class FileSource(ByteSource):
         """Map the file (or, for special files, open it for seek+read); None in the fallback."""
         if self._closed:
             raise ValueError(f"{self.name}: the source is closed")
-        fh = open(self.path, "rb")
+        fh = os.fdopen(open_regular(self.path), "rb")
         try:
             mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except (ValueError, OSError):
-            mm = None  # special files: fall back to seek+read windows
+            mm = None  # an empty or unmappable file: fall back to seek+read windows
         if mm is not None:
             fh.close()   # the mapping holds its own descriptor
             fh = None

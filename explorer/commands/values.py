@@ -46,7 +46,10 @@ def run(args: argparse.Namespace) -> int:
         with open(args.raw, "wb") as fh:
             for e in entries:
                 fh.write(e.get("raw", b""))
-        return 0
+        errs = [f"{e['name']}: {e['error']}" for e in entries if e.get("error")]
+        for err in errs:  # the bytes written are what could be decoded; say what could not
+            print(f"arrayscope: {err}", file=sys.stderr)
+        return 1 if errs else 0
     if args.json:
         from arrayscope.formats.node import json_value
 

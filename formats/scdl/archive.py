@@ -10,12 +10,12 @@ import os
 from typing import Dict, Optional, Tuple
 
 from .. import jsontree, plain, progress
+from ..dataset_fs import LocalFS, member_path
 from ..engine import guarded
 from ..fielddoc import doc
 from ..node import WARNING, Node
 from ..npy import MAGIC as NPY_MAGIC
 from ..npy import open_npy
-from ..source import FileSource
 from . import checks
 from .arrays import parse_array_file
 from .enums import (
@@ -91,11 +91,13 @@ def sniff(head: bytes, path: str) -> bool:
 def descriptors(archive: Archive) -> Dict[str, ArrayDesc]:
     """{file name relative to the archive: descriptor} for every array file to type."""
     out: Dict[str, ArrayDesc] = {}
+    fs = LocalFS(archive.path)
     if archive.header is not None:
         for a in archive.header.arrays:
             rel = ARRAY_FILES.get(a.name)
-            if rel is None and a.name and os.path.isfile(os.path.join(archive.path, a.name)):
-                rel = a.name  # the document's reading: the name is a file name
+            inside = member_path(a.name)  # "/etc/passwd", "../x": never a file of the archive
+            if rel is None and inside and fs.stat(os.path.join(archive.path, inside)).is_file:
+                rel = inside  # the document's reading: the name is a file name
             if rel is not None and rel not in out:
                 out[rel] = a
     else:
@@ -104,7 +106,7 @@ def descriptors(archive: Archive) -> Dict[str, ArrayDesc]:
                                                source_of_dtype="legacy default, no header.sch")
     for name, dt in NEIGHBOR_DTYPES.items():
         rel = ARRAY_FILES[name]
-        if rel not in out and os.path.isfile(os.path.join(archive.path, rel)):
+        if rel not in out and fs.stat(os.path.join(archive.path, rel)).is_file:
             out[rel] = ArrayDesc(name, None, None, dt, source_of_dtype="library hard-coded")
     return out
 
@@ -116,7 +118,7 @@ def open_dir(document, path: str) -> Node:
     header_node = None
     progress.plan_tree(document, archive.path)
     hp = os.path.join(archive.path, HEADER_FILE)
-    if os.path.isfile(hp):
+    if document.fs.stat(hp).is_file:
         header_node, archive.header = parse_header_file(document, hp)
         progress.step(document, hp)
     descs = descriptors(archive)
@@ -169,8 +171,7 @@ def file_node(document, archive: Archive, descs: Dict[str, ArrayDesc], full: str
         return node
     if base.endswith(".json"):
         return json_file(document, full, None)[0]
-    with open(full, "rb") as fh:
-        head = fh.read(8)
+    head = document.fs.read_bytes(full, 8)[0]
     fdir = _feature_dir(archive, rel)
     if head.startswith(NPY_MAGIC):
         node = open_npy(document, full)
@@ -216,8 +217,9 @@ def open_file_in(document, container: str, path: str) -> Node:
     if os.path.abspath(path) == hp:
         node, archive.header = parse_header_file(document, path)
         return node
-    if os.path.isfile(hp):
-        src = FileSource(hp, HEADER_FILE)  # context only: not one of the document's sources
+    if document.fs.stat(hp).is_file:
+        # context only: not one of the document's sources
+        src = document.fs.open_source(hp, HEADER_FILE)
         try:
             _, archive.header = parse_header_source(src)
         finally:
@@ -226,8 +228,7 @@ def open_file_in(document, container: str, path: str) -> Node:
 
 
 def open_file(document, path: str) -> Node:
-    with open(path, "rb") as fh:
-        head = fh.read(8)
+    head = document.fs.read_bytes(path, 8)[0]
     archive = Archive(os.path.dirname(os.path.abspath(path)))
     document.model = archive
     if head.startswith(MAGIC):

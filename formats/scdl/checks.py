@@ -11,6 +11,8 @@ from typing import Optional
 
 import numpy as np
 
+from ..dataset_fs import LocalFS, member_path
+from ..findings import OUTSIDE_DATASET
 from ..node import ERROR, WARNING, Node
 from .enums import ARRAY_FILES, HEADER_FILE
 from .model import Archive, ArrayFile
@@ -186,18 +188,31 @@ def _listed_files(archive: Archive, root: Node) -> None:
     """Files header.sch names must exist; feature folders should be in the header."""
     if archive.header is None:
         return
+    fs = LocalFS(archive.path)
     for a in archive.header.arrays:
-        rel = ARRAY_FILES.get(a.name, a.name)
-        if a.node is not None and not os.path.isfile(os.path.join(archive.path, rel)):
+        rel = ARRAY_FILES.get(a.name) or member_path(a.name)
+        if rel is None:
+            if a.node is not None:
+                _outside(a.node, f"array name {a.name!r} names a path outside the archive: "
+                                 f"never read")
+        elif a.node is not None and not fs.stat(os.path.join(archive.path, rel)).is_file:
             a.node.mark(ERROR, f"array {a.name!r}: {rel} is missing from the archive (the "
                                f"library's load() raises FileNotFoundError)")
     named = set()
     for fi in archive.header.feature_indices:
         named.add(fi.name)
         for path, node in zip(fi.files, fi.file_nodes):
-            full = os.path.join(archive.path, *path.split("/"))
-            if path and not os.path.isfile(full):
+            inside = member_path(path) if path else ""
+            if inside is None:
+                _outside(node, f"index file {path!r} listed in {HEADER_FILE} is outside the "
+                               f"archive: never examined")
+            elif inside and not fs.stat(os.path.join(archive.path, inside)).is_file:
                 node.mark(ERROR, f"index file {path!r} listed in {HEADER_FILE} is missing")
     for name in archive.feature_dirs:
         if name not in named and name != "features":
             root.mark(WARNING, f"{name}/ is not described by {HEADER_FILE}")
+
+
+def _outside(node: Node, message: str) -> None:
+    node.mark(ERROR, message)
+    node.code = OUTSIDE_DATASET

@@ -6,7 +6,8 @@ from typing import Dict, List
 
 import numpy as np
 
-from .enums import CORE_ARRAYS, HEADER_FILE, NEIGHBOR_DTYPES
+from ..dataset_fs import member_path
+from .enums import ARRAY_FILES, CORE_ARRAYS, HEADER_FILE, NEIGHBOR_DTYPES
 from .model import Archive
 
 
@@ -35,7 +36,9 @@ def values(document, name: str) -> List[Dict]:
     desc = next((d for d in descriptors(archive).values() if d.name == name), None)
     entry: Dict = {"name": name, "values": [], "raw": b""}
     if desc is None:
-        entry["error"] = f"{name}: no file for this array in {archive.path}"
+        outside = name not in ARRAY_FILES and member_path(name) is None
+        entry["error"] = (f"{name}: the array name is a path outside the archive; it is never "
+                          f"read" if outside else f"{name}: no file for this array in {archive.path}")
         return [entry]
     af = archive.arrays.get(name)
     if af is not None and af.items is not None:
@@ -44,7 +47,7 @@ def values(document, name: str) -> List[Dict]:
         path = next(os.path.join(archive.path, rel) for rel, d in descriptors(archive).items()
                     if d is desc)
         fname = os.path.basename(path)
-        if not os.path.isfile(path):
+        if not document.fs.stat(path).is_file:
             entry["error"] = f"{name}: {fname} is missing"
             return [entry]
         if not desc.numpy:

@@ -8,6 +8,7 @@ import os
 from typing import Dict, List, Optional, Tuple
 
 from ..context import Context
+from ..dataset_fs import DatasetFS, entry_node
 from ..engine import guarded
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, Node, hex_preview
@@ -76,15 +77,23 @@ def parse_ok_marker(document, src, ctx) -> Node:
 
 
 # ---- the directory ---------------------------------------------------------------------
-def _walk(path: str, skip_dirs=(layout.LABELS_DIR,)) -> List[str]:
-    out = []
-    for dirpath, dirnames, filenames in os.walk(path):
-        rel = os.path.relpath(dirpath, path)
-        if rel == ".":
-            dirnames[:] = [d for d in dirnames if d not in skip_dirs]
-        dirnames.sort()
-        for f in sorted(filenames):
-            out.append(os.path.join(dirpath, f))
+def _walk(fs: DatasetFS, path: str, skip_dirs=(layout.LABELS_DIR,)) -> List[str]:
+    """The regular files under `path`, depth first in name order (links out of the dataset,
+    loops and special files are left to `_place`, which shows them as findings)."""
+    out: List[str] = []
+
+    def visit(d: str, top: bool) -> None:
+        try:
+            entries = fs.list(d)
+        except OSError:
+            return
+        for e in entries:
+            if e.is_file:
+                out.append(e.path)
+        for e in entries:
+            if e.is_dir and not (top and e.name in skip_dirs):
+                visit(e.path, False)
+    visit(path, True)
     return out
 
 
@@ -96,14 +105,21 @@ def _fragment_of(array: TileDBArray, array_dir: str, path: str) -> Optional[Frag
     return None
 
 
-def _fragment_dirs(array_dir: str) -> List[str]:
+def _fragment_dirs(fs: DatasetFS, array_dir: str) -> List[str]:
     out = []
     fd = os.path.join(array_dir, layout.FRAGMENTS_DIR)
-    if os.path.isdir(fd):
-        out += [os.path.join(fd, d) for d in sorted(os.listdir(fd)) if os.path.isdir(os.path.join(fd, d))]
-    for d in sorted(os.listdir(array_dir)):  # format versions < 12: fragments at the root
-        if layout.TIMESTAMPED_RE.match(d) and os.path.isdir(os.path.join(array_dir, d)):
-            out.append(os.path.join(array_dir, d))
+    if fs.stat(fd).is_dir:
+        try:
+            out += [e.path for e in fs.list(fd) if e.is_dir]
+        except OSError:
+            pass  # shown as an unlistable folder by _place
+    try:
+        top = fs.list(array_dir)
+    except OSError:
+        top = []
+    for e in top:  # format versions < 12: fragments at the root
+        if layout.TIMESTAMPED_RE.match(e.name) and e.is_dir:
+            out.append(e.path)
     return out
 
 
@@ -113,12 +129,13 @@ def load_array(document, array_dir: str, ctx: Context, only: Optional[str] = Non
     plus `only` itself). Returns the array model and {abs path: file node}."""
     array = TileDBArray(array_dir)
     ctx.extra["array"] = array
-    for fdir in _fragment_dirs(array_dir):
+    fs = document.fs
+    for fdir in _fragment_dirs(fs, array_dir):
         name = os.path.basename(fdir)
         info = decode_name(name) or {}
         array.fragments.append(Fragment(name, fdir, info.get("t1"), info.get("t2"),
                                         info.get("uuid"), info.get("version")))
-    files = _walk(array_dir)
+    files = _walk(fs, array_dir)
     roles = {p: layout.role_of(array_dir, p) for p in files}
     if only is not None:
         target = os.path.abspath(only)
@@ -130,7 +147,7 @@ def load_array(document, array_dir: str, ctx: Context, only: Optional[str] = Non
     by_role = sorted(files, key=lambda p: (ORDER.index(roles[p]) if roles[p] in ORDER else 99, p))
     tracker = getattr(document, "progress", None)
     if tracker is not None:
-        _plan(tracker, array_dir, only, len(by_role))
+        _plan(tracker, fs, array_dir, only, len(by_role))
     for p in by_role:
         role = roles[p]
         keep = only is None or os.path.abspath(p) == os.path.abspath(only)
@@ -147,17 +164,16 @@ def load_array(document, array_dir: str, ctx: Context, only: Optional[str] = Non
     return array, nodes
 
 
-def _plan(tracker, array_dir: str, only: Optional[str], count: int) -> None:
+def _plan(tracker, fs: DatasetFS, array_dir: str, only: Optional[str], count: int) -> None:
     """Plan this array's files and, for a whole array, its dimension-label arrays' (parsed
     later by `_place`), so that the total is known before the first file is reported."""
     key = os.path.abspath(array_dir)
     tracker.plan(key if only is None else (key, os.path.abspath(only)), count)
     labels = os.path.join(array_dir, layout.LABELS_DIR)
-    if only is None and os.path.isdir(labels):
-        for label in sorted(os.listdir(labels)):
-            lp = os.path.join(labels, label)
-            if os.path.isdir(lp) and layout.is_array_dir(lp):
-                tracker.plan(os.path.abspath(lp), len(_walk(lp)))
+    if only is None and fs.stat(labels).is_dir:
+        for e in fs.list(labels):
+            if e.is_dir and layout.is_array_dir(e.path):
+                tracker.plan(os.path.abspath(e.path), len(_walk(fs, e.path)))
 
 
 class _Scratch:
@@ -167,6 +183,7 @@ class _Scratch:
         from ..document import Document
 
         self._doc = Document(real.path)
+        self._doc.fs = real.fs  # the same dataset, the same confinement
 
     def __getattr__(self, name):
         return getattr(self._doc, name)
@@ -231,35 +248,46 @@ def _array_summary(array: TileDBArray) -> str:
 
 
 def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str, Node], ctx) -> None:
+    fs = document.fs
     try:
-        entries = sorted(os.listdir(dirpath))
+        entries = fs.list(dirpath)
     except OSError as e:
-        parent.mark(ERROR, f"cannot list directory: {e.strerror}")
+        parent.mark(ERROR, f"cannot list directory: {e.strerror or e}")
         return
-    for name in entries:
-        full = os.path.join(dirpath, name)
-        if os.path.isdir(full):
+    for entry in entries:
+        name, full = entry.name, entry.path
+        if entry.is_dir:
             if dirpath == array_dir and name == layout.LABELS_DIR:
                 lab = Node(name, "dir", document.relname(full), 0, 0,
                            display="dimension label arrays")
-                for label in sorted(os.listdir(full)):
-                    lp = os.path.join(full, label)
-                    if os.path.isdir(lp) and layout.is_array_dir(lp):
-                        lab.add(open_array_dir(document, lp, ctx.derive(extra={})))
-                    elif os.path.isdir(lp):
+                try:
+                    labels = fs.list(full)
+                except OSError as e:
+                    lab.mark(ERROR, f"cannot list directory: {e.strerror or e}")
+                    labels = []
+                for le in labels:
+                    if le.is_dir and layout.is_array_dir(le.path):
+                        lab.add(open_array_dir(document, le.path, ctx.derive(extra={})))
+                    elif le.is_dir:
                         from ..plain import dir_node
-                        lab.add(dir_node(document, lp))
+                        lab.add(dir_node(document, le.path))
+                    elif not le.is_file:
+                        lab.add(entry_node(document, le))
+                    else:
+                        lab.add(file_node(document, le.path, "file not part of the TileDB format"))
                 parent.add(lab)
                 continue
             d = Node(name, "dir", document.relname(full), 0, 0, display=_name_display(name))
             _place(document, d, array_dir, full, nodes, ctx)
             parent.add(d)
-        elif os.path.isfile(full):
+        elif entry.is_file:
             node = nodes.get(os.path.abspath(full))
             if node is None:
                 node = file_node(document, full, "file not part of the TileDB format")
             node.name = name
             parent.add(node)
+        else:
+            parent.add(entry_node(document, entry))
 
 
 def open_file_in_array(document, array_dir: str, path: str) -> Node:

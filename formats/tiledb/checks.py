@@ -13,6 +13,7 @@ import os
 from typing import Iterable, List, Optional
 
 from ..context import KEY_HINT
+from ..dataset_fs import fs_of
 from ..filters import RunContext, forward_chunk, get
 from ..node import ERROR, WARNING, Node
 from . import layout
@@ -128,19 +129,26 @@ def _delta_216_extra_value(made, stored) -> bool:
 
 
 # ---- fragments and commits -------------------------------------------------------------
-def _commit_names(array_dir: str):
+def _commit_names(array_dir: str, fs=None):
+    fs = fs_of(None, array_dir) if fs is None else fs
     cdir = os.path.join(array_dir, layout.COMMITS_DIR)
     names = {"wrt": set(), "con": set(), "vac": [], "del": set(), "ign": set()}
-    if not os.path.isdir(cdir):
+    if not fs.stat(cdir).is_dir:
         return names
-    for f in sorted(os.listdir(cdir)):
+    try:
+        entries = fs.list(cdir)
+    except OSError:
+        return names
+    for e in entries:
+        f = e.name
         stem, _, ext = f.rpartition(".")
         if ext == "wrt":
             names["wrt"].add(stem)
         elif ext in ("con", "ign", "vac"):
+            if not e.is_file:
+                continue  # a FIFO or a link out of the array: shown as a finding in the tree
             try:
-                with open(os.path.join(cdir, f), "rb") as fh:
-                    text = fh.read(1 << 20).decode("utf-8", "replace")
+                text = fs.read_bytes(e.path, 1 << 20)[0].decode("utf-8", "replace")
             except OSError:
                 continue
             for line in text.splitlines():
@@ -160,7 +168,7 @@ def _commit_names(array_dir: str):
 def check_fragments_one(document, array, f) -> List[Node]:
     out: List[Node] = []
     array_dir = array.path
-    commits = _commit_names(array_dir)
+    commits = _commit_names(array_dir, document.fs)
     committed = commits["wrt"] | commits["con"]
     new_layout = os.path.isdir(os.path.join(array_dir, layout.FRAGMENTS_DIR))
     src = document.source_by_name(document.relname(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)))
@@ -185,7 +193,7 @@ def check_fragments_one(document, array, f) -> List[Node]:
 def check_commits(document, array) -> List[Node]:
     out: List[Node] = []
     array_dir = array.path
-    commits = _commit_names(array_dir)
+    commits = _commit_names(array_dir, document.fs)
     frag_names = {f.name for f in array.fragments}
     new_layout = os.path.isdir(os.path.join(array_dir, layout.FRAGMENTS_DIR))
     for stem in sorted(commits["wrt"] - frag_names):

@@ -201,7 +201,9 @@ def _add_tiles(cur: Cursor, role: DataFileRole, offsets: np.ndarray, fsize: int)
     beyond = np.flatnonzero(offs > fsize)
     tdoc = _tile_doc(role)
     if len(back) or len(beyond):
-        # Irregular: show each tile we can, and an error for each bad offset.
+        # Irregular: show each tile we can, and an error for each bad offset. A tile ends at
+        # the first later offset at or after its own (inside the file): one linear pass.
+        ends_at = _next_at_or_after(offs, fsize)
         for i in range(n):
             off = int(offs[i])
             if off > fsize:
@@ -209,8 +211,7 @@ def _add_tiles(cur: Cursor, role: DataFileRole, offsets: np.ndarray, fsize: int)
                                   message=f"Tile {i + 1}: offset {off} is beyond the end of the "
                                           f"file ({fsize} bytes)"))
                 continue
-            nxt = [int(x) for x in offs[i + 1:] if off <= int(x) <= fsize]
-            end = nxt[0] if nxt else fsize
+            end = ends_at[i]
             if i > 0 and off < int(offs[i - 1]):
                 cur.node.add(Node(f"Tile {i + 1} offset", "error", src, off, 0, status=ERROR,
                                   message=f"Tile {i + 1}: offset {off} is before tile {i}'s "
@@ -232,6 +233,24 @@ def _add_tiles(cur: Cursor, role: DataFileRole, offsets: np.ndarray, fsize: int)
                 display=f"{n} tiles", value=n)
     node.set_lazy(LazyChildren(n, make, uniform=True))
     cur.node.add(node)
+
+
+def _next_at_or_after(offs: np.ndarray, fsize: int) -> list:
+    """For each i, the first offs[j] (j > i) with offs[i] <= offs[j] <= fsize, else fsize
+    (a monotonic stack: linear however the offsets go back and forth)."""
+    values = [int(x) for x in offs]
+    out = [fsize] * len(values)
+    stack: list = []   # later offsets inside the file, nearest first on top
+    for i in range(len(values) - 1, -1, -1):
+        v = values[i]
+        if v > fsize:
+            continue  # beyond the file: ends nothing, and is no tile's end
+        while stack and stack[-1] < v:
+            stack.pop()
+        if stack:
+            out[i] = stack[-1]
+        stack.append(v)
+    return out
 
 
 def _one_tile(parent: Node, src, role: DataFileRole, i: int, start: int, end: int, tdoc) -> Node:

@@ -60,11 +60,14 @@ class ZarrPlugin:
             return tree.json_file(document, path)[0]
         # a chunk file: its array's metadata gives the context (parsed, not shown)
         from .. import jsontree
-        from ..source import FileSource
+        from ..plain import file_node
         from . import meta as meta_mod
         za = os.path.join(container, ".zarray")
-        mpath = za if os.path.isfile(za) else os.path.join(container, "zarr.json")
-        msrc = FileSource(mpath, os.path.basename(mpath))
+        mpath = za if document.fs.stat(za).is_file else os.path.join(container, "zarr.json")
+        try:
+            msrc = document.fs.open_source(mpath, os.path.basename(mpath))
+        except OSError as e:
+            return file_node(document, path, f"the array's metadata cannot be read: {e}")
         try:
             jd = jsontree.parse(msrc, Node("metadata", "file", msrc, 0, msrc.size))
             meta = (meta_mod.from_zarray if mpath == za else meta_mod.from_zarr_json)(container, jd)
@@ -73,7 +76,6 @@ class ZarrPlugin:
         key = os.path.relpath(os.path.abspath(path), container).replace(os.sep, "/")
         coords = meta.coords_of(key) if meta.chunks or meta.ndim == 0 else None
         if coords is None:
-            from ..plain import file_node
             return file_node(document, path, f"not a chunk key of the array at {container}")
         from .chunk import chunk_file_node
         return chunk_file_node(document, meta, path, coords, key)
@@ -112,7 +114,7 @@ class ZarrPlugin:
             rel, _, field = name.rpartition("/")
         meta = arrays[rel]
         entry_name = os.path.basename(meta.path.rstrip(os.sep))
-        return [values(meta, field, entry_name, with_values=with_values)]
+        return [values(meta, field, entry_name, with_values=with_values, fs=document.fs)]
 
     def verify(self, document) -> List[Node]:
         """Decode every chunk the tree has not decoded (a large array opens without

@@ -120,7 +120,9 @@ class ArrayMeta:
             if self.ndim == 0:
                 return () if key == "0" else None
             parts = key.split(self.separator)
-        if len(parts) != self.ndim or not all(p.isdigit() and (p == "0" or p[0] != "0")
+        # ASCII digits only: "²" is a digit to str.isdigit (and int() refuses it), "٠" and
+        # "２" are digits to int(): a look-alike key must never stand for a real chunk
+        if len(parts) != self.ndim or not all(p.isascii() and p.isdigit() and (p == "0" or p[0] != "0")
                                                for p in parts):
             return None
         coords = tuple(int(p) for p in parts)

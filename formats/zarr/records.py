@@ -14,6 +14,7 @@ import numpy as np
 
 from ..fielddoc import FieldDoc, doc
 from ..node import ERROR, WARNING, LazyChildren, Node, hex_preview
+from ..unicode import invalid_count
 from .dtype import Field, RecordType, Struct, to_python
 
 D_RECORDS = doc("Records: the decoded chunk, prod(chunk shape) packed records in storage "
@@ -75,6 +76,8 @@ class RecordView:
         self.swapped = swapped or set()     # field names shown with their big-endian reading
 
     def value(self, f: Field, off: int):
+        if f.base.itemsize == 0:  # "|V0", "<U0": numpy cannot make items of 0 bytes
+            return [] if f.shape else ("" if f.base.kind in "USV" else None)
         raw = self.src.read(off, f.size)
         arr = np.frombuffer(raw, dtype=f.base, count=f.count)
         if f.shape:
@@ -82,10 +85,31 @@ class RecordView:
         return to_python(arr[0]) if f.base.kind != "V" else raw.hex()
 
     def leaf(self, f: Field, rec_off: int, name: Optional[str] = None) -> Node:
+        """The node of field `f` of the record at `rec_off`; a value that cannot be decoded
+        is one error node (the record's other fields are still shown)."""
+        try:
+            node = self._leaf(f, rec_off, name)
+        except Exception as e:  # noqa: BLE001 - one bad field, never the whole tree
+            off = rec_off + f.offset
+            return Node(name or f.leaf_name, _kind(f), self.src, off, f.size, status=ERROR,
+                        message=f"field {f.name} ({f.type_text()}) cannot be decoded: "
+                                f"{type(e).__name__}: {e}", type=f.type_text(),
+                        display=hex_preview(self.src.read(off, 16)), doc=field_doc(f))
+        if f.base.itemsize == 0 and node.status == "ok":
+            node.mark(WARNING, f"field {f.name} ({f.type_text()}) has 0 bytes: it holds nothing")
+        elif f.base.kind == "U" and f.size and node.status == "ok":
+            bad = invalid_count(np.frombuffer(self.src.read(rec_off + f.offset, f.size),
+                                              dtype=f.base, count=f.count))
+            if bad:
+                node.mark(ERROR, f"field {f.name}: {bad} UTF-32 code unit(s) that are not "
+                                 f"Unicode characters (shown as U+FFFD)")
+        return node
+
+    def _leaf(self, f: Field, rec_off: int, name: Optional[str] = None) -> Node:
         off = rec_off + f.offset
         v = self.value(f, off)
         kind = _kind(f)
-        if f.shape:
+        if f.shape and f.base.itemsize:
             n = Node(name or f.leaf_name, "array", self.src, off, f.size, value=v,
                      display=_text(v, _float_bits(f)), doc=field_doc(f), type=f.type_text())
             esize = f.base.itemsize

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
 from .. import jsontree, progress
+from ..dataset_fs import DatasetFS, LocalFS, entry_node
 from ..fielddoc import doc
 from ..node import ERROR, LazyChildren, Node
 from ..plain import file_node
@@ -38,24 +39,30 @@ class ZarrModel:
     root_array: Optional[str] = None
 
 
-def node_kind(path: str) -> Optional[str]:
-    """'array' / 'group' / None for a directory."""
-    if os.path.isfile(os.path.join(path, ".zarray")):
+def node_kind(path: str, fs: Optional[DatasetFS] = None) -> Optional[str]:
+    """'array' / 'group' / None for a directory (`fs`: the dataset it belongs to; by
+    default the directory itself)."""
+    fs = LocalFS(path) if fs is None else fs
+    if fs.stat(os.path.join(path, ".zarray")).is_file:
         return "array"
     zj = os.path.join(path, "zarr.json")
-    if os.path.isfile(zj):
+    if fs.stat(zj).is_file:
+        # The whole document (anndata's v3 root with inline consolidated metadata is over
+        # 64 KiB): a group is told from an array by its top-level node_type only.
         try:
-            with open(zj, "rb") as fh:
-                head = fh.read(1 << 16)
+            text, over = fs.read_bytes(zj, jsontree.MAX_DOCUMENT_BYTES)
         except OSError:
             return "group"
+        if over:
+            return "group"  # json_file reports the size; nothing is decoded from it
         import json
         try:
-            v = json.loads(head)
+            v = json.loads(text)
             return "array" if isinstance(v, dict) and v.get("node_type") == "array" else "group"
-        except ValueError:
-            return "array" if b'"array"' in head else "group"
-    if os.path.isfile(os.path.join(path, ".zgroup")):
+        except (ValueError, RecursionError):
+            return "array" if b'"array"' in text and b'"consolidated_metadata"' not in text \
+                else "group"
+    if fs.stat(os.path.join(path, ".zgroup")).is_file:
         return "group"
     return None
 
@@ -68,12 +75,13 @@ def json_file(document, path: str, d=None) -> Tuple[Node, jsontree.JsonDoc]:
 
 
 def load_meta(document, array_dir: str) -> Tuple[Optional[Node], Optional[ArrayMeta]]:
+    fs = document.fs
     za = os.path.join(array_dir, ".zarray")
-    if os.path.isfile(za):
+    if fs.stat(za).is_file:
         node, jd = json_file(document, za, D_ZARRAY)
         return node, from_zarray(array_dir, jd)
     zj = os.path.join(array_dir, "zarr.json")
-    if os.path.isfile(zj):
+    if fs.stat(zj).is_file:
         node, jd = json_file(document, zj, D_ZARR_JSON)
         return node, from_zarr_json(array_dir, jd)
     return None, None
@@ -158,24 +166,27 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
 
     jobs = []   # chunk files: (dir node, child index, path, coords, key, size)
 
+    fs = document.fs
+
     def walk(d: str, dnode: Node) -> None:
         try:
-            entries = sorted(os.listdir(d))
+            entries = fs.list(d)
         except OSError as e:
-            dnode.mark(ERROR, f"cannot list directory: {e.strerror}")
+            dnode.mark(ERROR, f"cannot list directory: {e.strerror or e}")
             return
-        for name in entries:
-            full = os.path.join(d, name)
+        for entry in entries:
+            name, full = entry.name, entry.path
             relkey = os.path.relpath(full, path).replace(os.sep, "/")
-            if os.path.isdir(full):
-                if node_kind(full) is not None:
+            if entry.is_dir:
+                if node_kind(full, fs) is not None:
                     dnode.add(open_any(document, full, model))
                     continue
                 sub = Node(name, "dir", document.relname(full), 0, 0)
                 dnode.add(sub)
                 walk(full, sub)
                 continue
-            if not os.path.isfile(full):
+            if not entry.is_file:
+                dnode.add(entry_node(document, entry))  # a link out, a loop, a FIFO...
                 continue
             if d == path and name in (".zarray", "zarr.json"):
                 dnode.add(meta_node)
@@ -187,15 +198,12 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
                 dnode.add(json_file(document, full, D_ZGROUP if name == ".zgroup" else D_ZMETA)[0])
                 progress.step(document, full)
             else:
-                coords = meta.coords_of(relkey) if (meta is not None and meta.chunks) else None
-                if coords is None and meta is not None and meta.ndim == 0 and meta.usable:
-                    coords = meta.coords_of(relkey)
+                # a 0-d array has one chunk, key "c" (v3) or "0" (v2), usable dtype or not
+                coords = meta.coords_of(relkey) if (meta is not None and
+                                                    (meta.chunks or meta.ndim == 0)) else None
                 if coords is not None:
                     present.add(coords)
-                    try:
-                        size = os.path.getsize(full)
-                    except OSError:
-                        size = 0
+                    size = entry.size
                     jobs.append((dnode, dnode.child_count(), full, coords, relkey, size))
                     dnode.add(Node(name, "file", None, 0, 0))   # replaced below
                 else:
@@ -220,19 +228,22 @@ def group_dir_node(document, path: str, model: ZarrModel) -> Node:
     rel = document.relname(path)
     node = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", rel, 0, 0)
     node.display = "zarr group"
+    fs = document.fs
     try:
-        entries = sorted(os.listdir(path))
+        entries = fs.list(path)
     except OSError as e:
-        node.mark(ERROR, f"cannot list directory: {e.strerror}")
+        node.mark(ERROR, f"cannot list directory: {e.strerror or e}")
         return node
-    for name in entries:
-        full = os.path.join(path, name)
-        if os.path.isdir(full):
-            if node_kind(full) is not None:
+    for entry in entries:
+        name, full = entry.name, entry.path
+        if entry.is_dir:
+            if node_kind(full, fs) is not None:
                 node.add(open_any(document, full, model))
             else:
                 node.add(group_dir_node(document, full, model))
-        elif os.path.isfile(full):
+        elif not entry.is_file:
+            node.add(entry_node(document, entry))
+        else:
             if name in METADATA_NAMES:
                 d = {".zgroup": D_ZGROUP, ".zattrs": D_ATTRS, "zarr.json": D_ZARR_JSON}.get(name, D_ZMETA)
                 n, jd = json_file(document, full, d)
@@ -249,7 +260,7 @@ def group_dir_node(document, path: str, model: ZarrModel) -> Node:
 
 
 def open_any(document, path: str, model: ZarrModel) -> Node:
-    if node_kind(path) == "array":
+    if node_kind(path, document.fs) == "array":
         return array_dir_node(document, path, model)
     return group_dir_node(document, path, model)
 

@@ -14,6 +14,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from ..dataset_fs import DatasetFS, Entry, LocalFS
 from .chunk import stage_limit
 from .codecs import CodecError, get
 from .dtype import little_endian, to_python
@@ -29,15 +30,26 @@ def decode_chunk(meta: ArrayMeta, data: bytes) -> bytes:
     return data
 
 
-def chunk_files(meta: ArrayMeta) -> Dict[tuple, str]:
-    out = {}
-    for d, _dirs, files in os.walk(meta.path):
-        for f in files:
-            full = os.path.join(d, f)
-            key = os.path.relpath(full, meta.path).replace(os.sep, "/")
+def chunk_files(meta: ArrayMeta, fs: Optional[DatasetFS] = None) -> Dict[tuple, Entry]:
+    """{chunk coordinates: entry} of every file under the array whose name is a chunk key
+    (regular or not: a FIFO or a link out of the dataset is reported, never read)."""
+    fs = LocalFS(meta.path) if fs is None else fs
+    out: Dict[tuple, Entry] = {}
+    stack = [meta.path]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = fs.list(d)
+        except OSError:
+            continue
+        for e in entries:
+            if e.is_dir:
+                stack.append(e.path)
+                continue
+            key = os.path.relpath(e.path, meta.path).replace(os.sep, "/")
             c = meta.coords_of(key)
             if c is not None:
-                out[c] = full
+                out[c] = e
     return out
 
 
@@ -50,7 +62,7 @@ def field_array(arr: np.ndarray, name: str, is_struct: bool) -> np.ndarray:
     return a
 
 
-def read_field(meta: ArrayMeta, name: Optional[str] = None):
+def read_field(meta: ArrayMeta, name: Optional[str] = None, fs: Optional[DatasetFS] = None):
     """(numpy array of field `name` over the whole array — shape + the field's own shape —,
     [error messages]); `name` None: the whole records. Chunks are decoded one at a time
     straight into that one preallocated array (no decoded chunk outlives its turn);
@@ -74,11 +86,16 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None):
     inverse = tuple(int(x) for x in np.argsort(meta.perm)) if meta.perm else ()
     axes = inverse + tuple(range(len(inverse), len(inverse) + len(fshape)))
     nrec = meta.records_per_chunk
-    for coords, path in sorted(chunk_files(meta).items()):
+    fs = LocalFS(meta.path) if fs is None else fs
+    for coords, entry in sorted(chunk_files(meta, fs).items()):
         key = meta.key(coords)
+        if not entry.is_file:
+            problem = entry.problem()
+            errors.append(problem[2] if problem else f"{key}: not a regular file")
+            continue
         try:
-            with open(path, "rb") as fh:
-                data = decode_chunk(meta, fh.read())
+            stored, _more = fs.read_bytes(entry.path, entry.size)
+            data = decode_chunk(meta, stored)
         except CodecError as e:
             errors.append(f"{key}: {e}")
             continue
@@ -102,17 +119,18 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None):
     return out, errors
 
 
-def read_array(meta: ArrayMeta):
+def read_array(meta: ArrayMeta, fs: Optional[DatasetFS] = None):
     """(structured numpy array of the whole array, [error messages])."""
-    return read_field(meta, None)
+    return read_field(meta, None, fs)
 
 
-def values(meta: ArrayMeta, name: str, entry_name: str, with_values: bool = True) -> Dict:
+def values(meta: ArrayMeta, name: str, entry_name: str, with_values: bool = True,
+           fs: Optional[DatasetFS] = None) -> Dict:
     if meta.rtype is None or not meta.usable:
         return {"name": entry_name, "values": [], "raw": b"",
                 "error": f"the array cannot be decoded: {meta.problem}"}
     try:
-        f, errors = read_field(meta, name)
+        f, errors = read_field(meta, name, fs)
     except ValueError as e:
         return {"name": entry_name, "values": [], "raw": b"", "error": str(e)}
     field = meta.rtype.field(name) if meta.rtype.is_struct else meta.rtype.leaves()[0]

@@ -1,0 +1,246 @@
+"""The files of the opened dataset, and nothing else.
+
+Every walker lists directories and opens files through a `DatasetFS`: a listing is
+confined to the dataset root, symlinks are resolved before anything is opened (one that
+leaves the root, loops back to a folder above it, or is broken becomes a finding, never
+followed), and special files (FIFOs, sockets, devices) are recognised with `lstat`/`stat`
+before any `open`, so nothing blocks and nothing is read from outside the dataset.
+
+`LocalFS` is the local implementation; a remote store (fsspec) implements the same
+protocol: `stat`, `list`, `open_source`, `read_bytes`.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat as stat_mod
+from dataclasses import dataclass
+from typing import List, Optional, Protocol, Tuple
+
+from .findings import BROKEN_LINK, OUTSIDE_DATASET, SPECIAL_FILE, SYMLINK_LOOP, UNREADABLE_ENTRY
+from .node import ERROR, OK, WARNING, Node
+from .source import ByteSource, FileSource, SpecialFileError, open_regular
+
+# Entry kinds.
+FILE = "file"                # a regular file (possibly through a symlink inside the dataset)
+DIR = "dir"                  # a real directory inside the dataset
+SYMLINK_OUT = "symlink-out"  # a symlink (or a path through one) that leaves the dataset
+LOOP = "loop"                # a symlink to a folder that contains it (`.`, `..`): a cycle
+ALIAS = "alias"              # a symlink to another folder of the dataset: shown there, not here
+SPECIAL = "special"          # FIFO, socket, character or block device: never opened
+BROKEN = "broken"            # a symlink to nothing
+MISSING = "missing"          # no such path
+UNREADABLE = "unreadable"    # lstat itself failed (permissions)
+
+
+class OutsideDatasetError(OSError):
+    """A path outside the opened dataset was asked for."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One directory entry of the dataset."""
+
+    path: str      # the path the walker knows it by (joined from the root, unresolved)
+    rel: str       # relative to the dataset root, "/"-separated ("." for the root)
+    kind: str
+    size: int = 0  # bytes, for a regular file
+    real: str = ""  # the resolved path (what is opened), or a link's target
+    detail: str = ""  # what a special file is, where a link points, why lstat failed
+
+    @property
+    def name(self) -> str:
+        return self.rel.rsplit("/", 1)[-1]
+
+    @property
+    def is_file(self) -> bool:
+        return self.kind == FILE
+
+    @property
+    def is_dir(self) -> bool:
+        return self.kind == DIR
+
+    def problem(self) -> Optional[Tuple[str, str, str]]:
+        """(status, stable code, message) when the entry cannot be walked; None when it can.
+        A link out of the dataset is a warning (a git-annex or DVC checkout links every file
+        into a store elsewhere: the bytes are fine, only not part of what was opened); a
+        loop, a FIFO or device where a file belongs, a dangling link are damage."""
+        if self.kind == SYMLINK_OUT:
+            return WARNING, OUTSIDE_DATASET, (f"{self.rel}: symbolic link to {self.detail}, "
+                                              f"outside the opened dataset: not followed")
+        if self.kind == LOOP:
+            return ERROR, SYMLINK_LOOP, (f"{self.rel}: symbolic link to {self.detail}, a "
+                                           f"folder that contains it (a loop): not followed")
+        if self.kind == SPECIAL:
+            return ERROR, SPECIAL_FILE, f"{self.rel}: a {self.detail}, not a regular file: skipped"
+        if self.kind == BROKEN:
+            return ERROR, BROKEN_LINK, f"{self.rel}: symbolic link to {self.detail}, which does not exist"
+        if self.kind == UNREADABLE:
+            return WARNING, UNREADABLE_ENTRY, f"{self.rel}: cannot be read: {self.detail}"
+        return None
+
+
+class DatasetFS(Protocol):
+    """What a walker may do with the files of the dataset (local or remote)."""
+
+    root: str
+
+    def stat(self, path: str) -> Entry:
+        """The entry at `path` (never raises: a missing path is kind MISSING)."""
+        ...
+
+    def list(self, path: str) -> List[Entry]:
+        """The entries of directory `path`, sorted by name. Raises OSError when it cannot be
+        listed."""
+        ...
+
+    def open_source(self, path: str, name: str) -> ByteSource:
+        """A read-only source over the regular file at `path`, named `name`. Raises
+        OSError (OutsideDatasetError, SpecialFileError, FileNotFoundError) for anything else."""
+        ...
+
+    def read_bytes(self, path: str, limit: int) -> Tuple[bytes, bool]:
+        """(up to `limit` bytes from the start of the file, whether it holds more)."""
+        ...
+
+
+_SPECIAL_NAMES = ((stat_mod.S_ISFIFO, "FIFO (named pipe)"), (stat_mod.S_ISSOCK, "socket"),
+                  (stat_mod.S_ISCHR, "character device"), (stat_mod.S_ISBLK, "block device"))
+
+
+def special_name(mode: int) -> str:
+    for test, name in _SPECIAL_NAMES:
+        if test(mode):
+            return name
+    return "special file"
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class LocalFS:
+    """The dataset under local directory `root`."""
+
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root)
+        self.real_root = os.path.realpath(self.root)
+
+    def rel(self, path: str) -> str:
+        rel = os.path.relpath(os.path.abspath(path), self.root)
+        return "." if rel == "." else rel.replace(os.sep, "/")
+
+    def contains(self, path: str) -> bool:
+        """`path` names something under the root (by name; links are judged by `stat`)."""
+        return _within(os.path.abspath(path), self.root)
+
+    def stat(self, path: str) -> Entry:
+        full = os.path.abspath(path)
+        rel = self.rel(full)
+        if not _within(full, self.root):
+            return Entry(full, rel, SYMLINK_OUT, detail=full)
+        try:
+            lst = os.lstat(full)
+        except FileNotFoundError:
+            return Entry(full, rel, MISSING)
+        except OSError as e:
+            return Entry(full, rel, UNREADABLE, detail=e.strerror or str(e))
+        real = os.path.realpath(full)
+        link = stat_mod.S_ISLNK(lst.st_mode)
+        if not _within(real, self.real_root):
+            target = os.readlink(full) if link else real
+            return Entry(full, rel, SYMLINK_OUT, real=real, detail=target)
+        if not link:
+            return self._entry(full, rel, lst, real)
+        target = os.readlink(full)
+        try:
+            st = os.stat(full)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                return Entry(full, rel, LOOP, real=real, detail=target)
+            return Entry(full, rel, BROKEN, real=real, detail=target)
+        if stat_mod.S_ISDIR(st.st_mode):
+            parent = os.path.realpath(os.path.dirname(full))
+            if _within(parent, real):
+                return Entry(full, rel, LOOP, real=real, detail=target)
+            return Entry(full, rel, ALIAS, real=real, detail=target)
+        return self._entry(full, rel, st, real)
+
+    @staticmethod
+    def _entry(full: str, rel: str, st: os.stat_result, real: str) -> Entry:
+        if stat_mod.S_ISREG(st.st_mode):
+            return Entry(full, rel, FILE, size=st.st_size, real=real)
+        if stat_mod.S_ISDIR(st.st_mode):
+            return Entry(full, rel, DIR, real=real)
+        return Entry(full, rel, SPECIAL, real=real, detail=special_name(st.st_mode))
+
+    def list(self, path: str) -> List[Entry]:
+        here = self.stat(path)
+        if here.kind != DIR:
+            raise NotADirectoryError(f"{here.rel}: not a directory of the dataset ({here.kind})")
+        return [self.stat(os.path.join(here.path, name)) for name in sorted(os.listdir(here.real))]
+
+    def _regular(self, path: str) -> Entry:
+        e = self.stat(path)
+        if e.kind == FILE:
+            return e
+        if e.kind in (MISSING, BROKEN):
+            raise FileNotFoundError(f"{e.rel}: no such file")
+        if e.kind == SPECIAL:
+            raise SpecialFileError(f"{e.rel}: a {e.detail}, not a regular file")
+        if e.kind in (SYMLINK_OUT, LOOP):
+            raise OutsideDatasetError((e.problem() or ("", "", e.rel))[2])
+        raise IsADirectoryError(f"{e.rel}: not a regular file ({e.kind})")
+
+    def open_source(self, path: str, name: str) -> FileSource:
+        e = self._regular(path)
+        return FileSource(e.real, name)
+
+    def read_bytes(self, path: str, limit: int) -> Tuple[bytes, bool]:
+        e = self._regular(path)
+        fd = open_regular(e.real)
+        try:
+            data = os.pread(fd, limit + 1, 0) if limit >= 0 else b""
+        finally:
+            os.close(fd)
+        return data[:limit], len(data) > limit
+
+    def is_file(self, path: str) -> bool:
+        return self.stat(path).kind == FILE
+
+    def is_dir(self, path: str) -> bool:
+        return self.stat(path).kind == DIR
+
+
+def fs_of(document, path: Optional[str] = None) -> DatasetFS:
+    """The document's dataset FS, or (no document, as in detection) one rooted at `path`."""
+    fs = getattr(document, "fs", None) if document is not None else None
+    if fs is not None:
+        return fs
+    return LocalFS(path if path is not None else os.getcwd())
+
+
+def entry_node(document, entry: Entry) -> Node:
+    """The node of an entry a walker does not enter: a located finding (or, for an alias,
+    a plain note)."""
+    source = document.relname(entry.path) if document is not None else entry.rel
+    kind = "dir" if entry.kind in (DIR, ALIAS, LOOP) else "file"
+    p = entry.problem()
+    if p is None:
+        msg = (f"symbolic link to {entry.detail}, a folder of this dataset shown under its own "
+               f"name" if entry.kind == ALIAS else None)
+        return Node(entry.name, kind, source, 0, 0, status=OK, display=msg)
+    status, code, message = p
+    return Node(entry.name, kind, source, 0, 0, status=status, code=code, message=message,
+                display=f"-> {entry.detail}" if entry.detail else None)
+
+
+def member_path(name: str) -> Optional[str]:
+    """`name` (a file name a format's metadata gives, "/"-separated) as a path relative to
+    the dataset, or None when it could leave it: absolute, `..` components, a drive, NUL."""
+    if not name or "\0" in name or "\\" in name or name.startswith("/") or ":" in name.split("/")[0]:
+        return None
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if not parts or any(p == ".." for p in parts):
+        return None
+    return "/".join(parts)
