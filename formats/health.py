@@ -208,6 +208,16 @@ class SpaceReport:
                 "other": self.other, "notes": self.notes}
 
 
+@dataclass
+class Extents:
+    """What the extent plot draws: per fragment, boxes of [lo, hi] per dimension (the MBR of
+    each data tile of a sparse fragment, the non-empty domain of a dense one)."""
+
+    dimensions: List[str] = field(default_factory=list)
+    domain: List[List[Any]] = field(default_factory=list)       # per dimension [lo, hi]
+    boxes: Dict[str, List[List[List[Any]]]] = field(default_factory=dict)
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -231,6 +241,14 @@ def health(document, at: Optional[int] = None, reader: Optional[str] = None
     p = _plugin(document)
     fn = getattr(p, "health", None) if p is not None else None
     return None if fn is None else fn(document, at, reader)
+
+
+def extents(document) -> Optional[Extents]:
+    """The tile MBRs / non-empty domains of `document`'s fragments (None: not a format with
+    fragments)."""
+    p = _plugin(document)
+    fn = getattr(p, "extents", None) if p is not None else None
+    return None if fn is None else fn(document)
 
 
 def space(document) -> Optional[SpaceReport]:

@@ -56,6 +56,11 @@ class _TileDBPlugin:
 
         return array_health(document, at, reader)
 
+    def extents(self, document):
+        from .health import array_extents
+
+        return array_extents(document)
+
     def space(self, document):
         from .space import array_space
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from ..health import ArrayHealth, FileVerdict, VersionVerdict, now_ms
-from . import compat, visibility
+from ..health import ArrayHealth, Extents, FileVerdict, VersionVerdict, now_ms
+from . import compat, extents, visibility
 from .names import decode_name
 from .snapshot import Snapshot, take
 
@@ -19,13 +19,13 @@ def array_health(document, at: Optional[int] = None, reader: Optional[str] = Non
     before anything is read."""
     release = compat.parse_release(reader) if reader else None
     end = now_ms() if at is None else int(at)
-    snap = take(document)
-    rows, conds, open_err, read_err, notes = visibility.fragment_rows(snap, start, end)
-    schema = snap.latest_schema
-    out = ArrayHealth(document.path, end,
-                      [d.name for d in schema.dimensions] if schema is not None else [],
-                      rows, conds, open_err, read_err, notes=notes + snap.listing.errors)
-    out.versions = verdict(snap, rows, release)
+    with take(document) as snap:
+        rows, conds, open_err, read_err, notes = visibility.fragment_rows(snap, start, end)
+        schema = snap.latest_schema
+        out = ArrayHealth(document.path, end,
+                          [d.name for d in schema.dimensions] if schema is not None else [],
+                          rows, conds, open_err, read_err, notes=notes + snap.listing.errors)
+        out.versions = verdict(snap, rows, release)
     return out
 
 
@@ -111,4 +111,16 @@ def verdict(snap: Snapshot, rows, release) -> VersionVerdict:
                        f"format {newest} are newer than it knows")
     else:
         out.summary = f"libtiledb {out.reader} (format {mine}) reads every file"
+    return out
+
+
+def array_extents(document) -> Extents:
+    with take(document) as snap:
+        schema = snap.latest_schema
+        out = Extents()
+        if schema is not None:
+            out.dimensions = [d.name for d in schema.dimensions]
+            out.domain = [[extents.python_plain(x) for x in d.domain]
+                          if d.domain is not None else [None, None] for d in schema.dimensions]
+        out.boxes = extents.array_boxes(snap)
     return out

@@ -42,6 +42,17 @@ class Snapshot:
     metadata: Dict[str, Optional[FragmentMetadata]] = field(default_factory=dict)  # by fragment
     commit_files: Dict[str, CommitFile] = field(default_factory=dict)  # rel -> parsed
     key: Optional[bytes] = None
+    scratch: Optional[Document] = None   # holds the sources the metadata reads on demand
+
+    def close(self) -> None:
+        if self.scratch is not None:
+            self.scratch.close()
+
+    def __enter__(self) -> "Snapshot":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     @property
     def latest_schema(self) -> Optional[ArraySchema]:
@@ -69,7 +80,8 @@ def _u32_at(path: str, offset: int) -> Optional[int]:
 
 def take(document) -> Snapshot:
     """The snapshot of the array `document` was opened on (its own model reused when the
-    document parsed the whole array)."""
+    document parsed the whole array). Use it in a `with` block: it holds files open for
+    the fragment metadata it reads on demand."""
     path = document.path
     key = getattr(document.ctx, "key", None)
     snap = Snapshot(path, listing.list_array(path), key=key)
@@ -77,6 +89,7 @@ def take(document) -> Snapshot:
     if model is not None and os.path.abspath(model.path) != os.path.abspath(path):
         model = None
     scratch = _scratch(path, key)
+    snap.scratch = scratch
     ctx = Context(key=key)
     array = model or TileDBArray(path)
     ctx.extra["array"] = array
@@ -87,8 +100,9 @@ def take(document) -> Snapshot:
             array.latest_schema = snap.latest_schema
         _fragments(snap, scratch, ctx, model)
         _commits(snap, scratch, ctx)
-    finally:
+    except BaseException:
         scratch.close()
+        raise
     return snap
 
 

@@ -26,8 +26,12 @@ DECODE_BUDGET = 32 << 20   # stored bytes reversed per file before sampling
 
 
 def array_space(document) -> SpaceReport:
-    snap = take(document)
-    out = SpaceReport(document.path)
+    with take(document) as snap:
+        return _space(snap, document.path)
+
+
+def _space(snap: Snapshot, path: str) -> SpaceReport:
+    out = SpaceReport(path)
     lst = snap.listing
     out.other = {"schemas": sum(lst.schemas.values()), "commits": sum(lst.commits.values()),
                  "consolidated fragment metadata": sum(lst.fragment_meta.values()),
