@@ -192,7 +192,7 @@ class FragmentsPanel(QWidget):
             return
         self.timeline.set_rows(h.fragments, self.ticks, h.at)
         frags = [f for f in h.fragments if f.state != "orphan"]
-        when = "now" if at is None else f"T = {at}"
+        when = "now" if at is None else f"at T = {at}"
         text = f"A reader opening the array {when} sees {len(h.visible)} of {len(frags)} " \
                f"fragment(s)."
         if h.open_error:
