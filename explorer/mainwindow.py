@@ -25,6 +25,7 @@ from . import search, startpage, theme
 from .arraybrowser import ArrayBrowser
 from .diagnostics import DiagnosticsPanel
 from .findbar import FindBar
+from .healthdock import install as install_health
 from .hextabs import HexTabs
 from .inspector import Inspector
 from .loader import Loader
@@ -117,6 +118,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.d_inspector, self.d_pipeline], [440, 520], Qt.Vertical)
 
         self._build_status()
+        install_health(self)
         self._build_menus()
         self._sync_timer = QTimer(self)
         self._sync_timer.setSingleShot(True)

@@ -51,6 +51,21 @@ class _TileDBPlugin:
 
         return v.values(document, name, document.ctx.key, with_values)
 
+    def health(self, document, at=None, reader=None):
+        from .health import array_health
+
+        return array_health(document, at, reader)
+
+    def extents(self, document):
+        from .health import array_extents
+
+        return array_extents(document)
+
+    def space(self, document):
+        from .space import array_space
+
+        return array_space(document)
+
     def verify(self, document):
         try:
             from .checks import verify_array

@@ -1,0 +1,96 @@
+"""`arrayscope fragments PATH`: every fragment, its state, and whether a reader at T sees it."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import List
+
+from .common import add_key_file, fail, key_of
+
+HELP = "list the fragments a reader sees at time T, why not the others, and version verdicts"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path")
+    p.add_argument("--at", metavar="T", help="the reader's timestamp: ms since 1970 (or an ISO "
+                                             "date, UTC); default: now")
+    p.add_argument("--reader", metavar="VERSION",
+                   help="a libtiledb version (e.g. 2.15): what it would do with this array")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    add_key_file(p)
+
+
+def parse_time(text: str) -> int:
+    """ms since the epoch from digits, or from an ISO date/time (UTC when no zone)."""
+    import datetime as dt
+
+    t = text.strip()
+    if t.lstrip("-").isdigit():
+        return int(t)
+    try:
+        d = dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"--at {text!r}: give milliseconds since 1970 or an ISO date")
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=dt.timezone.utc)
+    return int(d.timestamp() * 1000)
+
+
+def open_light(path: str, key):
+    """A document for the health model: nothing parsed (it reads only what it needs)."""
+    import os
+
+    from arrayscope import formats
+    from arrayscope.formats.document import Document
+
+    if not os.path.exists(path):
+        raise formats.OpenError(f"{path}: no such file or directory")
+    return Document(path, formats.Context(key=key))
+
+
+def run(args: argparse.Namespace) -> int:
+    from arrayscope.formats import health as H
+
+    at = parse_time(args.at) if args.at else None
+    doc = open_light(args.path, key_of(args))
+    report = H.health(doc, at, args.reader)
+    if report is None:
+        return fail(f"{args.path}: not an array with fragments (a TileDB array directory)")
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+    else:
+        for line in text_lines(report):
+            print(line)
+    return 0
+
+
+def text_lines(report) -> List[str]:
+    rows = [("NAME", "T1", "T2", "V", "CELLS", "STATE", "SEEN", "REASON")]
+    for f in report.fragments:
+        t1, t2 = f.timestamps
+        rows.append((f.name, "" if t1 is None else str(t1), "" if t2 is None else str(t2),
+                     "" if f.format_version is None else str(f.format_version),
+                     "" if f.cell_num is None else str(f.cell_num), f.state,
+                     "yes" if f.visible else "no", f.reason))
+    widths = [max(len(r[i]) for r in rows) for i in range(7)]
+    out = ["  ".join(c.ljust(w) for c, w in zip(r[:7], widths)) + "  " + r[7] for r in rows]
+    out.append(f"at T = {report.at}: a reader sees {len(report.visible)} of "
+               f"{sum(1 for f in report.fragments if f.state != 'orphan')} fragment(s)")
+    for c in report.conditions:
+        out.append(f"{c.kind} {c.name}: {c.text}; {c.reason}"
+                   + (f"; applies to {', '.join(c.applies_to)}" if c.applies_to else ""))
+    if report.open_error:
+        out.append(f"opening the array at T fails: {report.open_error}")
+    elif report.read_error:
+        out.append(f"reading the array at T fails: {report.read_error}")
+    for n in report.notes:
+        out.append(f"note: {n}")
+    if report.versions is not None:
+        out.append(f"versions: {report.versions.summary}")
+        if report.versions.reader:
+            for f in report.versions.files:
+                if f.refused:
+                    out.append(f"  refuses {f.path}: {f.message}")
+    return out

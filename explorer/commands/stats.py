@@ -1,0 +1,63 @@
+"""`arrayscope stats PATH`: where the bytes go — per fragment, field and filter stage."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import List
+
+from .common import add_key_file, fail, key_of
+from .fragments import open_light
+
+HELP = "space per fragment, field and filter stage: stored, each reverse stage, decoded"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    add_key_file(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from arrayscope.formats import health as H
+
+    doc = open_light(args.path, key_of(args))
+    report = H.space(doc)
+    if report is None:
+        return fail(f"{args.path}: no space breakdown for this format (a TileDB array directory)")
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        for line in text_lines(report):
+            print(line)
+    return 0
+
+
+def _ratio(decoded: int, stored: int) -> str:
+    return f"{decoded / stored:.2f}x" if stored else "-"
+
+
+def text_lines(report) -> List[str]:
+    out = []
+    for f in report.fragments:
+        out.append(f"{f.fragment}: metadata {f.metadata_bytes} B, data {f.data_stored} B stored "
+                   f"-> {f.data_decoded} B decoded ({_ratio(f.data_decoded, f.data_stored)})")
+        for fs in f.fields:
+            stages = " -> ".join(f"{s.nbytes}" for s in fs.stages)
+            line = (f"  {fs.file:<16} {fs.name} ({fs.part}) [{', '.join(fs.filters)}] "
+                    f"{fs.tiles} tile(s): {fs.stored} B" + (f" -> {stages}" if stages else "")
+                    + f" ; decoded {fs.decoded} B ({_ratio(fs.decoded, fs.stored)}), "
+                    f"headers+filter metadata {fs.overhead} B")
+            if fs.padding_cells:
+                line += f", padding {fs.padding_cells} cells ({fs.padding_bytes} B decoded)"
+            if not fs.exact:
+                line += " (stages from a sample of tiles)"
+            if fs.error:
+                line += f" ; error: {fs.error}"
+            out.append(line)
+    out.append("other: " + ", ".join(f"{k} {v} B" for k, v in report.other.items()))
+    out.append(f"total {report.total} B")
+    for n in report.notes:
+        out.append(f"note: {n}")
+    return out

@@ -1,0 +1,206 @@
+"""The Fragments panel: a timeline of an array's fragments coloured by state, and a time slider
+that shows which of them a reader opening the array at T sees. Clicking a fragment emits
+`fragmentSelected(name)`. Data comes from `formats.health` only (plain typed rows)."""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
+
+from arrayscope.formats.health import ArrayHealth, FragmentHealth
+
+STATE_COLOURS: Dict[str, str] = {
+    "committed": "#43a047", "consolidated": "#7cb342", "vacuumable": "#90a4ae",
+    "ignored": "#b0bec5", "uncommitted": "#ffb300", "missing-files": "#e53935",
+    "orphan": "#8e24aa",
+}
+
+
+def state_colour(state: str) -> QColor:
+    return QColor(STATE_COLOURS.get(state, "#757575"))
+
+
+class Timeline(QWidget):
+    """Fragments as bars over their [t1, t2] on an axis of the distinct timestamps (ranks, so
+    close and far writes are equally readable); a vertical line at T."""
+
+    clicked = Signal(str)
+    ROW = 22
+    LEFT = 12
+    TOP = 26
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.rows: List[FragmentHealth] = []
+        self.ticks: List[int] = []
+        self.at: Optional[int] = None
+        self.selected: Optional[str] = None
+        self.setMinimumHeight(120)
+        self.setMouseTracking(True)
+
+    def set_rows(self, rows: List[FragmentHealth], ticks: List[int], at: Optional[int]) -> None:
+        self.rows = [r for r in rows if r.timestamps[0] is not None]
+        self.ticks = ticks
+        self.at = at
+        self.setMinimumHeight(self.TOP + 16 + self.ROW * max(1, len(self.rows)))
+        self.update()
+
+    def _x(self, t: float) -> float:
+        if not self.ticks:
+            return self.LEFT
+        w = max(1.0, self.width() - 2 * self.LEFT - 8)
+        # rank of t among the ticks (fractional between two ticks)
+        import bisect
+
+        i = bisect.bisect_left(self.ticks, t)
+        if i < len(self.ticks) and self.ticks[i] == t:
+            pos = float(i)
+        elif i == 0:
+            pos = -0.5
+        elif i >= len(self.ticks):
+            pos = len(self.ticks) - 0.5
+        else:
+            a, b = self.ticks[i - 1], self.ticks[i]
+            pos = i - 1 + (t - a) / (b - a)
+        n = max(1, len(self.ticks) - 1)
+        return self.LEFT + 4 + w * (pos + 0.5) / (n + 1)
+
+    def _bar(self, i: int, r: FragmentHealth) -> QRectF:
+        t1, t2 = r.timestamps
+        x1 = self._x(t1 or 0) - 6
+        x2 = self._x(t2 if t2 is not None else (t1 or 0)) + 6
+        return QRectF(x1, self.TOP + i * self.ROW + 3, max(12.0, x2 - x1), self.ROW - 6)
+
+    def paintEvent(self, _e) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.fillRect(self.rect(), self.palette().base())
+        small = QFont(self.font())
+        small.setPointSizeF(max(7.0, small.pointSizeF() - 1))
+        p.setFont(small)
+        p.setPen(QPen(self.palette().mid().color()))
+        for t in self.ticks:
+            x = self._x(t)
+            p.drawLine(QPointF(x, self.TOP - 4), QPointF(x, self.height() - 4))
+            p.drawText(QRectF(x - 60, 2, 120, 16), Qt.AlignmentFlag.AlignCenter, str(t))
+        for i, r in enumerate(self.rows):
+            rect = self._bar(i, r)
+            c = state_colour(r.state)
+            fill = QColor(c)
+            if not r.visible:
+                fill.setAlpha(60)
+            p.setBrush(QBrush(fill, Qt.BrushStyle.SolidPattern if r.visible else Qt.BrushStyle.SolidPattern))
+            pen = QPen(c.darker(140), 2.5 if r.name == self.selected else 1)
+            if not r.visible:
+                pen.setStyle(Qt.PenStyle.DashLine)
+            p.setPen(pen)
+            p.drawRoundedRect(rect, 4, 4)
+            p.setPen(QPen(self.palette().text().color()))
+            label = f"{r.name[:22]}…  {r.state}" + ("" if r.visible else " (not read)")
+            room = p.fontMetrics().horizontalAdvance(label) + 12
+            mid = Qt.AlignmentFlag.AlignVCenter
+            if rect.left() + room > self.width():   # near the right edge: label on the left
+                p.drawText(QRectF(rect.left() - room, rect.top(), room - 4, rect.height()),
+                           mid | Qt.AlignmentFlag.AlignRight, label)
+            else:
+                p.drawText(rect.adjusted(6, 0, room, 0), mid | Qt.AlignmentFlag.AlignLeft, label)
+        if self.at is not None and self.ticks:
+            x = self._x(self.at) if self.at <= self.ticks[-1] else self.width() - self.LEFT
+            p.setPen(QPen(QColor("#1e88e5"), 2))
+            p.drawLine(QPointF(x, self.TOP - 6), QPointF(x, self.height()))
+        p.end()
+
+    def mousePressEvent(self, e) -> None:
+        pos = e.position() if hasattr(e, "position") else QPointF(e.pos())
+        for i, r in enumerate(self.rows):
+            if self._bar(i, r).adjusted(-200, 0, 200, 0).contains(pos):
+                self.selected = r.name
+                self.update()
+                self.clicked.emit(r.name)
+                return
+
+
+class FragmentsPanel(QWidget):
+    """Timeline + slider. `compute(at)` returns the ArrayHealth for a reader at `at` (None:
+    now); the panel calls it when the slider moves."""
+
+    fragmentSelected = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.compute: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]] = None
+        self.health: Optional[ArrayHealth] = None
+        self.ticks: List[int] = []
+        self.timeline = Timeline(self)
+        self.timeline.clicked.connect(self.fragmentSelected)
+        self.slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.slider.setEnabled(False)
+        self.slider.valueChanged.connect(self._slid)
+        self.caption = QLabel("", self)
+        self.caption.setWordWrap(True)
+        self.legend = QLabel(" ".join(
+            f"<span style='color:{c}'>■</span> {s}" for s, c in STATE_COLOURS.items()), self)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.timeline, 1)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Reader at T:", self))
+        row.addWidget(self.slider, 1)
+        lay.addLayout(row)
+        lay.addWidget(self.caption)
+        lay.addWidget(self.legend)
+
+    def set_compute(self, fn: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]]) -> None:
+        self.compute = fn
+        self.health = fn(None) if fn is not None else None
+        rows = self.health.fragments if self.health else []
+        ts = sorted({t for r in rows for t in r.timestamps if t is not None})
+        self.ticks = ts
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, len(ts))          # the last position is "now"
+        self.slider.setValue(len(ts))
+        self.slider.setEnabled(bool(ts))
+        self.slider.blockSignals(False)
+        self._show(self.health, None)
+
+    def select(self, name: Optional[str]) -> None:
+        self.timeline.selected = name
+        self.timeline.update()
+
+    def at_value(self) -> Optional[int]:
+        v = self.slider.value()
+        return None if v >= len(self.ticks) else self.ticks[v]
+
+    def set_at(self, at: Optional[int]) -> None:
+        """Move the slider to timestamp `at` (None: now)."""
+        self.slider.setValue(len(self.ticks) if at is None else
+                             max(0, min(len(self.ticks), self.ticks.index(at)
+                                        if at in self.ticks else len(self.ticks))))
+
+    def _slid(self, _v: int) -> None:
+        if self.compute is None:
+            return
+        at = self.at_value()
+        self._show(self.compute(at), at)
+
+    def _show(self, h: Optional[ArrayHealth], at: Optional[int]) -> None:
+        if h is None:
+            self.timeline.set_rows([], [], None)
+            self.caption.setText("No fragments (not a TileDB array).")
+            return
+        self.timeline.set_rows(h.fragments, self.ticks, h.at)
+        frags = [f for f in h.fragments if f.state != "orphan"]
+        when = "now" if at is None else f"at T = {at}"
+        text = f"A reader opening the array {when} sees {len(h.visible)} of {len(frags)} " \
+               f"fragment(s)."
+        if h.open_error:
+            text += f" Opening fails: {h.open_error}"
+        elif h.read_error:
+            text += f" Reads fail: {h.read_error}"
+        dels = [c for c in h.conditions if c.considered]
+        if dels:
+            text += " " + "; ".join(f"{c.kind} {c.name[:14]}…: {c.text}" for c in dels)
+        self.caption.setText(text)
+

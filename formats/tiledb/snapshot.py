@@ -1,0 +1,169 @@
+"""What the health model needs of one array, read once: the listing, every schema, each
+fragment's metadata (footer facts and the sections read on demand) and the content of every
+commit, vacuum, ignore and consolidated-commits file.
+
+Only small files are read: schemas, fragment metadata, commit files (never the data files).
+Per array, so a group's members are each one snapshot (the groups work calls this per member).
+A document already opened on the array lends its parsed model instead of parsing again."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from ..context import Context
+from ..document import Document
+from . import commits as commits_mod
+from . import fragment_metadata, layout, listing
+from . import schema as schema_mod
+from .model import ArraySchema, FragmentMetadata, TileDBArray
+
+
+@dataclass
+class CommitFile:
+    """One commit-area file: its parsed content (URIs of a list file, `.con` entries, or a
+    delete/update condition)."""
+
+    rel: str
+    size: int
+    ext: str
+    uris: List[str] = field(default_factory=list)          # .vac / .ign lines
+    entries: List[Dict[str, Any]] = field(default_factory=list)   # .con: {"uri", "condition"}
+    condition: Any = None                                  # .del: ConditionNode; .upd: (c, vals)
+    error: Optional[str] = None
+
+
+@dataclass
+class Snapshot:
+    path: str
+    listing: listing.ArrayListing
+    schemas: Dict[str, ArraySchema] = field(default_factory=dict)     # by file name
+    schema_versions: Dict[str, Optional[int]] = field(default_factory=dict)  # rel -> version
+    metadata: Dict[str, Optional[FragmentMetadata]] = field(default_factory=dict)  # by fragment
+    commit_files: Dict[str, CommitFile] = field(default_factory=dict)  # rel -> parsed
+    key: Optional[bytes] = None
+    scratch: Optional[Document] = None   # holds the sources the metadata reads on demand
+
+    def close(self) -> None:
+        if self.scratch is not None:
+            self.scratch.close()
+
+    def __enter__(self) -> "Snapshot":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def latest_schema(self) -> Optional[ArraySchema]:
+        return self.schemas[max(self.schemas)] if self.schemas else None
+
+    def schema_for(self, name: Optional[str]) -> Optional[ArraySchema]:
+        if name and name in self.schemas:
+            return self.schemas[name]
+        return self.latest_schema
+
+
+def _scratch(path: str, key: Optional[bytes]) -> Document:
+    return Document(path, Context(key=key))
+
+
+def _u32_at(path: str, offset: int) -> Optional[int]:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            b = fh.read(4)
+    except OSError:
+        return None
+    return int.from_bytes(b, "little") if len(b) == 4 else None
+
+
+def take(document) -> Snapshot:
+    """The snapshot of the array `document` was opened on (its own model reused when the
+    document parsed the whole array). Use it in a `with` block: it holds files open for
+    the fragment metadata it reads on demand."""
+    path = document.path
+    key = getattr(document.ctx, "key", None)
+    snap = Snapshot(path, listing.list_array(path), key=key)
+    model = document.model if isinstance(getattr(document, "model", None), TileDBArray) else None
+    if model is not None and os.path.abspath(model.path) != os.path.abspath(path):
+        model = None
+    scratch = _scratch(path, key)
+    snap.scratch = scratch
+    ctx = Context(key=key)
+    array = model or TileDBArray(path)
+    ctx.extra["array"] = array
+    try:
+        _schemas(snap, scratch, ctx, model)
+        if model is None:
+            array.schemas = dict(snap.schemas)
+            array.latest_schema = snap.latest_schema
+        _fragments(snap, scratch, ctx, model)
+        _commits(snap, scratch, ctx)
+    except BaseException:
+        scratch.close()
+        raise
+    return snap
+
+
+def _schemas(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
+    for rel in snap.listing.schemas:
+        full = os.path.join(snap.path, rel)
+        # The generic tile's first u32 is the format version that wrote it (generic_tile.md)
+        snap.schema_versions[rel] = _u32_at(full, 0)
+        if model is not None and os.path.basename(rel) in model.schemas:
+            snap.schemas[os.path.basename(rel)] = model.schemas[os.path.basename(rel)]
+            continue
+        try:
+            node = schema_mod.parse_schema_file(scratch, scratch.open_source(full), ctx.derive())
+        except Exception:  # a broken schema is a finding elsewhere; here it is just absent
+            continue
+        if isinstance(node.data, ArraySchema):
+            snap.schemas[node.data.name] = node.data
+
+
+def _fragments(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
+    by_path = {}
+    if model is not None:
+        by_path = {os.path.abspath(f.path): f.metadata for f in model.fragments}
+    for name, fd in snap.listing.fragments.items():
+        if os.path.abspath(fd.path) in by_path and by_path[os.path.abspath(fd.path)] is not None:
+            snap.metadata[name] = by_path[os.path.abspath(fd.path)]
+            continue
+        fm_path = os.path.join(fd.path, layout.FRAGMENT_METADATA_FILE)
+        if not os.path.isfile(fm_path):
+            snap.metadata[name] = None
+            continue
+        try:
+            _node, fm = fragment_metadata.parse_fragment_metadata_file(
+                scratch, scratch.open_source(fm_path), ctx.derive(schema=snap.latest_schema))
+        except Exception:
+            fm = None
+        snap.metadata[name] = fm
+
+
+def _commits(snap: Snapshot, scratch: Document, ctx: Context) -> None:
+    wanted = (".vac", ".ign", ".con", ".del", ".upd")
+    rels = [r for r in snap.listing.commits if r.endswith(wanted)]
+    rels += [r for r in snap.listing.meta if r.endswith(".vac")]
+    for rel in rels:
+        ext = os.path.splitext(rel)[1]
+        cf = CommitFile(rel, snap.listing.commits.get(rel, snap.listing.meta.get(rel, 0)), ext)
+        snap.commit_files[rel] = cf
+        full = os.path.join(snap.path, rel)
+        try:
+            src = scratch.open_source(full)
+            node = commits_mod.parse_commit_file(scratch, src, ctx.derive(schema=snap.latest_schema))
+        except Exception as e:  # the parsers never raise; an OS error still might
+            cf.error = f"{type(e).__name__}: {e}"
+            continue
+        if ext in (".vac", ".ign"):
+            cf.uris = list(node.data or [])
+        elif ext == ".con":
+            if node.data is None:
+                cf.error = "the consolidated commits file is cut short"
+            cf.entries = list(node.data or [])
+        else:
+            cf.condition = node.data
+            if node.data is None:
+                cf.error = "the condition cannot be read"
