@@ -46,6 +46,8 @@ def check_chunk(ci: ChunkInfo, key: Optional[bytes]) -> List[Node]:
     out: List[Node] = []
     if ci.source is None or not hasattr(ci.source, "path"):
         return out  # chunks of derived sources are checked through their parents
+    if ci.blocked is not None:
+        return out  # its tile node carries the finding; nothing is decoded
     run = ci.reverse(key)
     if run.error is not None:
         fe = run.error

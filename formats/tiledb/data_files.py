@@ -11,6 +11,7 @@ them as lazy children.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from ..cursor import Cursor, ParseStop
 from ..engine import run_parser
 from ..fielddoc import doc
 from ..filters import DataInfo, FilterSpec
+from ..findings import SIZE_OVER_LIMIT
 from ..node import ERROR, WARNING, LazyChildren, Node
 from .model import ArraySchema, Attribute, Dimension, FragmentMetadata
 from .rawtile import AES_FILTER
@@ -59,6 +61,9 @@ class DataFileRole:
     role: str              # DataInfo role: attribute, dimension, offsets, validity
     specs: List[FilterSpec]
     info: DataInfo
+    # The most unfiltered bytes one tile of this file can hold (tile cells × cell size, from
+    # the schema); None when the schema gives no bound (var data, unbounded extents).
+    max_bytes: Optional[int] = None
 
 
 def _special(name: str) -> Attribute:
@@ -118,7 +123,28 @@ def file_role(schema: ArraySchema, fm: FragmentMetadata, file_name: str) -> Opti
     if fm.extra.get("encrypted"):
         specs.append(FilterSpec(AES_FILTER, {}))
     return DataFileRole(slot, slots[slot] if slot < len(slots) else obj.name, obj, part, role,
-                        specs, info)
+                        specs, info, _max_tile_bytes(schema, fm, obj, role))
+
+
+def _max_tile_bytes(schema: ArraySchema, fm: FragmentMetadata, obj, role: str) -> Optional[int]:
+    """Tile cells × cell size: a dense fragment's tile holds the product of the tile extents,
+    a sparse fragment's (a dense array's old sparse fragments too) at most `capacity`."""
+    cells = int(schema.capacity or 0)
+    if schema.dense and getattr(fm, "dense", True):
+        extents = [d.tile_extent for d in schema.dimensions]
+        if not extents or any(not isinstance(e, int) or isinstance(e, bool) or e <= 0
+                              for e in extents):
+            return None
+        cells = math.prod(extents)
+    if cells <= 0:
+        return None
+    if role == "offsets":
+        return (cells + 1) * 8   # u64 per cell (some writers add the end offset)
+    if role == "validity":
+        return cells
+    if getattr(obj, "var", False):
+        return None
+    return cells * max(1, obj.cell_size)
 
 
 def tile_offsets_for(fm: FragmentMetadata, role: DataFileRole):
@@ -235,6 +261,14 @@ def _add_tiles(cur: Cursor, role: DataFileRole, offsets: np.ndarray, fsize: int)
     cur.node.add(node)
 
 
+def over_limit(role: DataFileRole, declared: int) -> Optional[str]:
+    """Why a tile declaring `declared` unfiltered bytes must not be decoded (None: it may)."""
+    if role.max_bytes is None or declared <= role.max_bytes:
+        return None
+    return (f"the tile's chunks declare {declared} unfiltered bytes; the schema allows at most "
+            f"{role.max_bytes} ({role.role} tile cells × cell size): not decoded")
+
+
 def _next_at_or_after(offs: np.ndarray, fsize: int) -> list:
     """For each i, the first offs[j] (j > i) with offs[i] <= offs[j] <= fsize, else fsize
     (a monotonic stack: linear however the offsets go back and forth)."""
@@ -262,6 +296,13 @@ def _one_tile(parent: Node, src, role: DataFileRole, i: int, start: int, end: in
         return parent.children[-1]
     node = parent.children[-1]
     node.parent = None if parent.name == "tiles" else parent
+    over = over_limit(role, tinfo.original_length)
+    if over:
+        node.mark(ERROR, over)
+        node.code = SIZE_OVER_LIMIT
+        tinfo.complete = False  # never decoded: the declared size is the damage
+        for c in tinfo.chunks:
+            c.blocked = over
     if not tinfo.chunks and role.role == "offsets":
         node.display = "0 chunks (offsets carried by the var tile: RLE/DICTIONARY strings)"
     return node

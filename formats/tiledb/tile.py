@@ -14,7 +14,15 @@ from ..context import KEY_HINT
 from ..cursor import Cursor
 from ..engine import run_parser
 from ..fielddoc import doc
-from ..filters import DataInfo, FilterSpec, RunContext, reverse_chunk, split_metadata
+from ..filters import (
+    ChunkRun,
+    DataInfo,
+    FilterError,
+    FilterSpec,
+    RunContext,
+    reverse_chunk,
+    split_metadata,
+)
 from ..node import ERROR, WARNING, Node
 from .enums import DATATYPE_NAMES, ENCRYPTION_TYPES
 from .pipeline import parse_pipeline
@@ -59,6 +67,8 @@ class ChunkInfo:
     data_offset: int
     specs: List[FilterSpec]
     info: DataInfo
+    # Why this chunk must not be decoded (its tile declares more than the schema allows)
+    blocked: Optional[str] = None
 
     def metadata(self) -> bytes:
         return self.source.read(self.metadata_offset, self.metadata_length)
@@ -67,6 +77,9 @@ class ChunkInfo:
         return self.source.read(self.data_offset, self.filtered_length)
 
     def reverse(self, key: Optional[bytes] = None, stop_at: int = 0):
+        if self.blocked is not None:
+            return ChunkRun([None] * (len(self.specs) + 1), FilterError(self.blocked),
+                            len(self.specs) - 1 if self.specs else 0)
         return reverse_chunk(self.specs, self.metadata(), self.data(), self.info,
                              RunContext(key, self.original_length), stop_at)
 

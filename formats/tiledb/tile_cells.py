@@ -19,10 +19,10 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from .data_files import DataFileRole, file_role, tile_bounds, tile_offsets_for
+from .data_files import DataFileRole, file_role, over_limit, tile_bounds, tile_offsets_for
 from .enums import DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS, VAR_NUM, datatype_size, numpy_dtype
 from .model import Attribute, Dimension, Fragment, FragmentMetadata
-from .rawtile import TileError, decode_tile_ex
+from .rawtile import TileError, chunk_table, decode_tile_ex
 
 TEXT_ENCODINGS = {4: "utf-8", 11: "utf-8", 12: "utf-8", 13: "utf-16-le", 14: "utf-32-le",
                   15: "utf-16-le", 16: "utf-32-le"}
@@ -279,6 +279,9 @@ def decode_part(document, where: FieldTile, part: str, key: Optional[bytes] = No
     start, end = int(offs[i]), int(ends[i])
     if start > src.size or end < start:
         raise TileError(f"{name}: tile {i + 1} at {start} is not inside the file ({src.size} B)")
+    over = over_limit(role, sum(c[0] for c in chunk_table(src, start, end)))
+    if over:
+        raise TileError(f"{name}: tile {i + 1}: {over}", start)
     data, rle = decode_tile_ex(src, start, end, role.specs, role.info, key)
     return data, rle, name
 

@@ -22,7 +22,7 @@ import numpy as np
 from ..filters.batch import plan, reverse_into
 from ..source import FileSource
 from .cells import cell_values
-from .data_files import file_role, tile_bounds, tile_offsets_for
+from .data_files import file_role, over_limit, tile_bounds, tile_offsets_for
 from .dense_coords import fragment_dense_coords
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata, TileDBArray
 from .rawtile import TileError, _decode_chunk, chunk_table
@@ -206,6 +206,9 @@ def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, fi
         for ci, c in enumerate(table):
             jobs.append((i, ci, c, pos))
             pos += c[0]
+        over = over_limit(role, pos - start)   # checked before anything is allocated
+        if over:
+            raise ValuesError(f"{file_name}: tile {i + 1}: {over}")
         bounds.append((start, pos))
     toffs: List[List[np.ndarray]] = [[] for _ in bounds]
     buf = np.empty(pos, np.uint8)  # large: numpy asks for huge pages (few page faults)

@@ -476,3 +476,47 @@ def test_non_latin1_key_is_a_clear_error(tiledb_array, capsys, monkeypatch):
     assert code == 2 and "not one byte" in err and "Traceback" not in err
     monkeypatch.setenv("ARRAYSCOPE_KEY", "0123456789abcdef" * 2)   # 32 Latin-1 characters
     assert load_key() == b"0123456789abcdef" * 2
+
+
+# ---- case 4: declared sizes bounded by what the format allows ----------------------------------
+def _zstd_array(path: str) -> str:
+    import tiledb
+
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=100, dtype=np.int32))
+    schema = tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("a", dtype=np.int32, filters=tiledb.FilterList([tiledb.ZstdFilter()]))])
+    tiledb.Array.create(path, schema)
+    with tiledb.open(path, "w") as A:
+        A[:] = np.arange(100, dtype=np.int32)
+    return path
+
+
+def test_tiledb_decompression_bomb_not_decoded(tmp_path, capsys):
+    """A consistent 1 GiB bomb: one chunk that says 1 GiB and whose zstd frame really inflates
+    to 1 GiB, in a ~33 KB file. The schema allows 100 cells × 4 B per tile."""
+    import resource
+
+    import zstandard
+
+    arr = _zstd_array(str(tmp_path / "arr"))
+    frags = os.path.join(arr, "__fragments")
+    a0 = os.path.join(frags, os.listdir(frags)[0], "a0.tdb")
+    import struct
+
+    giga = 1 << 30
+    frame = zstandard.ZstdCompressor(level=19).compress(bytes(giga // 8)) * 8  # 8 frames, 1 GiB
+    md = struct.pack("<II", 0, 1) + struct.pack("<II", giga, len(frame))
+    with open(a0, "wb") as fh:
+        fh.write(struct.pack("<Q", 1) + struct.pack("<III", giga, len(frame), len(md)))
+        fh.write(md + frame)
+    assert os.path.getsize(a0) < 100_000
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with time_limit(HANG):
+        doc = formats.open(arr)
+        findings = verify(doc)
+    hit = [f for f in findings if f.code == "size-over-limit"]
+    assert hit and hit[0].source.endswith("a0.tdb") and "400" in hit[0].message
+    code, _o, err = run(capsys, "values", arr, "--field", "a", "--raw", str(tmp_path / "o"))
+    assert code != 0 and "schema allows at most 400" in err
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 256 * 1024   # nothing near 1 GiB was allocated
