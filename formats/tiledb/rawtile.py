@@ -133,4 +133,10 @@ def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tup
     except ParseStop as e:
         raise TileError(f"generic tile at {offset}: bad filter pipeline: {e}", pstart)
     start = pstart + psize
+    from .tile import MAX_GENERIC_DECODE
+
+    declared = sum(c[0] for c in chunk_table(source, start, start + persisted))
+    if declared > MAX_GENERIC_DECODE:
+        raise TileError(f"generic tile at {offset}: its chunks declare {declared} unfiltered "
+                        f"bytes, over the {MAX_GENERIC_DECODE}-byte limit: not decoded", offset)
     return decode_tile(source, start, start + persisted, specs, DataInfo(4, 1, "generic"), key), enc

@@ -23,6 +23,7 @@ from ..filters import (
     reverse_chunk,
     split_metadata,
 )
+from ..findings import SIZE_OVER_LIMIT
 from ..node import ERROR, WARNING, Node
 from .enums import DATATYPE_NAMES, ENCRYPTION_TYPES
 from .pipeline import parse_pipeline
@@ -52,6 +53,9 @@ D_GT_PIPE = doc("Filter pipeline used to filter the tile: [GZIP(1)] as written b
                 "(plus filter 11 when encrypted)", spec="generic_tile.md")
 
 GENERIC_HEADER = 34  # bytes before the pipeline
+# The most unfiltered bytes a generic tile (schema, __meta, commits, fragment metadata
+# sections) is decoded to; real ones are far smaller (a million tile offsets: 8 MB).
+MAX_GENERIC_DECODE = 256 << 20
 
 
 @dataclass
@@ -227,6 +231,17 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
         info = DataInfo(4, 1, "generic")
         gt.tile = parse_tile(c, specs, info, "Tile", size=min(persisted, c.remaining))
         tile_node = c.node.children[-1]
+        declared = gt.tile.original_length
+        if gt.tile.complete and declared > MAX_GENERIC_DECODE:
+            # Nothing in the format bounds a generic tile: decode at most a budget, so a
+            # small file that inflates to gigabytes costs nothing at open or in verify.
+            msg = (f"the tile's chunks declare {declared} unfiltered bytes, over the "
+                   f"{MAX_GENERIC_DECODE}-byte limit for a generic tile: not decoded")
+            tile_node.mark(WARNING, msg)
+            tile_node.code = SIZE_OVER_LIMIT
+            gt.tile.complete = False
+            for ch in gt.tile.chunks:
+                ch.blocked = msg
         if gt.tile.complete:
             pname = payload_name or f"{getattr(c.source, 'name', 'tile')} @{tile_node.offset} payload"
             gt.payload = decode_into(document, tile_node, gt.tile, key, pname, parse_fn,

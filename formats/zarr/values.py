@@ -21,6 +21,7 @@ from .dtype import little_endian, to_python
 from .meta import ArrayMeta
 
 MAX_VALUES_BYTES = 1 << 31
+MAX_FILL_BYTES = 256 << 20   # output that absent chunks (fill records) may account for
 
 
 def decode_chunk(meta: ArrayMeta, data: bytes) -> bytes:
@@ -78,6 +79,16 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None, fs: Optional[Dataset
     if total * max(1, sample.nbytes) > MAX_VALUES_BYTES:
         raise ValueError(f"the field holds {total * sample.nbytes} bytes; values are limited "
                          f"to {MAX_VALUES_BYTES}")
+    fs = LocalFS(meta.path) if fs is None else fs
+    files = chunk_files(meta, fs)
+    # Absent chunks are metadata only: their fill records come from no stored byte, so what
+    # they may add to the output is bounded (a 2 GiB shape with no chunk file is refused).
+    absent = max(0, math.prod(meta.grid) - len(files)) if meta.grid else (0 if files else 1)
+    fill_bytes = min(total, absent * meta.records_per_chunk) * sample.nbytes
+    if fill_bytes > MAX_FILL_BYTES:
+        raise ValueError(f"{absent} chunk(s) are absent: {fill_bytes} bytes of the field would "
+                         f"be fill values made from metadata alone, over the {MAX_FILL_BYTES}-"
+                         f"byte limit; nothing is written (check the shape, or write the chunks)")
     fill = sel(np.frombuffer(meta.fill or bytes(rt.itemsize), dtype=dt, count=1))[0]
     out = np.empty(tuple(meta.shape) + fshape, dtype=fdtype)
     out[...] = fill
@@ -86,8 +97,7 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None, fs: Optional[Dataset
     inverse = tuple(int(x) for x in np.argsort(meta.perm)) if meta.perm else ()
     axes = inverse + tuple(range(len(inverse), len(inverse) + len(fshape)))
     nrec = meta.records_per_chunk
-    fs = LocalFS(meta.path) if fs is None else fs
-    for coords, entry in sorted(chunk_files(meta, fs).items()):
+    for coords, entry in sorted(files.items()):
         key = meta.key(coords)
         if not entry.is_file:
             problem = entry.problem()

@@ -520,3 +520,70 @@ def test_tiledb_decompression_bomb_not_decoded(tmp_path, capsys):
     assert code != 0 and "schema allows at most 400" in err
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 256 * 1024   # nothing near 1 GiB was allocated
+
+
+def test_meta_generic_tile_bomb_capped(tmp_path):
+    """A `__meta` generic tile (written by tiledb-py, [GZIP] pipeline) rewritten to hold one
+    consistent 1 GiB chunk: nothing bounds it in the format, so it is capped, never decoded."""
+    import resource
+    import struct
+    import zlib
+
+    import tiledb
+
+    arr = str(tmp_path / "arr")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 9), tile=10, dtype=np.int32))
+    tiledb.Array.create(arr, tiledb.ArraySchema(domain=dom, attrs=[tiledb.Attr("a", dtype=np.int32)]))
+    with tiledb.open(arr, "w") as A:
+        A[:] = np.arange(10, dtype=np.int32)
+        A.meta["k"] = "v"
+    meta_dir = os.path.join(arr, "__meta")
+    meta = os.path.join(meta_dir, os.listdir(meta_dir)[0])
+    with open(meta, "rb") as fh:
+        real = fh.read()
+    psize = struct.unpack_from("<I", real, 30)[0]
+    header = bytearray(real[:34 + psize])
+    giga = 1 << 30
+    z = zlib.compressobj(1)
+    block = bytes(64 << 20)
+    stream = b"".join(z.compress(block) for _ in range(giga // len(block))) + z.flush()
+    del block
+    md = struct.pack("<IIII", 0, 1, giga, len(stream))
+    tile = struct.pack("<QIII", 1, giga, len(stream), len(md)) + md + stream
+    struct.pack_into("<QQ", header, 4, len(tile), giga)
+    with open(meta, "wb") as fh:
+        fh.write(bytes(header) + tile)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with time_limit(HANG):
+        doc = formats.open(arr)
+        findings = verify(doc)
+    hit = [f for f in findings if f.code == "size-over-limit"]
+    assert hit and hit[0].source.startswith("__meta/") and "not decoded" in hit[0].message
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 256 * 1024
+    entry = formats.registry.plugin_named("tiledb").values(doc, "a")[0]
+    assert entry["values"] == list(range(10))   # the array itself is untouched
+
+
+def test_zarr_declaring_2gib_without_chunks_is_refused(tmp_path, capsys):
+    import zarr
+
+    path = str(tmp_path / "big.zarr")
+    zarr.create_array(store=path, shape=(1 << 31,), chunks=(1 << 20,), dtype="u1", zarr_format=3)
+    assert os.listdir(path) == ["zarr.json"]   # zarr writes no chunk for an untouched array
+    out = tmp_path / "raw.bin"
+    code, _o, err = run(capsys, "values", path, "--field", "value", "--raw", str(out))
+    assert code != 0 and "absent" in err and "fill values made from metadata alone" in err
+    assert not out.exists() or out.stat().st_size == 0
+
+
+def test_zarr_partly_written_array_still_decodes(tmp_path):
+    """The fill bound leaves ordinary arrays alone: absent chunks within it give the fill."""
+    import zarr
+
+    path = str(tmp_path / "part.zarr")
+    z = zarr.create_array(store=path, shape=(40,), chunks=(10,), dtype="<i4", fill_value=-1,
+                          zarr_format=3)
+    z[:10] = np.arange(10)
+    doc = formats.open(path)
+    entry = formats.registry.plugin_named("zarr").values(doc, "value")[0]
+    assert entry["values"] == list(range(10)) + [-1] * 30 and "error" not in entry
