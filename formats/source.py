@@ -71,6 +71,7 @@ class ByteSource:
         dt = np.dtype(dtype)
         count = max(0, min(count, self.available(offset, count * dt.itemsize) // max(dt.itemsize, 1)))
         mv = self.view(offset, count * dt.itemsize)
+        count = min(count, len(mv) // max(dt.itemsize, 1))  # a file that shrank reads short
         return np.frombuffer(mv, dtype=dt, count=count)
 
     def close(self) -> None:
@@ -81,24 +82,35 @@ class ByteSource:
 
 
 class FileSource(ByteSource):
-    """A file opened read-only and memory-mapped (ACCESS_READ): nothing is read until asked.
+    """A regular file opened read-only: nothing is read until asked.
 
-    The mapping is made on the first read, and at most MAX_MAPPED files are mapped at once
-    (least recently read first out; a view handed out keeps its mapping alive): a Zarr array
-    of thousands of chunk files must not hold thousands of descriptors (the usual soft limit
-    is 1 024) nor keep every page it once touched resident. An unmapped file is mapped again
-    on its next read."""
+    Small windows (what parsers and the hex view ask for) are read with `pread`, through a
+    few cached 64 KiB blocks: a file that shrinks while open then gives a short read, never
+    a SIGBUS that kills the process. Large windows (whole tiles, lazy arrays) are
+    memory-mapped (ACCESS_READ), after checking with fstat that the file still holds them;
+    if it shrank, they are read with pread instead. (A large mapped view kept past a later
+    truncation can still fault; nothing in the engine keeps one across user actions.)
+
+    At most MAX_MAPPED files are open at once (least recently read first out; a view
+    handed out keeps its mapping alive): a Zarr array of thousands of chunk files must not
+    hold thousands of descriptors (the usual soft limit is 1 024) nor keep every page it
+    once touched resident. A closed-out file is opened again on its next read."""
 
     MAX_MAPPED = 128
+    BLOCK_BITS = 16
+    BLOCK = 1 << BLOCK_BITS  # pread block of the small-window cache
+    CACHED_BLOCKS = 4
+    PREAD_MAX = 1 << 20      # windows up to this size are read, larger ones mapped
     _mapped: "OrderedDict[int, FileSource]" = OrderedDict()
     _lock = threading.Lock()
 
     def __init__(self, path: str, name: Optional[str] = None):
         self.path = os.fspath(path)
         self.name = name if name is not None else os.path.basename(self.path)
+        self._fd: Optional[int] = None
         self._mm: Optional[mmap.mmap] = None
-        self._fh = None
         self._mv: Optional[memoryview] = None
+        self._blocks: "OrderedDict[int, memoryview]" = OrderedDict()
         self._closed = False
         fd = open_regular(self.path)  # unreadable and special files fail here, at open
         try:
@@ -110,58 +122,88 @@ class FileSource(ByteSource):
     def size(self) -> int:
         return self._size
 
-    def _map(self) -> Optional[memoryview]:
-        """Map the file (or, for special files, open it for seek+read); None in the fallback."""
+    def _descriptor(self) -> int:
+        """The open descriptor (opened again after being closed out of the LRU)."""
         if self._closed:
             raise ValueError(f"{self.name}: the source is closed")
-        fh = os.fdopen(open_regular(self.path), "rb")
-        try:
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):
-            mm = None  # an empty or unmappable file: fall back to seek+read windows
-        if mm is not None:
-            fh.close()   # the mapping holds its own descriptor
-            fh = None
-        mv = memoryview(mm) if mm is not None else None
-        self._mm, self._mv, self._fh = mm, mv, fh
+        fd = self._fd
+        if fd is not None:
+            try:   # recently read: last out (one C call, atomic under the GIL)
+                FileSource._mapped.move_to_end(id(self))
+            except KeyError:
+                pass
+            return fd
+        fd = open_regular(self.path)
+        self._fd = fd
         with FileSource._lock:
             lru = FileSource._mapped
             lru[id(self)] = self
             while len(lru) > FileSource.MAX_MAPPED:
                 _k, old = lru.popitem(last=False)
                 old._unmap()
-        return mv
+        return fd
 
     def _unmap(self) -> None:
         # Views handed out keep the mapping alive; only drop our references.
         self._mv = None
         self._mm = None
-        fh, self._fh = self._fh, None
-        if fh is not None:
-            fh.close()
+        self._blocks = OrderedDict()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def _block(self, fd: int, index: int) -> memoryview:
+        blocks = self._blocks
+        b = blocks.get(index)
+        if b is None:
+            b = memoryview(os.pread(fd, self.BLOCK, index * self.BLOCK))
+            blocks[index] = b
+            while len(blocks) > self.CACHED_BLOCKS:
+                try:
+                    blocks.popitem(last=False)
+                except KeyError:  # another thread emptied it meanwhile
+                    break
+        return b
+
+    def _mapped_view(self, fd: int, offset: int, n: int) -> Optional[memoryview]:
+        """A mapped window, or None when the file no longer holds it (it shrank)."""
+        if os.fstat(fd).st_size < offset + n:
+            return None
+        mv = self._mv
+        if mv is None or len(mv) < offset + n:
+            try:
+                mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            except (ValueError, OSError):
+                return None
+            self._mm, self._mv = mm, memoryview(mm)
+            mv = self._mv
+        return mv[offset:offset + n]
 
     def view(self, offset: int, length: int) -> memoryview:
-        n = self.available(offset, length)
-        if n == 0:
+        size = self._size
+        if offset < 0 or length <= 0 or offset >= size:
             return memoryview(b"")
-        mv, fh = self._mv, self._fh
-        if mv is None and fh is None:
-            try:
-                mv = self._map()
-            except OSError:
-                # The file went away (or became unreadable) since it was opened: a short
-                # read, which parsers report as a located error, never an exception.
-                return memoryview(b"")
-            fh = self._fh
-        else:
-            try:   # recently read: last out (one C call, atomic under the GIL)
-                FileSource._mapped.move_to_end(id(self))
-            except KeyError:
-                pass
-        if mv is not None:
-            return mv[offset:offset + n]
-        fh.seek(offset)
-        return memoryview(fh.read(n))
+        n = length if length < size - offset else size - offset
+        first = offset >> self.BLOCK_BITS
+        if (offset + n - 1) >> self.BLOCK_BITS == first:
+            cached = self._blocks.get(first)   # the hot path: a parser's next field
+            if cached is not None:
+                start = offset - (first << self.BLOCK_BITS)
+                return cached[start:start + n]
+        try:
+            fd = self._descriptor()
+            if (offset + n - 1) >> self.BLOCK_BITS == first:
+                start = offset - (first << self.BLOCK_BITS)
+                return self._block(fd, first)[start:start + n]
+            if n > self.PREAD_MAX:
+                mv = self._mapped_view(fd, offset, n)
+                if mv is not None:
+                    return mv
+            return memoryview(os.pread(fd, n, offset))
+        except OSError:
+            # The file went away (or became unreadable) since it was opened: a short
+            # read, which parsers report as a located error, never an exception.
+            return memoryview(b"")
 
     def close(self) -> None:
         self._closed = True

@@ -14,12 +14,16 @@ from arrayscope.formats.source import BytesSource, FileSource
 
 def test_file_source_is_mmapped_read_only_and_clamped(tmp_path):
     p = tmp_path / "f.bin"
-    p.write_bytes(bytes(range(10)))
+    big = FileSource.PREAD_MAX + FileSource.BLOCK
+    p.write_bytes(bytes(range(10)) + bytes(big))
     s = FileSource(str(p))
-    assert s.size == 10
-    assert s.read(8, 100) == bytes([8, 9])      # clamped at the end
-    assert s.read(20, 4) == b""
-    assert s.array(2, 100, "<u2").tolist() == [0x0302, 0x0504, 0x0706, 0x0908]
+    assert s.size == 10 + big
+    assert s.read(8, 2) == bytes([8, 9])
+    assert s.read(s.size - 1, 100) == b"\0"      # clamped at the end
+    assert s.read(s.size + 10, 4) == b""
+    assert s.array(2, 4, "<u2").tolist() == [0x0302, 0x0504, 0x0706, 0x0908]
+    assert s._mm is None                          # small windows are read, not mapped
+    assert len(s.view(0, s.size)) == s.size       # a large one is mapped
     assert s._mm is not None
     try:
         s._mm[0] = 1
