@@ -3,7 +3,9 @@
 Needs tiledbsoma and scanpy (not part of the test environment): a separate venv, e.g.
 
     python3.11 -m venv /work/venvs/soma && /work/venvs/soma/bin/pip install tiledbsoma scanpy
-    /work/venvs/soma/bin/python tests/data/soma/make_fixture.py
+    /work/venvs/soma/bin/python tests/data/soma/make_fixture.py [--record]
+
+(`--record` re-reads the committed experiment into expected.json without rewriting it.)
 
 Made with tiledbsoma 2.3.0 (libtiledbsoma / TileDB core 2.30.0), scanpy 1.11.5, anndata 0.12.
 
@@ -77,7 +79,7 @@ def _dense(arr) -> list:
     import numpy as np
 
     tbl = arr.read().tables().concat().to_pandas()
-    out = np.zeros(arr.shape, dtype=np.float32)
+    out = np.zeros(arr.shape, dtype=tbl["soma_data"].dtype)  # float64 X_umap stays float64
     out[tbl["soma_dim_0"].to_numpy(), tbl["soma_dim_1"].to_numpy()] = tbl["soma_data"].to_numpy()
     return [[float(x) for x in row] for row in out]
 
@@ -114,12 +116,15 @@ def record(path: str) -> dict:
 
 
 def main() -> None:
+    """Write the experiment anew, or with `--record` only re-read the committed one."""
+    import sys
+
     import tiledbsoma.io
 
-    if os.path.exists(OUT):
-        shutil.rmtree(OUT)
-    a = make_adata()
-    tiledbsoma.io.from_anndata(OUT, a, measurement_name="RNA")
+    if "--record" not in sys.argv:
+        if os.path.exists(OUT):
+            shutil.rmtree(OUT)
+        tiledbsoma.io.from_anndata(OUT, make_adata(), measurement_name="RNA")
     with open(os.path.join(HERE, "expected.json"), "w") as fh:
         json.dump(record(OUT), fh, indent=1, sort_keys=True)
         fh.write("\n")
