@@ -221,9 +221,19 @@ class ArrayBrowser(QTreeWidget):
         return f"{kind} '{role.obj.name}' {part}"
 
     def select_file_of(self, node) -> None:
+        chain = []
         n = node
         while n is not None and id(n) not in self._items:
+            chain.append(n)
             n = n.parent
+        # a group member opened elsewhere (the structure tree): list its entries here too
+        while n is not None and chain:
+            it = self._items[id(n)]
+            if it.childCount() == 0 and n.kind == "dir" and not getattr(n, "pending", False):
+                self._expanded(it)
+            if id(chain[-1]) not in self._items:
+                break
+            n = chain.pop()
         it = self._items.get(id(n)) if n is not None else None
         if it is not None and it is not self.currentItem():
             self.blockSignals(True)

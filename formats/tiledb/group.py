@@ -186,7 +186,7 @@ def _member_display(ref: MemberRef, parent: TileDBGroup, parent_name: str,
     elif summary:
         parts.append(summary)
     else:
-        parts.append(f"{ref.kind} member (not opened yet)")
+        parts.append(f"{ref.kind} member")
     return " · ".join(parts)
 
 
