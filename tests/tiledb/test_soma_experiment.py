@@ -186,3 +186,43 @@ def test_cli_verify_and_dump_walk_the_members():
             walk(c)
     walk(tree)
     assert set(_files(SOMA)) <= sources  # every file of every member is in the dump
+
+
+def _group_files(root):
+    """The group-level files of every group of the experiment (details, metadata)."""
+    return [f for f in _files(root)
+            if f.rsplit("/", 2)[-2:-1] in (["__group"], ["__meta"])
+            and not any(os.path.exists(os.path.join(root, *f.split("/")[:i], "__schema"))
+                        for i in range(1, f.count("/") + 1))]
+
+
+@pytest.mark.parametrize("how", ["truncate", "flip"])
+def test_damaged_group_files_are_reported_never_raised(tmp_path, how):
+    import random
+    import shutil
+
+    rng = random.Random(11 if how == "flip" else 12)
+    files = _group_files(SOMA)
+    groups = 1 + sum(e["type"] == "group" for e in EXPECTED["members"].values())
+    assert sum("/__group/" in f"/{f}" for f in files) == groups == 8  # one write each
+    for rel in rng.sample(files, 3):
+        dst = str(tmp_path / f"{how}-{rel.replace('/', '_')}")
+        shutil.copytree(SOMA, dst)
+        path = os.path.join(dst, rel)
+        size = os.path.getsize(path)
+        if how == "truncate":
+            os.truncate(path, rng.randrange(1, size))
+        else:
+            with open(path, "r+b") as fh:
+                at = rng.randrange(34, size)  # past the generic tile header: the tile
+                fh.seek(at)
+                b = fh.read(1)
+                fh.seek(at)
+                fh.write(bytes([b[0] ^ 0xA5]))
+        doc = formats.open(dst)
+        findings = verify(doc)
+        open_all(doc.root)
+        errors = [f for f in findings if f.status == "error"]
+        assert errors, f"{how} {rel}: nothing reported"
+        assert any(f.source.startswith(rel) for f in errors), (rel, [f.line() for f in errors])
+        doc.close()
