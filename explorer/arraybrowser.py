@@ -18,6 +18,7 @@ FOLDERS = {
     "__schema": "Schema versions", "__fragments": "Fragments", "__commits": "Commits",
     "__meta": "Array metadata", "__enumerations": "Enumerations", "__labels": "Dimension labels",
     "__fragment_meta": "Consolidated fragment metadata",
+    "__group": "Group members (one list per write)",
 }
 TS_NAME = re.compile(r"^__(\d+)_(\d+)_([0-9a-f]{32})(?:_(\d+))?(\.\w+)?$")
 MAX_LOADING_ROWS = 5000   # the loading list stops growing there (a count says the rest)
@@ -141,6 +142,9 @@ class ArrayBrowser(QTreeWidget):
         label = node.name
         if getattr(self, "fmt", "tiledb") == "tiledb":
             what = FOLDERS.get(node.name, "") if node.kind == "dir" else ""
+            if node.name == "__meta" and node.parent is not None and \
+                    node.parent.find("__group") is not None:
+                what = "Group metadata"
             what = what or describe(node.name, node.kind)
             if node.kind == "file" and DATA_FILE.match(node.name):
                 what = self._field_what(node) or what

@@ -39,6 +39,8 @@ def test_soma_experiment_members_open_when_expanded(qtbot, win):
     assert top.text(1).startswith("SOMAExperiment · TileDB group, 2 members")
     rows = _rows(top)
     assert rows["obs"].text(1).startswith("SOMADataFrame · cell (observation) annotations")
+    assert rows["__meta"].text(1) == "Group metadata"
+    assert rows["__group"].text(1) == "Group members (one list per write)"
     assert rows["ms"].text(1).startswith("SOMACollection · measurements")
     assert rows["ms"].childCount() == 0 and rows["obs"].childCount() == 0
     assert rows["ms"].childIndicatorPolicy() == QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator
