@@ -85,7 +85,9 @@ def _marker_node(document, path: str) -> Node:
 
 
 def _own_dir(document, path: str, title_doc, parse) -> Tuple[Node, List[Tuple[str, Node]]]:
-    """`__group` or `__meta`: a folder node and its (file name, node) in timestamp order."""
+    """`__group` or `__meta`: a folder node and the (file name, node) that count, in
+    timestamp order: files a `.vac` lists were consolidated away and are not read (as
+    libtiledb skips them), only shown."""
     d = Node(os.path.basename(path), "dir", document.relname(path), 0, 0, doc=title_doc)
     parsed: List[Tuple[str, Node]] = []
     try:
@@ -93,6 +95,7 @@ def _own_dir(document, path: str, title_doc, parse) -> Tuple[Node, List[Tuple[st
     except OSError as e:
         d.mark(ERROR, f"cannot list directory: {e.strerror}")
         return d, parsed
+    vacuumed: Dict[str, str] = {}
     for name in entries:
         full = os.path.join(path, name)
         if os.path.isdir(full):
@@ -103,6 +106,8 @@ def _own_dir(document, path: str, title_doc, parse) -> Tuple[Node, List[Tuple[st
         src = document.open_source(full)
         if name.endswith(".vac"):
             node = parse_commit_file(document, src, document.ctx)
+            for uri in node.data if isinstance(node.data, list) else []:
+                vacuumed[uri.rstrip("/").rsplit("/", 1)[-1]] = name
         elif layout.TIMESTAMPED_RE.match(name):
             node = parse(document, src)
             parsed.append((name, node))
@@ -111,7 +116,10 @@ def _own_dir(document, path: str, title_doc, parse) -> Tuple[Node, List[Tuple[st
         node.name = name
         node.display = _name_display(name) or node.display
         d.add(node)
-    return d, parsed
+    for name, node in parsed:
+        if name in vacuumed:
+            node.display = f"{node.display} · consolidated away (listed in {vacuumed[name]})"
+    return d, [(n, node) for n, node in parsed if n not in vacuumed]
 
 
 def _annotate_history(group: TileDBGroup) -> None:

@@ -260,3 +260,30 @@ def test_version_1_members_and_relative_flag_read_from_bytes():
     gd = holder[0]
     assert gd.complete and [(e.key, e.type_name, e.relative, e.deleted) for e in gd.members] == [
         ("x", "array", True, False), ("y", "group", False, False)]
+
+
+def test_consolidated_group_metadata(tmp_path):
+    uri = str(tmp_path / "cg")
+    tiledb.Group.create(uri)
+    for i in range(3):
+        with tiledb.Group(uri, "w") as w:
+            w.meta[f"k{i}"] = i
+            if i == 2:
+                del w.meta["k0"]
+    tiledb.Group.consolidate_metadata(uri)
+    with tiledb.Group(uri) as grp:
+        want = dict(grp.meta.items())
+    doc = formats.open(uri)
+    assert doc.model.metadata == want == {"k1": 1, "k2": 2}
+    meta = doc.root["__meta"]
+    vac = [c for c in meta.iter_children() if c.name.endswith(".vac")]
+    assert len(vac) == 1 and len(vac[0].data) == 3
+    away = [c for c in meta.iter_children()
+            if "consolidated away (listed in" in (c.display or "")]
+    assert sorted(c.name for c in away) == sorted(u.rsplit("/", 1)[-1] for u in vac[0].data)
+    assert verify(doc) == []
+    tiledb.Group.vacuum_metadata(uri)
+    doc = formats.open(uri)
+    assert doc.model.metadata == want and verify(doc) == []
+    assert [c.name for c in doc.root["__meta"].iter_children()] == \
+        [n for n in os.listdir(os.path.join(uri, "__meta"))]
