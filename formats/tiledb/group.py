@@ -203,8 +203,9 @@ def _problem_node(document, m: Member) -> Node:
     status, code, message = m.problem or (ERROR, "", "")
     uri_node = m.entry.node.find("URI") if m.entry.node is not None else None
     if uri_node is not None:
-        uri_node.mark(status, message)
-        uri_node.code = code
+        # the finding is the member's (its path names it); the entry only says so
+        if m.entry.node is not None:
+            m.entry.node.display = f"{m.entry.node.display} · not followed ({status})"
         src, off, size = uri_node.source, uri_node.offset, uri_node.size
     else:
         src, off, size = None, 0, 0

@@ -138,7 +138,8 @@ def test_outside_and_missing_members_are_findings_never_followed(made):
     by_code: dict = {}
     for f in findings:
         by_code.setdefault(f.code, []).append(f)
-    # one finding per member (the member node and its entry's URI are the same place)
+    # one finding per member, named by the member's path
+    assert sorted(f.node for f in findings) == ["g/gone", "g/link", "g/out"]
     assert len(by_code[GROUP_MEMBER_MISSING]) == 1
     assert len(by_code[GROUP_MEMBER_OUTSIDE]) == 2
     latest = _details_files(g)[-1]
