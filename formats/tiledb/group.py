@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..context import Context
+from ..dataset_fs import entry_node
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, DeferredChildren, Node, hex_preview
 from ..plain import dir_node, file_node
@@ -24,7 +25,7 @@ from . import layout, names, soma
 from .array_metadata import ArrayMetadata, parse_array_metadata_file
 from .commits import parse_commit_file
 from .group_details import GroupDetails, parse_group_details_file
-from .group_members import Member, effective_members, resolve
+from .group_members import Member, effective_members, resolve, uri_to_path
 
 D_MARKER = doc("Group file: an empty file whose presence makes the folder a TileDB group",
                spec="group.md")
@@ -91,17 +92,18 @@ def _own_dir(document, path: str, title_doc, parse) -> Tuple[Node, List[Tuple[st
     d = Node(os.path.basename(path), "dir", document.relname(path), 0, 0, doc=title_doc)
     parsed: List[Tuple[str, Node]] = []
     try:
-        entries = sorted(os.listdir(path), key=layout.timestamp_order)
+        entries = sorted(document.fs.list(path), key=lambda e: layout.timestamp_order(e.name))
     except OSError as e:
-        d.mark(ERROR, f"cannot list directory: {e.strerror}")
+        d.mark(ERROR, f"cannot list directory: {e.strerror or e}")
         return d, parsed
     vacuumed: Dict[str, str] = {}
-    for name in entries:
-        full = os.path.join(path, name)
-        if os.path.isdir(full):
+    for entry in entries:
+        name, full = entry.name, entry.path
+        if entry.is_dir:
             d.add(dir_node(document, full))
             continue
-        if not os.path.isfile(full):
+        if not entry.is_file:
+            d.add(entry_node(document, entry))  # a link out, a FIFO...: a finding, not opened
             continue
         src = document.open_source(full)
         if name.endswith(".vac"):
@@ -156,13 +158,14 @@ def load_group(document, path: str, ctx: Context, root: Node) -> TileDBGroup:
     marker = os.path.join(path, layout.GROUP_FILE)
     details_dir = os.path.join(path, layout.GROUP_DETAILS_DIR)
     meta_dir = os.path.join(path, layout.META_DIR)
-    if os.path.isdir(details_dir):
+    fs = document.fs
+    if fs.stat(details_dir).is_dir:
         d, parsed = _own_dir(document, details_dir, D_DETAILS_DIR,
                              lambda doc_, src: parse_group_details_file(doc_, src, ctx))
         group.details = [(n, node.data if isinstance(node.data, GroupDetails) else None)
                          for n, node in parsed]
         root.add(d)
-    if os.path.isdir(meta_dir):
+    if fs.stat(meta_dir).is_dir:
         d, parsed = _own_dir(document, meta_dir, D_META_DIR,
                              lambda doc_, src: parse_array_metadata_file(doc_, src, ctx))
         for _n, node in parsed:
@@ -173,9 +176,9 @@ def load_group(document, path: str, ctx: Context, root: Node) -> TileDBGroup:
                     else:
                         group.metadata[e.key] = e.value
         root.add(d)
-    if os.path.isfile(marker):
+    if fs.stat(marker).is_file:
         root.add(_marker_node(document, marker))
-    group.members = [resolve(path, m) for m in effective_members(group.details)]
+    group.members = [resolve(path, m, fs) for m in effective_members(group.details)]
     _annotate_history(group)
     return group
 
@@ -256,41 +259,44 @@ def _member_node(document, ref: MemberRef, ctx: Context, parent: TileDBGroup,
     assert ref.path is not None
     node = Node(ref.name, "dir", document.relname(ref.path), 0, 0,
                 doc=D_MEMBER if ref.member is not None else D_NON_MEMBER, data=ref)
-    ref.soma_type = soma.soma_type(soma.peek_metadata(ref.path, ctx.key)) \
+    ref.soma_type = soma.soma_type(soma.peek_metadata(ref.path, ctx.key, document.fs)) \
         if ref.kind in ("array", "group") else None
     node.display = _member_display(ref, parent, parent_name)
     node.set_lazy(_builder(document, node, ref, ctx, parent, parent_name))
     return node
 
 
-def _non_members(group: TileDBGroup) -> List[str]:
-    """Folders of the group directory that no member is, or leads to."""
-    taken = {os.path.realpath(m.path) for m in group.members if m.path}
-    out: List[str] = []
+def _other_entries(document, group: TileDBGroup) -> Tuple[List[str], List[Node]]:
+    """What else the group's folder holds: folders no member is or leads to (their paths),
+    and nodes for stray files and entries the dataset FS will not open (links out, FIFOs)."""
+    named = set()   # every member's own path, followed or not: reported as the member
+    taken = set()   # the real folders of followed members
+    for m in group.members:
+        path, _why = uri_to_path(group.path, m.entry)
+        if path is not None:
+            named.add(os.path.abspath(path))
+        if m.path:
+            taken.add(os.path.realpath(m.path))
+    dirs: List[str] = []
+    nodes: List[Node] = []
     try:
-        entries = sorted(os.listdir(group.path))
+        entries = document.fs.list(group.path)
     except OSError:
-        return out
-    for name in entries:
-        full = os.path.join(group.path, name)
-        if name in (layout.GROUP_DETAILS_DIR, layout.META_DIR) or not os.path.isdir(full):
+        return dirs, nodes
+    own = (layout.GROUP_DETAILS_DIR, layout.META_DIR, layout.GROUP_FILE)
+    for e in entries:
+        if e.name in own or os.path.abspath(e.path) in named:
             continue
-        if os.path.islink(full):
-            continue  # a link is only ever followed as a member, after its checks
-        real = os.path.realpath(full)
-        if real in taken or any(t.startswith(real + os.sep) for t in taken):
-            continue
-        out.append(full)
-    return out
-
-
-def _stray_files(document, group_dir: str) -> List[Node]:
-    out: List[Node] = []
-    for name in sorted(os.listdir(group_dir)):
-        full = os.path.join(group_dir, name)
-        if name != layout.GROUP_FILE and os.path.isfile(full) and not os.path.islink(full):
-            out.append(file_node(document, full, "file not part of the TileDB group format"))
-    return out
+        if e.is_dir:
+            real = e.real or os.path.realpath(e.path)
+            if real in taken or any(t.startswith(real + os.sep) for t in taken):
+                continue
+            dirs.append(e.path)
+        elif e.is_file:
+            nodes.append(file_node(document, e.path, "file not part of the TileDB group format"))
+        else:
+            nodes.append(entry_node(document, e))
+    return dirs, nodes
 
 
 def open_group_dir(document, path: str, ctx: Optional[Context] = None,
@@ -311,12 +317,13 @@ def open_group_dir(document, path: str, ctx: Optional[Context] = None,
             continue
         ref = MemberRef(m.name, prefix + m.name, m.path, "group" if m.is_group else "array", m)
         root.add(_member_node(document, ref, ctx, group, name))
-    for full in _non_members(group):
+    dirs, others = _other_entries(document, group)
+    for full in dirs:
         kind = "array" if layout.is_array_dir(full) else "group" if layout.is_group_dir(full) \
             else "dir"
         ref = MemberRef(os.path.basename(full), prefix + os.path.basename(full), full, kind)
         root.add(_member_node(document, ref, ctx, group, name))
-    for n in _stray_files(document, path):
+    for n in others:
         root.add(n)
     n_members = len(group.members)
     what = f"TileDB group, {n_members} member{'' if n_members == 1 else 's'}"

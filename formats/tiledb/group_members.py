@@ -1,8 +1,9 @@
 """A group's members: the effective list after every details file, and where each one is.
 
 Members are never followed blindly: a URI is resolved against the group's directory (relative
-URIs) or read as a local path (`file://` and plain absolute paths), then the real path (all
-symbolic links resolved) must lie strictly inside the group's own directory and hold what the
+URIs) or read as a local path (`file://` and plain absolute paths); that path must lie strictly
+inside the group's own directory by its name, then (through the document's dataset FS,
+formats/dataset_fs.py) by its real path with every symbolic link resolved, and hold what the
 entry says (an array or a group). Anything else is a problem with a stable finding code and
 the member is not opened: a member elsewhere (another directory, another store), a member
 pointing to nothing, a member of the wrong kind.
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 from urllib.parse import unquote
 
+from ..dataset_fs import ALIAS, BROKEN, DIR, FILE, LOOP, MISSING, SYMLINK_OUT, UNREADABLE, DatasetFS
 from ..findings import GROUP_MEMBER_MISSING, GROUP_MEMBER_OUTSIDE, GROUP_MEMBER_TYPE
 from . import layout
 from .group_details import ARRAY, GROUP, GroupDetails, MemberEntry
@@ -89,16 +91,15 @@ def uri_to_path(group_dir: str, entry: MemberEntry) -> Tuple[Optional[str], Opti
     return os.path.normpath(unquote(rest)), None
 
 
-def _inside(path: str, directory: str, real: bool = True) -> bool:
-    """`path` lies strictly inside `directory` (with every symbolic link resolved, unless
-    `real` is false: then by the names alone)."""
-    norm = os.path.realpath if real else os.path.abspath
-    real_path, base = norm(path), norm(directory)
-    return real_path != base and real_path.startswith(base.rstrip(os.sep) + os.sep)
+def _inside(path: str, directory: str) -> bool:
+    """`path` lies strictly inside `directory` (both absolute and normalised alike)."""
+    return path != directory and path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
-def resolve(group_dir: str, member: Member) -> Member:
-    """Set `member.path` (safe to open) or `member.problem`."""
+def resolve(group_dir: str, member: Member, fs: DatasetFS) -> Member:
+    """Set `member.path` (safe to open) or `member.problem`. Nothing outside the group's
+    directory is looked at: the URI is judged by its name first, then the dataset FS says
+    what is there (links resolved, confined to the opened dataset)."""
     e = member.entry
     label = f"member {member.name!r} ({e.uri})"
     path, why = uri_to_path(group_dir, e)
@@ -106,30 +107,38 @@ def resolve(group_dir: str, member: Member) -> Member:
         member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
                           f"{label} is {why}: not followed; open it on its own")
         return member
-    outside = ("warning", GROUP_MEMBER_OUTSIDE,
-               f"{label} points outside the group's directory: not followed; open it on its own")
-    if not _inside(path, group_dir, real=False):
-        member.problem = outside  # decided on the name alone: nothing outside is touched
+    if not _inside(path, os.path.abspath(group_dir)):
+        member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
+                          f"{label} points outside the group's directory: not followed; open "
+                          f"it on its own")
         return member
-    if not os.path.lexists(path):
-        member.problem = ("error", GROUP_MEMBER_MISSING,
-                          f"{label} points to nothing: no file or directory at {path}")
+    entry = fs.stat(path)
+    if entry.kind in (MISSING, BROKEN, UNREADABLE):
+        what = {MISSING: f"no file or directory at {path}",
+                BROKEN: f"a broken symbolic link at {path} (to {entry.detail})",
+                UNREADABLE: f"{path} cannot be examined ({entry.detail})"}[entry.kind]
+        member.problem = ("error", GROUP_MEMBER_MISSING, f"{label} points to nothing: {what}")
         return member
-    if not _inside(path, group_dir):
-        member.problem = (outside[0], outside[1],
+    real = entry.real or path
+    if entry.kind in (SYMLINK_OUT, LOOP) or \
+            not _inside(real, os.path.realpath(group_dir)):
+        member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
                           f"{label} leads outside the group's directory through a symbolic link "
-                          f"(to {os.path.realpath(path)}): not followed")
+                          f"(to {entry.detail or real}): not followed")
         return member
-    if not os.path.exists(path):
-        member.problem = ("error", GROUP_MEMBER_MISSING,
-                          f"{label} points to nothing: a broken symbolic link at {path}")
+    if entry.kind == ALIAS:
+        path = real  # a link to a folder of the group: opened where it really is
+    elif entry.kind != DIR:
+        member.problem = ("error", GROUP_MEMBER_TYPE,
+                          f"{label} is recorded as {e.type_name}, but {path} is "
+                          f"{'a file' if entry.kind == FILE else 'a ' + entry.detail}")
         return member
     is_array, is_group = layout.is_array_dir(path), layout.is_group_dir(path)
     want = e.object_type
     if want == ARRAY and not is_array or want == GROUP and not is_group or \
             want not in (ARRAY, GROUP):
         found = "an array" if is_array else "a group" if is_group else \
-            "a directory that is neither an array nor a group" if os.path.isdir(path) else "a file"
+            "a directory that is neither an array nor a group"
         member.problem = ("error", GROUP_MEMBER_TYPE,
                           f"{label} is recorded as {e.type_name}, but {path} is {found}")
         return member

@@ -49,32 +49,36 @@ def role(parent_type: Optional[str], parent_name: str, name: str) -> Optional[st
     return None
 
 
-def peek_metadata(path: str, key: Optional[bytes] = None) -> Dict[str, Any]:
+def peek_metadata(path: str, key: Optional[bytes] = None, fs=None) -> Dict[str, Any]:
     """The metadata of the group or array at `path` (its `__meta` files merged in timestamp
-    order), parsed aside: nothing is added to any document. {} when unreadable."""
+    order), parsed aside: nothing is added to any document. Files are listed and read
+    through `fs` (the opening document's dataset FS: confined to the dataset). {} when
+    unreadable."""
     from ..context import Context
+    from ..dataset_fs import LocalFS
     from ..document import Document
     from .array_metadata import ArrayMetadata, parse_array_metadata_file
 
+    fs = fs if fs is not None else LocalFS(path)
     meta_dir = os.path.join(path, layout.META_DIR)
     try:
-        names = sorted((n for n in os.listdir(meta_dir)
-                        if not n.endswith(".vac") and layout.TIMESTAMPED_RE.match(n)),
-                       key=layout.timestamp_order)
+        files = sorted((e for e in fs.list(meta_dir) if e.is_file and
+                        not e.name.endswith(".vac") and layout.TIMESTAMPED_RE.match(e.name)),
+                       key=lambda e: layout.timestamp_order(e.name))
     except OSError:
         return {}
     out: Dict[str, Any] = {}
     scratch = Document(path, Context(key=key))
+    scratch.fs = fs
     try:
-        for n in names:
-            node = parse_array_metadata_file(scratch, scratch.open_source(os.path.join(meta_dir, n)),
-                                             scratch.ctx)
+        for e in files:
+            node = parse_array_metadata_file(scratch, scratch.open_source(e.path), scratch.ctx)
             if isinstance(node.data, ArrayMetadata):
-                for e in node.data.entries:
-                    if e.deleted:
-                        out.pop(e.key, None)
+                for entry in node.data.entries:
+                    if entry.deleted:
+                        out.pop(entry.key, None)
                     else:
-                        out[e.key] = e.value
+                        out[entry.key] = entry.value
     except Exception:  # noqa: BLE001 - a label is a nicety: the real parse reports problems
         return out
     finally:

@@ -288,3 +288,22 @@ def test_consolidated_group_metadata(tmp_path):
     assert doc.model.metadata == want and verify(doc) == []
     assert [c.name for c in doc.root["__meta"].iter_children()] == \
         [n for n in os.listdir(os.path.join(uri, "__meta"))]
+
+
+def test_links_in_the_group_folder_are_never_followed(tmp_path):
+    from arrayscope.formats.findings import OUTSIDE_DATASET
+
+    grp = str(tmp_path / "lg")
+    tiledb.Group.create(grp)
+    _array(os.path.join(grp, "arr"))
+    _array(str(tmp_path / "elsewhere"))
+    with tiledb.Group(grp, "w") as w:
+        w.add("arr", name="arr", relative=True)
+    os.symlink(str(tmp_path / "elsewhere"), os.path.join(grp, "stray_link"))  # no member
+    os.symlink("arr", os.path.join(grp, "alias"))                            # no member
+    doc = formats.open(grp)
+    open_all(doc.root)
+    found = [(f.code, f.node) for f in verify(doc)]
+    assert found == [(OUTSIDE_DATASET, "lg/stray_link")]
+    assert not any("elsewhere" in s.name or s.name.startswith("stray_link")
+                   for s in doc.sources)
