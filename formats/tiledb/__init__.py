@@ -63,17 +63,17 @@ class _TileDBPlugin:
     def health(self, document, at=None, reader=None):
         from .health import array_health
 
-        return array_health(document, at, reader)
+        return None if _is_group(document) else array_health(document, at, reader)
 
     def extents(self, document):
         from .health import array_extents
 
-        return array_extents(document)
+        return None if _is_group(document) else array_extents(document)
 
     def space(self, document):
         from .space import array_space
 
-        return array_space(document)
+        return None if _is_group(document) else array_space(document)
 
     def verify(self, document):
         from .group_walk import is_group_document, verify_group
@@ -95,6 +95,12 @@ class _TileDBPlugin:
         if not is_group_document(document):
             raise LookupError("not a TileDB group: --array names a member of a group")
         return member_document(document, member_path)
+
+
+def _is_group(document) -> bool:
+    """A group has no fragments of its own (health, extents, space are its arrays')."""
+    path = getattr(document, "path", "")
+    return layout.is_group_dir(path) and not layout.is_array_dir(path)
 
 
 PLUGIN = _TileDBPlugin()

@@ -226,3 +226,12 @@ def test_damaged_group_files_are_reported_never_raised(tmp_path, how):
         assert errors, f"{how} {rel}: nothing reported"
         assert any(f.source.startswith(rel) for f in errors), (rel, [f.line() for f in errors])
         doc.close()
+
+
+def test_fragments_of_a_group_are_its_arrays_own():
+    r = _cli("fragments", SOMA, "--json")
+    assert r.returncode == 2 and "not an array with fragments" in r.stderr  # no false orphans
+    r = _cli("fragments", os.path.join(SOMA, "obs"), "--json")
+    assert r.returncode == 0
+    frags = json.loads(r.stdout)["fragments"]
+    assert [(f["state"], f["visible"], f["cell_num"]) for f in frags] == [("committed", True, 60)]
