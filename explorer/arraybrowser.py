@@ -18,6 +18,7 @@ FOLDERS = {
     "__schema": "Schema versions", "__fragments": "Fragments", "__commits": "Commits",
     "__meta": "Array metadata", "__enumerations": "Enumerations", "__labels": "Dimension labels",
     "__fragment_meta": "Consolidated fragment metadata",
+    "__group": "Group members (one list per write)",
 }
 TS_NAME = re.compile(r"^__(\d+)_(\d+)_([0-9a-f]{32})(?:_(\d+))?(\.\w+)?$")
 MAX_LOADING_ROWS = 5000   # the loading list stops growing there (a count says the rest)
@@ -71,6 +72,7 @@ class ArrayBrowser(QTreeWidget):
         self.setColumnWidth(2, 64)
         self.itemClicked.connect(self._clicked)
         self.itemActivated.connect(self._clicked)
+        self.itemExpanded.connect(self._expanded)
         self._items = {}
         self._loading: Optional[QTreeWidgetItem] = None
         self._loading_more = 0
@@ -140,12 +142,17 @@ class ArrayBrowser(QTreeWidget):
         label = node.name
         if getattr(self, "fmt", "tiledb") == "tiledb":
             what = FOLDERS.get(node.name, "") if node.kind == "dir" else ""
+            if node.name == "__meta" and node.parent is not None and \
+                    node.parent.find("__group") is not None:
+                what = "Group metadata"
             what = what or describe(node.name, node.kind)
             if node.kind == "file" and DATA_FILE.match(node.name):
                 what = self._field_what(node) or what
             if (node.kind == "dir" and node.name.startswith("__") and TS_NAME.match(node.name)
                     and not what.startswith("commit")):
                 what = "fragment: " + what if "__fragments" in str(node.source) else what
+            if not what and node.kind == "dir":
+                what = generic_what(node)  # a group member: what its plugin says it is
         else:
             what = generic_what(node)
         it.setText(0, label)
@@ -155,20 +162,17 @@ class ArrayBrowser(QTreeWidget):
         if node.kind == "file":
             it.setText(2, f"{node.size:,}")
             it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
-        elif node.kind == "dir":
+        elif node.kind == "dir" and not getattr(node, "pending", False):
             it.setText(2, f"{node.child_count()}")
             it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
         it.setData(0, Qt.UserRole, node)
         self._items[id(node)] = it
         worst = node.status
-        if node.kind == "dir":
-            for c in node.iter_children():
-                if c.kind in ("dir", "file"):
-                    ci, w = self._add(it, c)
-                    it.addChild(ci)
-                    worst = _max(worst, w)
-                else:
-                    worst = _max(worst, _worst(c))
+        if node.kind == "dir" and getattr(node, "pending", False):
+            # opened when expanded (a group member): nothing is built before that
+            it.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator)
+        elif node.kind == "dir":
+            worst = _max(worst, self._add_children(it, node))
         else:
             worst = _worst(node)
         it.setIcon(0, theme.status_icon(worst) if worst != "ok" else theme.kind_icon(node.kind))
@@ -176,10 +180,34 @@ class ArrayBrowser(QTreeWidget):
             it.setToolTip(0, f"{node.path()}\n{worst}s inside: see Diagnostics")
         return it, worst
 
+    def _add_children(self, it: QTreeWidgetItem, node) -> str:
+        worst = "ok"
+        for c in node.iter_children():
+            if c.kind in ("dir", "file"):
+                ci, w = self._add(it, c)
+                it.addChild(ci)
+                worst = _max(worst, w)
+            else:
+                worst = _max(worst, _worst(c))
+        return worst
+
+    def _expanded(self, it: QTreeWidgetItem) -> None:
+        """A deferred folder (a group member) opens: build it, then list its entries."""
+        node = it.data(0, Qt.UserRole)
+        if node is None or it.childCount() or node.kind != "dir":
+            return
+        worst = self._add_children(it, node)   # builds the member with its own context
+        it.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.DontShowIndicatorWhenChildless)
+        it.setText(1, generic_what(node))   # now with what opening it found
+        it.setText(2, f"{node.child_count()}")
+        it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+        if worst != "ok":
+            it.setIcon(0, theme.status_icon(worst))
+
     def _field_what(self, node) -> str:
         """`attribute 'counts' data` for a data file, from its fragment's schema."""
         fm = node.data
-        array = getattr(self, "_array", None)
+        array = _array_of(node) or getattr(self, "_array", None)
         if fm is None or not hasattr(fm, "extra") or not hasattr(array, "schema_for"):
             return ""
         try:
@@ -197,9 +225,19 @@ class ArrayBrowser(QTreeWidget):
         return f"{kind} '{role.obj.name}' {part}"
 
     def select_file_of(self, node) -> None:
+        chain = []
         n = node
         while n is not None and id(n) not in self._items:
+            chain.append(n)
             n = n.parent
+        # a group member opened elsewhere (the structure tree): list its entries here too
+        while n is not None and chain:
+            it = self._items[id(n)]
+            if it.childCount() == 0 and n.kind == "dir" and not getattr(n, "pending", False):
+                self._expanded(it)
+            if id(chain[-1]) not in self._items:
+                break
+            n = chain.pop()
         it = self._items.get(id(n)) if n is not None else None
         if it is not None and it is not self.currentItem():
             self.blockSignals(True)
@@ -229,6 +267,17 @@ def generic_what(node) -> str:
         what = f"{t}: {what}" if t and what else (t or what)
     what = " ".join(what.split())
     return what if len(what) <= 90 else what[:89] + "…"
+
+
+def _array_of(node):
+    """The array model a file belongs to: its array folder's (a group member's) data."""
+    n = node.parent
+    while n is not None:
+        for model in (n.data, getattr(n.data, "model", None)):
+            if hasattr(model, "schema_for"):
+                return model
+        n = n.parent
+    return None
 
 
 def _max(a: str, b: str) -> str:

@@ -227,7 +227,9 @@ class NodeTreeModel(QAbstractItemModel):
                 return f"0x{node.offset:X}"
             if col == 4:
                 if isinstance(node.source, str):
-                    return f"{node.child_count()} entries" if node.kind == "dir" else ""
+                    if node.kind != "dir" or node.pending:
+                        return ""  # a pending folder (a group member) is counted once opened
+                    return f"{node.child_count()} entries"
                 return f"{node.size:,}"
         elif role == _DECORATIONROLE and col == 0:
             if node.status != "ok":

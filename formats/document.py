@@ -95,7 +95,8 @@ class Document:
 
     def coverage(self) -> Dict[str, tuple]:
         """{source name: (covered bytes, size)} for every file source."""
-        return {s.name: engine.coverage(self.root, s) for s in self.sources}
+        covered = engine.coverage_all(self.root) if self.root is not None else {}
+        return {s.name: (covered.get(id(s), 0), s.size) for s in self.sources}
 
     def close(self) -> None:
         for s in self.sources:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import traceback
-from typing import Callable, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from .cursor import Cursor, ParseStop
 from .node import ERROR, OK, WARNING, Node, hex_preview
@@ -108,6 +108,33 @@ def coverage(node: Node, source) -> Tuple[int, int]:
             covered += b - a
             pos = b
     return covered, source.size
+
+
+def coverage_all(node: Node) -> Dict[int, int]:
+    """{id(source): bytes covered by leaves under `node`} for every source at once: one walk
+    of the tree, the same leaves as `leaves` (a group of many files costs one pass)."""
+    spans: Dict[int, List[Tuple[int, int]]] = {}
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.is_lazy:
+            if n.size > 0:
+                spans.setdefault(id(n.source), []).append((n.offset, n.end))
+            continue
+        kids = list(n.iter_children())
+        if n.size > 0 and not any(c.source is n.source for c in kids):
+            spans.setdefault(id(n.source), []).append((n.offset, n.end))
+        stack.extend(kids)
+    out: Dict[int, int] = {}
+    for key, ss in spans.items():
+        covered, pos = 0, 0
+        for a, b in sorted(ss):
+            a = max(a, pos)
+            if b > a:
+                covered += b - a
+                pos = b
+        out[key] = covered
+    return out
 
 
 def diagnostics(root: Node) -> List[Node]:

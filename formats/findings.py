@@ -23,6 +23,10 @@ SPECIAL_FILE = "special-file"          # a FIFO, socket or device where a file w
 BROKEN_LINK = "broken-link"            # a symbolic link to nothing
 UNREADABLE_ENTRY = "unreadable-entry"  # a directory entry that cannot be examined
 SIZE_OVER_LIMIT = "size-over-limit"    # a declared or decoded size beyond what the format allows
+# TileDB groups (formats/tiledb/group_members.py)
+GROUP_MEMBER_OUTSIDE = "group-member-outside"  # a group member elsewhere: not followed
+GROUP_MEMBER_MISSING = "group-member-missing"  # a group member that points to nothing
+GROUP_MEMBER_TYPE = "group-member-type"        # a member that is not what its entry says
 
 
 @dataclass(frozen=True)

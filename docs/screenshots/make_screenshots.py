@@ -5,6 +5,8 @@
                       checks, and the tile's cells paired with its validity tile (nulls grey)
 - scdl.png            the SCDL sample: an array descriptor of header.sch
 - zarr.png            the Zarr v3 struct sample: a record of a zstd chunk, in the decoded tab
+- soma.png            the SOMA experiment of tests/data/soma: ms/RNA/X/data opened, a chunk
+                      of its soma_data reversed to its cells
 - `--dark DIR`        also writes the same views with a dark palette into DIR (for checking)
 """
 from __future__ import annotations
@@ -112,9 +114,24 @@ def shoot(out_dir: str, dark: bool = False) -> list:
         app.processEvents()
     save(w.pipeline, "pipeline_panel.png")
     w.d_pipeline.setFloating(False)
+    shoot_soma(app, w, save)
 
     w.close()
     return written
+
+
+def shoot_soma(app, w, save) -> None:
+    """The SOMA experiment: a member array opened in the tree, a chunk reversed to cells."""
+    soma = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data", "soma", "pbmc68k")
+    w.open_path(soma, sync=True)
+    data = w.session.root.resolve("ms/RNA/X/data")   # opens ms, RNA, X and data
+    frag = next(data["__fragments"].iter_children())
+    chunk = frag["a0.tdb"]["Tile 1"]["Chunk 1"]
+    w.select_node(chunk)
+    w.pipeline.reverse_all()
+    w.select_node(chunk)
+    _settle(app, w)
+    save(w, "soma.png")
 
 
 def main(argv=None) -> int:

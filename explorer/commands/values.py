@@ -12,6 +12,9 @@ HELP = "decode one attribute, dimension, SCDL array or Zarr field (JSON or raw b
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path")
+    p.add_argument("--array", metavar="MEMBER",
+                   help="a member array of a TileDB group, by its path of member names "
+                        "(e.g. ms/RNA/X/data)")
     p.add_argument("--field", required=True, help="attribute, dimension, array or struct field")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--json", action="store_true", help="print the values as JSON")
@@ -26,6 +29,17 @@ def run(args: argparse.Namespace) -> int:
     plugin = registry.plugin_named(doc.format) if doc.format else None
     if plugin is None or not hasattr(plugin, "values"):
         return fail(f"{args.path}: no decodable fields (format: {doc.format or 'unknown'})")
+    members = getattr(plugin, "member_names", None)
+    if args.array:
+        if members is None:
+            return fail(f"{args.path}: --array names a member of a group; this is not one")
+        try:
+            doc = plugin.member_document(doc, args.array)
+        except LookupError as e:
+            return fail(f"{args.path}: {e}")
+    elif members is not None and members(doc):
+        return fail(f"{args.path} is a group: name a member array with --array; arrays: "
+                    f"{', '.join(members(doc))}")
     names = plugin.field_names(doc)
     if not names:
         # nothing to decode: say why (an undecryptable schema, a damaged file...)

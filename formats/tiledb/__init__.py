@@ -10,17 +10,25 @@ class _TileDBPlugin:
     name = "tiledb"
 
     def detect_dir(self, path: str) -> bool:
-        return layout.is_array_dir(path)
+        return layout.is_array_dir(path) or layout.is_group_dir(path)
 
     def open_dir(self, document, path: str):
+        if not layout.is_array_dir(path) and layout.is_group_dir(path):
+            from .group import open_group_dir
+
+            return open_group_dir(document, path)
         from .array import open_array_dir
 
         return open_array_dir(document, path)
 
     def container_of(self, path: str):
-        return layout.array_dir_of(path)
+        return layout.group_dir_of(path) or layout.array_dir_of(path)
 
     def open_file_in(self, document, container: str, path: str):
+        if layout.group_dir_of(path) == container:
+            from .group import open_group_file
+
+            return open_group_file(document, container, path)
         from .array import open_file_in_array
 
         return open_file_in_array(document, container, path)
@@ -43,8 +51,9 @@ class _TileDBPlugin:
 
     def field_names(self, document):
         from . import values as v
+        from .group_walk import is_group_document
 
-        return v.field_names(document.model)
+        return [] if is_group_document(document) else v.field_names(document.model)
 
     def values(self, document, name: str, with_values: bool = True):
         from . import values as v
@@ -54,24 +63,44 @@ class _TileDBPlugin:
     def health(self, document, at=None, reader=None):
         from .health import array_health
 
-        return array_health(document, at, reader)
+        return None if _is_group(document) else array_health(document, at, reader)
 
     def extents(self, document):
         from .health import array_extents
 
-        return array_extents(document)
+        return None if _is_group(document) else array_extents(document)
 
     def space(self, document):
         from .space import array_space
 
-        return array_space(document)
+        return None if _is_group(document) else array_space(document)
 
     def verify(self, document):
-        try:
-            from .checks import verify_array
-        except ImportError:
-            return []
+        from .group_walk import is_group_document, verify_group
+
+        if is_group_document(document):
+            return verify_group(document)
+        from .checks import verify_array
+
         return verify_array(document)
+
+    def member_names(self, document):
+        from .group_walk import array_member_paths, is_group_document
+
+        return array_member_paths(document.root) if is_group_document(document) else []
+
+    def member_document(self, document, member_path: str):
+        from .group_walk import is_group_document, member_document
+
+        if not is_group_document(document):
+            raise LookupError("not a TileDB group: --array names a member of a group")
+        return member_document(document, member_path)
+
+
+def _is_group(document) -> bool:
+    """A group has no fragments of its own (health, extents, space are its arrays')."""
+    path = getattr(document, "path", "")
+    return layout.is_group_dir(path) and not layout.is_array_dir(path)
 
 
 PLUGIN = _TileDBPlugin()

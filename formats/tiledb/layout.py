@@ -14,6 +14,8 @@ META_DIR = "__meta"
 LABELS_DIR = "__labels"
 FRAGMENT_METADATA_FILE = "__fragment_metadata.tdb"
 LEGACY_SCHEMA_FILE = "__array_schema.tdb"   # format versions < 10: the schema at the root
+GROUP_FILE = "__tiledb_group.tdb"           # a group's (empty) marker file (group.md)
+GROUP_DETAILS_DIR = "__group"               # a group's member lists, one file per write
 
 # Data file names inside a fragment: a<N>[_var|_validity].tdb, d<N>[_var].tdb, and the
 # timestamp / delete-metadata slots (t, dt, dci).
@@ -21,9 +23,34 @@ DATA_FILE_RE = re.compile(r"^(a|d)(\d+)(_var|_validity)?\.tdb$|^(t|dt|dci)(_var|
 TIMESTAMPED_RE = re.compile(r"^__(\d+)_(\d+)_([0-9a-fA-F]{32})(?:_(\d+))?(?:\.(\w+))?$")
 
 
+def timestamp_order(name: str):
+    """Sort key of timestamped names as libtiledb orders them: (t1, t2), then the name;
+    other names after them, by name."""
+    m = TIMESTAMPED_RE.match(name)
+    return (0, int(m.group(1)), int(m.group(2)), name) if m else (1, 0, 0, name)
+
+
 def is_array_dir(path: str) -> bool:
     return os.path.isdir(os.path.join(path, SCHEMA_DIR)) or \
         os.path.isfile(os.path.join(path, LEGACY_SCHEMA_FILE))
+
+
+def is_group_dir(path: str) -> bool:
+    """A TileDB group: libtiledb accepts either its marker file or its details folder."""
+    return os.path.isfile(os.path.join(path, GROUP_FILE)) or \
+        os.path.isdir(os.path.join(path, GROUP_DETAILS_DIR))
+
+
+def group_dir_of(path: str) -> Optional[str]:
+    """The group whose own file `path` is (its marker, a details or a metadata file)."""
+    d = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(path) == GROUP_FILE and is_group_dir(d):
+        return d
+    if os.path.basename(d) in (GROUP_DETAILS_DIR, META_DIR):
+        g = os.path.dirname(d)
+        if is_group_dir(g) and not is_array_dir(g):
+            return g
+    return None
 
 
 def array_dir_of(path: str) -> Optional[str]:

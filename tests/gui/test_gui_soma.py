@@ -1,0 +1,69 @@
+"""The window on a SOMA experiment (tests/data/soma, written by tiledbsoma 2.3): the browser
+shows the experiment as one (obs, measurements, matrix layers), members are opened only when
+expanded, and verify (which walks every member) finds nothing (pytest-qt, offscreen)."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QTreeWidgetItem  # noqa: E402
+
+import arrayscope.explorer.qtfix  # noqa: E402,F401  (before any Qt call)
+from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.paths import DATA  # noqa: E402
+
+SOMA = os.path.join(DATA, "soma", "pbmc68k")
+
+
+@pytest.fixture
+def win(qtbot, tmp_path):
+    return open_window(qtbot, tmp_path)
+
+
+def _rows(item):
+    return {item.child(i).text(0): item.child(i) for i in range(item.childCount())}
+
+
+def test_soma_experiment_members_open_when_expanded(qtbot, win):
+    with qtbot.waitSignal(win.verifier.done, timeout=60000):
+        with qtbot.waitSignal(win.loader.loaded, timeout=20000):
+            win.open_path(SOMA)
+    doc = win.session.document
+    opened = {s.name for s in doc.sources}
+    assert opened == {n for n in opened if n.startswith(("__group/", "__meta/"))} | \
+        {"__tiledb_group.tdb"}   # the experiment's own files only
+    top = win.browser.topLevelItem(0)
+    assert top.text(1).startswith("SOMAExperiment · TileDB group, 2 members")
+    rows = _rows(top)
+    assert rows["obs"].text(1).startswith("SOMADataFrame · cell (observation) annotations")
+    assert rows["__meta"].text(1) == "Group metadata"
+    assert rows["__group"].text(1) == "Group members (one list per write)"
+    assert rows["ms"].text(1).startswith("SOMACollection · measurements")
+    assert rows["ms"].childCount() == 0 and rows["obs"].childCount() == 0
+    assert rows["ms"].childIndicatorPolicy() == QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator
+    # expanding a member opens it with its own context
+    rows["ms"].setExpanded(True)
+    rna = _rows(rows["ms"])["RNA"]
+    assert rna.text(1).startswith("SOMAMeasurement · measurement")
+    rna.setExpanded(True)
+    x = _rows(rna)["X"]
+    assert x.text(1).startswith("SOMACollection · matrix layers (cells × features)")
+    x.setExpanded(True)
+    data = _rows(x)["data"]
+    assert data.text(1).startswith("SOMASparseNDArray · matrix layer")
+    data.setExpanded(True)
+    assert "TileDB array, sparse, 1 fragment" in data.text(1)
+    assert {"__fragments", "__schema", "__commits"} <= set(_rows(data))
+    names = {s.name for s in doc.sources}
+    assert any(n.startswith("ms/RNA/X/data/__fragments/") for n in names)
+    assert not any(n.startswith(("obs/", "ms/RNA/var/")) for n in names)  # not opened
+    # the data file of the member is described with its own schema
+    frag = _rows(_rows(data)["__fragments"])
+    files = _rows(next(iter(frag.values())))
+    assert files["a0.tdb"].text(1) == "attribute 'soma_data' data"
+    assert win.diag.model.rowCount() == 0  # verify walked every member: nothing found
+    node = data.data(0, Qt.UserRole)
+    assert node.path() == "pbmc68k/ms/RNA/X/data"
