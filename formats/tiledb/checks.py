@@ -277,11 +277,24 @@ def _guard(out: List[Node], where, fn, *args) -> None:
 
 
 def verify_array(document) -> List[Node]:
-    """Findings beyond the tree's own diagnostics."""
+    """Findings beyond the tree's own diagnostics: every chunk under the root, then the
+    fragments' and commits' bookkeeping (formats/verify_tasks.py splits the first part
+    into tasks and keeps this order)."""
+    return verify_chunks(document, document.root) + verify_bookkeeping(document)
+
+
+def verify_chunks(document, root: Node) -> List[Node]:
+    """The checks of every chunk under `root`, in `iter_chunks` order."""
     out: List[Node] = []
     key = document.ctx.key
-    for ci in iter_chunks(document.root):
+    for ci in iter_chunks(root):
         _guard(out, ci.source, check_chunk, ci, key)
+    return out
+
+
+def verify_bookkeeping(document) -> List[Node]:
+    """Fragments against commits, footers against files."""
+    out: List[Node] = []
     array = document.model
     if array is not None and hasattr(array, "fragments") and os.path.isdir(getattr(array, "path", "")):
         for frag in array.fragments:

@@ -124,16 +124,27 @@ class ZarrPlugin:
         if document.root is None:
             return []
         out: List[Node] = []
-        pending = [n for n in document.root.walk() if n.name == "decoded" and n.pending]
-        for node in pending:
-            chunk = node.parent
-            before = {id(n) for n in chunk.walk() if n.status != "ok"}
-            node.ensure_built()
-            try:
-                out.extend(n for n in chunk.walk() if n.status != "ok" and id(n) not in before)
-            finally:
-                node.release_deferred()
+        for node in pending_chunks(document.root):
+            out.extend(verify_chunk(node))
         return out
+
+
+def pending_chunks(root: Node) -> List[Node]:
+    """The "decoded" nodes not built yet, in tree order (verify decodes each once)."""
+    return [n for n in root.walk() if n.name == "decoded" and n.pending]
+
+
+def verify_chunk(node: Node) -> List[Node]:
+    """Decode one chunk ("decoded" node), return what decoding found, release it again."""
+    chunk = node.parent
+    if chunk is None or not node.pending:
+        return []
+    before = {id(n) for n in chunk.walk() if n.status != "ok"}
+    node.ensure_built()
+    try:
+        return [n for n in chunk.walk() if n.status != "ok" and id(n) not in before]
+    finally:
+        node.release_deferred()
 
 
 PLUGIN = ZarrPlugin()
