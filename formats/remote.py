@@ -126,6 +126,10 @@ class RemoteStore:
         self.fs = fs
         self.url = url.rstrip("/") or url
         self._fs_root = str(fs_path).rstrip("/") or str(fs_path)
+        try:   # fsspec instances are shared and may hold an old listing: list afresh
+            fs.invalidate_cache(self._fs_root)
+        except Exception:  # noqa: BLE001 - a cache that cannot be dropped is only stale
+            pass
         self.block_size = max(4096, int(block_size))
         self.cache = BlockCache(cache_bytes)
         self.stats = TransferStats()
