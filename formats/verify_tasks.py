@@ -39,6 +39,26 @@ class Task:
     units: Tuple[IndexPath, ...]
     key: Optional[bytes] = field(default=None, repr=False)
     as_format: Optional[str] = None
+    stamp: str = ""    # fingerprint of the dataset the units were listed from
+
+
+def fingerprint(document) -> str:
+    """Names, sizes (and, for local files, modification times) of the document's file
+    sources: a worker whose copy differs has a different dataset (or a stale one)."""
+    import hashlib
+    import os
+
+    h = hashlib.sha1()
+    for src in sorted(document.sources, key=lambda s: s.name):
+        mtime = 0
+        path = getattr(src, "path", None)
+        if path and not getattr(src, "remote", False):
+            try:
+                mtime = os.stat(path).st_mtime_ns
+            except OSError:
+                mtime = -1
+        h.update(f"{src.name}\0{src.size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
 
 
 # ---- listing the units ---------------------------------------------------------------------
@@ -89,12 +109,13 @@ def resolve(root: Node, path: IndexPath) -> Optional[Node]:
 
 
 # ---- the worker side -------------------------------------------------------------------------
-_OPEN: Dict[Tuple[str, Optional[bytes], Optional[str]], Any] = {}
+_OPEN: Dict[Tuple[str, Optional[bytes], Optional[str], str], Any] = {}
 
 
 def _document(task: Task):
-    """The worker's document of the task's dataset, opened once per process."""
-    k = (task.path, task.key, task.as_format)
+    """The worker's document of the task's dataset, opened once per process (and again
+    when the dataset changed: a long-lived cluster must not check a stale copy)."""
+    k = (task.path, task.key, task.as_format, task.stamp)
     doc = _OPEN.get(k)
     if doc is None:
         from . import open as open_dataset
@@ -103,6 +124,10 @@ def _document(task: Task):
             old.close()
         _OPEN.clear()
         doc = open_dataset(task.path, key=task.key, as_format=task.as_format)
+        if task.stamp and fingerprint(doc) != task.stamp:
+            doc.close()
+            raise RuntimeError("the dataset this worker reads differs from the one being "
+                               "verified (changed meanwhile, or another copy)")
         _OPEN[k] = doc
     return doc
 
@@ -173,7 +198,9 @@ def plan(document, workers: int) -> Tuple[str, List[Task]]:
     else:
         return "", []
     source = getattr(document, "source_path", None) or document.path
-    tasks = [Task(source, kind, run, document.ctx.key, document.format) for run in split(units, workers)]
+    stamp = fingerprint(document)
+    tasks = [Task(source, kind, run, document.ctx.key, document.format, stamp)
+             for run in split(units, workers)]
     return kind, tasks
 
 

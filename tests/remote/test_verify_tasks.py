@@ -114,6 +114,10 @@ def test_in_process_tasks_equal_single_process(damaged, reference):
         assert verify(formats.open(p, key=k), InProcess()) == reference[name], name
 
 
+QUICK = ("many_tiles", "encrypted", "zarr_lazy")   # the default run; the slow run takes all
+
+
+@pytest.mark.slow
 def test_local_processes_equal_single_process(damaged, reference):
     ex = LocalProcesses(2)
     try:
@@ -123,14 +127,19 @@ def test_local_processes_equal_single_process(damaged, reference):
         ex.close()
 
 
-def test_dask_local_cluster_equals_single_process(damaged, reference):
+@pytest.mark.parametrize("names", [QUICK, pytest.param(None, marks=pytest.mark.slow)],
+                         ids=["quick", "all"])
+def test_dask_local_cluster_equals_single_process(damaged, reference, names):
     import distributed  # in the test extra
+
+    names = names or tuple(damaged)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None) as cluster:
         ex = DaskCluster(cluster.scheduler_address)
         try:
             assert ex.workers == 2
-            for name, (p, k) in damaged.items():
+            for name in names:
+                p, k = damaged[name]
                 assert verify(formats.open(p, key=k), ex) == reference[name], name
         finally:
             ex.close()
