@@ -23,6 +23,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from .node import DeferredChildren, Node
 from .source import ByteSource
 
 BLOCK_SIZE = 1 << 20          # one ranged request fetches at least this much (small objects whole)
@@ -357,3 +358,24 @@ def _runs(sorted_ints: List[int]) -> Iterator[Tuple[int, int]]:
             j += 1
         yield sorted_ints[i], sorted_ints[j]
         i = j + 1
+
+
+class ReadDeferred(DeferredChildren):
+    """Children deferred only because building them costs requests (a remote data file's
+    tiles): once built the tree is exactly the local one, so verify builds them all first
+    (`build_read_deferred`), unlike the decoded chunks a Zarr array defers to save memory."""
+
+
+def build_read_deferred(root: Optional[Node]) -> None:
+    """Build every read-deferred node under `root` (verify needs the whole tree)."""
+    if root is None:
+        return
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n.children, ReadDeferred):
+            n.ensure_built()
+        if n.is_lazy:
+            continue
+        stack.extend(n.iter_children())
+

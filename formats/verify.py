@@ -24,6 +24,9 @@ def verify(document, executor=None) -> List[Finding]:
         from .verify_tasks import verify_with
 
         return verify_with(document, executor)
+    from .remote import build_read_deferred
+
+    build_read_deferred(document.root)   # a remote dataset's tiles: the tree verify checks
     nodes = list(document.diagnostics())
     plugin = registry.plugin_named(document.format) if document.format else None
     extra = getattr(plugin, "verify", None)

@@ -124,6 +124,9 @@ def _document(task: Task):
             old.close()
         _OPEN.clear()
         doc = open_dataset(task.path, key=task.key, as_format=task.as_format)
+        from .remote import build_read_deferred
+
+        build_read_deferred(doc.root)   # the same tree (and index paths) as the caller's
         if task.stamp and fingerprint(doc) != task.stamp:
             doc.close()
             raise RuntimeError("the dataset this worker reads differs from the one being "
@@ -217,8 +220,10 @@ def verify_with(document, executor: Executor) -> List[Finding]:
     """`formats.verify.verify(document)`, with the decoding spread over `executor`:
     the same findings in the same order."""
     from . import registry
+    from .remote import build_read_deferred
     from .verify import finding, unique
 
+    build_read_deferred(document.root)
     head = [finding(n, document) for n in document.diagnostics() if n.status != OK]
     kind, tasks = plan(document, executor.workers)
     if not kind:
