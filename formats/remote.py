@@ -19,6 +19,7 @@ from __future__ import annotations
 import posixpath
 import re
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -37,6 +38,14 @@ _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
 def is_url(path: object) -> bool:
     """True for an fsspec URL (`s3://bucket/key`, `file:///tmp/x`, ...)."""
     return isinstance(path, str) and _URL_RE.match(path) is not None
+
+
+def absolute(path: str) -> str:
+    """`os.path.abspath` for a dataset path: a URL is absolute already (abspath would glue
+    the working directory to it)."""
+    import os
+
+    return (path.rstrip("/") or path) if is_url(path) else os.path.abspath(path)
 
 
 class RemoteError(OSError):
@@ -72,7 +81,7 @@ TOTAL = TransferStats()
 
 
 @dataclass(frozen=True)
-class Entry:
+class Listed:
     """One listed path: a file (with its size) or a folder (size None)."""
 
     size: Optional[int]
@@ -126,6 +135,7 @@ class RemoteStore:
             fs_path = fs._strip_protocol(url)
         self.fs = fs
         self.url = url.rstrip("/") or url
+        self.root = self.url   # the DatasetFS protocol's name for it
         self._fs_root = str(fs_path).rstrip("/") or str(fs_path)
         try:   # fsspec instances are shared and may hold an old listing: list afresh
             fs.invalidate_cache(self._fs_root)
@@ -135,7 +145,7 @@ class RemoteStore:
         self.cache = BlockCache(cache_bytes)
         self.stats = TransferStats()
         self._lock = threading.RLock()
-        self._entries: Optional[Dict[str, Entry]] = None   # relative path -> entry
+        self._entries: Optional[Dict[str, Listed]] = None   # relative path -> entry
         self._children: Dict[str, List[str]] = {}
         self._sources: Dict[str, "RemoteSource"] = {}
 
@@ -165,8 +175,8 @@ class RemoteStore:
         return self._fs_root if rel in ("", ".") else f"{self._fs_root}/{rel}"
 
     # ---- the listing -------------------------------------------------------------------
-    def entries(self) -> Dict[str, Entry]:
-        """{relative path: Entry} of everything under the dataset, listed once."""
+    def entries(self) -> Dict[str, Listed]:
+        """{relative path: Listed} of everything under the dataset, listed once."""
         with self._lock:
             if self._entries is None:
                 self._entries = self._list()
@@ -178,7 +188,7 @@ class RemoteStore:
                 self._children = {k: sorted(v) for k, v in kids.items()}
             return self._entries
 
-    def _list(self) -> Dict[str, Entry]:
+    def _list(self) -> Dict[str, Listed]:
         try:
             found = self.fs.find(self._fs_root, detail=True, withdirs=True)
         except FileNotFoundError:
@@ -188,7 +198,7 @@ class RemoteStore:
             raise RemoteError(f"{self.url}: cannot list: {type(e).__name__}: {e}") from e
         # A recursive listing is paginated by the store: count its pages as requests.
         self._count(max(1, -(-len(found) // LIST_PAGE)), 0)
-        out: Dict[str, Entry] = {}
+        out: Dict[str, Listed] = {}
         root = self._fs_root.rstrip("/")
         for name, info in found.items():
             name = str(name).rstrip("/")
@@ -199,14 +209,14 @@ class RemoteStore:
             else:
                 continue
             is_dir = info.get("type") == "directory"
-            out[rel] = Entry(None if is_dir else int(info.get("size") or 0))
+            out[rel] = Listed(None if is_dir else int(info.get("size") or 0))
         if out and "" not in out:
-            out[""] = Entry(None)
+            out[""] = Listed(None)
         # folders implied by keys (object stores have no folder objects)
         for rel in list(out):
             parent = rel.rpartition("/")[0] if "/" in rel else ""
             while rel and parent not in out:
-                out[parent] = Entry(None)
+                out[parent] = Listed(None)
                 parent = parent.rpartition("/")[0] if "/" in parent else ""
         if not out:
             # not a prefix: maybe a single object
@@ -220,10 +230,10 @@ class RemoteStore:
                 raise RemoteError(f"{self.url}: cannot read: {type(e).__name__}: {e}") from e
             self._count(1, 0)
             if info.get("type") != "directory":
-                out[""] = Entry(int(info.get("size") or 0))
+                out[""] = Listed(int(info.get("size") or 0))
         return out
 
-    def entry(self, path: str) -> Optional[Entry]:
+    def entry(self, path: str) -> Optional[Listed]:
         rel = self.rel(path)
         return None if rel is None else self.entries().get(rel)
 
@@ -261,6 +271,42 @@ class RemoteStore:
         yield path, dirs, files
         for d in dirs:
             yield from self.walk(f"{path}/{d}")
+
+    # ---- the DatasetFS protocol (formats/dataset_fs.py) ---------------------------------
+    def contains(self, path: str) -> bool:
+        return self.rel(path) is not None
+
+    def stat(self, path: str):
+        """The dataset_fs.Entry at `path`: FILE, DIR, MISSING, or SYMLINK_OUT for a path
+        outside the dataset (an object store has no links, FIFOs or devices)."""
+        from . import dataset_fs as dfs
+
+        rel = self.rel(path)
+        if rel is None:
+            return dfs.Entry(path, path, dfs.SYMLINK_OUT, detail=path)
+        listed = self.entries().get(rel)
+        full, shown = self.join(rel), rel or "."
+        if listed is None:
+            return dfs.Entry(full, shown, dfs.MISSING)
+        if listed.is_dir:
+            return dfs.Entry(full, shown, dfs.DIR, real=full)
+        return dfs.Entry(full, shown, dfs.FILE, size=listed.size or 0, real=full)
+
+    def list(self, path: str):
+        """The dataset_fs.Entry of each name in folder `path`, sorted."""
+        base = self.join(self.rel(path) or "") if self.rel(path) is not None else path
+        return [self.stat(f"{base}/{name}") for name in self.listdir(path)]
+
+    def read_bytes(self, path: str, limit: int) -> Tuple[bytes, bool]:
+        """(up to `limit` bytes from the start of the object, whether it holds more)."""
+        src = self.open_source(path)
+        return src.read(0, max(0, limit)), src.size > max(0, limit)
+
+    def is_file(self, path: str) -> bool:
+        return self.isfile(path)
+
+    def is_dir(self, path: str) -> bool:
+        return self.isdir(path)
 
     # ---- bytes -------------------------------------------------------------------------
     def open_source(self, path: str, name: Optional[str] = None) -> "RemoteSource":
@@ -358,6 +404,25 @@ def _runs(sorted_ints: List[int]) -> Iterator[Tuple[int, int]]:
             j += 1
         yield sorted_ints[i], sorted_ints[j]
         i = j + 1
+
+
+# The stores of the datasets opened in this process, by URL: detection (which knows a path,
+# not a document) finds the store of a URL under an opened dataset here.
+_STORES: "weakref.WeakValueDictionary[str, RemoteStore]" = weakref.WeakValueDictionary()
+
+
+def store_for(url: str) -> RemoteStore:
+    """The store of the opened dataset that holds `url` (the deepest), else a new one
+    rooted at `url` (kept while something uses it)."""
+    url = url.rstrip("/") or url
+    best: Optional[RemoteStore] = None
+    for root, store in list(_STORES.items()):
+        if (url == root or url.startswith(root + "/")) and (best is None or len(root) > len(best.url)):
+            best = store
+    if best is None:
+        best = RemoteStore(url)
+        _STORES[best.url] = best
+    return best
 
 
 class ReadDeferred(DeferredChildren):

@@ -22,8 +22,11 @@ TIMESTAMPED_RE = re.compile(r"^__(\d+)_(\d+)_([0-9a-fA-F]{32})(?:_(\d+))?(?:\.(\
 
 
 def is_array_dir(path: str) -> bool:
-    return os.path.isdir(os.path.join(path, SCHEMA_DIR)) or \
-        os.path.isfile(os.path.join(path, LEGACY_SCHEMA_FILE))
+    from ..dataset_fs import fs_of
+
+    fs = fs_of(None, path)
+    return fs.stat(os.path.join(path, SCHEMA_DIR)).is_dir or \
+        fs.stat(os.path.join(path, LEGACY_SCHEMA_FILE)).is_file
 
 
 def array_dir_of(path: str) -> Optional[str]:

@@ -13,6 +13,7 @@ from typing import List, Optional
 
 from .. import progress
 from ..node import Node
+from ..remote import is_url
 from . import tree
 from .tree import METADATA_NAMES, ZarrModel
 
@@ -25,8 +26,8 @@ class ZarrPlugin:
         return tree.node_kind(path) is not None
 
     def container_of(self, path: str) -> Optional[str]:
-        if os.path.isdir(path):
-            return None
+        if is_url(path) or os.path.isdir(path):
+            return None   # a remote chunk opens with its array's URL
         base = os.path.basename(path)
         d = os.path.dirname(os.path.abspath(path))
         if base in METADATA_NAMES and tree.node_kind(d) is not None:

@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from ..dataset_fs import DatasetFS, Entry, LocalFS
+from ..dataset_fs import DatasetFS, Entry, fs_of
 from .chunk import stage_limit
 from .codecs import CodecError, get
 from .dtype import little_endian, to_python
@@ -33,7 +33,7 @@ def decode_chunk(meta: ArrayMeta, data: bytes) -> bytes:
 def chunk_files(meta: ArrayMeta, fs: Optional[DatasetFS] = None) -> Dict[tuple, Entry]:
     """{chunk coordinates: entry} of every file under the array whose name is a chunk key
     (regular or not: a FIFO or a link out of the dataset is reported, never read)."""
-    fs = LocalFS(meta.path) if fs is None else fs
+    fs = fs_of(None, meta.path) if fs is None else fs
     out: Dict[tuple, Entry] = {}
     stack = [meta.path]
     while stack:
@@ -86,7 +86,7 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None, fs: Optional[Dataset
     inverse = tuple(int(x) for x in np.argsort(meta.perm)) if meta.perm else ()
     axes = inverse + tuple(range(len(inverse), len(inverse) + len(fshape)))
     nrec = meta.records_per_chunk
-    fs = LocalFS(meta.path) if fs is None else fs
+    fs = fs_of(None, meta.path) if fs is None else fs
     for coords, entry in sorted(chunk_files(meta, fs).items()):
         key = meta.key(coords)
         if not entry.is_file:
