@@ -31,28 +31,30 @@ def _prune_empty_dirs(root: str) -> None:
 
 @pytest.fixture(scope="module")
 def datasets(s3_server, tmp_path_factory):
-    """{name: (local path, s3 URL, key)}: local copies (empty folders removed) and the same
-    bytes uploaded to s3://datasets/<name>."""
+    """`datasets[name]` -> (local path, s3 URL, key): a local copy (empty folders removed)
+    and the same bytes uploaded to s3://datasets/<name>, made on first use."""
     root = str(tmp_path_factory.mktemp("s3_datasets"))
     built = str(tmp_path_factory.mktemp("built"))
     s3_server.bucket("datasets")
-    out = {}
 
-    def add(name, src, key=None):
-        local = os.path.join(root, name)
-        shutil.copytree(src, local)
-        _prune_empty_dirs(local)
-        out[name] = (local, s3_server.upload(local, f"s3://datasets/{name}"), key)
+    def source(name):
+        if name in TILEDB:
+            return tiledb_arrays.build(name, built)
+        if name.startswith("scdl_"):
+            return os.path.join(REPO, "tests", "data", "scdl", name[len("scdl_"):])
+        if name == "zarr_v3_flat":
+            return write_zarr(os.path.join(built, name), make(FLAT, (37,)), (8,), 3)
+        return write_zarr(os.path.join(built, name), make(NESTED, (5, 6)), (2, 4), 2)
 
-    for name in TILEDB:
-        add(name, tiledb_arrays.build(name, built),
-            tiledb_arrays.KEY.encode() if name == "encrypted" else None)
-    for name in SCDL:
-        add(f"scdl_{name}", os.path.join(REPO, "tests", "data", "scdl", name))
-    add("zarr_v3_flat", write_zarr(os.path.join(built, "zarr_v3_flat"), make(FLAT, (37,)), (8,), 3))
-    add("zarr_v2_nested", write_zarr(os.path.join(built, "zarr_v2_nested"), make(NESTED, (5, 6)),
-                                     (2, 4), 2))
-    return out
+    class Lazy(dict):
+        def __missing__(self, name):
+            local = os.path.join(root, name)
+            shutil.copytree(source(name), local)
+            _prune_empty_dirs(local)
+            key = tiledb_arrays.KEY.encode() if name == "encrypted" else None
+            self[name] = (local, s3_server.upload(local, f"s3://datasets/{name}"), key)
+            return self[name]
+    return Lazy()
 
 
 def _cli(capsys, *argv, key=None, tmp_path=None):
@@ -68,9 +70,12 @@ def _cli(capsys, *argv, key=None, tmp_path=None):
 
 
 ALL = TILEDB + tuple(f"scdl_{n}" for n in SCDL) + ("zarr_v3_flat", "zarr_v2_nested")
+QUICK = ("dense_1d", "sparse_var_nullable_pipelines", "consolidated", "encrypted", "scdl_basic",
+         "zarr_v3_flat", "zarr_v2_nested")   # the default run; `-m slow` adds the rest
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", [n if n in QUICK else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in ALL])
 def test_dump_verify_values_equal_local(name, datasets, capsys, tmp_path):
     local, url, key = datasets[name]
     code_l, dump_l = _cli(capsys, "dump", local, "--json", key=key, tmp_path=tmp_path)
@@ -94,6 +99,7 @@ def test_dump_verify_values_equal_local(name, datasets, capsys, tmp_path):
         assert json.loads(val_l)["fragments"], field
 
 
+@pytest.mark.slow
 def test_verify_on_workers_over_s3(datasets, capsys):
     """Every worker opens the URL itself: the same findings as one process."""
     local, url, _ = datasets["filter_stacks_array"]
