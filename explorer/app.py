@@ -58,6 +58,7 @@ def display_problem() -> Optional[str]:
 
 def run_gui(args) -> int:
     from arrayscope.formats.context import load_key
+    from arrayscope.formats.remote import is_url
 
     try:
         key = load_key(getattr(args, "key_file", None))
@@ -79,7 +80,7 @@ def run_gui(args) -> int:
     win = MainWindow(key=key)
     win.show()
     if path:
-        if not os.path.exists(path):
+        if not is_url(path) and not os.path.exists(path):
             _err(f"{path}: no such file or directory")
             return 2
         win.open_path(path, select=getattr(args, "select", None))
@@ -107,6 +108,8 @@ def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optio
     app = _app(offscreen=True)
     from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 
+    from arrayscope.formats.remote import is_url
+
     from .mainwindow import MainWindow
     from .nodepath import resolve
 
@@ -116,7 +119,7 @@ def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optio
     win.resize(*size)
     try:
         if path:
-            if not os.path.exists(path):
+            if not is_url(path) and not os.path.exists(path):
                 _err(f"{path}: no such file or directory")
                 return 2
             if not win.open_path(path, sync=True):

@@ -34,6 +34,8 @@ def _version() -> str:
 def _run_subcommand(mod: ModuleType, name: str, argv: List[str]) -> int:
     p = argparse.ArgumentParser(prog=f"arrayscope {name}", description=mod.HELP)
     mod.add_arguments(p)
+    p.add_argument("--stats", action="store_true",
+                   help="print the requests made and bytes transferred on stderr at the end")
     args = p.parse_args(argv)
     from arrayscope import formats
 
@@ -46,6 +48,11 @@ def _run_subcommand(mod: ModuleType, name: str, argv: List[str]) -> int:
         return 0
     except (OSError, ValueError) as e:  # key file problems and the like
         return fail(str(e))
+    finally:
+        if args.stats:
+            from arrayscope.formats.remote import TOTAL
+
+            print(TOTAL.line(), file=sys.stderr)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from arrayscope.formats.remote import is_url
+
 from . import search, startpage, theme
 from .arraybrowser import ArrayBrowser
 from .diagnostics import DiagnosticsPanel
@@ -160,6 +162,9 @@ class MainWindow(QMainWindow):
             w.setTextInteractionFlags(Qt.TextSelectableByMouse)
             sb.addPermanentWidget(w)
         sb.addWidget(self.st_value, 1)
+        from .transferstatus import TransferStatus  # a URL's requests and bytes (formats/remote.py)
+        self.st_transfer = TransferStatus(self, lambda: getattr(self.session, "document", None))
+        sb.addPermanentWidget(self.st_transfer)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_btn)
 
@@ -250,7 +255,7 @@ class MainWindow(QMainWindow):
 
     def open_path(self, path: str, key: Optional[bytes] = None, as_format: Optional[str] = None,
                   sync: bool = False, select: Optional[str] = None) -> bool:
-        path = os.path.abspath(path)
+        path = path if is_url(path) else os.path.abspath(path)
         if key is None:
             key = self.key
             if key is None:
@@ -363,7 +368,7 @@ class MainWindow(QMainWindow):
         self.pipeline.set_session(self.session)
         self.diag.set_nodes(doc.diagnostics())
         self.verifier.cancel()
-        if os.path.exists(doc.path):
+        if os.path.exists(doc.path):   # not a URL: verifying reads every tile (requests, bytes)
             self.diag.set_verifying(True)
             self.verifier.start(doc.path, self._open_key if self._open_key is not None else doc.ctx.key,
                                 self._open_format)

@@ -54,10 +54,7 @@ def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None
     return document
 
 
-def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker) -> Document:
-    from . import plain, registry
-    from .engine import guarded
-
+def _check_local(path: str) -> None:
     if not os.path.exists(path):
         raise OpenError(f"{path}: no such file or directory")
     if not os.access(path, os.R_OK):
@@ -67,7 +64,38 @@ def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker) ->
         from .dataset_fs import special_name
         raise OpenError(f"{path}: a {special_name(st.st_mode)}, not a file or directory: "
                         f"nothing to open")
+
+
+def _check_url(url: str):
+    """The store of `url`, which names an object or a prefix with objects (listed once:
+    formats/remote.py); the caller keeps it until the Document holds it."""
+    from .dataset_fs import MISSING
+    from .remote import store_for
+
+    try:
+        store = store_for(url)
+        entry = store.stat(url)
+    except ImportError as e:   # the URL's fsspec back end (s3fs, gcsfs, adlfs...) is missing
+        raise OpenError(f"{url}: {e} (pip install \"arrayscope[s3]\" or \"arrayscope[gcs]\")") from e
+    except (OSError, ValueError) as e:
+        raise OpenError(str(e)) from e
+    if entry.kind == MISSING:
+        raise OpenError(f"{url}: no such object or prefix")
+    return store
+
+
+def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker) -> Document:
+    from . import plain, registry
+    from .engine import guarded
+    from .remote import is_url
+
+    store = None
+    if is_url(path):
+        store = _check_url(path)   # kept until the Document holds it (it finds it by URL)
+    else:
+        _check_local(path)
     document = Document(path, Context(key=key))
+    del store
     document.progress = tracker
     try:
         if document.is_dir:

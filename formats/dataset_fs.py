@@ -217,6 +217,10 @@ def fs_of(document, path: Optional[str] = None) -> DatasetFS:
     fs = getattr(document, "fs", None) if document is not None else None
     if fs is not None:
         return fs
+    from .remote import is_url, store_for
+
+    if is_url(path):   # an fsspec URL: the store of the dataset opened there (formats/remote.py)
+        return store_for(str(path))
     return LocalFS(path if path is not None else os.getcwd())
 
 

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import os
+import posixpath
 from typing import Dict, List, Optional
 
 from . import engine
 from .context import Context
 from .dataset_fs import DatasetFS, LocalFS
 from .node import ERROR, Node
+from .remote import is_url, store_for
 from .source import ByteSource, BytesSource
 
 
@@ -20,12 +22,19 @@ class Document:
     """
 
     def __init__(self, path: str, ctx: Optional[Context] = None):
-        self.path = os.path.abspath(path)
-        self.is_dir = os.path.isdir(self.path)
-        self.base = self.path if self.is_dir else os.path.dirname(self.path)
-        # Every file the walkers list or open goes through `fs`, confined to the dataset
-        # (a single file's container re-roots it: formats.open).
-        self.fs: DatasetFS = LocalFS(self.base)
+        self.fs: DatasetFS
+        if is_url(path):   # a dataset on an object store (formats/remote.py): paths stay URLs
+            self.path = path.rstrip("/") or path
+            self.fs = store_for(self.path)
+            self.is_dir = self.fs.stat(self.path).is_dir
+            self.base = self.path if self.is_dir else posixpath.dirname(self.path)
+        else:
+            self.path = os.path.abspath(path)
+            self.is_dir = os.path.isdir(self.path)
+            self.base = self.path if self.is_dir else os.path.dirname(self.path)
+            # Every file the walkers list or open goes through `fs`, confined to the dataset
+            # (a single file's container re-roots it: formats.open).
+            self.fs = LocalFS(self.base)
         self.ctx = ctx or Context()
         self.ctx.root_path = self.path
         self.sources: List[ByteSource] = []
@@ -38,6 +47,11 @@ class Document:
 
     # ---- sources -----------------------------------------------------------------------
     def relname(self, path: str) -> str:
+        if is_url(self.path):
+            path = path.rstrip("/")
+            if path == self.path:
+                return "." if self.is_dir else posixpath.basename(path)
+            return path[len(self.base) + 1:] if path.startswith(self.base + "/") else path
         path = os.path.abspath(path)
         if self.is_dir:
             rel = os.path.relpath(path, self.path)

@@ -70,10 +70,10 @@ def for_file(path: str):
             container = find(path)
             if container:
                 return p, container
-    from .dataset_fs import LocalFS
+    from .dataset_fs import fs_of
 
     try:
-        head = LocalFS(os.path.dirname(os.path.abspath(path))).read_bytes(path, 64)[0]
+        head = fs_of(None, path).read_bytes(path, 64)[0]
     except OSError:
         head = b""
     for p in plugins():

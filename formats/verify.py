@@ -1,7 +1,7 @@
 """`arrayscope verify`: every finding of the tree plus each format's own cross-checks."""
 from __future__ import annotations
 
-from typing import List
+from typing import Iterable, List
 
 from . import registry
 from .findings import CHECK_CRASHED, Finding, default_code
@@ -16,10 +16,17 @@ def finding(node, document) -> Finding:
                    hint=getattr(node.doc, "hint", "") or "")
 
 
-def verify(document) -> List[Finding]:
-    """Every finding of the document, tree order first, then the format's own checks."""
-    seen = set()
-    out: List[Finding] = []
+def verify(document, executor=None) -> List[Finding]:
+    """Every finding of the document, tree order first, then the format's own checks.
+    With an `executor` (formats/executors.py) the decoding runs as tasks there
+    (formats/verify_tasks.py): the same findings, in the same order."""
+    if executor is not None:
+        from .verify_tasks import verify_with
+
+        return verify_with(document, executor)
+    from .remote import build_read_deferred
+
+    build_read_deferred(document.root)   # a remote dataset's tiles: the tree verify checks
     nodes = list(document.diagnostics())
     plugin = registry.plugin_named(document.format) if document.format else None
     extra = getattr(plugin, "verify", None)
@@ -31,13 +38,16 @@ def verify(document) -> List[Finding]:
             n = Node("verify", "error", None, 0, 0, status=ERROR, code=CHECK_CRASHED,
                      message=f"format checks could not finish: {type(e).__name__}: {e}")
             nodes.append(n)
-    for n in nodes:
-        if n.status == OK:
-            continue
-        f = finding(n, document)
+    return unique(finding(n, document) for n in nodes if n.status != OK)
+
+
+def unique(findings: Iterable[Finding]) -> List[Finding]:
+    """The findings in order, each place and message once."""
+    seen = set()
+    out: List[Finding] = []
+    for f in findings:
         key = (f.source, f.offset, f.message)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(f)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
     return out

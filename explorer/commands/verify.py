@@ -14,13 +14,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     add_key_file(p)
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N",
+                       help="decode on N local processes (0: one per core); same output")
+    where.add_argument("--dask", metavar="ADDRESS",
+                       help="decode on the workers of this dask.distributed scheduler "
+                            "(tcp://host:8786); same output")
 
 
 def run(args: argparse.Namespace) -> int:
-    from arrayscope.formats.verify import verify
-
     doc = open_path(args.path, key_of(args))
-    findings = verify(doc)
+    findings = _verify(doc, args)
     errors = [f for f in findings if f.is_error]
     if args.json:
         json.dump({"path": args.path, "errors": len(errors),
@@ -34,4 +38,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(errors)} errors, {len(findings) - len(errors)} warnings", file=sys.stderr)
     return 1 if errors else 0
 
+
+def _verify(doc, args: argparse.Namespace):
+    from arrayscope.formats.verify import verify
+
+    workers, dask = getattr(args, "workers", None), getattr(args, "dask", None)
+    if workers is None and dask is None:
+        return verify(doc)
+    from arrayscope.formats.executors import executor_for
+
+    executor = executor_for(workers, dask)
+    try:
+        return verify(doc, executor)
+    finally:
+        executor.close()
 

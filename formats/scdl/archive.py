@@ -10,12 +10,13 @@ import os
 from typing import Dict, Optional, Tuple
 
 from .. import jsontree, plain, progress
-from ..dataset_fs import LocalFS, member_path
+from ..dataset_fs import fs_of, member_path
 from ..engine import guarded
 from ..fielddoc import doc
 from ..node import WARNING, Node
 from ..npy import MAGIC as NPY_MAGIC
 from ..npy import open_npy
+from ..remote import absolute
 from . import checks
 from .arrays import parse_array_file
 from .enums import (
@@ -67,15 +68,16 @@ FOREIGN_DOC = doc("A file bionemo-scdl does not write in an archive.")
 
 # ---- detection ------------------------------------------------------------------------------
 def detect_dir(path: str) -> bool:
-    if not os.path.isdir(path):
+    fs = fs_of(None, path)
+    if not fs.stat(path).is_dir:
         return False
-    if os.path.isfile(os.path.join(path, HEADER_FILE)):
+    if fs.stat(os.path.join(path, HEADER_FILE)).is_file:
         return True
-    return all(os.path.isfile(os.path.join(path, ARRAY_FILES[n])) for n in CORE_ARRAYS)
+    return all(fs.stat(os.path.join(path, ARRAY_FILES[n])).is_file for n in CORE_ARRAYS)
 
 
 def container_of(path: str) -> Optional[str]:
-    d = os.path.dirname(os.path.abspath(path))
+    d = os.path.dirname(absolute(path))
     if detect_dir(d):
         return d
     if os.path.basename(d) in FEATURE_DIRS and detect_dir(os.path.dirname(d)):
@@ -91,7 +93,7 @@ def sniff(head: bytes, path: str) -> bool:
 def descriptors(archive: Archive) -> Dict[str, ArrayDesc]:
     """{file name relative to the archive: descriptor} for every array file to type."""
     out: Dict[str, ArrayDesc] = {}
-    fs = LocalFS(archive.path)
+    fs = fs_of(None, archive.path)
     if archive.header is not None:
         for a in archive.header.arrays:
             rel = ARRAY_FILES.get(a.name)
@@ -113,7 +115,7 @@ def descriptors(archive: Archive) -> Dict[str, ArrayDesc]:
 
 # ---- the directory ----------------------------------------------------------------------------
 def open_dir(document, path: str) -> Node:
-    archive = Archive(os.path.abspath(path))
+    archive = Archive(absolute(path))
     document.model = archive
     header_node = None
     progress.plan_tree(document, archive.path)
@@ -124,10 +126,11 @@ def open_dir(document, path: str) -> Node:
     descs = descriptors(archive)
 
     def file_fn(doc_, full: str) -> Node:
-        if header_node is not None and os.path.abspath(full) == hp:
+        if header_node is not None and absolute(full) == hp:
             return header_node
+        src = doc_.open_source(full)
         node = guarded(lambda: file_node(doc_, archive, descs, full), os.path.basename(full),
-                       doc_.open_source(full), 0, os.path.getsize(full))
+                       src, 0, src.size)
         progress.step(doc_, full)
         return node
 
@@ -148,7 +151,7 @@ def open_dir(document, path: str) -> Node:
 
 def file_node(document, archive: Archive, descs: Dict[str, ArrayDesc], full: str) -> Node:
     """The annotated node of one file of the archive."""
-    rel = os.path.relpath(os.path.abspath(full), archive.path).replace(os.sep, "/")
+    rel = os.path.relpath(absolute(full), archive.path).replace(os.sep, "/")
     base = os.path.basename(rel)
     if rel in descs:
         node, af = parse_array_file(document, full, descs[rel])
@@ -211,10 +214,10 @@ def _feature_dir(archive: Archive, rel: str) -> Optional[FeatureDir]:
 
 # ---- one file of an archive, or a stray file ------------------------------------------------
 def open_file_in(document, container: str, path: str) -> Node:
-    archive = Archive(os.path.abspath(container))
+    archive = Archive(absolute(container))
     document.model = archive
     hp = os.path.join(archive.path, HEADER_FILE)
-    if os.path.abspath(path) == hp:
+    if absolute(path) == hp:
         node, archive.header = parse_header_file(document, path)
         return node
     if document.fs.stat(hp).is_file:
@@ -229,7 +232,7 @@ def open_file_in(document, container: str, path: str) -> Node:
 
 def open_file(document, path: str) -> Node:
     head = document.fs.read_bytes(path, 8)[0]
-    archive = Archive(os.path.dirname(os.path.abspath(path)))
+    archive = Archive(os.path.dirname(absolute(path)))
     document.model = archive
     if head.startswith(MAGIC):
         node, archive.header = parse_header_file(document, path)

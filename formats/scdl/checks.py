@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..dataset_fs import LocalFS, member_path
+from ..dataset_fs import fs_of, member_path
 from ..findings import OUTSIDE_DATASET
 from ..node import ERROR, WARNING, Node
 from .enums import ARRAY_FILES, HEADER_FILE
@@ -188,7 +188,7 @@ def _listed_files(archive: Archive, root: Node) -> None:
     """Files header.sch names must exist; feature folders should be in the header."""
     if archive.header is None:
         return
-    fs = LocalFS(archive.path)
+    fs = fs_of(None, archive.path)
     for a in archive.header.arrays:
         rel = ARRAY_FILES.get(a.name) or member_path(a.name)
         if rel is None:

@@ -172,14 +172,14 @@ def check_fragments_one(document, array, f) -> List[Node]:
     array_dir = array.path
     commits = _commit_names(array_dir, document.fs)
     committed = commits["wrt"] | commits["con"]
-    new_layout = os.path.isdir(os.path.join(array_dir, layout.FRAGMENTS_DIR))
+    new_layout = document.fs.stat(os.path.join(array_dir, layout.FRAGMENTS_DIR)).is_dir
     src = document.source_by_name(document.relname(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)))
     where = src if src is not None else document.relname(f.path)
     if new_layout and f.name not in committed and f.name not in commits["ign"]:
         out.append(finding(where, 0, WARNING,
                            f"fragment {f.name} has no commit (.wrt) in __commits: readers ignore it"))
-    if not new_layout and not os.path.exists(f.path + ".ok") and \
-            not os.path.exists(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)):
+    if not new_layout and not document.fs.stat(f.path + ".ok").is_file and \
+            not document.fs.stat(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)).is_file:
         out.append(finding(where, 0, WARNING, f"fragment {f.name} has no .ok marker"))
     fm = f.metadata
     if fm is None:
@@ -197,7 +197,7 @@ def check_commits(document, array) -> List[Node]:
     array_dir = array.path
     commits = _commit_names(array_dir, document.fs)
     frag_names = {f.name for f in array.fragments}
-    new_layout = os.path.isdir(os.path.join(array_dir, layout.FRAGMENTS_DIR))
+    new_layout = document.fs.stat(os.path.join(array_dir, layout.FRAGMENTS_DIR)).is_dir
     for stem in sorted(commits["wrt"] - frag_names):
         if new_layout:
             out.append(finding(document.relname(os.path.join(array_dir, layout.COMMITS_DIR, stem + ".wrt")),
@@ -237,7 +237,8 @@ def _check_sizes(document, array, frag, where) -> List[Node]:
             if i >= len(slots) or slots[i] is None or not declared:
                 continue
             p = os.path.join(frag.path, f"{slots[i]}{suffix}.tdb")
-            actual = os.path.getsize(p) if os.path.exists(p) else None
+            entry = document.fs.stat(p)
+            actual = entry.size if entry.is_file else None
             if actual is None:
                 out.append(finding(where, 0, ERROR, f"footer gives {slots[i]}{suffix}.tdb "
                                                     f"{declared} bytes, but the file is missing"))
@@ -279,13 +280,27 @@ def _guard(out: List[Node], where, fn, *args) -> None:
 
 
 def verify_array(document) -> List[Node]:
-    """Findings beyond the tree's own diagnostics."""
+    """Findings beyond the tree's own diagnostics: every chunk under the root, then the
+    fragments' and commits' bookkeeping (formats/verify_tasks.py splits the first part
+    into tasks and keeps this order)."""
+    return verify_chunks(document, document.root) + verify_bookkeeping(document)
+
+
+def verify_chunks(document, root: Node) -> List[Node]:
+    """The checks of every chunk under `root`, in `iter_chunks` order."""
     out: List[Node] = []
     key = document.ctx.key
-    for ci in iter_chunks(document.root):
+    for ci in iter_chunks(root):
         _guard(out, ci.source, check_chunk, ci, key)
+    return out
+
+
+def verify_bookkeeping(document) -> List[Node]:
+    """Fragments against commits, footers against files."""
+    out: List[Node] = []
     array = document.model
-    if array is not None and hasattr(array, "fragments") and os.path.isdir(getattr(array, "path", "")):
+    if array is not None and hasattr(array, "fragments") and \
+            document.fs.stat(getattr(array, "path", "")).is_dir:
         for frag in array.fragments:
             where = document.relname(frag.path)
             _guard(out, where, lambda f=frag: check_fragments_one(document, array, f))

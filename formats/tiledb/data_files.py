@@ -206,11 +206,26 @@ def parse_data_file(document, source, ctx, fragment_metadata: FragmentMetadata,
                                f"{source.size}")
         root.display = (f"{role.slot_name} {role.part if role.role != 'offsets' else 'offsets'}, "
                         f"{len(offsets)} tile(s), [" + ", ".join(s.name for s in role.specs) + "]")
+        if getattr(source, "remote", False) and len(offsets) <= LAZY_TILES:
+            # on an object store each tile's header is a request: parsed when first shown
+            # (more than LAZY_TILES tiles are lazy anyway); the built tree is the local one
+            from ..remote import ReadDeferred
+
+            cur.node.set_lazy(ReadDeferred(lambda: _tiles_of(source, ctx, role, offsets, name)))
+            return
         _add_tiles(cur, role, offsets, source.size)
 
     run_parser(name, "file", source, parse, ctx, node=root)
     root.data = fm
     return root
+
+
+def _tiles_of(source, ctx, role: DataFileRole, offsets: np.ndarray, name: str) -> List[Node]:
+    """The children `parse_data_file` gives a data file: its tiles and any gap between them."""
+    holder = Node(name, "file", source, 0, source.size)
+    run_parser(name, "file", source, lambda cur: _add_tiles(cur, role, offsets, source.size),
+               ctx, node=holder)
+    return list(holder.children)
 
 
 def _tile_doc(role: DataFileRole):

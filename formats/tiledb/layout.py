@@ -31,8 +31,11 @@ def timestamp_order(name: str):
 
 
 def is_array_dir(path: str) -> bool:
-    return os.path.isdir(os.path.join(path, SCHEMA_DIR)) or \
-        os.path.isfile(os.path.join(path, LEGACY_SCHEMA_FILE))
+    from ..dataset_fs import fs_of
+
+    fs = fs_of(None, path)
+    return fs.stat(os.path.join(path, SCHEMA_DIR)).is_dir or \
+        fs.stat(os.path.join(path, LEGACY_SCHEMA_FILE)).is_file
 
 
 def is_group_dir(path: str) -> bool:

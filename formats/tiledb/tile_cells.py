@@ -272,7 +272,9 @@ def decode_part(document, where: FieldTile, part: str, key: Optional[bytes] = No
     if i is None or i >= len(offs):
         raise TileError(f"{name} has {len(offs)} tile(s), no tile {0 if i is None else i + 1}")
     path = os.path.join(where.fragment.path, name)
-    if not os.path.exists(path):
+    from ..dataset_fs import fs_of
+
+    if not fs_of(document, path).stat(path).is_file:
         raise TileError(f"{name} is missing from the fragment")
     src = _source_for(document, path)
     ends = tile_bounds(offs, src.size)

@@ -20,6 +20,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from ..filters.batch import plan, reverse_into
+from ..remote import is_url
 from ..source import FileSource
 from .cells import cell_values
 from .data_files import file_role, over_limit, tile_bounds, tile_offsets_for
@@ -81,7 +82,7 @@ def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
     from .fragment_metadata import parse_fragment_metadata_file
 
     path = os.path.join(frag.path, "__fragment_metadata.tdb")
-    if not os.path.exists(path):
+    if not _exists(document, path):
         raise ValuesError("fragment has no __fragment_metadata.tdb")
     ctx = Context(key=getattr(document.ctx, "key", None) if document is not None else None)
     ctx.extra["array"] = array
@@ -90,9 +91,15 @@ def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
     return fm
 
 
+def _exists(document, path: str) -> bool:
+    from ..dataset_fs import fs_of
+
+    return fs_of(document, path).stat(path).is_file
+
+
 def _source(document, path: str):
     if document is not None and hasattr(document, "open_source") and \
-            os.path.abspath(path).startswith(getattr(document, "path", "\0")):
+            (is_url(path) or os.path.abspath(path).startswith(getattr(document, "path", "\0"))):
         return document.open_source(path)
     return FileSource(path)
 
@@ -183,7 +190,7 @@ def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, fi
     if len(offsets) == 0:
         return b"", [], []
     path = os.path.join(frag.path, file_name)
-    if not os.path.exists(path):
+    if not _exists(document, path):
         raise ValuesError(f"{file_name} is missing from the fragment")
     src = _source(document, path)
     ends = tile_bounds(offsets, src.size)

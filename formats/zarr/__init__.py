@@ -13,6 +13,7 @@ from typing import List, Optional
 
 from .. import progress
 from ..node import Node
+from ..remote import is_url
 from . import tree
 from .tree import METADATA_NAMES, ZarrModel
 
@@ -25,8 +26,8 @@ class ZarrPlugin:
         return tree.node_kind(path) is not None
 
     def container_of(self, path: str) -> Optional[str]:
-        if os.path.isdir(path):
-            return None
+        if is_url(path) or os.path.isdir(path):
+            return None   # a remote chunk opens with its array's URL
         base = os.path.basename(path)
         d = os.path.dirname(os.path.abspath(path))
         if base in METADATA_NAMES and tree.node_kind(d) is not None:
@@ -124,16 +125,27 @@ class ZarrPlugin:
         if document.root is None:
             return []
         out: List[Node] = []
-        pending = [n for n in document.root.walk() if n.name == "decoded" and n.pending]
-        for node in pending:
-            chunk = node.parent
-            before = {id(n) for n in chunk.walk() if n.status != "ok"}
-            node.ensure_built()
-            try:
-                out.extend(n for n in chunk.walk() if n.status != "ok" and id(n) not in before)
-            finally:
-                node.release_deferred()
+        for node in pending_chunks(document.root):
+            out.extend(verify_chunk(node))
         return out
+
+
+def pending_chunks(root: Node) -> List[Node]:
+    """The "decoded" nodes not built yet, in tree order (verify decodes each once)."""
+    return [n for n in root.walk() if n.name == "decoded" and n.pending]
+
+
+def verify_chunk(node: Node) -> List[Node]:
+    """Decode one chunk ("decoded" node), return what decoding found, release it again."""
+    chunk = node.parent
+    if chunk is None or not node.pending:
+        return []
+    before = {id(n) for n in chunk.walk() if n.status != "ok"}
+    node.ensure_built()
+    try:
+        return [n for n in chunk.walk() if n.status != "ok" and id(n) not in before]
+    finally:
+        node.release_deferred()
 
 
 PLUGIN = ZarrPlugin()

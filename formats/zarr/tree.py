@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
 from .. import jsontree, progress
-from ..dataset_fs import DatasetFS, LocalFS, entry_node
+from ..dataset_fs import DatasetFS, entry_node, fs_of
 from ..fielddoc import doc
 from ..node import ERROR, LazyChildren, Node
 from ..plain import file_node
@@ -42,7 +42,7 @@ class ZarrModel:
 def node_kind(path: str, fs: Optional[DatasetFS] = None) -> Optional[str]:
     """'array' / 'group' / None for a directory (`fs`: the dataset it belongs to; by
     default the directory itself)."""
-    fs = LocalFS(path) if fs is None else fs
+    fs = fs_of(None, path) if fs is None else fs
     if fs.stat(os.path.join(path, ".zarray")).is_file:
         return "array"
     zj = os.path.join(path, "zarr.json")

@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from ..dataset_fs import DatasetFS, Entry, LocalFS
+from ..dataset_fs import DatasetFS, Entry, fs_of
 from .chunk import stage_limit
 from .codecs import CodecError, get
 from .dtype import little_endian, to_python
@@ -34,7 +34,7 @@ def decode_chunk(meta: ArrayMeta, data: bytes) -> bytes:
 def chunk_files(meta: ArrayMeta, fs: Optional[DatasetFS] = None) -> Dict[tuple, Entry]:
     """{chunk coordinates: entry} of every file under the array whose name is a chunk key
     (regular or not: a FIFO or a link out of the dataset is reported, never read)."""
-    fs = LocalFS(meta.path) if fs is None else fs
+    fs = fs_of(None, meta.path) if fs is None else fs
     out: Dict[tuple, Entry] = {}
     stack = [meta.path]
     while stack:
@@ -79,7 +79,7 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None, fs: Optional[Dataset
     if total * max(1, sample.nbytes) > MAX_VALUES_BYTES:
         raise ValueError(f"the field holds {total * sample.nbytes} bytes; values are limited "
                          f"to {MAX_VALUES_BYTES}")
-    fs = LocalFS(meta.path) if fs is None else fs
+    fs = fs_of(None, meta.path) if fs is None else fs
     files = chunk_files(meta, fs)
     # Absent chunks are metadata only: their fill records come from no stored byte, so what
     # they may add to the output is bounded (a 2 GiB shape with no chunk file is refused).

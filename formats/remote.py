@@ -1,0 +1,446 @@
+"""Datasets on object stores: any fsspec URL (`s3://`, `gs://`, `az://`, `https://`,
+`file://`, `memory://`) read by range, on demand, through a bounded block cache.
+
+A `RemoteStore` is one opened dataset: it lists the dataset once (one recursive listing,
+paginated by the store) and answers every "is this a folder, what is in it, how big is
+that file" from that listing, so walking an array costs no request per file. A
+`RemoteSource` is one object of it as a `ByteSource`: a read fetches only the blocks it
+touches (adjacent missing blocks in one ranged request), never the whole object, and the
+store's cache keeps at most `cache_bytes` of blocks (least recently read out first).
+
+Every request and every byte transferred is counted, per store (the window's status bar)
+and for the whole process (`--stats`). Credentials come from fsspec's and the cloud SDKs'
+own configuration (environment, config files, instance roles): nothing here sees or keeps
+them. fsspec back ends (s3fs, gcsfs, adlfs, aiohttp) are imported by fsspec when a URL of
+theirs is opened, never at import time of this module.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+import threading
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from .node import DeferredChildren, Node
+from .source import ByteSource
+
+BLOCK_SIZE = 1 << 20          # one ranged request fetches at least this much (small objects whole)
+CACHE_BYTES = 64 << 20        # blocks kept per store
+LIST_PAGE = 1000              # keys per listing request (S3, GCS and Azure page at 1 000)
+
+# A scheme of two letters or more: `C:\data` (a Windows drive) is a local path.
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
+
+
+def is_url(path: object) -> bool:
+    """True for an fsspec URL (`s3://bucket/key`, `file:///tmp/x`, ...)."""
+    return isinstance(path, str) and _URL_RE.match(path) is not None
+
+
+def absolute(path: str) -> str:
+    """`os.path.abspath` for a dataset path: a URL is absolute already (abspath would glue
+    the working directory to it)."""
+    import os
+
+    return (path.rstrip("/") or path) if is_url(path) else os.path.abspath(path)
+
+
+class RemoteError(OSError):
+    """The dataset cannot be listed or read (no such bucket or key, no credentials...)."""
+
+
+@dataclass
+class TransferStats:
+    """Requests made and bytes received. Thread-safe; `line()` is what `--stats` prints."""
+
+    requests: int = 0
+    bytes: int = 0
+    errors: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, requests: int, nbytes: int, errors: int = 0) -> None:
+        with self._lock:
+            self.requests += requests
+            self.bytes += nbytes
+            self.errors += errors
+
+    def snapshot(self) -> Tuple[int, int]:
+        with self._lock:
+            return self.requests, self.bytes
+
+    def line(self) -> str:
+        requests, nbytes = self.snapshot()
+        return f"requests: {requests}, bytes: {nbytes}"
+
+
+# Everything this process transferred (what `--stats` reports when a command ends).
+TOTAL = TransferStats()
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One listed path: a file (with its size) or a folder (size None)."""
+
+    size: Optional[int]
+
+    @property
+    def is_dir(self) -> bool:
+        return self.size is None
+
+
+class BlockCache:
+    """Least-recently-read blocks, at most `capacity` bytes, shared by one store's sources."""
+
+    def __init__(self, capacity: int = CACHE_BYTES):
+        self.capacity = capacity
+        self.used = 0
+        self._blocks: "OrderedDict[Tuple[str, int], bytes]" = OrderedDict()
+
+    def get(self, key: Tuple[str, int]) -> Optional[bytes]:
+        data = self._blocks.get(key)
+        if data is not None:
+            self._blocks.move_to_end(key)
+        return data
+
+    def put(self, key: Tuple[str, int], data: bytes) -> None:
+        if len(data) > self.capacity:
+            return
+        old = self._blocks.pop(key, None)
+        if old is not None:
+            self.used -= len(old)
+        self._blocks[key] = data
+        self.used += len(data)
+        while self.used > self.capacity and self._blocks:
+            _k, dropped = self._blocks.popitem(last=False)
+            self.used -= len(dropped)
+
+
+class RemoteStore:
+    """One dataset on an fsspec filesystem: its listing, its sources, its transfer counts.
+
+    Paths are URLs: the dataset's own (`url`, without a trailing slash) and its members
+    `url + "/" + relative path`, so `posixpath.join`, `basename` and `dirname` work on them.
+    """
+
+    def __init__(self, url: str, fs: Any = None, block_size: int = BLOCK_SIZE,
+                 cache_bytes: int = CACHE_BYTES, storage_options: Optional[Dict[str, Any]] = None):
+        if fs is None:
+            import fsspec  # imported on first use: a local-only session never loads it
+
+            fs, fs_path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        else:
+            fs_path = fs._strip_protocol(url)
+        self.fs = fs
+        self.url = url.rstrip("/") or url
+        self.root = self.url   # the DatasetFS protocol's name for it
+        self._fs_root = str(fs_path).rstrip("/") or str(fs_path)
+        try:   # fsspec instances are shared and may hold an old listing: list afresh
+            fs.invalidate_cache(self._fs_root)
+        except Exception:  # noqa: BLE001 - a cache that cannot be dropped is only stale
+            pass
+        self.block_size = max(4096, int(block_size))
+        self.cache = BlockCache(cache_bytes)
+        self.stats = TransferStats()
+        self._lock = threading.RLock()
+        self._entries: Optional[Dict[str, Listed]] = None   # relative path -> entry
+        self._children: Dict[str, List[str]] = {}
+        self._sources: Dict[str, "RemoteSource"] = {}
+
+    # ---- accounting --------------------------------------------------------------------
+    def _count(self, requests: int, nbytes: int, errors: int = 0) -> None:
+        self.stats.add(requests, nbytes, errors)
+        TOTAL.add(requests, nbytes, errors)
+
+    # ---- paths -------------------------------------------------------------------------
+    def rel(self, path: str) -> Optional[str]:
+        """`path` relative to the dataset ("" for the dataset itself); None when it is not
+        under it (a path outside the dataset is never listed nor read)."""
+        path = path.rstrip("/")
+        if path == self.url:
+            return ""
+        if not path.startswith(self.url + "/"):
+            return None
+        rel = posixpath.normpath(path[len(self.url) + 1:])
+        if rel == "." or rel.startswith("../") or rel == "..":
+            return None if rel != "." else ""
+        return rel
+
+    def join(self, rel: str) -> str:
+        return self.url if rel in ("", ".") else f"{self.url}/{rel}"
+
+    def _fs_path(self, rel: str) -> str:
+        return self._fs_root if rel in ("", ".") else f"{self._fs_root}/{rel}"
+
+    # ---- the listing -------------------------------------------------------------------
+    def entries(self) -> Dict[str, Listed]:
+        """{relative path: Listed} of everything under the dataset, listed once."""
+        with self._lock:
+            if self._entries is None:
+                self._entries = self._list()
+                kids: Dict[str, List[str]] = {}
+                for rel in self._entries:
+                    if rel:
+                        parent, _, name = rel.rpartition("/")
+                        kids.setdefault(parent, []).append(name)
+                self._children = {k: sorted(v) for k, v in kids.items()}
+            return self._entries
+
+    def _list(self) -> Dict[str, Listed]:
+        try:
+            found = self.fs.find(self._fs_root, detail=True, withdirs=True)
+        except FileNotFoundError:
+            found = {}
+        except Exception as e:  # noqa: BLE001 - credentials, network: one message
+            self._count(1, 0, 1)
+            raise RemoteError(f"{self.url}: cannot list: {type(e).__name__}: {e}") from e
+        # A recursive listing is paginated by the store: count its pages as requests.
+        self._count(max(1, -(-len(found) // LIST_PAGE)), 0)
+        out: Dict[str, Listed] = {}
+        root = self._fs_root.rstrip("/")
+        for name, info in found.items():
+            name = str(name).rstrip("/")
+            if name == root:
+                rel = ""
+            elif name.startswith(root + "/"):
+                rel = name[len(root) + 1:]
+            else:
+                continue
+            is_dir = info.get("type") == "directory"
+            out[rel] = Listed(None if is_dir else int(info.get("size") or 0))
+        if out and "" not in out:
+            out[""] = Listed(None)
+        # folders implied by keys (object stores have no folder objects)
+        for rel in list(out):
+            parent = rel.rpartition("/")[0] if "/" in rel else ""
+            while rel and parent not in out:
+                out[parent] = Listed(None)
+                parent = parent.rpartition("/")[0] if "/" in parent else ""
+        if not out:
+            # not a prefix: maybe a single object
+            try:
+                info = self.fs.info(self._fs_root)
+            except FileNotFoundError:
+                self._count(1, 0)
+                return {}
+            except Exception as e:  # noqa: BLE001
+                self._count(1, 0, 1)
+                raise RemoteError(f"{self.url}: cannot read: {type(e).__name__}: {e}") from e
+            self._count(1, 0)
+            if info.get("type") != "directory":
+                out[""] = Listed(int(info.get("size") or 0))
+        return out
+
+    def entry(self, path: str) -> Optional[Listed]:
+        rel = self.rel(path)
+        return None if rel is None else self.entries().get(rel)
+
+    def exists(self, path: str) -> bool:
+        return self.entry(path) is not None
+
+    def isdir(self, path: str) -> bool:
+        e = self.entry(path)
+        return e is not None and e.is_dir
+
+    def isfile(self, path: str) -> bool:
+        e = self.entry(path)
+        return e is not None and not e.is_dir
+
+    def getsize(self, path: str) -> int:
+        e = self.entry(path)
+        if e is None or e.is_dir:
+            raise FileNotFoundError(path)
+        return e.size or 0
+
+    def listdir(self, path: str) -> List[str]:
+        rel = self.rel(path)
+        entries = self.entries()
+        if rel is None or rel not in entries or not entries[rel].is_dir:
+            raise NotADirectoryError(path)
+        return list(self._children.get(rel, []))
+
+    def walk(self, path: str) -> Iterator[Tuple[str, List[str], List[str]]]:
+        """Like os.walk (top-down; the caller may prune `dirnames` in place)."""
+        if not self.isdir(path):
+            return
+        names = self.listdir(path)
+        dirs = [n for n in names if self.isdir(f"{path}/{n}")]
+        files = [n for n in names if not self.isdir(f"{path}/{n}")]
+        yield path, dirs, files
+        for d in dirs:
+            yield from self.walk(f"{path}/{d}")
+
+    # ---- the DatasetFS protocol (formats/dataset_fs.py) ---------------------------------
+    def contains(self, path: str) -> bool:
+        return self.rel(path) is not None
+
+    def stat(self, path: str):
+        """The dataset_fs.Entry at `path`: FILE, DIR, MISSING, or SYMLINK_OUT for a path
+        outside the dataset (an object store has no links, FIFOs or devices)."""
+        from . import dataset_fs as dfs
+
+        rel = self.rel(path)
+        if rel is None:
+            return dfs.Entry(path, path, dfs.SYMLINK_OUT, detail=path)
+        listed = self.entries().get(rel)
+        full, shown = self.join(rel), rel or "."
+        if listed is None:
+            return dfs.Entry(full, shown, dfs.MISSING)
+        if listed.is_dir:
+            return dfs.Entry(full, shown, dfs.DIR, real=full)
+        return dfs.Entry(full, shown, dfs.FILE, size=listed.size or 0, real=full)
+
+    def list(self, path: str):
+        """The dataset_fs.Entry of each name in folder `path`, sorted."""
+        base = self.join(self.rel(path) or "") if self.rel(path) is not None else path
+        return [self.stat(f"{base}/{name}") for name in self.listdir(path)]
+
+    def read_bytes(self, path: str, limit: int) -> Tuple[bytes, bool]:
+        """(up to `limit` bytes from the start of the object, whether it holds more)."""
+        src = self.open_source(path)
+        return src.read(0, max(0, limit)), src.size > max(0, limit)
+
+    def is_file(self, path: str) -> bool:
+        return self.isfile(path)
+
+    def is_dir(self, path: str) -> bool:
+        return self.isdir(path)
+
+    # ---- bytes -------------------------------------------------------------------------
+    def open_source(self, path: str, name: Optional[str] = None) -> "RemoteSource":
+        """The object at `path` as a ByteSource (nothing is read until asked)."""
+        rel = self.rel(path)
+        e = self.entry(path)
+        if rel is None or e is None or e.is_dir:
+            raise FileNotFoundError(f"{path}: no such object in {self.url}")
+        src = RemoteSource(self, rel, e.size or 0, name if name is not None else posixpath.basename(rel))
+        return src
+
+    def read_all(self, path: str, limit: int = 64 << 20) -> bytes:
+        """A small object whole (JSON metadata and the like), through the cache; at most `limit`."""
+        src = self.open_source(path)
+        return src.read(0, min(src.size, limit))
+
+    def fetch(self, rel: str, start: int, stop: int) -> bytes:
+        """One ranged request: bytes [start, stop) of object `rel` (fewer at its end)."""
+        try:
+            data = self.fs.cat_file(self._fs_path(rel), start=start, end=stop)
+        except Exception as e:  # noqa: BLE001 - a failed read is a short read, never a crash
+            self._count(1, 0, 1)
+            raise RemoteError(f"{self.join(rel)}: read of bytes {start}-{stop} failed: "
+                              f"{type(e).__name__}: {e}") from e
+        data = bytes(data)
+        self._count(1, len(data))
+        return data
+
+
+class RemoteSource(ByteSource):
+    """One object of a `RemoteStore`, read by block on demand.
+
+    A read fetches the blocks it touches that are not cached, each run of adjacent missing
+    blocks in one request; a read longer than the cache bypasses it (one request, nothing
+    kept), so memory stays bounded whatever is asked. A failed request is a short read
+    (`last_error` says why): parsers report it at its offset, the view never sees an
+    exception."""
+
+    remote = True   # parsers defer what costs requests (tiles) until it is shown
+
+    def __init__(self, store: RemoteStore, rel: str, size: int, name: str):
+        self.store = store
+        self.rel = rel
+        self.path = store.join(rel)
+        self.name = name
+        self._size = size
+        self.last_error: Optional[str] = None
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def view(self, offset: int, length: int) -> memoryview:
+        n = self.available(offset, length)
+        if n == 0:
+            return memoryview(b"")
+        try:
+            return memoryview(self._read(offset, n))
+        except RemoteError as e:
+            self.last_error = str(e)
+            return memoryview(b"")
+
+    def _read(self, offset: int, n: int) -> bytes:
+        store, bs = self.store, self.store.block_size
+        first, last = offset // bs, (offset + n - 1) // bs
+        if (last - first + 1) * bs > store.cache.capacity:
+            return store.fetch(self.rel, offset, offset + n)   # too big to cache: direct
+        with store._lock:
+            blocks: Dict[int, bytes] = {}
+            missing: List[int] = []
+            for b in range(first, last + 1):
+                data = store.cache.get((self.rel, b))
+                if data is None:
+                    missing.append(b)
+                else:
+                    blocks[b] = data
+            for a, z in _runs(missing):
+                start, stop = a * bs, min(self._size, (z + 1) * bs)
+                data = store.fetch(self.rel, start, stop)
+                for b in range(a, z + 1):
+                    piece = data[(b - a) * bs:(b - a + 1) * bs]
+                    blocks[b] = piece
+                    store.cache.put((self.rel, b), piece)
+        joined = blocks[first] if first == last else b"".join(blocks[b] for b in range(first, last + 1))
+        lo = offset - first * bs
+        return joined[lo:lo + n]
+
+
+def _runs(sorted_ints: List[int]) -> Iterator[Tuple[int, int]]:
+    """(first, last) of each run of consecutive integers."""
+    i = 0
+    while i < len(sorted_ints):
+        j = i
+        while j + 1 < len(sorted_ints) and sorted_ints[j + 1] == sorted_ints[j] + 1:
+            j += 1
+        yield sorted_ints[i], sorted_ints[j]
+        i = j + 1
+
+
+# The stores of the datasets opened in this process, by URL: detection (which knows a path,
+# not a document) finds the store of a URL under an opened dataset here.
+_STORES: "weakref.WeakValueDictionary[str, RemoteStore]" = weakref.WeakValueDictionary()
+
+
+def store_for(url: str) -> RemoteStore:
+    """The store of the opened dataset that holds `url` (the deepest), else a new one
+    rooted at `url` (kept while something uses it)."""
+    url = url.rstrip("/") or url
+    best: Optional[RemoteStore] = None
+    for root, store in list(_STORES.items()):
+        if (url == root or url.startswith(root + "/")) and (best is None or len(root) > len(best.url)):
+            best = store
+    if best is None:
+        best = RemoteStore(url)
+        _STORES[best.url] = best
+    return best
+
+
+class ReadDeferred(DeferredChildren):
+    """Children deferred only because building them costs requests (a remote data file's
+    tiles): once built the tree is exactly the local one, so verify builds them all first
+    (`build_read_deferred`), unlike the decoded chunks a Zarr array defers to save memory."""
+
+
+def build_read_deferred(root: Optional[Node]) -> None:
+    """Build every read-deferred node under `root` (verify needs the whole tree)."""
+    if root is None:
+        return
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n.children, ReadDeferred):
+            n.ensure_built()
+        if n.is_lazy:
+            continue
+        stack.extend(n.iter_children())
+

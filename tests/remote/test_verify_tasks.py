@@ -1,0 +1,162 @@
+"""verify split into tasks (formats/verify_tasks.py) gives the single-process findings, in
+the same order: in this process, on 2 local processes, and on a Dask LocalCluster of 2
+worker processes. The datasets are written by tiledb-py and zarr and then damaged, so the
+findings compared are many and real."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import numcodecs
+import numpy as np
+import pytest
+import tiledb
+import zarr
+from zarr.codecs import ZstdCodec
+
+from arrayscope import formats
+from arrayscope.formats import verify_tasks
+from arrayscope.formats.executors import DaskCluster, InProcess, LocalProcesses
+from arrayscope.formats.verify import verify
+from tests.support import tiledb_arrays
+from tests.support.zarr_arrays import FLAT, make
+
+TILES = 600          # more than data_files.LAZY_TILES: one data file's tiles are lazy
+PER_CHUNK = 4
+
+
+def _flip(path: str, fractions=(0.2, 0.45, 0.7, 0.9)) -> None:
+    raw = bytearray(open(path, "rb").read())
+    for f in fractions:
+        i = int(len(raw) * f)
+        raw[i] ^= 0x5A
+    open(path, "wb").write(bytes(raw))
+
+
+def _damage_tiledb(path: str) -> None:
+    for d, _dirs, files in os.walk(path):
+        for f in sorted(files):
+            if f.startswith("a") and f.endswith(".tdb"):
+                _flip(os.path.join(d, f))
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory):
+    """{name: (path, key)}: TileDB arrays (many tiles, several pipelines, encrypted) and a
+    lazily opened Zarr array, each with bytes flipped in its data."""
+    root = str(tmp_path_factory.mktemp("verify_tasks"))
+    out = {}
+    many = os.path.join(root, "many_tiles")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, TILES * 4 - 1), tile=4, dtype=np.int64))
+    tiledb.Array.create(many, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("a", dtype=np.int32,
+                    filters=tiledb.FilterList([tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(1)])),
+        tiledb.Attr("b", dtype=np.float64,
+                    filters=tiledb.FilterList([tiledb.ChecksumMD5Filter()])),
+        tiledb.Attr("s", dtype=str, var=True, filters=tiledb.FilterList([tiledb.ZstdFilter(3)]))]))
+    for t in (1, 2):
+        with tiledb.open(many, "w", timestamp=t) as A:
+            n = TILES * 4
+            A[:] = {"a": np.arange(n, dtype=np.int32) * t, "b": np.linspace(0, t, n),
+                    "s": np.array([f"v{i % 97}" * (i % 5) for i in range(n)], dtype=object)}
+    _damage_tiledb(many)
+    out["many_tiles"] = (many, None)
+    for name in ("filters", "sparse_var_nullable_pipelines", "encrypted"):
+        src = tiledb_arrays.build(name, os.path.join(root, "clean"))
+        dst = os.path.join(root, name)
+        shutil.copytree(src, dst)
+        _damage_tiledb(dst)
+        out[name] = (dst, tiledb_arrays.KEY.encode() if name == "encrypted" else None)
+    zpath = os.path.join(root, "zarr_lazy")
+    data = make(FLAT, (300 * PER_CHUNK,), seed=5)   # 300 chunk files: opens lazily
+    z = zarr.create_array(zpath, shape=data.shape, chunks=(PER_CHUNK,), dtype=FLAT,
+                          zarr_format=3, compressors=[ZstdCodec(level=1, checksum=True)])
+    z[...] = data
+    zc = numcodecs.Zstd(level=1, checksum=True)
+    for i in (3, 150, 299):
+        _flip(os.path.join(zpath, "c", str(i)), (0.99,))
+    open(os.path.join(zpath, "c", "77"), "wb").write(zc.encode(data[77 * 4:77 * 4 + 1].tobytes()))
+    out["zarr_lazy"] = (zpath, None)
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(damaged):
+    """The single-process findings of every damaged dataset."""
+    return {name: verify(formats.open(p, key=k)) for name, (p, k) in damaged.items()}
+
+
+def test_the_damage_is_found(reference):
+    for name, found in reference.items():
+        errors = [f for f in found if f.is_error]
+        assert len(errors) >= 3, (name, found)
+
+
+def test_units_cover_every_chunk_in_verify_order(damaged):
+    """Concatenating the units' chunks is exactly `iter_chunks(root)`."""
+    from arrayscope.formats.tiledb.checks import iter_chunks
+
+    path, key = damaged["many_tiles"]
+    doc = formats.open(path, key=key)
+    units = verify_tasks.tiledb_units(doc.root)
+    assert len(units) > TILES      # lazy tiles listed without building them
+    ordered = [(ci.source.name, ci.metadata_offset)
+               for u in units for ci in iter_chunks(verify_tasks.resolve(doc.root, u))]
+    assert ordered == [(ci.source.name, ci.metadata_offset) for ci in iter_chunks(doc.root)]
+    tasks = verify_tasks.plan(doc, 2)[1]
+    assert len(tasks) == 2 * verify_tasks.TASKS_PER_WORKER
+    assert [u for t in tasks for u in t.units] == units
+
+
+def test_in_process_tasks_equal_single_process(damaged, reference):
+    for name, (p, k) in damaged.items():   # all: in this process this costs little
+        assert verify(formats.open(p, key=k), InProcess()) == reference[name], name
+
+
+QUICK = ("many_tiles", "encrypted", "zarr_lazy")   # the default run; the slow run takes all
+
+
+@pytest.mark.slow
+def test_local_processes_equal_single_process(damaged, reference):
+    ex = LocalProcesses(2)
+    try:
+        for name, (p, k) in damaged.items():
+            assert verify(formats.open(p, key=k), ex) == reference[name], name
+    finally:
+        ex.close()
+
+
+@pytest.mark.parametrize("names", [QUICK, pytest.param(None, marks=pytest.mark.slow)],
+                         ids=["quick", "all"])
+def test_dask_local_cluster_equals_single_process(damaged, reference, names):
+    import distributed  # in the test extra
+
+    names = names or tuple(damaged)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        ex = DaskCluster(cluster.scheduler_address)
+        try:
+            assert ex.workers == 2
+            for name in names:
+                p, k = damaged[name]
+                assert verify(formats.open(p, key=k), ex) == reference[name], name
+        finally:
+            ex.close()
+
+
+def test_cli_workers_prints_the_same_json(damaged, capsys):
+    from arrayscope.explorer.cli import main
+
+    path, _ = damaged["many_tiles"]
+    assert main(["verify", path, "--json"]) == 1
+    serial = json.loads(capsys.readouterr().out)
+    assert main(["verify", path, "--json", "--workers", "2"]) == 1
+    assert json.loads(capsys.readouterr().out) == serial
+    assert serial["errors"] >= 3
+
+
+def test_a_task_that_cannot_open_reports_it():
+    task = verify_tasks.Task("/nonexistent/arrayscope/dataset", verify_tasks.TILEDB_TILES, ((0,),))
+    [f] = verify_tasks.run_task(task)
+    assert f.code == "check-crashed" and "cannot open" in f.message
