@@ -13,6 +13,7 @@ import numpy as np
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..node import LazyChildren
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .strings import (
     applies,
@@ -49,6 +50,8 @@ class Dictionary(Filter):
         size = cur.length("u32", "Dictionary size", 1, D_DICT_SIZE, "bytes").value
 
         def entries(c: Cursor):
+            if _lazy_entries(c, b):
+                return
             i = 0
             while not c.at_end() and i < SHOWN_ENTRIES and b in (1, 2, 4, 8):
                 n = int.from_bytes(c.peek(b), "big")
@@ -119,3 +122,34 @@ class Dictionary(Filter):
         md = (header(len(data), len(enc), len(lens)) + bytes([a, b])
               + len(d).to_bytes(4, "little") + d.tobytes())
         return Stage([md], [enc])
+
+
+def _lazy_entries(c: Cursor, b: int) -> bool:
+    """A dictionary whose entries chain exactly to its end becomes one node whose entries
+    are built when shown (a dictionary of 100 000 words costs one node until expanded).
+    False (nothing added): the caller shows the entries one by one, up to the damage."""
+    if b not in (1, 2, 4, 8) or c.at_end() or c.end - c.pos != c.declared_end - c.pos:
+        return False
+    start, size = c.pos, c.remaining
+    buf = u8(c.source.read(start, size))
+    try:
+        at, dlen = walk(buf, b, b, 0, "DICTIONARY", size)
+        buf[segment_index(at + b, dlen)].tobytes().decode("utf-8")  # else: shown, warned
+    except (FilterError, UnicodeDecodeError):
+        return False
+    src = c.source
+
+    def make(i: int):
+        from ..node import Node
+
+        off, n = start + int(at[i]), int(dlen[i])
+        e = Node(f"Entry {i}", "struct", src, off, b + n)
+        e.add(Node("String length", "field", src, off, b, value=n, display=str(n), doc=D_ENTRY,
+                   type=f"uint{8 * b}be"))
+        v = src.read(off + b, n).decode("utf-8")
+        e.add(Node("String", "string", src, off + b, n, value=v, display=repr(v)))
+        return e
+    c.node.set_lazy(LazyChildren(len(at), make, uniform=True))
+    c.node.display = f"{len(at)} entries"
+    c.pos = start + size
+    return True

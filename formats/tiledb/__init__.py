@@ -17,6 +17,12 @@ class _TileDBPlugin:
 
         return open_array_dir(document, path)
 
+    def open_model(self, document, path: str):
+        """The array model only (schemas, fragments; metadata read on use): for `values`."""
+        from .model_loader import open_array_model
+
+        return open_array_model(document, path)
+
     def container_of(self, path: str):
         return layout.array_dir_of(path)
 
