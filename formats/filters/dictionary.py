@@ -19,14 +19,14 @@ from .strings import (
     applies,
     cells,
     compute_bytesize,
-    gather_cells,
+    gather_words,
     header,
     padded,
     parse_header,
     read_header,
     walk,
 )
-from .util import data_of, ints_be, read_be, segment_index, u8
+from .util import data_of, ints_be, segment_index, u8
 
 D_ID_BYTES = doc("Word id byte size: bytes of each cell's dictionary id in the data "
                  "(1, 2, 4 or 8, big-endian)", spec="dictionary_encoding.md: output_datasize")
@@ -82,7 +82,7 @@ class Dictionary(Filter):
         if csize // a != ncells:
             raise FilterError(f"DICTIONARY: {csize // a} ids for {ncells} cells", 12)
         at, dlen = walk(dbuf, b, b, 0, spec.name, max(1, dsize))
-        ids = read_be(u8(data), np.arange(ncells, dtype=np.int64) * a, a)
+        ids = np.frombuffer(data, f">u{a}", count=ncells)
         if len(ids) and int(ids.max()) >= len(at):
             raise FilterError(f"DICTIONARY: id {int(ids.max())} is past the {len(at)} entries")
         ids = ids.astype(np.int64)
@@ -90,7 +90,7 @@ class Dictionary(Filter):
         if int(lens.sum()) != usize:
             raise FilterError(f"DICTIONARY: ids give {int(lens.sum())} bytes, the metadata "
                               f"says {usize}")
-        cells_, offsets = gather_cells(dbuf, (at + b)[ids], lens)
+        cells_, offsets = gather_words(dbuf, at + b, dlen, ids)
         return Stage([r.rest()] if r.remaining else [], [cells_], offsets)
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
