@@ -32,14 +32,27 @@ class Cancelled(BaseException):
 
 
 def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None,
-         progress: Optional[Callable[[int, int, str], None]] = None) -> Document:
+         progress: Optional[Callable[[int, int, str], None]] = None,
+         tree: bool = True) -> Document:
     """Open a file or directory and annotate it. Raises OpenError only when the path itself
     cannot be read; every problem inside the bytes becomes a node.
 
     `progress(done, total, name)`, when given, is called after each file is parsed (`name`
     relative to the opened path; `total` may grow while nested arrays are found, `done`
     only grows and the last call has done == total). It runs in the caller's thread and may
-    raise `Cancelled`: the document's sources are then closed and `Cancelled` propagates."""
+    raise `Cancelled`: the document's sources are then closed and `Cancelled` propagates.
+
+    `tree=False` asks a directory format for its model only (what `values` decodes from),
+    with a root node that has no children, where the format can give one without the tree."""
+    if not tree and progress is None and os.path.isdir(path):
+        from . import registry
+
+        plugin = registry.plugin_named(as_format) if as_format else registry.for_dir(path)
+        if plugin is not None and hasattr(plugin, "open_model"):
+            document = Document(path, Context(key=key))
+            document.format = plugin.name
+            document.root = plugin.open_model(document, document.path)
+            return document
     if progress is None:
         return _open(path, key, as_format, None)
     from .progress import Progress

@@ -25,7 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from arrayscope.formats import registry
 
-    doc = open_path(args.path, key_of(args))
+    key = key_of(args)
+    doc = open_path(args.path, key, tree=False)  # decoding needs the model, not the tree
     plugin = registry.plugin_named(doc.format) if doc.format else None
     if plugin is None or not hasattr(plugin, "values"):
         return fail(f"{args.path}: no decodable fields (format: {doc.format or 'unknown'})")
@@ -41,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{args.path} is a group: name a member array with --array; arrays: "
                     f"{', '.join(members(doc))}")
     names = plugin.field_names(doc)
+    if not names and doc.root is not None and not doc.root.child_count():
+        doc = open_path(args.path, key)  # the whole tree, to say what stops the decoding
+        names = plugin.field_names(doc)
     if not names:
         # nothing to decode: say why (an undecryptable schema, a damaged file...)
         why = next((n.message for n in doc.diagnostics() if n.status == "error"), None) or \

@@ -13,19 +13,20 @@ import numpy as np
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..node import LazyChildren
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .strings import (
     applies,
     cells,
     compute_bytesize,
-    gather_cells,
+    gather_words,
     header,
     padded,
     parse_header,
     read_header,
     walk,
 )
-from .util import data_of, ints_be, read_be, segment_index, u8
+from .util import data_of, ints_be, segment_index, u8
 
 D_ID_BYTES = doc("Word id byte size: bytes of each cell's dictionary id in the data "
                  "(1, 2, 4 or 8, big-endian)", spec="dictionary_encoding.md: output_datasize")
@@ -49,6 +50,8 @@ class Dictionary(Filter):
         size = cur.length("u32", "Dictionary size", 1, D_DICT_SIZE, "bytes").value
 
         def entries(c: Cursor):
+            if _lazy_entries(c, b):
+                return
             i = 0
             while not c.at_end() and i < SHOWN_ENTRIES and b in (1, 2, 4, 8):
                 n = int.from_bytes(c.peek(b), "big")
@@ -79,7 +82,7 @@ class Dictionary(Filter):
         if csize // a != ncells:
             raise FilterError(f"DICTIONARY: {csize // a} ids for {ncells} cells", 12)
         at, dlen = walk(dbuf, b, b, 0, spec.name, max(1, dsize))
-        ids = read_be(u8(data), np.arange(ncells, dtype=np.int64) * a, a)
+        ids = np.frombuffer(data, f">u{a}", count=ncells)
         if len(ids) and int(ids.max()) >= len(at):
             raise FilterError(f"DICTIONARY: id {int(ids.max())} is past the {len(at)} entries")
         ids = ids.astype(np.int64)
@@ -87,7 +90,7 @@ class Dictionary(Filter):
         if int(lens.sum()) != usize:
             raise FilterError(f"DICTIONARY: ids give {int(lens.sum())} bytes, the metadata "
                               f"says {usize}")
-        cells_, offsets = gather_cells(dbuf, (at + b)[ids], lens)
+        cells_, offsets = gather_words(dbuf, at + b, dlen, ids)
         return Stage([r.rest()] if r.remaining else [], [cells_], offsets)
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
@@ -119,3 +122,34 @@ class Dictionary(Filter):
         md = (header(len(data), len(enc), len(lens)) + bytes([a, b])
               + len(d).to_bytes(4, "little") + d.tobytes())
         return Stage([md], [enc])
+
+
+def _lazy_entries(c: Cursor, b: int) -> bool:
+    """A dictionary whose entries chain exactly to its end becomes one node whose entries
+    are built when shown (a dictionary of 100 000 words costs one node until expanded).
+    False (nothing added): the caller shows the entries one by one, up to the damage."""
+    if b not in (1, 2, 4, 8) or c.at_end() or c.end - c.pos != c.declared_end - c.pos:
+        return False
+    start, size = c.pos, c.remaining
+    buf = u8(c.source.read(start, size))
+    try:
+        at, dlen = walk(buf, b, b, 0, "DICTIONARY", size)
+        buf[segment_index(at + b, dlen)].tobytes().decode("utf-8")  # else: shown, warned
+    except (FilterError, UnicodeDecodeError):
+        return False
+    src = c.source
+
+    def make(i: int):
+        from ..node import Node
+
+        off, n = start + int(at[i]), int(dlen[i])
+        e = Node(f"Entry {i}", "struct", src, off, b + n)
+        e.add(Node("String length", "field", src, off, b, value=n, display=str(n), doc=D_ENTRY,
+                   type=f"uint{8 * b}be"))
+        v = src.read(off + b, n).decode("utf-8")
+        e.add(Node("String", "string", src, off + b, n, value=v, display=repr(v)))
+        return e
+    c.node.set_lazy(LazyChildren(len(at), make, uniform=True))
+    c.node.display = f"{len(at)} entries"
+    c.pos = start + size
+    return True

@@ -104,12 +104,76 @@ def gather_cells(src: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> Tuple
     return out.tobytes(), offsets.astype("<u8").tobytes()
 
 
+def gather_words(src: np.ndarray, starts: np.ndarray, lens: np.ndarray,
+                 index: np.ndarray) -> Tuple[bytes, bytes]:
+    """(cell bytes, u64 offsets) of the cells `words[index]` where word k is
+    `src[starts[k]:starts[k] + lens[k]]` (a dictionary, or RLE's one string per run). The
+    words are padded into one row each and the rows copied cell by cell (whole rows when
+    the words are equally long): a pass over the output instead of an 8-byte index per
+    output byte. Very uneven words fall back to that index."""
+    lens = np.asarray(lens, dtype=np.int64)
+    cl = lens[index]
+    offsets = (np.cumsum(cl) - cl).astype("<u8").tobytes()
+    width = int(lens.max()) if len(lens) else 0
+    if width == 0 or len(index) == 0:
+        return b"", offsets
+    if width > 4 * max(1.0, float(cl.mean())) + 16:
+        return src[segment_index(starts[index], cl)].tobytes(), offsets
+    rows = np.zeros((len(lens), width), dtype=np.uint8)
+    col = np.arange(width)
+    mask = col[None, :] < lens[:, None]
+    rows[mask] = src[segment_index(starts, lens)]
+    picked = np.take(rows.view(np.dtype((np.void, width))).ravel(), index)  # a row copy each
+    if int(lens.min()) == width:
+        return picked.tobytes(), offsets
+    return picked.view(np.uint8).reshape(-1, width)[col[None, :] < cl[:, None]].tobytes(), \
+        offsets
+
+
+def _strided(buf: np.ndarray, head: int, len_size: int, len_at: int, limit: int):
+    """`walk` for records that are mostly as long as their neighbours: from each position,
+    guess that the next records repeat the current length and check every guess at once;
+    the first wrong guess starts the next step. None when the lengths vary too much for that
+    to pay (the caller chains by pointer doubling) or a record runs past the end."""
+    n = len(buf)
+    pad = np.concatenate([buf, np.zeros(head + 8, np.uint8)])
+    out_at, out_len = [], []
+    pos, count, steps = 0, 0, 0
+    guess = 64
+    while pos < n and count < limit:
+        steps += 1
+        if steps > 64 and count < 16 * steps:
+            return None
+        first = int(read_be(pad, np.array([pos + len_at]), len_size)[0])
+        rec = head + first
+        k = max(1, min(guess, (n - pos) // rec, limit - count))
+        at = pos + rec * np.arange(k, dtype=np.int64)
+        ln = read_be(pad, at + len_at, len_size).astype(np.int64)
+        bad = np.flatnonzero(ln != first)
+        m = int(bad[0]) if len(bad) else k
+        if m == 0:  # the first record alone (longer than what remains, or the last one)
+            m = 1
+            if pos + rec > n:
+                return None
+        out_at.append(at[:m])
+        out_len.append(ln[:m] if m <= len(ln) else np.full(m, first, np.int64))
+        pos += m * rec
+        count += m
+        guess = min(1 << 20, guess * 4) if m == k else 64
+    if pos != n:
+        return None
+    return np.concatenate(out_at), np.concatenate(out_len)
+
+
 def walk(buf: np.ndarray, head: int, len_size: int, len_at: int, name: str, limit: int):
     """Records `[head bytes, of which a big-endian length of len_size bytes at len_at]
     [length bytes]` filling `buf` exactly: (record positions, string lengths)."""
     n = len(buf)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    fast = _strided(buf, head, len_size, len_at, limit)
+    if fast is not None:
+        return fast
     pad = np.concatenate([buf, np.zeros(head, np.uint8)])
     pos = np.arange(n, dtype=np.int64)
     lens = read_be(pad, pos + len_at, len_size)
@@ -154,5 +218,4 @@ def rle_decode(enc: bytes, a: int, b: int, name: str, usize: int, ncells: int,
     total = int((run_len * s_len).sum())
     if total != usize:
         raise FilterError(f"{name}: runs give {total} bytes, the metadata says {usize}")
-    starts = np.repeat(at + a + b, run_len)
-    return gather_cells(buf, starts, np.repeat(s_len, run_len))
+    return gather_words(buf, at + a + b, s_len, np.repeat(np.arange(len(at)), run_len))

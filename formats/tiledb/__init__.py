@@ -21,6 +21,12 @@ class _TileDBPlugin:
 
         return open_array_dir(document, path)
 
+    def open_model(self, document, path: str):
+        """The array model only (schemas, fragments; metadata read on use): for `values`."""
+        from .model_loader import open_array_model
+
+        return open_array_model(document, path)
+
     def container_of(self, path: str):
         return layout.group_dir_of(path) or layout.array_dir_of(path)
 

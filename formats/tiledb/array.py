@@ -98,11 +98,7 @@ def _walk(fs: DatasetFS, path: str, skip_dirs=(layout.LABELS_DIR,)) -> List[str]
 
 
 def _fragment_of(array: TileDBArray, array_dir: str, path: str) -> Optional[Fragment]:
-    fdir = os.path.dirname(os.path.abspath(path))
-    for f in array.fragments:
-        if os.path.abspath(f.path) == fdir:
-            return f
-    return None
+    return array.fragment_in(os.path.dirname(os.path.abspath(path)))
 
 
 def _fragment_dirs(fs: DatasetFS, array_dir: str) -> List[str]:

@@ -17,7 +17,7 @@ from ..dataset_fs import fs_of
 from ..filters import RunContext, forward_chunk, get
 from ..node import ERROR, WARNING, Node
 from . import layout
-from .tile import ChunkInfo
+from .tile import ChunkInfo, TileInfo
 
 
 def finding(source, offset: int, status: str, message: str, name: str = "verify") -> Node:
@@ -34,6 +34,9 @@ def iter_chunks(root: Node) -> Iterable[ChunkInfo]:
         n = stack.pop()
         if isinstance(n.data, ChunkInfo):
             yield n.data
+            continue
+        if isinstance(n.data, TileInfo) and n.pending:  # chunk nodes not built: none needed
+            yield from n.data.chunks
             continue
         if n.is_lazy:
             if n.child_count() and n.child(0).kind == "tile":

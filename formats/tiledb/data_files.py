@@ -306,7 +306,7 @@ def _one_tile(parent: Node, src, role: DataFileRole, i: int, start: int, end: in
     sub = Cursor(src, start, end, parent)
     try:
         tinfo = parse_tile(sub, role.specs, role.info, f"Tile {i + 1}", size=end - start,
-                           node_doc=tdoc)
+                           node_doc=tdoc, defer=True)
     except ParseStop:
         return parent.children[-1]
     node = parent.children[-1]

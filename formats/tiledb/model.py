@@ -4,6 +4,7 @@ The schema parser (schema.py) fills `ArraySchema`; the fragment-metadata parser
 (fragment_metadata.py) fills `FragmentMetadata`; data files and `values` use both."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -153,6 +154,12 @@ class Fragment:
     version: Optional[int] = None
     metadata: Optional[FragmentMetadata] = None
 
+    def order_key(self) -> tuple:
+        """Readers order fragments by timestamp range (a name whose timestamps cannot be
+        read goes last), then by name: `__100_100_…` comes after `__10_10_…`."""
+        known = self.t1 is not None and self.t2 is not None
+        return (0 if known else 1, self.t1 or 0, self.t2 or 0, self.name)
+
 
 @dataclass
 class TileDBArray:
@@ -163,6 +170,14 @@ class TileDBArray:
     latest_schema: Optional[ArraySchema] = None
     fragments: List[Fragment] = field(default_factory=list)
     enumerations: Dict[str, Any] = field(default_factory=dict)
+    _by_dir: Dict[str, Fragment] = field(default_factory=dict, repr=False, compare=False)
+
+    def fragment_in(self, directory: str) -> Optional[Fragment]:
+        """The fragment whose directory is `directory` (an absolute path), or None: one dict
+        look-up, not a scan of every fragment (opening 1 000 fragments stays linear)."""
+        if len(self._by_dir) != len(self.fragments):
+            self._by_dir = {os.path.abspath(f.path): f for f in self.fragments}
+        return self._by_dir.get(directory)
 
     def schema_for(self, name: Optional[str]) -> Optional[ArraySchema]:
         if name and name in self.schemas:

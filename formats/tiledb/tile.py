@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
 from ..context import KEY_HINT
-from ..cursor import Cursor
+from ..cursor import Cursor, ParseStop
 from ..engine import run_parser
 from ..fielddoc import doc
 from ..filters import (
@@ -115,11 +115,12 @@ class TileInfo:
         return b"".join(out), None
 
 
-def parse_tile(cur: Cursor, specs: List[FilterSpec], info: DataInfo, name: str = "Tile",
-               size: Optional[int] = None, node_doc=None) -> TileInfo:
-    """Parse one tile at `cur` as a node `name`; `size` bounds it when known (from fragment
-    metadata or a generic tile header)."""
-    tinfo = TileInfo(cur.source, cur.pos, 0, specs, info)
+def _tile_body(tinfo: TileInfo, known: Optional[List[ChunkInfo]] = None
+               ) -> Callable[[Cursor], None]:
+    """The parser of a tile's fields: `Num chunks`, then each chunk's header, metadata (split
+    per filter) and filtered data. With `known` (the chunks already read from the chunk
+    table) the chunk nodes carry those ChunkInfo objects instead of new ones."""
+    specs, info = tinfo.specs, tinfo.info
 
     def body(c: Cursor):
         tinfo.complete = False
@@ -135,14 +136,72 @@ def parse_tile(cur: Cursor, specs: List[FilterSpec], info: DataInfo, name: str =
                 cc.need("Chunk filtered data", filt, f"{filt} bytes of filtered data")
                 d = cc.raw("Chunk filtered data", filt, D_DATA)
                 d.kind = "payload"
-                ci = ChunkInfo(i, cc.source, orig, filt, md_off, mdl, d.offset, specs, info)
-                tinfo.chunks.append(ci)
+                if known is not None and i < len(known):
+                    ci = known[i]
+                else:
+                    ci = ChunkInfo(i, cc.source, orig, filt, md_off, mdl, d.offset, specs, info)
+                    tinfo.chunks.append(ci)
                 cc.node.data = ci
                 cc.node.display = f"{orig} B → {filt} B (+{mdl} B metadata)"
             c.group(f"Chunk {i + 1}", chunk, kind="chunk")
         tinfo.complete = True
+    return body
 
-    g = cur.group(name, body, size=size, kind="tile", doc=node_doc)
+
+def _deferred_tile(cur: Cursor, specs: List[FilterSpec], info: DataInfo, name: str, size: int,
+                   node_doc) -> Optional[TileInfo]:
+    """A tile whose chunk table reads cleanly and fills exactly its `size` bytes: its node
+    now, its chunk nodes when first shown (a 64 Mi-cell array opens without building 8 192
+    chunk nodes; dump and verify build them and let them go). None: parse it eagerly, so
+    the problem shows where it is."""
+    from ..node import DeferredChildren
+    from .rawtile import TileError, chunk_table
+
+    src, start = cur.source, cur.pos
+    if start + size > cur.end:
+        return None
+    try:
+        table = chunk_table(src, start, start + size)
+    except TileError:
+        return None
+    if (table[-1][4] + table[-1][1] if table else start + 8) != start + size:
+        return None
+    tinfo = TileInfo(src, start, size, specs, info,
+                     [ChunkInfo(i, src, o, f, mo, ml, d, specs, info)
+                      for i, (o, f, mo, ml, d) in enumerate(table)])
+    g = Node(name, "tile", src, start, size, doc=node_doc, data=tinfo)
+    g.display = f"{len(table)} chunk(s), {tinfo.original_length} B unfiltered"
+
+    def build() -> List[Node]:
+        from ..engine import fill_gaps
+
+        scratch = Node(name, "tile", src, start, size)
+        sub = Cursor(src, start, start + size, scratch, cur.endian, cur.ctx)
+        body = _tile_body(TileInfo(src, start, size, specs, info), tinfo.chunks)
+        try:
+            body(sub)
+        except ParseStop:
+            pass
+        fill_gaps(scratch)
+        return list(scratch.children)
+    g.set_lazy(DeferredChildren(build))
+    cur._add(g)
+    cur.pos = start + size
+    return tinfo
+
+
+def parse_tile(cur: Cursor, specs: List[FilterSpec], info: DataInfo, name: str = "Tile",
+               size: Optional[int] = None, node_doc=None, defer: bool = False) -> TileInfo:
+    """Parse one tile at `cur` as a node `name`; `size` bounds it when known (from fragment
+    metadata or a generic tile header). `defer=True` (data tiles, whose size the fragment
+    metadata gives) builds the chunk nodes only when they are first shown, when the chunk
+    table is sound."""
+    if defer and size is not None:
+        lazy = _deferred_tile(cur, specs, info, name, size, node_doc)
+        if lazy is not None:
+            return lazy
+    tinfo = TileInfo(cur.source, cur.pos, 0, specs, info)
+    g = cur.group(name, _tile_body(tinfo), size=size, kind="tile", doc=node_doc)
     tinfo.size = g.size
     g.data = tinfo
     if g.display is None:

@@ -88,10 +88,10 @@ class FieldTile:
 
 def _fragment_of(array, path: str) -> Optional[Fragment]:
     d = os.path.dirname(os.path.abspath(path))
-    for f in getattr(array, "fragments", ()):
-        if os.path.abspath(f.path) == d:
-            return f
-    return None
+    if hasattr(array, "fragment_in"):
+        return array.fragment_in(d)
+    return next((f for f in getattr(array, "fragments", ()) if os.path.abspath(f.path) == d),
+                None)
 
 
 def locate(document, source, offset: Optional[int] = None) -> Optional[FieldTile]:

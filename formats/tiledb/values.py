@@ -28,9 +28,11 @@ from .dense_coords import fragment_dense_coords
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata, TileDBArray
 from .rawtile import TileError, _decode_chunk, chunk_table
 
-# Decode chunks on a few threads when there are many (zstd/zlib and numpy release the GIL).
+# Decode chunks on every core when there are many (zstd, zlib, bz2, lz4, numpy and the AES
+# of `cryptography` release the GIL).
 _THREAD_MIN_CHUNKS = 8
-_WORKERS = min(8, os.cpu_count() or 1) if (os.cpu_count() or 1) >= 4 else 1
+_WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else (os.cpu_count() or 1)))
 
 
 class ValuesError(Exception):
@@ -56,7 +58,7 @@ def field_names(array_model: Optional[TileDBArray]) -> List[str]:
 def values(document, name: str, key: Optional[bytes] = None,
            with_values: bool = True) -> List[dict]:
     """Entries `{"name", "values", "raw", "error"?}` for field `name`, one per fragment
-    (fragments in name order, i.e. by timestamp). `key` decrypts encrypted arrays.
+    (fragments in timestamp order, as readers order them). `key` decrypts encrypted arrays.
     `with_values=False` leaves "values" empty: only the raw bytes (`values --raw`)."""
     array: Optional[TileDBArray] = getattr(document, "model", None)
     if key is None:
@@ -65,7 +67,7 @@ def values(document, name: str, key: Optional[bytes] = None,
         return [{"name": os.path.basename(getattr(document, "path", "")), "values": [],
                  "raw": b"", "error": "not a TileDB array directory"}]
     out = []
-    for frag in sorted(array.fragments, key=lambda f: f.name):
+    for frag in sorted(array.fragments, key=lambda f: f.order_key()):
         try:
             vals, raw = fragment_values(document, array, frag, name, key, with_values)
             out.append({"name": frag.name, "values": vals, "raw": raw})
@@ -79,14 +81,14 @@ def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
     if fm is not None and fm.extra.get("loader") is not None:
         return fm
     from ..context import Context
-    from .fragment_metadata import parse_fragment_metadata_file
+    from .fragment_metadata import load_fragment_metadata
 
     path = os.path.join(frag.path, "__fragment_metadata.tdb")
     if not _exists(document, path):
         raise ValuesError("fragment has no __fragment_metadata.tdb")
     ctx = Context(key=getattr(document.ctx, "key", None) if document is not None else None)
     ctx.extra["array"] = array
-    _node, fm = parse_fragment_metadata_file(document, _source(document, path), ctx)
+    fm = load_fragment_metadata(_source(document, path), ctx)  # no nodes: the model only
     frag.metadata = fm
     return fm
 

@@ -48,7 +48,7 @@ def test_flip_in_checked_chunk_is_reported_at_that_file(tiledb_array, tmp_path, 
     doc = formats.open(src, key=key)
     # every chunk's filtered data whose pipeline has a checksum or AES stage
     targets = []
-    for n in doc.root.walk():
+    for n in doc.root.walk(expand_lazy=True):  # chunk nodes are built when asked for
         info = n.data
         if n.kind == "chunk" and info is not None and n.source in doc.sources and \
                 any(s.type in (11, 12, 13) for s in info.specs) and info.filtered_length > 0:

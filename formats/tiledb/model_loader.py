@@ -1,0 +1,58 @@
+"""The array model without the annotation tree: what `values` needs to decode a field.
+
+`formats.open` annotates every byte of every file (a thousand fragments make a million
+nodes). Decoding needs only the schemas, the fragment list and each fragment's metadata
+model, whose footer is read when the fragment is first decoded and whose tile offsets are
+decoded from their sections on first use (fragment_model.SectionLoader). So `values` on an
+array of 1 000 fragments reads 1 000 footers and the offsets of one field, and builds no
+node per tile, chunk or field."""
+from __future__ import annotations
+
+import os
+
+from ..context import Context
+from ..node import Node
+from . import layout
+from .array import _fragment_dirs, _Scratch, decode_name, parse_schema_file
+from .model import Fragment, TileDBArray
+
+
+def load_array_model(document, array_dir: str, ctx: Context) -> TileDBArray:
+    """Schemas parsed, fragments listed (their metadata read later, on first use)."""
+    array = TileDBArray(array_dir)
+    ctx.extra["array"] = array
+    for fdir in _fragment_dirs(array_dir):
+        name = os.path.basename(fdir)
+        info = decode_name(name) or {}
+        array.fragments.append(Fragment(name, fdir, info.get("t1"), info.get("t2"),
+                                        info.get("uuid"), info.get("version")))
+    scratch = _Scratch(document)
+    paths = []
+    legacy = os.path.join(array_dir, layout.LEGACY_SCHEMA_FILE)
+    if os.path.isfile(legacy):
+        paths.append(legacy)
+    sdir = os.path.join(array_dir, layout.SCHEMA_DIR)
+    if os.path.isdir(sdir):
+        paths += [os.path.join(sdir, n) for n in sorted(os.listdir(sdir))
+                  if os.path.isfile(os.path.join(sdir, n))]
+    for p in paths:
+        try:
+            _node, schema = parse_schema_file(scratch, scratch.open_source(p), ctx.derive())
+        except Exception:  # noqa: BLE001 - an unreadable schema is simply not there
+            schema = None
+        if schema is not None:
+            array.schemas[schema.name] = schema
+    if array.schemas:
+        array.latest_schema = array.schemas[max(array.schemas)]
+    return array
+
+
+def open_array_model(document, path: str) -> Node:
+    """Give `document` the array model of `path` and a root node with no children."""
+    array = load_array_model(document, path, document.ctx)
+    document.model = array
+    s = array.latest_schema
+    kind = ("dense" if s.dense else "sparse") if s else "schema unreadable"
+    return Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", document.relname(path), 0,
+                0, display=f"TileDB array, {kind}, {len(array.fragments)} fragment(s) "
+                           f"(model only: no annotation tree)", data=array)

@@ -1,0 +1,103 @@
+"""Measuring arrayscope and tiledb-py side by side in one process: interleaved rounds (both
+sides see the same machine load), median times, and peak resident memory above the level
+before each call (sampled from /proc every millisecond, so libtiledb's allocations count)."""
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import threading
+import time
+from typing import Callable, List, Tuple
+
+import numpy as np
+
+from arrayscope import formats
+from arrayscope.formats import registry
+
+from .stacks import KEY, read_theirs
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def peak_of(fn: Callable[[], object]) -> Tuple[float, int, object]:
+    """(seconds, peak resident bytes above the start, result) of one call."""
+    gc.collect()
+    base = _rss()
+    peak = [base]
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            peak[0] = max(peak[0], _rss())
+            time.sleep(0.001)
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    t0 = time.perf_counter()
+    result = fn()
+    dt = time.perf_counter() - t0
+    stop.set()
+    t.join()
+    peak[0] = max(peak[0], _rss())
+    return dt, peak[0] - base, result
+
+
+def ours_raw(uri: str, field: str) -> bytes:
+    """What `values --raw` writes: open the path, decode every fragment, the raw bytes."""
+    key = KEY.encode() if "aes" in os.path.basename(uri) else None
+    doc = formats.open(uri, key=key, tree=False)  # as `values` opens it
+    plugin = registry.plugin_named(doc.format)
+    entries = plugin.values(doc, field, with_values=False)
+    errs = [e["error"] for e in entries if e.get("error")]
+    if errs:
+        raise AssertionError(errs[0])
+    parts = [e["raw"] for e in entries]
+    doc.close()
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def theirs_raw(uri: str, field: str) -> np.ndarray:
+    return read_theirs(uri, field)
+
+
+def theirs_bytes(arr: np.ndarray) -> bytes:
+    if arr.dtype == object:  # var strings: the var data bytes, cell after cell
+        return b"".join(s.encode() if isinstance(s, str) else bytes(s) for s in arr)
+    return arr.tobytes()
+
+
+def compare(uri: str, field: str, rounds: int = 5) -> dict:
+    """Interleaved rounds of both sides; medians and peaks. Checks the bytes are equal."""
+    mine = ours_raw(uri, field)
+    ref = theirs_raw(uri, field)
+    if bytes(mine) != theirs_bytes(ref):
+        raise AssertionError(f"{uri}: decoded bytes differ from tiledb-py's")
+    del mine, ref
+    t_o: List[float] = []
+    t_t: List[float] = []
+    m_o: List[int] = []
+    m_t: List[int] = []
+    for _ in range(rounds):
+        dt, mem, r = peak_of(lambda: ours_raw(uri, field))
+        del r
+        t_o.append(dt)
+        m_o.append(mem)
+        dt, mem, r = peak_of(lambda: theirs_raw(uri, field))
+        del r
+        t_t.append(dt)
+        m_t.append(mem)
+    o, t = statistics.median(t_o), statistics.median(t_t)
+    return {"ours_s": o, "tiledb_s": t, "ratio": o / t, "ours_peak_mib": max(m_o) / 2 ** 20,
+            "tiledb_peak_mib": max(m_t) / 2 ** 20}
+
+
+def row(name: str, cells: int, r: dict) -> str:
+    return (f"{name:30s} {cells:>10d} {r['ours_s'] * 1000:8.0f} {r['tiledb_s'] * 1000:8.0f} "
+            f"{r['ratio']:6.2f} {r['ours_peak_mib']:8.0f} {r['tiledb_peak_mib']:8.0f}")
+
+
+HEADER = (f"{'stack':30s} {'cells':>10s} {'ours ms':>8s} {'tdb ms':>8s} {'ratio':>6s} "
+          f"{'ours MiB':>8s} {'tdb MiB':>8s}")
