@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from ..context import Context
+from ..dataset_fs import fs_of
 from ..node import Node
 from . import layout
 from .array import _fragment_dirs, _Scratch, decode_name, parse_schema_file
@@ -21,7 +22,8 @@ def load_array_model(document, array_dir: str, ctx: Context) -> TileDBArray:
     """Schemas parsed, fragments listed (their metadata read later, on first use)."""
     array = TileDBArray(array_dir)
     ctx.extra["array"] = array
-    for fdir in _fragment_dirs(array_dir):
+    fs = fs_of(document, array_dir)
+    for fdir in _fragment_dirs(fs, array_dir):
         name = os.path.basename(fdir)
         info = decode_name(name) or {}
         array.fragments.append(Fragment(name, fdir, info.get("t1"), info.get("t2"),
@@ -29,12 +31,14 @@ def load_array_model(document, array_dir: str, ctx: Context) -> TileDBArray:
     scratch = _Scratch(document)
     paths = []
     legacy = os.path.join(array_dir, layout.LEGACY_SCHEMA_FILE)
-    if os.path.isfile(legacy):
+    if fs.stat(legacy).is_file:
         paths.append(legacy)
     sdir = os.path.join(array_dir, layout.SCHEMA_DIR)
-    if os.path.isdir(sdir):
-        paths += [os.path.join(sdir, n) for n in sorted(os.listdir(sdir))
-                  if os.path.isfile(os.path.join(sdir, n))]
+    if fs.stat(sdir).is_dir:
+        try:
+            paths += sorted(e.path for e in fs.list(sdir) if e.is_file)
+        except OSError:
+            pass  # an unlistable schema folder: the tree says so
     for p in paths:
         try:
             _node, schema = parse_schema_file(scratch, scratch.open_source(p), ctx.derive())
