@@ -51,8 +51,11 @@ def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None
         if plugin is not None and hasattr(plugin, "open_model"):
             document = Document(path, Context(key=key))
             document.format = plugin.name
-            document.root = plugin.open_model(document, document.path)
-            return document
+            root = plugin.open_model(document, document.path)
+            if root is not None:   # None: this dataset has no model of its own (a group)
+                document.root = root
+                return document
+            document.close()
     if progress is None:
         return _open(path, key, as_format, None)
     from .progress import Progress

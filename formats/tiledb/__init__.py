@@ -22,9 +22,12 @@ class _TileDBPlugin:
         return open_array_dir(document, path)
 
     def open_model(self, document, path: str):
-        """The array model only (schemas, fragments; metadata read on use): for `values`."""
+        """The array model only (schemas, fragments; metadata read on use): for `values`.
+        None for a group: its members are found through its tree (opened lazily anyway)."""
         from .model_loader import open_array_model
 
+        if _is_group(document):
+            return None
         return open_array_model(document, path)
 
     def container_of(self, path: str):
