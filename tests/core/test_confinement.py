@@ -150,6 +150,10 @@ def test_tiledb_links_out_and_loops(tiledb_array, tmp_path, capsys):
     assert "TOP-SECRET" not in dumped
     code, out, _ = run(capsys, "verify", arr)
     assert code != 0 and "symbolic link" in out
+    for cmd in ("fragments", "stats"):   # the health listing walks the same dataset
+        code, out, err = run(capsys, cmd, arr, "--json")
+        assert code == 0 and "TOP-SECRET" not in out and "Traceback" not in err
+        assert "a9.tdb" not in out and "f49.tdb" not in out
 
 
 def test_plain_walker_loops_are_linear(tmp_path):
@@ -205,7 +209,7 @@ def test_dev_zero_as_path_exits_2(capsys):
 
 
 @pytest.mark.parametrize("suffix", [".vac", ".con", ".ign"])
-def test_fifo_as_commit_file(tiledb_array, tmp_path, suffix):
+def test_fifo_as_commit_file(tiledb_array, tmp_path, capsys, suffix):
     arr = _copy(tiledb_array("dense_1d"), tmp_path / "arr")
     name = "__1_2_" + "0" * 32 + "_22" + suffix
     os.mkfifo(os.path.join(arr, "__commits", name))
@@ -214,6 +218,9 @@ def test_fifo_as_commit_file(tiledb_array, tmp_path, suffix):
         findings = verify(doc)
     hit = [f for f in findings if f.source == f"__commits/{name}"]
     assert hit and hit[0].code == "special-file" and "FIFO" in hit[0].message
+    for cmd in ("fragments", "stats"):
+        code, _out, err = run(capsys, cmd, arr, "--json")
+        assert code == 0 and "Traceback" not in err
 
 
 def test_fifo_and_dev_zero_as_zarr_chunks(tmp_path, capsys):
