@@ -672,3 +672,30 @@ def test_values_raw_exits_nonzero_on_undecodable_tiledb_tile(tmp_path, capsys):
         fh.write(data)
     code, _o, err = run(capsys, "values", arr, "--field", "a", "--raw", str(tmp_path / "o"))
     assert code == 1 and "a0.tdb" in err
+
+
+def test_zarr_chunk_bomb_not_decoded_at_open_or_verify(tmp_path, monkeypatch):
+    """zarr 3.1.6 writes a uint8 array of zero-filled 8 MiB chunks (zstd): a few hundred bytes
+    stored that declare (and really inflate to) 8 MiB each. With the decode budget set below
+    that (the real one is 256 MiB: the same code path), the tree and verify decode nothing
+    and report each chunk; nothing decoded exists afterwards (a work count, not a time)."""
+    import zarr
+
+    from arrayscope.formats.zarr import chunk as zchunk
+
+    path = str(tmp_path / "bomb.zarr")
+    z = zarr.create_array(store=path, shape=(1 << 24,), chunks=(1 << 23,), dtype="u1",
+                          fill_value=7, zarr_format=3)
+    z[:] = np.zeros(1 << 24, dtype="u1")   # zeros, not the fill: both chunks are stored
+    stored = sum(os.path.getsize(os.path.join(d, f)) for d, _s, fs in os.walk(path) for f in fs)
+    assert stored < 1 << 16 and sorted(os.listdir(os.path.join(path, "c"))) == ["0", "1"]
+    monkeypatch.setattr(zchunk, "DECODE_BUDGET", 1 << 20)
+    with time_limit(HANG):
+        doc = formats.open(path)
+        findings = verify(doc)
+    hit = [f for f in findings if f.code == "size-over-limit"]
+    assert {f.source for f in hit} == {"c/0", "c/1"}
+    assert [s.name for s in doc.derived] == ["fill record"]   # no chunk decoded, open or verify
+    monkeypatch.undo()
+    clean = formats.open(path)  # under the real budget the same chunks decode, no finding
+    assert not [f for f in verify(clean) if f.status == "error" or f.code == "size-over-limit"]
