@@ -64,6 +64,7 @@ class DataFileRole:
     # The most unfiltered bytes one tile of this file can hold (tile cells × cell size, from
     # the schema); None when the schema gives no bound (var data, unbounded extents).
     max_bytes: Optional[int] = None
+    fm: Optional[FragmentMetadata] = None   # its var tile sizes bound a var tile
 
 
 def _special(name: str) -> Attribute:
@@ -123,7 +124,7 @@ def file_role(schema: ArraySchema, fm: FragmentMetadata, file_name: str) -> Opti
     if fm.extra.get("encrypted"):
         specs.append(FilterSpec(AES_FILTER, {}))
     return DataFileRole(slot, slots[slot] if slot < len(slots) else obj.name, obj, part, role,
-                        specs, info, _max_tile_bytes(schema, fm, obj, role))
+                        specs, info, _max_tile_bytes(schema, fm, obj, role), fm)
 
 
 def _max_tile_bytes(schema: ArraySchema, fm: FragmentMetadata, obj, role: str) -> Optional[int]:
@@ -276,12 +277,23 @@ def _add_tiles(cur: Cursor, role: DataFileRole, offsets: np.ndarray, fsize: int)
     cur.node.add(node)
 
 
-def over_limit(role: DataFileRole, declared: int) -> Optional[str]:
-    """Why a tile declaring `declared` unfiltered bytes must not be decoded (None: it may)."""
-    if role.max_bytes is None or declared <= role.max_bytes:
-        return None
-    return (f"the tile's chunks declare {declared} unfiltered bytes; the schema allows at most "
-            f"{role.max_bytes} ({role.role} tile cells × cell size): not decoded")
+def over_limit(role: DataFileRole, declared: int, tile: Optional[int] = None) -> Optional[str]:
+    """Why tile `tile` declaring `declared` unfiltered bytes must not be decoded (None: it
+    may): over tile cells × cell size, or, for var data, over the var tile size the
+    fragment metadata records."""
+    if role.max_bytes is not None and declared > role.max_bytes:
+        return (f"the tile's chunks declare {declared} unfiltered bytes; the schema allows at "
+                f"most {role.max_bytes} ({role.role} tile cells × cell size): not decoded")
+    if role.part == "var" and tile is not None and role.fm is not None:
+        try:
+            sizes = role.fm.tile_var_sizes[role.slot]
+            limit = int(sizes[tile]) if sizes is not None and tile < len(sizes) else None
+        except (IndexError, TypeError, ValueError):
+            limit = None
+        if limit is not None and declared > limit:
+            return (f"the tile's chunks declare {declared} unfiltered bytes; the fragment "
+                    f"metadata gives var tile {tile + 1} {limit} bytes: not decoded")
+    return None
 
 
 def _next_at_or_after(offs: np.ndarray, fsize: int) -> list:
@@ -311,7 +323,7 @@ def _one_tile(parent: Node, src, role: DataFileRole, i: int, start: int, end: in
         return parent.children[-1]
     node = parent.children[-1]
     node.parent = None if parent.name == "tiles" else parent
-    over = over_limit(role, tinfo.original_length)
+    over = over_limit(role, tinfo.original_length, i)
     if over:
         node.mark(ERROR, over)
         node.code = SIZE_OVER_LIMIT

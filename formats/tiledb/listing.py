@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from ..dataset_fs import DatasetFS, Entry, LocalFS
 from . import layout
 from .names import decode_name
 
@@ -48,82 +49,81 @@ class ArrayListing:
         return "/".join(p for p in parts if p)
 
 
-def _files(path: str) -> Dict[str, int]:
-    out: Dict[str, int] = {}
+def _list(fs: DatasetFS, path: str) -> List[Entry]:
     try:
-        names = sorted(os.listdir(path))
+        return fs.list(path)
     except OSError:
-        return out
-    for n in names:
-        full = os.path.join(path, n)
-        if os.path.isfile(full):
-            try:
-                out[n] = os.path.getsize(full)
-            except OSError:
-                continue
-    return out
+        return []
 
 
-def _walk_sizes(path: str, rel: str) -> Dict[str, int]:
+def _files(fs: DatasetFS, path: str) -> Dict[str, int]:
+    """Regular files only (a FIFO, a link out of the array or a loop is not a file of it:
+    the tree shows those as findings)."""
+    return {e.name: e.size for e in _list(fs, path) if e.is_file}
+
+
+def _walk_sizes(fs: DatasetFS, path: str, rel: str) -> Dict[str, int]:
     out: Dict[str, int] = {}
-    for dirpath, dirnames, filenames in os.walk(path):
-        dirnames.sort()
-        for f in sorted(filenames):
-            full = os.path.join(dirpath, f)
-            try:
-                out[rel + "/" + os.path.relpath(full, path).replace(os.sep, "/")] = \
-                    os.path.getsize(full)
-            except OSError:
-                continue
+    stack = [(path, rel)]
+    while stack:
+        d, r = stack.pop()
+        entries = _list(fs, d)
+        for e in entries:
+            if e.is_file:
+                out[f"{r}/{e.name}"] = e.size
+        stack.extend((e.path, f"{r}/{e.name}") for e in reversed(entries) if e.is_dir)
     return out
 
 
-def _fragment(name: str, rel: str, path: str) -> FragmentDir:
+def _fragment(fs: DatasetFS, name: str, rel: str, path: str) -> FragmentDir:
     info = decode_name(name) or {}
-    return FragmentDir(name, rel, path, _files(path), info.get("t1"), info.get("t2"),
+    return FragmentDir(name, rel, path, _files(fs, path), info.get("t1"), info.get("t2"),
                        info.get("version"))
 
 
-def list_array(path: str) -> ArrayListing:
-    """The listing of the array directory `path` (never raises; unreadable parts are noted)."""
+def list_array(path: str, fs: Optional[DatasetFS] = None) -> ArrayListing:
+    """The listing of the array directory `path` (never raises; unreadable parts are noted).
+    `fs`: the dataset it belongs to (default: the array directory itself)."""
+    fs = LocalFS(path) if fs is None else fs
     out = ArrayListing(os.path.abspath(path))
     try:
-        root = sorted(os.listdir(path))
+        root = fs.list(path)
     except OSError as e:
         out.errors.append(f"cannot list {path}: {e.strerror or e}")
         return out
-    for name in root:
-        full = os.path.join(path, name)
-        if name == layout.SCHEMA_DIR and os.path.isdir(full):
-            for f, size in _files(full).items():
+    for entry in root:
+        name, full = entry.name, entry.path
+        if not (entry.is_file or entry.is_dir):
+            continue  # links out, loops, FIFOs: findings of the tree, never listed here
+        if name == layout.SCHEMA_DIR and entry.is_dir:
+            for f, size in _files(fs, full).items():
                 out.schemas[f"{name}/{f}"] = size
         elif name == layout.LEGACY_SCHEMA_FILE:
-            out.schemas[name] = os.path.getsize(full)
-        elif name == layout.FRAGMENTS_DIR and os.path.isdir(full):
-            for d in sorted(os.listdir(full)):
-                fp = os.path.join(full, d)
-                if os.path.isdir(fp):
-                    out.fragments[d] = _fragment(d, f"{name}/{d}", fp)
-                else:
-                    out.other[f"{name}/{d}"] = os.path.getsize(fp)
-        elif name == layout.COMMITS_DIR and os.path.isdir(full):
-            for f, size in _files(full).items():
+            out.schemas[name] = entry.size
+        elif name == layout.FRAGMENTS_DIR and entry.is_dir:
+            for d in _list(fs, full):
+                if d.is_dir:
+                    out.fragments[d.name] = _fragment(fs, d.name, f"{name}/{d.name}", d.path)
+                elif d.is_file:
+                    out.other[f"{name}/{d.name}"] = d.size
+        elif name == layout.COMMITS_DIR and entry.is_dir:
+            for f, size in _files(fs, full).items():
                 out.commits[f"{name}/{f}"] = size
-        elif name == layout.FRAGMENT_META_DIR and os.path.isdir(full):
-            for f, size in _files(full).items():
+        elif name == layout.FRAGMENT_META_DIR and entry.is_dir:
+            for f, size in _files(fs, full).items():
                 out.fragment_meta[f"{name}/{f}"] = size
-        elif name == layout.META_DIR and os.path.isdir(full):
-            for f, size in _files(full).items():
+        elif name == layout.META_DIR and entry.is_dir:
+            for f, size in _files(fs, full).items():
                 out.meta[f"{name}/{f}"] = size
         elif name == layout.LABELS_DIR:
             continue  # dimension-label arrays: arrays of their own
-        elif os.path.isdir(full):
+        elif entry.is_dir:
             if layout.TIMESTAMPED_RE.match(name) or decode_name(name):
-                out.fragments[name] = _fragment(name, name, full)   # format < 12
+                out.fragments[name] = _fragment(fs, name, name, full)   # format < 12
             else:
-                out.other.update(_walk_sizes(full, name))
+                out.other.update(_walk_sizes(fs, full, name))
         else:
-            size = os.path.getsize(full)
+            size = entry.size
             if name.endswith((".ok", ".vac")):
                 out.commits[name] = size          # format < 12 commit and vacuum files
             elif name.endswith(".meta"):

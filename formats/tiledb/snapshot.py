@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ..context import Context
+from ..dataset_fs import LocalFS
 from ..document import Document
 from . import commits as commits_mod
 from . import fragment_metadata, layout, listing
@@ -69,10 +70,8 @@ def _scratch(path: str, key: Optional[bytes]) -> Document:
 
 
 def _u32_at(path: str, offset: int) -> Optional[int]:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            b = fh.read(4)
+    try:   # a regular file of its folder only (never a FIFO, never through a link out)
+        b = LocalFS(os.path.dirname(path)).read_bytes(path, offset + 4)[0][offset:]
     except OSError:
         return None
     return int.from_bytes(b, "little") if len(b) == 4 else None
@@ -84,7 +83,7 @@ def take(document) -> Snapshot:
     the fragment metadata it reads on demand."""
     path = document.path
     key = getattr(document.ctx, "key", None)
-    snap = Snapshot(path, listing.list_array(path), key=key)
+    snap = Snapshot(path, listing.list_array(path, getattr(document, "fs", None)), key=key)
     model = document.model if isinstance(getattr(document, "model", None), TileDBArray) else None
     if model is not None and os.path.abspath(model.path) != os.path.abspath(path):
         model = None

@@ -24,6 +24,7 @@ from ..filters import (
     split_metadata,
 )
 from ..findings import SIZE_OVER_LIMIT
+from ..limits import DECODE_BUDGET
 from ..node import ERROR, WARNING, Node
 from .enums import DATATYPE_NAMES, ENCRYPTION_TYPES
 from .pipeline import parse_pipeline
@@ -55,7 +56,7 @@ D_GT_PIPE = doc("Filter pipeline used to filter the tile: [GZIP(1)] as written b
 GENERIC_HEADER = 34  # bytes before the pipeline
 # The most unfiltered bytes a generic tile (schema, __meta, commits, fragment metadata
 # sections) is decoded to; real ones are far smaller (a million tile offsets: 8 MB).
-MAX_GENERIC_DECODE = 256 << 20
+MAX_GENERIC_DECODE = DECODE_BUDGET
 
 
 @dataclass

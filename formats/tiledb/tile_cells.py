@@ -281,7 +281,7 @@ def decode_part(document, where: FieldTile, part: str, key: Optional[bytes] = No
     start, end = int(offs[i]), int(ends[i])
     if start > src.size or end < start:
         raise TileError(f"{name}: tile {i + 1} at {start} is not inside the file ({src.size} B)")
-    over = over_limit(role, sum(c[0] for c in chunk_table(src, start, end)))
+    over = over_limit(role, sum(c[0] for c in chunk_table(src, start, end)), i)
     if over:
         raise TileError(f"{name}: tile {i + 1}: {over}", start)
     data, rle = decode_tile_ex(src, start, end, role.specs, role.info, key)

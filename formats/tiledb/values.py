@@ -215,7 +215,7 @@ def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, fi
         for ci, c in enumerate(table):
             jobs.append((i, ci, c, pos))
             pos += c[0]
-        over = over_limit(role, pos - start)   # checked before anything is allocated
+        over = over_limit(role, pos - start, i)   # checked before anything is allocated
         if over:
             raise ValuesError(f"{file_name}: tile {i + 1}: {over}")
         bounds.append((start, pos))

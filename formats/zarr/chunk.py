@@ -23,6 +23,8 @@ from typing import Optional, Tuple
 from ..cursor import Cursor, ParseStop
 from ..engine import fill_gaps
 from ..fielddoc import doc
+from ..findings import SIZE_OVER_LIMIT
+from ..limits import DECODE_BUDGET
 from ..node import ERROR, WARNING, DeferredChildren, Node, hex_preview
 from .codecs import CodecError, CodecSpec, get
 from .meta import ArrayMeta
@@ -229,6 +231,18 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
         return node
     k = len(meta.codecs) - 1
     spec = meta.codecs[k]
+    decoded = meta.records_per_chunk * meta.itemsize
+    if decoded > DECODE_BUDGET:
+        # shape × item size is all the format says; decoding it for the tree or verify
+        # would allocate that much from a few stored bytes: report, do not decode
+        if src.size:
+            node.add(Node("chunk data", "payload", src, 0, src.size,
+                          display=hex_preview(src.read(0, 16)), status=WARNING,
+                          code=SIZE_OVER_LIMIT,
+                          message=f"a chunk decodes to {decoded} bytes (chunk shape × item "
+                                  f"size), over the {DECODE_BUDGET}-byte decode budget: not "
+                                  f"decoded"))
+        return node
     stage = Node(f"Codec {k + 1}: {spec.label}", "filter", src, 0, src.size, doc=D_STAGE)
     node.add(stage)
     st = frame_stage(spec, src, stage, stage_limit(meta))

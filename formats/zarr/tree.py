@@ -29,6 +29,7 @@ MAX_ABSENT_LIST = 1_000_000
 # nodes show stages and records at once. A bigger one is decoded on demand (chunk.py).
 EAGER_MAX_BYTES = 8 << 20
 EAGER_MAX_CHUNKS = 256
+EAGER_MAX_DECODED = 64 << 20
 
 
 @dataclass
@@ -211,7 +212,9 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
                                                         f"({relkey!r})"))
                     progress.step(document, full)
     walk(path, node)
-    lazy = (len(jobs) > EAGER_MAX_CHUNKS or sum(j[5] for j in jobs) > EAGER_MAX_BYTES)
+    decoded = len(jobs) * meta.records_per_chunk * meta.itemsize if meta is not None and jobs else 0
+    lazy = (len(jobs) > EAGER_MAX_CHUNKS or sum(j[5] for j in jobs) > EAGER_MAX_BYTES or
+            decoded > EAGER_MAX_DECODED)   # a few stored bytes may declare gigabytes
     for dnode, i, full, coords, relkey, _size in jobs:
         cn = chunk_file_node(document, meta, full, coords, relkey, lazy=lazy)
         cn.parent = dnode

@@ -150,6 +150,10 @@ def test_tiledb_links_out_and_loops(tiledb_array, tmp_path, capsys):
     assert "TOP-SECRET" not in dumped
     code, out, _ = run(capsys, "verify", arr)
     assert code != 0 and "symbolic link" in out
+    for cmd in ("fragments", "stats"):   # the health listing walks the same dataset
+        code, out, err = run(capsys, cmd, arr, "--json")
+        assert code == 0 and "TOP-SECRET" not in out and "Traceback" not in err
+        assert "a9.tdb" not in out and "f49.tdb" not in out
 
 
 def test_plain_walker_loops_are_linear(tmp_path):
@@ -205,7 +209,7 @@ def test_dev_zero_as_path_exits_2(capsys):
 
 
 @pytest.mark.parametrize("suffix", [".vac", ".con", ".ign"])
-def test_fifo_as_commit_file(tiledb_array, tmp_path, suffix):
+def test_fifo_as_commit_file(tiledb_array, tmp_path, capsys, suffix):
     arr = _copy(tiledb_array("dense_1d"), tmp_path / "arr")
     name = "__1_2_" + "0" * 32 + "_22" + suffix
     os.mkfifo(os.path.join(arr, "__commits", name))
@@ -214,6 +218,9 @@ def test_fifo_as_commit_file(tiledb_array, tmp_path, suffix):
         findings = verify(doc)
     hit = [f for f in findings if f.source == f"__commits/{name}"]
     assert hit and hit[0].code == "special-file" and "FIFO" in hit[0].message
+    for cmd in ("fragments", "stats"):
+        code, _out, err = run(capsys, cmd, arr, "--json")
+        assert code == 0 and "Traceback" not in err
 
 
 def test_fifo_and_dev_zero_as_zarr_chunks(tmp_path, capsys):
@@ -491,17 +498,31 @@ def _zstd_array(path: str) -> str:
     return path
 
 
-def test_tiledb_decompression_bomb_not_decoded(tmp_path, capsys):
+def _zstd_var_array(path: str) -> str:
+    import tiledb
+
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=100, dtype=np.int32))
+    schema = tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("a", dtype=str, var=True, filters=tiledb.FilterList([tiledb.ZstdFilter()]))])
+    tiledb.Array.create(path, schema)
+    with tiledb.open(path, "w") as A:
+        A[:] = np.array([f"s{i}" for i in range(100)], dtype=object)
+    return path
+
+
+@pytest.mark.parametrize("var", [False, True], ids=["fixed", "var"])
+def test_tiledb_decompression_bomb_not_decoded(tmp_path, capsys, var):
     """A consistent 1 GiB bomb: one chunk that says 1 GiB and whose zstd frame really inflates
-    to 1 GiB, in a ~33 KB file. The schema allows 100 cells × 4 B per tile."""
+    to 1 GiB, in a ~33 KB file. The schema allows 100 cells × 4 B per fixed tile; a var tile
+    is bounded by the var tile size the fragment metadata records."""
     import resource
+    import struct
 
     import zstandard
 
-    arr = _zstd_array(str(tmp_path / "arr"))
+    arr = (_zstd_var_array if var else _zstd_array)(str(tmp_path / "arr"))
     frags = os.path.join(arr, "__fragments")
-    a0 = os.path.join(frags, os.listdir(frags)[0], "a0.tdb")
-    import struct
+    a0 = os.path.join(frags, os.listdir(frags)[0], "a0_var.tdb" if var else "a0.tdb")
 
     giga = 1 << 30
     frame = zstandard.ZstdCompressor(level=19).compress(bytes(giga // 8)) * 8  # 8 frames, 1 GiB
@@ -515,9 +536,10 @@ def test_tiledb_decompression_bomb_not_decoded(tmp_path, capsys):
         doc = formats.open(arr)
         findings = verify(doc)
     hit = [f for f in findings if f.code == "size-over-limit"]
-    assert hit and hit[0].source.endswith("a0.tdb") and "400" in hit[0].message
+    expected = "fragment metadata gives var tile 1" if var else "schema allows at most 400"
+    assert hit and hit[0].source == os.path.relpath(a0, arr) and expected in hit[0].message
     code, _o, err = run(capsys, "values", arr, "--field", "a", "--raw", str(tmp_path / "o"))
-    assert code != 0 and "schema allows at most 400" in err
+    assert code != 0 and expected in err
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 256 * 1024   # nothing near 1 GiB was allocated
 
@@ -620,3 +642,60 @@ def test_file_shrinking_while_open_reads_short(tmp_path):
                        text=True, timeout=HANG)
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])   # -7 would be SIGBUS
     assert r.stdout.split() == ["0", "0", "0"]
+
+
+# ---- case 7: values --raw says when decoding failed ---------------------------------------------
+def test_values_raw_exits_nonzero_on_undecodable_zarr_chunk(tmp_path, capsys):
+    arr = _copy(ZARR2, tmp_path / "z")
+    chunk = os.path.join(arr, "0")
+    with open(chunk, "rb") as fh:
+        data = fh.read()
+    with open(chunk, "wb") as fh:
+        fh.write(data[:len(data) // 2])   # a zstd frame cut in half
+    out = tmp_path / "raw.bin"
+    code, _o, err = run(capsys, "values", arr, "--field", "a", "--raw", str(out))
+    assert code == 1 and "0:" in err
+    code_json, _o, _e = run(capsys, "values", arr, "--field", "a", "--json")
+    assert code_json == 1   # the same verdict either way
+
+
+def test_values_raw_exits_nonzero_on_undecodable_tiledb_tile(tmp_path, capsys):
+    arr = _zstd_array(str(tmp_path / "arr"))
+    frags = os.path.join(arr, "__fragments")
+    a0 = os.path.join(frags, os.listdir(frags)[0], "a0.tdb")
+    with open(a0, "r+b") as fh:
+        data = bytearray(fh.read())
+        # u64 chunks, u32 ×3 chunk header, 16 B compression table, then the zstd frame:
+        assert data[36:40] == b"\x28\xb5\x2f\xfd"
+        data[36:40] = bytes(4)            # its magic number zeroed
+        fh.seek(0)
+        fh.write(data)
+    code, _o, err = run(capsys, "values", arr, "--field", "a", "--raw", str(tmp_path / "o"))
+    assert code == 1 and "a0.tdb" in err
+
+
+def test_zarr_chunk_bomb_not_decoded_at_open_or_verify(tmp_path, monkeypatch):
+    """zarr 3.1.6 writes a uint8 array of zero-filled 8 MiB chunks (zstd): a few hundred bytes
+    stored that declare (and really inflate to) 8 MiB each. With the decode budget set below
+    that (the real one is 256 MiB: the same code path), the tree and verify decode nothing
+    and report each chunk; nothing decoded exists afterwards (a work count, not a time)."""
+    import zarr
+
+    from arrayscope.formats.zarr import chunk as zchunk
+
+    path = str(tmp_path / "bomb.zarr")
+    z = zarr.create_array(store=path, shape=(1 << 24,), chunks=(1 << 23,), dtype="u1",
+                          fill_value=7, zarr_format=3)
+    z[:] = np.zeros(1 << 24, dtype="u1")   # zeros, not the fill: both chunks are stored
+    stored = sum(os.path.getsize(os.path.join(d, f)) for d, _s, fs in os.walk(path) for f in fs)
+    assert stored < 1 << 16 and sorted(os.listdir(os.path.join(path, "c"))) == ["0", "1"]
+    monkeypatch.setattr(zchunk, "DECODE_BUDGET", 1 << 20)
+    with time_limit(HANG):
+        doc = formats.open(path)
+        findings = verify(doc)
+    hit = [f for f in findings if f.code == "size-over-limit"]
+    assert {f.source for f in hit} == {"c/0", "c/1"}
+    assert [s.name for s in doc.derived] == ["fill record"]   # no chunk decoded, open or verify
+    monkeypatch.undo()
+    clean = formats.open(path)  # under the real budget the same chunks decode, no finding
+    assert not [f for f in verify(clean) if f.status == "error" or f.code == "size-over-limit"]
