@@ -1,5 +1,5 @@
-"""Write a TileDB group with group details format version 1 (libtiledb before 2.15 wrote
-these; tiledb-py 0.36 / libtiledb 2.30 only writes version 2), and record what tiledb-py reads.
+"""Write a TileDB group with group details format version 1 (libtiledb 2.12 writes these;
+tiledb-py 0.36 / libtiledb 2.30 writes version 2), and record what tiledb-py reads.
 
     python3.7 -m venv /work/venvs/groups-tdb018
     /work/venvs/groups-tdb018/bin/pip install "tiledb==0.18.3" "numpy<1.22"
