@@ -22,7 +22,12 @@ class _TileDBPlugin:
         return open_array_dir(document, path)
 
     def open_model(self, document, path: str):
-        """The array model only (schemas, fragments; metadata read on use): for `values`."""
+        """The array model only (schemas, fragments; metadata read on use): for `values`.
+        A group's tree is already lazy (members open on demand): it is the model."""
+        if not layout.is_array_dir(path) and layout.is_group_dir(path):
+            from .group import open_group_dir
+
+            return open_group_dir(document, path)
         from .model_loader import open_array_model
 
         return open_array_model(document, path)
