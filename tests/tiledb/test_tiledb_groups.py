@@ -339,3 +339,18 @@ def test_version_1_group_written_by_libtiledb_2_12():
     assert set(cov) == on_disk and {n: c for n, c in cov.items() if c[0] != c[1]} == {}
     view = member_document(doc, "one")
     assert PLUGIN.values(view, "a")[0]["values"] == list(np.arange(10.0))
+
+
+def test_verify_on_workers_equals_one_process(made, capsys):
+    """`--workers` on a group: the same findings, in the same order (a group is verified
+    member by member in the calling process)."""
+    import json
+
+    from arrayscope.explorer.cli import main
+
+    g, _listed, _meta = made
+    assert main(["verify", g, "--json"]) == 1
+    one = json.loads(capsys.readouterr().out)
+    assert main(["verify", g, "--json", "--workers", "2"]) == 1
+    two = json.loads(capsys.readouterr().out)
+    assert two == one and len(one["findings"]) == 3
