@@ -195,6 +195,10 @@ def plan(document, workers: int) -> Tuple[str, List[Task]]:
     if root is None:
         return "", []
     if document.format == "tiledb":
+        from .tiledb.group_walk import is_group_document
+
+        if is_group_document(document):
+            return "", []   # a group verifies member by member in this process (verify_group)
         kind, units = TILEDB_TILES, tiledb_units(root)
     elif document.format == "zarr":
         kind, units = ZARR_CHUNKS, zarr_units(root)

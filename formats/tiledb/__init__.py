@@ -23,11 +23,13 @@ class _TileDBPlugin:
 
     def open_model(self, document, path: str):
         """The array model only (schemas, fragments; metadata read on use): for `values`.
-        None for a group: its members are found through its tree (opened lazily anyway)."""
+        A group's tree is already lazy (members open on demand): it is the model."""
+        if not layout.is_array_dir(path) and layout.is_group_dir(path):
+            from .group import open_group_dir
+
+            return open_group_dir(document, path)
         from .model_loader import open_array_model
 
-        if _is_group(document):
-            return None
         return open_array_model(document, path)
 
     def container_of(self, path: str):

@@ -21,11 +21,12 @@ from ..dataset_fs import entry_node
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, DeferredChildren, Node, hex_preview
 from ..plain import dir_node, file_node
+from ..remote import absolute
 from . import layout, names, soma
 from .array_metadata import ArrayMetadata, parse_array_metadata_file
 from .commits import parse_commit_file
 from .group_details import GroupDetails, parse_group_details_file
-from .group_members import Member, effective_members, resolve, uri_to_path
+from .group_members import Member, effective_members, real_path, resolve, uri_to_path
 
 D_MARKER = doc("Group file: an empty file whose presence makes the folder a TileDB group",
                spec="group.md")
@@ -269,14 +270,15 @@ def _member_node(document, ref: MemberRef, ctx: Context, parent: TileDBGroup,
 def _other_entries(document, group: TileDBGroup) -> Tuple[List[str], List[Node]]:
     """What else the group's folder holds: folders no member is or leads to (their paths),
     and nodes for stray files and entries the dataset FS will not open (links out, FIFOs)."""
+    fs = document.fs
     named = set()   # every member's own path, followed or not: reported as the member
     taken = set()   # the real folders of followed members
     for m in group.members:
         path, _why = uri_to_path(group.path, m.entry)
         if path is not None:
-            named.add(os.path.abspath(path))
+            named.add(absolute(path))
         if m.path:
-            taken.add(os.path.realpath(m.path))
+            taken.add(real_path(fs, m.path))
     dirs: List[str] = []
     nodes: List[Node] = []
     try:
@@ -285,11 +287,11 @@ def _other_entries(document, group: TileDBGroup) -> Tuple[List[str], List[Node]]
         return dirs, nodes
     own = (layout.GROUP_DETAILS_DIR, layout.META_DIR, layout.GROUP_FILE)
     for e in entries:
-        if e.name in own or os.path.abspath(e.path) in named:
+        if e.name in own or absolute(e.path) in named:
             continue
         if e.is_dir:
-            real = e.real or os.path.realpath(e.path)
-            if real in taken or any(t.startswith(real + os.sep) for t in taken):
+            real = e.real or absolute(e.path)
+            if real in taken or any(t.startswith(real + "/") for t in taken):
                 continue
             dirs.append(e.path)
         elif e.is_file:

@@ -30,8 +30,8 @@ DETAILS_VERSIONS = (1, 2)
 MEMBER_VERSIONS = (1, 2)
 _MEMBER_MIN = 4 + 1 + 1 + 8 + 1  # a member with an empty URI and no name (version 1)
 
-D_VERSION = doc("Version: format version of the group details (2 since libtiledb 2.15; "
-                "version 1 files each hold the whole member list)", spec=SPEC)
+D_VERSION = doc("Version: format version of the group details (libtiledb 2.30 writes 2, "
+                "2.12 wrote 1; version 1 files each hold the whole member list)", spec=SPEC)
 D_COUNT = doc("Number of group members: member entries that follow", spec=SPEC,
               note="the document says uint32; libtiledb writes a uint64")
 D_MEMBER = doc("Group member: one member entry (an addition, or from version 2 a deletion)",

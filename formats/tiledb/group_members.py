@@ -11,6 +11,7 @@ pointing to nothing, a member of the wrong kind.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -18,6 +19,7 @@ from urllib.parse import unquote
 
 from ..dataset_fs import ALIAS, BROKEN, DIR, FILE, LOOP, MISSING, SYMLINK_OUT, UNREADABLE, DatasetFS
 from ..findings import GROUP_MEMBER_MISSING, GROUP_MEMBER_OUTSIDE, GROUP_MEMBER_TYPE
+from ..remote import absolute
 from . import layout
 from .group_details import ARRAY, GROUP, GroupDetails, MemberEntry
 
@@ -69,14 +71,29 @@ def effective_members(files: List[Tuple[str, Optional[GroupDetails]]]) -> List[M
     return sorted(current.values(), key=lambda m: m.name)
 
 
+def _normalise(path: str) -> str:
+    """`..` and `.` folded, for a local path or a URL (whose `//` stays)."""
+    m = _SCHEME.match(path)
+    if m is None:
+        return os.path.normpath(path)
+    return m.group(0) + posixpath.normpath(path[len(m.group(0)):])
+
+
 def uri_to_path(group_dir: str, entry: MemberEntry) -> Tuple[Optional[str], Optional[str]]:
-    """(local path, None) for a URI naming a local file, else (None, why it is not local)."""
+    """(path in the group's store, None) for a URI there, else (None, why it is not).
+    A local group's members are local paths (`file://`, `/...`, relative); a group on an
+    object store (`s3://bucket/g`) has members under the same scheme (or relative)."""
     uri = entry.uri
     if entry.relative:
         if _SCHEME.match(uri) or uri.startswith("/"):
             return None, f"a relative URI that is absolute ({uri})"
-        return os.path.normpath(os.path.join(group_dir, uri)), None
+        return _normalise(f"{group_dir.rstrip('/')}/{uri}"), None
     m = _SCHEME.match(uri)
+    store = _SCHEME.match(group_dir)
+    if store is not None:   # the group is on an object store
+        if m is None or m.group(1).lower() != store.group(1).lower():
+            return None, f"on another store ({(m.group(1) + '://') if m else uri})"
+        return _normalise(uri), None
     if m is None:
         if os.path.isabs(uri):
             return os.path.normpath(uri), None
@@ -93,7 +110,12 @@ def uri_to_path(group_dir: str, entry: MemberEntry) -> Tuple[Optional[str], Opti
 
 def _inside(path: str, directory: str) -> bool:
     """`path` lies strictly inside `directory` (both absolute and normalised alike)."""
-    return path != directory and path.startswith(directory.rstrip(os.sep) + os.sep)
+    return path != directory and path.startswith(directory.rstrip("/" + os.sep) + "/")
+
+
+def real_path(fs: DatasetFS, path: str) -> str:
+    """Where `path` really is (links resolved; an object store has none)."""
+    return fs.stat(path).real or absolute(path)
 
 
 def resolve(group_dir: str, member: Member, fs: DatasetFS) -> Member:
@@ -107,7 +129,7 @@ def resolve(group_dir: str, member: Member, fs: DatasetFS) -> Member:
         member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
                           f"{label} is {why}: not followed; open it on its own")
         return member
-    if not _inside(path, os.path.abspath(group_dir)):
+    if not _inside(path, absolute(group_dir)):
         member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
                           f"{label} points outside the group's directory: not followed; open "
                           f"it on its own")
@@ -120,8 +142,7 @@ def resolve(group_dir: str, member: Member, fs: DatasetFS) -> Member:
         member.problem = ("error", GROUP_MEMBER_MISSING, f"{label} points to nothing: {what}")
         return member
     real = entry.real or path
-    if entry.kind in (SYMLINK_OUT, LOOP) or \
-            not _inside(real, os.path.realpath(group_dir)):
+    if entry.kind in (SYMLINK_OUT, LOOP) or not _inside(real, real_path(fs, group_dir)):
         member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
                           f"{label} leads outside the group's directory through a symbolic link "
                           f"(to {entry.detail or real}): not followed")

@@ -77,8 +77,8 @@ class MemberView:
 
 
 def member_document(document, member_path: str) -> MemberView:
-    """The array member at `member_path`, opened; LookupError (listing the arrays) when
-    there is no such array member."""
+    """The array member at `member_path` with its array model (the member's tree is not
+    built for it); LookupError (listing the arrays) when there is no such array member."""
     node = find_member(document.root, member_path)
     if node is None or node.data.kind != "array":
         arrays = array_member_paths(document.root)
@@ -86,8 +86,12 @@ def member_document(document, member_path: str) -> MemberView:
             else f"no array member {member_path!r}"
         raise LookupError(f"{what}; arrays: "
                           f"{', '.join(arrays) or '(none)'}")
-    node.ensure_built()
-    return MemberView(document, node, node.data.model)
+    model = node.data.model
+    if model is None:  # decoding needs the array model, not the member's tree
+        from .model_loader import load_array_model
+
+        model = load_array_model(document, node.data.path, document.ctx.derive(extra={}))
+    return MemberView(document, node, model)
 
 
 def verify_group(document) -> List[Node]:

@@ -40,13 +40,18 @@ def is_array_dir(path: str) -> bool:
 
 def is_group_dir(path: str) -> bool:
     """A TileDB group: libtiledb accepts either its marker file or its details folder."""
-    return os.path.isfile(os.path.join(path, GROUP_FILE)) or \
-        os.path.isdir(os.path.join(path, GROUP_DETAILS_DIR))
+    from ..dataset_fs import fs_of
+
+    fs = fs_of(None, path)
+    return fs.stat(os.path.join(path, GROUP_FILE)).is_file or \
+        fs.stat(os.path.join(path, GROUP_DETAILS_DIR)).is_dir
 
 
 def group_dir_of(path: str) -> Optional[str]:
     """The group whose own file `path` is (its marker, a details or a metadata file)."""
-    d = os.path.dirname(os.path.abspath(path))
+    from ..remote import absolute
+
+    d = os.path.dirname(absolute(path))
     if os.path.basename(path) == GROUP_FILE and is_group_dir(d):
         return d
     if os.path.basename(d) in (GROUP_DETAILS_DIR, META_DIR):

@@ -307,3 +307,50 @@ def test_links_in_the_group_folder_are_never_followed(tmp_path):
     assert found == [(OUTSIDE_DATASET, "lg/stray_link")]
     assert not any("elsewhere" in s.name or s.name.startswith("stray_link")
                    for s in doc.sources)
+
+
+def test_version_1_group_written_by_libtiledb_2_12():
+    """tests/data/tiledb_groups (tiledb-py 0.18.3): details and members of version 1, where
+    each file holds the whole list and only the latest counts (the removal of `two`)."""
+    import json
+
+    from tests.support.paths import DATA
+
+    base = os.path.join(DATA, "tiledb_groups", "v1_2.12.3")
+    with open(os.path.join(base, "expected.json")) as fh:
+        expected = json.load(fh)
+    g = os.path.join(base, "g")
+    doc = formats.open(g)
+    group = doc.model
+    assert [gd.version for _, gd in group.details] == [1, 1]
+    assert all(e.version == 1 and not e.deleted for _, gd in group.details for e in gd.members)
+    got = sorted(([m.entry.name, m.entry.uri, m.entry.type_name] for m in group.members),
+                 key=lambda x: x[1])
+    assert got == expected["members"]
+    assert group.metadata == expected["metadata"]
+    first = doc.root["__group"][_details_files(g)[0]].resolve("Generic tile/Tile/Group details")
+    assert all(c.display.endswith("superseded: only the latest version-1 file counts")
+               for c in first.iter_children() if c.name.startswith("Member "))
+    members = {n.data.member_path: n for n in open_all(doc.root)}
+    assert members["arr2"].data.member is None  # removed by the second write
+    assert verify(doc) == [] and doc.diagnostics() == []
+    cov = doc.coverage()
+    on_disk = {os.path.relpath(os.path.join(d, f), g) for d, _, fs in os.walk(g) for f in fs}
+    assert set(cov) == on_disk and {n: c for n, c in cov.items() if c[0] != c[1]} == {}
+    view = member_document(doc, "one")
+    assert PLUGIN.values(view, "a")[0]["values"] == list(np.arange(10.0))
+
+
+def test_verify_on_workers_equals_one_process(made, capsys):
+    """`--workers` on a group: the same findings, in the same order (a group is verified
+    member by member in the calling process)."""
+    import json
+
+    from arrayscope.explorer.cli import main
+
+    g, _listed, _meta = made
+    assert main(["verify", g, "--json"]) == 1
+    one = json.loads(capsys.readouterr().out)
+    assert main(["verify", g, "--json", "--workers", "2"]) == 1
+    two = json.loads(capsys.readouterr().out)
+    assert two == one and len(one["findings"]) == 3

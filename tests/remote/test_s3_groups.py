@@ -1,0 +1,79 @@
+"""A SOMA experiment (a TileDB group of groups and arrays, tests/data/soma) on a real S3 API on
+loopback: `dump`, `verify` and `values --array` over `s3://` print what they print for the
+local copy, and opening reads only the experiment's own small files."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from arrayscope.explorer.cli import main
+from tests.support.paths import DATA
+
+SOMA = os.path.join(DATA, "soma", "pbmc68k")
+
+
+@pytest.fixture(scope="module")
+def soma(s3_server, tmp_path_factory):
+    """(a local copy without empty folders, which an object store cannot hold; its URL)."""
+    import shutil
+
+    from tests.remote.test_s3_datasets import _prune_empty_dirs
+
+    local = str(tmp_path_factory.mktemp("soma") / "pbmc68k")
+    shutil.copytree(SOMA, local)
+    _prune_empty_dirs(local)
+    s3_server.bucket("groups")
+    return local, s3_server.upload(local, "s3://groups/pbmc68k")
+
+
+@pytest.fixture(scope="module")
+def soma_url(soma):
+    return soma[1]
+
+
+def _cli(capsys, *argv):
+    code = main(list(argv))
+    return code, capsys.readouterr()
+
+
+def _same(capsys, local_path, url, *argv):
+    code_l, out_l = _cli(capsys, argv[0], local_path, *argv[1:])
+    code_r, out_r = _cli(capsys, argv[0], url, *argv[1:])
+    assert code_l == code_r == 0, (argv, out_l.err, out_r.err)
+    local, remote = json.loads(out_l.out), json.loads(out_r.out)
+    if argv[0] == "verify":
+        assert (local.pop("path"), remote.pop("path")) == (local_path, url)
+        assert local["findings"] == []
+    assert remote == local, argv
+
+
+def test_values_of_members_over_s3_equal_local(soma, capsys):
+    for array, field in (("ms/RNA/X/data", "soma_data"), ("obs", "obs_id")):
+        _same(capsys, *soma, "values", "--array", array, "--field", field, "--json")
+
+
+@pytest.mark.slow
+def test_dump_and_verify_of_the_experiment_over_s3_equal_local(soma, capsys):
+    _same(capsys, *soma, "dump", "--json")
+    _same(capsys, *soma, "verify", "--json")
+
+
+def test_unknown_member_over_s3_lists_the_arrays(soma_url, capsys):
+    code, out = _cli(capsys, "values", soma_url, "--array", "ms/RNA/X/nope", "--field", "x")
+    assert code == 2 and "ms/RNA/X/data" in out.err and "obs" in out.err
+
+
+def test_opening_reads_only_the_experiments_own_files(soma, s3_server, capsys):
+    url = s3_server.upload(soma[0], "s3://groups/fresh")  # a store no other test has read
+    (code, _out), seen = s3_server.count(lambda: _cli(capsys, "dump", url, "--max-depth", "1"))
+    assert code == 0
+    gets = sorted(p[len("/groups/fresh/"):] for m, p, _q, _r in seen
+                  if m == "GET" and p.startswith("/groups/fresh/"))
+    # the experiment's own details and metadata, and each member's metadata (its SOMA type
+    # for the label); never a member's details, schema, fragment or commit
+    assert gets and all(p.startswith(("__group/", "__meta/")) or
+                        p.split("/")[-2] == "__meta" for p in gets), gets
+    assert sorted(p.split("/")[0] for p in gets if "/" in p) == sorted(
+        ["__group", "__meta", "ms", "obs", "obs"])   # obs has two metadata files
