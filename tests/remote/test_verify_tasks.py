@@ -160,3 +160,17 @@ def test_a_task_that_cannot_open_reports_it():
     task = verify_tasks.Task("/nonexistent/arrayscope/dataset", verify_tasks.TILEDB_TILES, ((0,),))
     [f] = verify_tasks.run_task(task)
     assert f.code == "check-crashed" and "cannot open" in f.message
+
+
+def test_unreachable_scheduler_is_a_message(damaged, capsys):
+    import socket
+
+    from arrayscope.explorer.cli import main
+
+    with socket.socket() as s:       # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path, _ = damaged["many_tiles"]
+    assert main(["verify", path, "--dask", f"tcp://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot start the verify workers" in err and str(port) in err
