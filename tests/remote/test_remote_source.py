@@ -42,10 +42,13 @@ def test_listing_answers_from_one_listing(mem):
     assert not store.exists(url + "/nope")
     assert store.rel(url + "/../elsewhere") is None          # never outside the dataset
     assert store.rel("memory://other/x") is None
-    walked = [(d.rsplit("/", 1)[-1], sorted(ds), sorted(fs)) for d, ds, fs in store.walk(url)]
-    assert walked == [("ds", ["sub"], ["big.bin"]), ("sub", ["deeper"], ["small.txt"]),
-                      ("deeper", [], ["empty"])]
+    assert [(e.name, e.kind, e.size) for e in store.list(url + "/sub")] == \
+        [("deeper", "dir", 0), ("small.txt", "file", 5)]
+    assert store.stat(url + "/nope").kind == "missing"
+    assert store.stat(url + "/../elsewhere").kind == "symlink-out"   # outside: never read
     assert store.stats.snapshot() == (1, 0)   # everything above: one listing request
+    assert store.read_bytes(url + "/sub/small.txt", 3) == (b"hel", True)
+    assert store.stats.snapshot() == (2, 5)   # a small object: one request, whole
 
 
 def test_reads_fetch_only_the_blocks_they_touch(mem):
