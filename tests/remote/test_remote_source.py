@@ -108,3 +108,29 @@ def test_total_counts_every_store(mem):
     after = remote.TOTAL.snapshot()
     assert (after[0] - before[0], after[1] - before[1]) == (2, 5)
     assert store.stats.line() == "requests: 2, bytes: 5"
+
+
+def test_file_url_opens_like_the_path(tiledb_array):
+    from arrayscope import formats
+    from arrayscope.formats.node import to_json
+    from arrayscope.formats.verify import verify
+
+    path = tiledb_array("sparse_var_nullable_pipelines")
+    local, url = formats.open(path), formats.open("file://" + path)
+    assert url.fs.stats.requests >= 3 and url.path == "file://" + path
+    assert to_json(url.root, url.source_name) == to_json(local.root, local.source_name)
+    assert verify(url) == verify(local)
+
+
+def test_the_engine_imports_no_cloud_or_dask_module():
+    """The default install stays light: fsspec back ends and Dask load only when used."""
+    import subprocess
+    import sys
+
+    code = ("import sys, arrayscope.formats, arrayscope.formats.remote, arrayscope.formats.verify, "
+            "arrayscope.formats.executors, arrayscope.formats.verify_tasks, arrayscope.explorer.cli\n"
+            "from arrayscope.explorer.cli import subcommands; subcommands()\n"
+            "print(sorted(m for m in ('s3fs', 'gcsfs', 'adlfs', 'aiohttp', 'dask', 'distributed', "
+            "'fsspec', 'botocore') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
