@@ -49,6 +49,25 @@ def absolute(path: str) -> str:
     return (path.rstrip("/") or path) if is_url(path) else os.path.abspath(path)
 
 
+def realpath(path: str) -> str:
+    """`os.path.realpath` for a dataset path: an object store has no links."""
+    import os
+
+    return absolute(path) if is_url(path) else os.path.realpath(path)
+
+
+def normpath(path: str) -> str:
+    """`os.path.normpath` for a dataset path: a URL keeps its `scheme://` (normpath would
+    fold it to `scheme:/`), and its path part is normalised."""
+    import os
+
+    if not is_url(path):
+        return os.path.normpath(path)
+    scheme, _, rest = path.partition("://")
+    rest = posixpath.normpath(rest) if rest else rest
+    return f"{scheme}://{'' if rest == '.' else rest}"
+
+
 class RemoteError(OSError):
     """The dataset cannot be listed or read (no such bucket or key, no credentials...)."""
 

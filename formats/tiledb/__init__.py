@@ -22,7 +22,10 @@ class _TileDBPlugin:
         return open_array_dir(document, path)
 
     def open_model(self, document, path: str):
-        """The array model only (schemas, fragments; metadata read on use): for `values`."""
+        """The array model only (schemas, fragments; metadata read on use): for `values`.
+        A group has no model of its own: its tree (members load when opened) is its model."""
+        if layout.is_group_dir(path) and not layout.is_array_dir(path):
+            return self.open_dir(document, path)
         from .model_loader import open_array_model
 
         return open_array_model(document, path)

@@ -21,6 +21,7 @@ from ..dataset_fs import entry_node
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, DeferredChildren, Node, hex_preview
 from ..plain import dir_node, file_node
+from ..remote import absolute, realpath
 from . import layout, names, soma
 from .array_metadata import ArrayMetadata, parse_array_metadata_file
 from .commits import parse_commit_file
@@ -274,9 +275,9 @@ def _other_entries(document, group: TileDBGroup) -> Tuple[List[str], List[Node]]
     for m in group.members:
         path, _why = uri_to_path(group.path, m.entry)
         if path is not None:
-            named.add(os.path.abspath(path))
+            named.add(absolute(path))
         if m.path:
-            taken.add(os.path.realpath(m.path))
+            taken.add(realpath(m.path))
     dirs: List[str] = []
     nodes: List[Node] = []
     try:
@@ -285,10 +286,10 @@ def _other_entries(document, group: TileDBGroup) -> Tuple[List[str], List[Node]]
         return dirs, nodes
     own = (layout.GROUP_DETAILS_DIR, layout.META_DIR, layout.GROUP_FILE)
     for e in entries:
-        if e.name in own or os.path.abspath(e.path) in named:
+        if e.name in own or absolute(e.path) in named:
             continue
         if e.is_dir:
-            real = e.real or os.path.realpath(e.path)
+            real = e.real or realpath(e.path)
             if real in taken or any(t.startswith(real + os.sep) for t in taken):
                 continue
             dirs.append(e.path)

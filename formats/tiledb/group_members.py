@@ -18,6 +18,7 @@ from urllib.parse import unquote
 
 from ..dataset_fs import ALIAS, BROKEN, DIR, FILE, LOOP, MISSING, SYMLINK_OUT, UNREADABLE, DatasetFS
 from ..findings import GROUP_MEMBER_MISSING, GROUP_MEMBER_OUTSIDE, GROUP_MEMBER_TYPE
+from ..remote import absolute, is_url, normpath, realpath
 from . import layout
 from .group_details import ARRAY, GROUP, GroupDetails, MemberEntry
 
@@ -75,12 +76,14 @@ def uri_to_path(group_dir: str, entry: MemberEntry) -> Tuple[Optional[str], Opti
     if entry.relative:
         if _SCHEME.match(uri) or uri.startswith("/"):
             return None, f"a relative URI that is absolute ({uri})"
-        return os.path.normpath(os.path.join(group_dir, uri)), None
+        return normpath(os.path.join(group_dir, uri)), None
     m = _SCHEME.match(uri)
     if m is None:
         if os.path.isabs(uri):
             return os.path.normpath(uri), None
         return None, f"an absolute URI that is not absolute ({uri})"
+    if is_url(group_dir) and group_dir.lower().startswith(m.group(1).lower() + "://"):
+        return normpath(uri), None   # a group on an object store naming its own store
     if m.group(1).lower() != "file":
         return None, f"on another store ({m.group(1)}://)"
     rest = uri[len(m.group(0)):]
@@ -107,7 +110,7 @@ def resolve(group_dir: str, member: Member, fs: DatasetFS) -> Member:
         member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
                           f"{label} is {why}: not followed; open it on its own")
         return member
-    if not _inside(path, os.path.abspath(group_dir)):
+    if not _inside(path, absolute(group_dir)):
         member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
                           f"{label} points outside the group's directory: not followed; open "
                           f"it on its own")
@@ -121,7 +124,7 @@ def resolve(group_dir: str, member: Member, fs: DatasetFS) -> Member:
         return member
     real = entry.real or path
     if entry.kind in (SYMLINK_OUT, LOOP) or \
-            not _inside(real, os.path.realpath(group_dir)):
+            not _inside(real, realpath(group_dir)):
         member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
                           f"{label} leads outside the group's directory through a symbolic link "
                           f"(to {entry.detail or real}): not followed")

@@ -40,8 +40,11 @@ def is_array_dir(path: str) -> bool:
 
 def is_group_dir(path: str) -> bool:
     """A TileDB group: libtiledb accepts either its marker file or its details folder."""
-    return os.path.isfile(os.path.join(path, GROUP_FILE)) or \
-        os.path.isdir(os.path.join(path, GROUP_DETAILS_DIR))
+    from ..dataset_fs import fs_of
+
+    fs = fs_of(None, path)
+    return fs.stat(os.path.join(path, GROUP_FILE)).is_file or \
+        fs.stat(os.path.join(path, GROUP_DETAILS_DIR)).is_dir
 
 
 def group_dir_of(path: str) -> Optional[str]:
