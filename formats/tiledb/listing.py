@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from ..dataset_fs import DatasetFS, fs_of
+from ..remote import absolute
 from . import layout
 from .names import decode_name
 
@@ -48,50 +50,88 @@ class ArrayListing:
         return "/".join(p for p in parts if p)
 
 
-def _files(path: str) -> Dict[str, int]:
+def _files(fs: DatasetFS, path: str) -> Dict[str, int]:
+    """{name: size} of the regular files directly in folder `path`."""
+    try:
+        entries = fs.list(path)
+    except OSError:
+        return {}
+    return {e.name: e.size for e in entries if e.is_file}
+
+
+def _walk_sizes(fs: DatasetFS, path: str, rel: str) -> Dict[str, int]:
     out: Dict[str, int] = {}
     try:
-        names = sorted(os.listdir(path))
+        entries = fs.list(path)
     except OSError:
         return out
-    for n in names:
-        full = os.path.join(path, n)
-        if os.path.isfile(full):
-            try:
-                out[n] = os.path.getsize(full)
-            except OSError:
-                continue
+    for e in entries:
+        if e.is_file:
+            out[f"{rel}/{e.name}"] = e.size
+    for e in entries:
+        if e.is_dir:
+            out.update(_walk_sizes(fs, e.path, f"{rel}/{e.name}"))
     return out
 
 
-def _walk_sizes(path: str, rel: str) -> Dict[str, int]:
-    out: Dict[str, int] = {}
-    for dirpath, dirnames, filenames in os.walk(path):
-        dirnames.sort()
-        for f in sorted(filenames):
-            full = os.path.join(dirpath, f)
-            try:
-                out[rel + "/" + os.path.relpath(full, path).replace(os.sep, "/")] = \
-                    os.path.getsize(full)
-            except OSError:
-                continue
-    return out
-
-
-def _fragment(name: str, rel: str, path: str) -> FragmentDir:
+def _fragment(fs: DatasetFS, name: str, rel: str, path: str) -> FragmentDir:
     info = decode_name(name) or {}
-    return FragmentDir(name, rel, path, _files(path), info.get("t1"), info.get("t2"),
+    return FragmentDir(name, rel, path, _files(fs, path), info.get("t1"), info.get("t2"),
                        info.get("version"))
 
 
 def list_array(path: str) -> ArrayListing:
-    """The listing of the array directory `path` (never raises; unreadable parts are noted)."""
-    out = ArrayListing(os.path.abspath(path))
+    """The listing of the array directory `path` (never raises; unreadable parts are noted).
+    Through the dataset FS (`fs_of`): a local folder or a URL of an object store."""
+    fs = fs_of(None, path)
+    out = ArrayListing(absolute(path))
     try:
-        root = sorted(os.listdir(path))
-    except OSError as e:
-        out.errors.append(f"cannot list {path}: {e.strerror or e}")
+        root = fs.list(path)
+    except OSError as err:
+        out.errors.append(f"cannot list {path}: {err.strerror or err}")
         return out
+    for e in root:
+        name, full = e.name, e.path
+        if name == layout.SCHEMA_DIR and e.is_dir:
+            for f, size in _files(fs, full).items():
+                out.schemas[f"{name}/{f}"] = size
+        elif name == layout.LEGACY_SCHEMA_FILE and e.is_file:
+            out.schemas[name] = e.size
+        elif name == layout.FRAGMENTS_DIR and e.is_dir:
+            try:
+                inner = fs.list(full)
+            except OSError:
+                inner = []
+            for d in inner:
+                if d.is_dir:
+                    out.fragments[d.name] = _fragment(fs, d.name, f"{name}/{d.name}", d.path)
+                elif d.is_file:
+                    out.other[f"{name}/{d.name}"] = d.size
+        elif name == layout.COMMITS_DIR and e.is_dir:
+            for f, size in _files(fs, full).items():
+                out.commits[f"{name}/{f}"] = size
+        elif name == layout.FRAGMENT_META_DIR and e.is_dir:
+            for f, size in _files(fs, full).items():
+                out.fragment_meta[f"{name}/{f}"] = size
+        elif name == layout.META_DIR and e.is_dir:
+            for f, size in _files(fs, full).items():
+                out.meta[f"{name}/{f}"] = size
+        elif name == layout.LABELS_DIR:
+            continue  # dimension-label arrays: arrays of their own
+        elif e.is_dir:
+            if layout.TIMESTAMPED_RE.match(name) or decode_name(name):
+                out.fragments[name] = _fragment(fs, name, name, full)   # format < 12
+            else:
+                out.other.update(_walk_sizes(fs, full, name))
+        elif e.is_file:
+            size = e.size
+            if name.endswith((".ok", ".vac")):
+                out.commits[name] = size          # format < 12 commit and vacuum files
+            elif name.endswith(".meta"):
+                out.fragment_meta[name] = size    # format < 12 consolidated metadata
+            elif name not in KNOWN_ROOT:
+                out.other[name] = size
+    return out
     for name in root:
         full = os.path.join(path, name)
         if name == layout.SCHEMA_DIR and os.path.isdir(full):

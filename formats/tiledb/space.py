@@ -14,9 +14,9 @@ from typing import List, Optional
 
 import numpy as np
 
+from ..dataset_fs import fs_of
 from ..filters import RunContext, reverse_chunk
 from ..health import FieldSpace, FragmentSpace, SpaceReport, StageBytes
-from ..source import FileSource
 from . import data_files, layout
 from .model import ArraySchema, FragmentMetadata
 from .rawtile import TileError, chunk_table
@@ -107,7 +107,7 @@ def _measure(fsp: FieldSpace, path: str, fm: FragmentMetadata, role, key) -> Non
         fsp.error = f"tiles cannot be located: {why}"
         return
     try:
-        src = FileSource(path, os.path.basename(path))
+        src = fs_of(None, path).open_source(path, os.path.basename(path))
     except OSError as e:
         fsp.error = f"cannot open: {e.strerror or e}"
         return

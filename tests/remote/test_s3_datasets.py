@@ -146,3 +146,19 @@ def test_stats_report_what_the_server_saw(datasets, s3_server, capsys):
     main(["dump", url, "--max-depth", "0", "--stats"])
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1] == TOTAL.line()
+
+
+@pytest.mark.parametrize("command", ["fragments", "stats"])
+def test_health_commands_over_s3_equal_local(datasets, capsys, command):
+    local, url, _ = datasets["consolidated"]
+    code_l, out_l = _cli(capsys, command, local, "--json", "--at", "1000000") if command == "fragments" \
+        else _cli(capsys, command, local, "--json")
+    code_r, out_r = _cli(capsys, command, url, "--json", "--at", "1000000") if command == "fragments" \
+        else _cli(capsys, command, url, "--json")
+    assert code_l == code_r == 0
+    out_l, out_r = json.loads(out_l), json.loads(out_r)
+    for out, where in ((out_l, local), (out_r, url)):
+        if isinstance(out, dict) and out.get("path") is not None:
+            assert out.pop("path") in (where, local, url)
+    assert out_r == out_l
+    assert out_l.get("fragments") or out_l
