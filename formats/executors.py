@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, List, Optional, Protocol, Sequence
 
+CONNECT_TIMEOUT = "10s"   # an unreachable scheduler is a message, not a hang
+
 
 class Executor(Protocol):
     """Runs `fn` over `items`; results in item order."""
@@ -64,7 +66,8 @@ class DaskCluster:
         except ImportError as e:
             raise RuntimeError("--dask needs dask.distributed: pip install \"arrayscope[distributed]\"") from e
         self._own = not isinstance(address, Client)
-        self._client = address if not self._own else Client(address, set_as_default=False)
+        self._client = address if not self._own else \
+            Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
         info = self._client.scheduler_info()
         self.workers = max(1, len(info.get("workers", {})))
 

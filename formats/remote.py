@@ -24,6 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from . import dataset_fs as dfs
 from .node import DeferredChildren, Node
 from .source import ByteSource
 
@@ -46,6 +47,25 @@ def absolute(path: str) -> str:
     import os
 
     return (path.rstrip("/") or path) if is_url(path) else os.path.abspath(path)
+
+
+def realpath(path: str) -> str:
+    """`os.path.realpath` for a dataset path: an object store has no links."""
+    import os
+
+    return absolute(path) if is_url(path) else os.path.realpath(path)
+
+
+def normpath(path: str) -> str:
+    """`os.path.normpath` for a dataset path: a URL keeps its `scheme://` (normpath would
+    fold it to `scheme:/`), and its path part is normalised."""
+    import os
+
+    if not is_url(path):
+        return os.path.normpath(path)
+    scheme, _, rest = path.partition("://")
+    rest = posixpath.normpath(rest) if rest else rest
+    return f"{scheme}://{'' if rest == '.' else rest}"
 
 
 class RemoteError(OSError):
@@ -196,8 +216,10 @@ class RemoteStore:
         except Exception as e:  # noqa: BLE001 - credentials, network: one message
             self._count(1, 0, 1)
             raise RemoteError(f"{self.url}: cannot list: {type(e).__name__}: {e}") from e
-        # A recursive listing is paginated by the store: count its pages as requests.
-        self._count(max(1, -(-len(found) // LIST_PAGE)), 0)
+        # A recursive listing is paginated by the store: count its pages as requests (the
+        # store lists objects; folders are inferred from their names, not listed).
+        objects = sum(1 for info in found.values() if info.get("type") != "directory")
+        self._count(max(1, -(-objects // LIST_PAGE)), 0)
         out: Dict[str, Listed] = {}
         root = self._fs_root.rstrip("/")
         for name, info in found.items():
@@ -261,17 +283,6 @@ class RemoteStore:
             raise NotADirectoryError(path)
         return list(self._children.get(rel, []))
 
-    def walk(self, path: str) -> Iterator[Tuple[str, List[str], List[str]]]:
-        """Like os.walk (top-down; the caller may prune `dirnames` in place)."""
-        if not self.isdir(path):
-            return
-        names = self.listdir(path)
-        dirs = [n for n in names if self.isdir(f"{path}/{n}")]
-        files = [n for n in names if not self.isdir(f"{path}/{n}")]
-        yield path, dirs, files
-        for d in dirs:
-            yield from self.walk(f"{path}/{d}")
-
     # ---- the DatasetFS protocol (formats/dataset_fs.py) ---------------------------------
     def contains(self, path: str) -> bool:
         return self.rel(path) is not None
@@ -279,8 +290,6 @@ class RemoteStore:
     def stat(self, path: str):
         """The dataset_fs.Entry at `path`: FILE, DIR, MISSING, or SYMLINK_OUT for a path
         outside the dataset (an object store has no links, FIFOs or devices)."""
-        from . import dataset_fs as dfs
-
         rel = self.rel(path)
         if rel is None:
             return dfs.Entry(path, path, dfs.SYMLINK_OUT, detail=path)

@@ -43,7 +43,20 @@ def open_light(path: str, key):
 
     from arrayscope import formats
     from arrayscope.formats.document import Document
+    from arrayscope.formats.remote import is_url
 
+    if is_url(path):
+        from arrayscope.formats.dataset_fs import MISSING
+        from arrayscope.formats.remote import store_for
+
+        try:
+            store = store_for(path)   # held until the Document holds it (one listing)
+            missing = store.stat(path).kind == MISSING
+        except (ImportError, OSError) as e:
+            raise formats.OpenError(f"{path}: {e}") from e
+        if missing:
+            raise formats.OpenError(f"{path}: no such object or prefix")
+        return Document(path, formats.Context(key=key))
     if not os.path.exists(path):
         raise formats.OpenError(f"{path}: no such file or directory")
     return Document(path, formats.Context(key=key))

@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from .common import add_key_file, key_of, open_path
+from .common import add_key_file, fail, key_of, open_path
 
 HELP = "check everything that can be checked and report each problem with its place"
 
@@ -24,7 +24,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     doc = open_path(args.path, key_of(args))
-    findings = _verify(doc, args)
+    try:
+        executor = _executor(args)
+    except (ImportError, RuntimeError, OSError, ValueError) as e:
+        return fail(f"cannot start the verify workers: {e}")
+    findings = _verify(doc, executor)
     errors = [f for f in findings if f.is_error]
     if args.json:
         json.dump({"path": args.path, "errors": len(errors),
@@ -39,17 +43,22 @@ def run(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
-def _verify(doc, args: argparse.Namespace):
-    from arrayscope.formats.verify import verify
-
+def _executor(args: argparse.Namespace):
+    """None (this process), local processes (--workers) or a Dask cluster (--dask)."""
     workers, dask = getattr(args, "workers", None), getattr(args, "dask", None)
     if workers is None and dask is None:
-        return verify(doc)
+        return None
     from arrayscope.formats.executors import executor_for
 
-    executor = executor_for(workers, dask)
+    return executor_for(workers, dask)
+
+
+def _verify(doc, executor):
+    from arrayscope.formats.verify import verify
+
+    if executor is None:
+        return verify(doc)
     try:
         return verify(doc, executor)
     finally:
         executor.close()
-

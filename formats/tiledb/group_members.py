@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 from ..dataset_fs import ALIAS, BROKEN, DIR, FILE, LOOP, MISSING, SYMLINK_OUT, UNREADABLE, DatasetFS
 from ..findings import GROUP_MEMBER_MISSING, GROUP_MEMBER_OUTSIDE, GROUP_MEMBER_TYPE
-from ..remote import absolute
+from ..remote import absolute, is_url, normpath
 from . import layout
 from .group_details import ARRAY, GROUP, GroupDetails, MemberEntry
 
@@ -98,6 +98,8 @@ def uri_to_path(group_dir: str, entry: MemberEntry) -> Tuple[Optional[str], Opti
         if os.path.isabs(uri):
             return os.path.normpath(uri), None
         return None, f"an absolute URI that is not absolute ({uri})"
+    if is_url(group_dir) and group_dir.lower().startswith(m.group(1).lower() + "://"):
+        return normpath(uri), None   # a group on an object store naming its own store
     if m.group(1).lower() != "file":
         return None, f"on another store ({m.group(1)}://)"
     rest = uri[len(m.group(0)):]

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ..context import Context
-from ..dataset_fs import LocalFS
+from ..dataset_fs import fs_of
 from ..document import Document
+from ..remote import absolute
 from . import commits as commits_mod
 from . import fragment_metadata, layout, listing
 from . import schema as schema_mod
@@ -71,7 +72,7 @@ def _scratch(path: str, key: Optional[bytes]) -> Document:
 
 def _u32_at(path: str, offset: int) -> Optional[int]:
     try:   # a regular file of its folder only (never a FIFO, never through a link out)
-        b = LocalFS(os.path.dirname(path)).read_bytes(path, offset + 4)[0][offset:]
+        b = fs_of(None, path).read_bytes(path, offset + 4)[0][offset:]
     except OSError:
         return None
     return int.from_bytes(b, "little") if len(b) == 4 else None
@@ -85,7 +86,7 @@ def take(document) -> Snapshot:
     key = getattr(document.ctx, "key", None)
     snap = Snapshot(path, listing.list_array(path, getattr(document, "fs", None)), key=key)
     model = document.model if isinstance(getattr(document, "model", None), TileDBArray) else None
-    if model is not None and os.path.abspath(model.path) != os.path.abspath(path):
+    if model is not None and absolute(model.path) != absolute(path):
         model = None
     scratch = _scratch(path, key)
     snap.scratch = scratch
@@ -124,13 +125,13 @@ def _schemas(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
 def _fragments(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
     by_path = {}
     if model is not None:
-        by_path = {os.path.abspath(f.path): f.metadata for f in model.fragments}
+        by_path = {absolute(f.path): f.metadata for f in model.fragments}
     for name, fd in snap.listing.fragments.items():
-        if os.path.abspath(fd.path) in by_path and by_path[os.path.abspath(fd.path)] is not None:
-            snap.metadata[name] = by_path[os.path.abspath(fd.path)]
+        if absolute(fd.path) in by_path and by_path[absolute(fd.path)] is not None:
+            snap.metadata[name] = by_path[absolute(fd.path)]
             continue
         fm_path = os.path.join(fd.path, layout.FRAGMENT_METADATA_FILE)
-        if not os.path.isfile(fm_path):
+        if not fs_of(None, fm_path).stat(fm_path).is_file:
             snap.metadata[name] = None
             continue
         try:

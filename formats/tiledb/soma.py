@@ -55,11 +55,11 @@ def peek_metadata(path: str, key: Optional[bytes] = None, fs=None) -> Dict[str, 
     through `fs` (the opening document's dataset FS: confined to the dataset). {} when
     unreadable."""
     from ..context import Context
-    from ..dataset_fs import LocalFS
+    from ..dataset_fs import fs_of
     from ..document import Document
     from .array_metadata import ArrayMetadata, parse_array_metadata_file
 
-    fs = fs if fs is not None else LocalFS(path)
+    fs = fs if fs is not None else fs_of(None, path)
     meta_dir = os.path.join(path, layout.META_DIR)
     try:
         files = sorted((e for e in fs.list(meta_dir) if e.is_file and

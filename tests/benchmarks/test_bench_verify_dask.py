@@ -59,6 +59,23 @@ def test_verify_dask_speedup(benchmark, big_dense):
     t_ref, ref = _timed(lambda: verify(formats.open(big_dense)))
     print(f"\ncpu_count={os.cpu_count()}  load average={os.getloadavg()[0]:.1f}  "
           f"tiles={TILES * 2}  reference (open + verify, one process): {t_ref:.2f} s")
+    # Where the time goes, in this process: the part that stays serial (open, the tree's
+    # diagnostics, listing the units, the bookkeeping) and the part the tasks share.
+    from arrayscope.formats.executors import InProcess
+    from arrayscope.formats.remote import build_read_deferred
+
+    def coordinator():
+        d = formats.open(big_dense)
+        build_read_deferred(d.root)
+        d.diagnostics()
+        return verify_tasks.plan(d, 4)[1]
+    t_coord, tasks = _timed(coordinator)
+    verify_tasks.run_task(tasks[0])                       # this process's document cache
+    t_tasks, _ = _timed(lambda: InProcess().map(verify_tasks.run_task, tasks))
+    print(f"  serial part {t_coord:.2f} s, task part {t_tasks:.2f} s in {len(tasks)} tasks: "
+          f"with n free cores the speed-up is at most {t_ref:.2f} / ({t_coord:.2f} + "
+          f"{t_tasks:.2f}/n): " + ", ".join(f"{n}: {t_ref / (t_coord + t_tasks / n):.2f}x"
+                                             for n in (1, 2, 4)))
     rows = {}
     for n in (1, 2, 4):
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",

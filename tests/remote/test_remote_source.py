@@ -42,10 +42,13 @@ def test_listing_answers_from_one_listing(mem):
     assert not store.exists(url + "/nope")
     assert store.rel(url + "/../elsewhere") is None          # never outside the dataset
     assert store.rel("memory://other/x") is None
-    walked = [(d.rsplit("/", 1)[-1], sorted(ds), sorted(fs)) for d, ds, fs in store.walk(url)]
-    assert walked == [("ds", ["sub"], ["big.bin"]), ("sub", ["deeper"], ["small.txt"]),
-                      ("deeper", [], ["empty"])]
+    assert [(e.name, e.kind, e.size) for e in store.list(url + "/sub")] == \
+        [("deeper", "dir", 0), ("small.txt", "file", 5)]
+    assert store.stat(url + "/nope").kind == "missing"
+    assert store.stat(url + "/../elsewhere").kind == "symlink-out"   # outside: never read
     assert store.stats.snapshot() == (1, 0)   # everything above: one listing request
+    assert store.read_bytes(url + "/sub/small.txt", 3) == (b"hel", True)
+    assert store.stats.snapshot() == (2, 5)   # a small object: one request, whole
 
 
 def test_reads_fetch_only_the_blocks_they_touch(mem):
@@ -105,3 +108,29 @@ def test_total_counts_every_store(mem):
     after = remote.TOTAL.snapshot()
     assert (after[0] - before[0], after[1] - before[1]) == (2, 5)
     assert store.stats.line() == "requests: 2, bytes: 5"
+
+
+def test_file_url_opens_like_the_path(tiledb_array):
+    from arrayscope import formats
+    from arrayscope.formats.node import to_json
+    from arrayscope.formats.verify import verify
+
+    path = tiledb_array("sparse_var_nullable_pipelines")
+    local, url = formats.open(path), formats.open("file://" + path)
+    assert url.fs.stats.requests >= 3 and url.path == "file://" + path
+    assert to_json(url.root, url.source_name) == to_json(local.root, local.source_name)
+    assert verify(url) == verify(local)
+
+
+def test_the_engine_imports_no_cloud_or_dask_module():
+    """The default install stays light: fsspec back ends and Dask load only when used."""
+    import subprocess
+    import sys
+
+    code = ("import sys, arrayscope.formats, arrayscope.formats.remote, arrayscope.formats.verify, "
+            "arrayscope.formats.executors, arrayscope.formats.verify_tasks, arrayscope.explorer.cli\n"
+            "from arrayscope.explorer.cli import subcommands; subcommands()\n"
+            "print(sorted(m for m in ('s3fs', 'gcsfs', 'adlfs', 'aiohttp', 'dask', 'distributed', "
+            "'fsspec', 'botocore') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -40,6 +40,8 @@ def datasets(s3_server, tmp_path_factory):
     def source(name):
         if name in TILEDB:
             return tiledb_arrays.build(name, built)
+        if name == "soma_pbmc68k":
+            return os.path.join(REPO, "tests", "data", "soma", "pbmc68k")
         if name.startswith("scdl_"):
             return os.path.join(REPO, "tests", "data", "scdl", name[len("scdl_"):])
         if name == "zarr_v3_flat":
@@ -99,6 +101,30 @@ def test_dump_verify_values_equal_local(name, datasets, capsys, tmp_path):
         assert json.loads(val_l)["fragments"], field
 
 
+@pytest.mark.parametrize("depth", ["2", pytest.param(None, marks=pytest.mark.slow)],
+                         ids=["depth2", "whole"])
+def test_soma_experiment_over_s3_equals_local(datasets, capsys, depth):
+    """A TileDB group of groups and arrays (tiledbsoma 2.3): members found, followed and
+    confined on the object store exactly as on disk."""
+    local, url, _ = datasets["soma_pbmc68k"]
+    outs = {}
+    limit = ["--max-depth", depth] if depth else []
+    for where in (local, url):
+        outs[where] = [_cli(capsys, "dump", where, "--json", *limit),
+                       _cli(capsys, "values", where, "--array", "ms/RNA/X/data", "--field",
+                            "soma_data", "--json")]
+        if depth is None:   # verify opens every member: the slow run
+            code, text = _cli(capsys, "verify", where, "--json")
+            ver = json.loads(text)
+            ver.pop("path")
+            outs[where].append((code, ver["errors"], ver["findings"]))
+    assert outs[url] == outs[local]
+    (code, dump), (vcode, values) = outs[url][:2]
+    assert code == vcode == 0 and (depth or outs[url][2][:2] == (0, 0))
+    assert json.loads(dump)["display"].startswith("SOMAExperiment")
+    assert sum(len(f["values"]) for f in json.loads(values)["fragments"]) == 2400
+
+
 @pytest.mark.slow
 def test_verify_on_workers_over_s3(datasets, capsys):
     """Every worker opens the URL itself: the same findings as one process."""
@@ -120,3 +146,19 @@ def test_stats_report_what_the_server_saw(datasets, s3_server, capsys):
     main(["dump", url, "--max-depth", "0", "--stats"])
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1] == TOTAL.line()
+
+
+@pytest.mark.parametrize("command", ["fragments", "stats"])
+def test_health_commands_over_s3_equal_local(datasets, capsys, command):
+    local, url, _ = datasets["consolidated"]
+    code_l, out_l = _cli(capsys, command, local, "--json", "--at", "1000000") if command == "fragments" \
+        else _cli(capsys, command, local, "--json")
+    code_r, out_r = _cli(capsys, command, url, "--json", "--at", "1000000") if command == "fragments" \
+        else _cli(capsys, command, url, "--json")
+    assert code_l == code_r == 0
+    out_l, out_r = json.loads(out_l), json.loads(out_r)
+    for out, where in ((out_l, local), (out_r, url)):
+        if isinstance(out, dict) and out.get("path") is not None:
+            assert out.pop("path") in (where, local, url)
+    assert out_r == out_l
+    assert out_l.get("fragments") or out_l

@@ -114,7 +114,7 @@ def test_in_process_tasks_equal_single_process(damaged, reference):
         assert verify(formats.open(p, key=k), InProcess()) == reference[name], name
 
 
-QUICK = ("many_tiles", "encrypted", "zarr_lazy")   # the default run; the slow run takes all
+QUICK = ("many_tiles", "zarr_lazy")   # the default run; the slow run takes all
 
 
 @pytest.mark.slow
@@ -145,6 +145,7 @@ def test_dask_local_cluster_equals_single_process(damaged, reference, names):
             ex.close()
 
 
+@pytest.mark.slow
 def test_cli_workers_prints_the_same_json(damaged, capsys):
     from arrayscope.explorer.cli import main
 
@@ -160,3 +161,20 @@ def test_a_task_that_cannot_open_reports_it():
     task = verify_tasks.Task("/nonexistent/arrayscope/dataset", verify_tasks.TILEDB_TILES, ((0,),))
     [f] = verify_tasks.run_task(task)
     assert f.code == "check-crashed" and "cannot open" in f.message
+
+
+def test_unreachable_scheduler_is_a_message(damaged, capsys, monkeypatch):
+    import socket
+
+    from arrayscope.explorer.cli import main
+    from arrayscope.formats import executors
+
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT", "1s")
+
+    with socket.socket() as s:       # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path, _ = damaged["many_tiles"]
+    assert main(["verify", path, "--dask", f"tcp://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot start the verify workers" in err and str(port) in err

@@ -33,3 +33,15 @@ def test_local_dataset_shows_no_transfer(qtbot, tmp_path):
     assert w.open_path(tiledb_arrays.build("dense_1d", str(tmp_path)), sync=True)
     w.st_transfer.refresh()
     assert w.st_transfer.text() == "" and not w.st_transfer.isVisible()
+
+
+def test_window_loads_a_url_in_the_background(qtbot, tmp_path, tiledb_array):
+    fs = fsspec.filesystem("memory")
+    url = f"memory://bg-{tmp_path.name}/multi_fragment"
+    fs.put(tiledb_array("multi_fragment"), url[len("memory://"):], recursive=True)
+    w = open_window(qtbot, tmp_path)
+    with qtbot.waitSignal(w.loader.loaded, timeout=30000):
+        w.open_path(url)
+    qtbot.waitUntil(lambda: w.session is not None and w.session.document.path == url, timeout=10000)
+    assert w.session.document.format == "tiledb" and len(w.session.document.model.fragments) > 1
+    fs.rm(url[len("memory://"):], recursive=True)
