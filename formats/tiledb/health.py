@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from ..dataset_fs import LocalFS
+from ..dataset_fs import fs_of
 from ..health import ArrayHealth, Extents, FileVerdict, VersionVerdict, now_ms
 from . import compat, extents, visibility
 from .names import decode_name
@@ -37,7 +37,7 @@ def _version_of_name(rel: str) -> Optional[int]:
 
 def _u32(path: str) -> Optional[int]:
     try:   # a regular file of its folder only (never a FIFO, never through a link out)
-        b = LocalFS(os.path.dirname(path)).read_bytes(path, 4)[0]
+        b = fs_of(None, path).read_bytes(path, 4)[0]
     except OSError:
         return None
     return int.from_bytes(b, "little") if len(b) == 4 else None

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from ..dataset_fs import DatasetFS, Entry, LocalFS
+from ..dataset_fs import DatasetFS, Entry, fs_of
 from . import layout
 from .names import decode_name
 
@@ -84,7 +84,7 @@ def _fragment(fs: DatasetFS, name: str, rel: str, path: str) -> FragmentDir:
 def list_array(path: str, fs: Optional[DatasetFS] = None) -> ArrayListing:
     """The listing of the array directory `path` (never raises; unreadable parts are noted).
     `fs`: the dataset it belongs to (default: the array directory itself)."""
-    fs = LocalFS(path) if fs is None else fs
+    fs = fs_of(None, path) if fs is None else fs
     out = ArrayListing(os.path.abspath(path))
     try:
         root = fs.list(path)

@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from ..dataset_fs import LocalFS
+from ..dataset_fs import fs_of
 from ..filters import RunContext, reverse_chunk
 from ..health import FieldSpace, FragmentSpace, SpaceReport, StageBytes
 from . import data_files, layout
@@ -108,7 +108,7 @@ def _measure(fsp: FieldSpace, path: str, fm: FragmentMetadata, role, key) -> Non
         return
     try:
         # a regular file of the fragment only (never a FIFO, never through a link out)
-        src = LocalFS(os.path.dirname(path)).open_source(path, os.path.basename(path))
+        src = fs_of(None, path).open_source(path, os.path.basename(path))
     except OSError as e:
         fsp.error = f"cannot open: {e.strerror or e}"
         return
