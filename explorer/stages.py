@@ -135,7 +135,7 @@ def cells_node(src, offset: int, size: int, info) -> Node:
     head = format_value(dt, src.read(offset, min(size, per * 6)))[1]
     node = Node("Cells", "cells", src, offset, size, display=f"{count:,} × {name}: {head}",
                 type=f"{name}[{count}]", data=arr)
-    node.set_lazy(LazyChildren(count, make))
+    node.set_lazy(LazyChildren(count, make, elements=True))
     if count * per < size:
         node.mark("warning", f"{size - count * per} trailing bytes are not a whole cell")
     return node

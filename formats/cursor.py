@@ -270,7 +270,7 @@ class Cursor:
         disp = _summary(arr, count)
         n = Node(name, node_kind, src, base, count * size, value=value, display=disp, doc=doc,
                  type=f"{label}[{count}]", data=arr)
-        n.set_lazy(LazyChildren(count, make))
+        n.set_lazy(LazyChildren(count, make, elements=True))
         self._add(n)
         self.pos += count * size
         del fmt

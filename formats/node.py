@@ -19,14 +19,18 @@ KINDS = (
 class LazyChildren:
     """`count` children built on request by `factory(i)`: a million tile offsets cost nothing
     until they are shown. `uniform=True` means the children exactly tile the parent's range
-    (so coverage need not expand them)."""
+    (so coverage need not expand them). `elements=True` means they are a run of homogeneous
+    elements (the cells of an array, not structure): a dump shows the run as one leaf that
+    covers its bytes, its values one `values` call or one expansion away."""
 
-    __slots__ = ("count", "factory", "uniform", "_cache")
+    __slots__ = ("count", "factory", "uniform", "elements", "_cache")
 
-    def __init__(self, count: int, factory: Callable[[int], "Node"], uniform: bool = True):
+    def __init__(self, count: int, factory: Callable[[int], "Node"], uniform: bool = True,
+                 elements: bool = False):
         self.count = count
         self.factory = factory
         self.uniform = uniform
+        self.elements = elements
         self._cache: dict = {}
 
     def __len__(self) -> int:
@@ -71,6 +75,7 @@ class DeferredChildren(LazyChildren):
         self.on_release = on_release
         self.owner: Optional["Node"] = None
         self.uniform = False
+        self.elements = False
         self.factory = None
         self._cache = {}
 
@@ -154,6 +159,11 @@ class Node:
     @property
     def is_lazy(self) -> bool:
         return isinstance(self._children, LazyChildren)
+
+    @property
+    def is_run(self) -> bool:
+        """A run of homogeneous elements (LazyChildren.elements): one leaf in a dump."""
+        return isinstance(self._children, LazyChildren) and self._children.elements
 
     @property
     def pending(self) -> bool:
@@ -328,7 +338,7 @@ def to_json(node: Node, source_name: Callable[[object], str], max_depth: Optiona
         "status": node.status,
         "message": node.message,
     }
-    if max_depth is None or depth < max_depth:
+    if (max_depth is None or depth < max_depth) and not node.is_run:
         pending = node.pending
         out["children"] = [to_json(c, source_name, max_depth, depth + 1)
                            for c in node.iter_children()]

@@ -94,7 +94,7 @@ def typed_items(cur: Cursor, name: str, dtype, count: int, doc_: Optional[FieldD
         value = [item_value(x) for x in arr] if dt.kind in "U" else arr.tolist()
     n = Node(name, kind, src, base, count * size, value=value, display=summary(arr),
              doc=doc_, type=f"{label}[{count}]", data=arr)
-    n.set_lazy(LazyChildren(count, make))
+    n.set_lazy(LazyChildren(count, make, elements=True))
     cur.node.add(n)
     cur.pos += count * size
     return n

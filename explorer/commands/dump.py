@@ -24,8 +24,8 @@ def _dump_text(node, out, depth: int, max_depth: Optional[int], indent: str = ""
     disp = node.display_text()
     disp = f" = {disp}" if disp else ""
     out.write(f"{indent}{node.name} <{node.kind}> {src}@{node.offset}+{node.size}{disp}{status}\n")
-    if max_depth is not None and depth >= max_depth:
-        return
+    if (max_depth is not None and depth >= max_depth) or getattr(node, "is_run", False):
+        return  # a run of homogeneous elements is one leaf (its values: `values`)
     pending = getattr(node, "pending", False)
     for c in node.iter_children():
         _dump_text(c, out, depth + 1, max_depth, indent + "  ")

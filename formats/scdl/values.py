@@ -27,9 +27,11 @@ def field_names(document) -> List[str]:
     return names
 
 
-def values(document, name: str) -> List[Dict]:
+def values(document, name: str, with_values: bool = True) -> List[Dict]:
     """One entry: the array's items decoded with its dtype, every whole item of the file
-    (as the library's memmap reader does), and `error` when the file and header.sch disagree."""
+    (as the library's memmap reader does), and `error` when the file and header.sch disagree.
+    `raw` is a view of the file's bytes (memory-mapped, never copied); `with_values=False`
+    (`values --raw`) leaves "values" empty instead of making a Python object per item."""
     from .archive import descriptors
 
     archive: Archive = document.model
@@ -57,8 +59,9 @@ def values(document, name: str) -> List[Dict]:
         dt = np.dtype(desc.numpy).newbyteorder("<")
         size = src.size
         items = src.array(0, size // dt.itemsize, dt)
-    entry["values"] = items.tolist()
-    entry["raw"] = items.tobytes()
+    if with_values:
+        entry["values"] = items.tolist()
+    entry["raw"] = memoryview(np.ascontiguousarray(items).view(np.uint8))
     isz = items.itemsize
     if desc.length is not None and desc.length * isz != size:
         entry["error"] = (f"{name}: {HEADER_FILE} says {desc.length} items "

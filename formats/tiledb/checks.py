@@ -17,6 +17,8 @@ from ..dataset_fs import fs_of
 from ..filters import RunContext, forward_chunk, get
 from ..node import ERROR, WARNING, Node
 from . import layout
+from .data_files import TileRun
+from .rawtile import TileError
 from .tile import ChunkInfo, TileInfo
 
 
@@ -37,6 +39,13 @@ def iter_chunks(root: Node) -> Iterable[ChunkInfo]:
             continue
         if isinstance(n.data, TileInfo) and n.pending:  # chunk nodes not built: none needed
             yield from n.data.chunks
+            continue
+        if isinstance(n.data, TileRun):  # a million tiles: one chunk table at a time
+            for i in range(len(n.data)):
+                try:
+                    yield from n.data.chunks(i)
+                except TileError:
+                    stack.append(n.child(i))  # the tile's node says what is wrong
             continue
         if n.is_lazy:
             if n.child_count() and n.child(0).kind == "tile":

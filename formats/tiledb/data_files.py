@@ -272,7 +272,7 @@ def _add_tiles(cur: Cursor, role: DataFileRole, offsets: np.ndarray, fsize: int)
         holder = Node("tiles", "struct", src, int(offs[i]), int(ends[i] - offs[i]))
         return _one_tile(holder, src, role, i, int(offs[i]), int(ends[i]), tdoc)
     node = Node("Tiles", "array", src, first, fsize - first, doc=D_TILES,
-                display=f"{n} tiles", value=n)
+                display=f"{n} tiles", value=n, data=TileRun(src, role, offs, ends))
     node.set_lazy(LazyChildren(n, make, uniform=True))
     cur.node.add(node)
 
@@ -312,6 +312,33 @@ def _next_at_or_after(offs: np.ndarray, fsize: int) -> list:
             out[i] = stack[-1]
         stack.append(v)
     return out
+
+
+class TileRun:
+    """The tiles of a lazy "Tiles" node, readable without nodes: `verify` walks a million
+    tiles' chunks holding one tile's chunk table at a time (memory independent of the tile
+    count). `chunks(i)` raises TileError where the tile's node must say what is wrong (a
+    chunk table that does not read, sizes over the schema's limit)."""
+
+    def __init__(self, source, role: DataFileRole, offsets: np.ndarray, ends: np.ndarray):
+        self.source, self.role = source, role
+        self.offsets, self.ends = offsets, ends
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def chunks(self, i: int) -> list:
+        from .rawtile import chunk_table
+        from .tile import ChunkInfo
+
+        specs, info, src = self.role.specs, self.role.info, self.source
+        from .rawtile import TileError
+
+        table = chunk_table(src, int(self.offsets[i]), int(self.ends[i]))
+        if over_limit(self.role, sum(c[0] for c in table), i):
+            raise TileError("over the size limit")
+        return [ChunkInfo(k, src, o, f, mo, ml, d, specs, info)
+                for k, (o, f, mo, ml, d) in enumerate(table)]
 
 
 def _one_tile(parent: Node, src, role: DataFileRole, i: int, start: int, end: int, tdoc) -> Node:

@@ -161,7 +161,7 @@ def _typed_array(c: Cursor, name: str, dt: Optional[int], cvn: int, nbytes: int,
         return Node(item.format(i=i + 1, i0=i), "field", src, base + i * cell, cell, value=v,
                     display=text, type=DATATYPE_NAMES.get(dt))
     node = c.field(name, nbytes, None, f"{n} × {cell} B", "array", fdoc)
-    node.set_lazy(LazyChildren(n, make))
+    node.set_lazy(LazyChildren(n, make, elements=True))
     node.data = src.read(base, nbytes)
     return node
 

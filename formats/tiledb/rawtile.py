@@ -113,6 +113,9 @@ def peek_generic_tile(source, offset: int) -> Optional[Tuple[int, int, int, bool
     return GT_HEAD_SIZE + psize + persisted, psize, persisted, enc == 1, tsize
 
 
+_PIPELINES: dict = {}  # serialized generic-tile pipeline -> its FilterSpecs (read-only)
+
+
 def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tuple[bytes, bool]:
     """(payload, encrypted) of the generic tile at `offset`."""
     from ..cursor import Cursor, ParseStop
@@ -127,11 +130,16 @@ def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tup
         raise TileError(f"generic tile at {offset}: {total} bytes declared, "
                         f"{source.size - offset} present", offset)
     pstart = offset + GT_HEAD_SIZE
-    scratch = Node("pipeline", "struct", source, pstart, psize)
-    try:
-        specs = parse_pipeline(Cursor(source, pstart, pstart + psize, scratch))
-    except ParseStop as e:
-        raise TileError(f"generic tile at {offset}: bad filter pipeline: {e}", pstart)
+    pbytes = source.read(pstart, psize)
+    specs = _PIPELINES.get(pbytes)
+    if specs is None:
+        scratch = Node("pipeline", "struct", source, pstart, psize)
+        try:
+            specs = parse_pipeline(Cursor(source, pstart, pstart + psize, scratch))
+        except ParseStop as e:
+            raise TileError(f"generic tile at {offset}: bad filter pipeline: {e}", pstart)
+        if len(_PIPELINES) < 256:  # every section of every fragment has the same few
+            _PIPELINES[pbytes] = specs
     start = pstart + psize
     from .tile import MAX_GENERIC_DECODE
 

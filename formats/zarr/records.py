@@ -122,7 +122,7 @@ class RecordView:
                 for i in range(f.count):
                     n.add(elem(i))
             else:
-                n.set_lazy(LazyChildren(f.count, elem))
+                n.set_lazy(LazyChildren(f.count, elem, elements=True))
             return n
         if f.base.kind == "V":
             n = Node(name or f.leaf_name, "bytes", self.src, off, f.size, value=None,
@@ -180,7 +180,7 @@ class RecordView:
         size = self.count * self.rt.itemsize
         n = Node(name, "cells", self.src, self.base, size, doc=D_RECORDS,
                  display=f"{self.count} records × {self.rt.itemsize} B")
-        n.set_lazy(LazyChildren(self.count, self.record))
+        n.set_lazy(LazyChildren(self.count, self.record, elements=True))
         return n
 
 

@@ -45,8 +45,9 @@ def peak_of(fn: Callable[[], object]) -> Tuple[float, int, object]:
     return dt, peak[0] - base, result
 
 
-def ours_raw(uri: str, field: str) -> bytes:
-    """What `values --raw` writes: open the path, decode every fragment, the raw bytes."""
+def ours_raw(uri: str, field: str) -> list:
+    """What `values --raw` writes: open the path, decode every fragment; the raw bytes of
+    each fragment (written one after the other, never joined)."""
     key = KEY.encode() if "aes" in os.path.basename(uri) else None
     doc = formats.open(uri, key=key, tree=False)  # as `values` opens it
     plugin = registry.plugin_named(doc.format)
@@ -56,7 +57,7 @@ def ours_raw(uri: str, field: str) -> bytes:
         raise AssertionError(errs[0])
     parts = [e["raw"] for e in entries]
     doc.close()
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return parts
 
 
 def theirs_raw(uri: str, field: str) -> np.ndarray:
@@ -71,9 +72,9 @@ def theirs_bytes(arr: np.ndarray) -> bytes:
 
 def compare(uri: str, field: str, rounds: int = 5) -> dict:
     """Interleaved rounds of both sides; medians and peaks. Checks the bytes are equal."""
-    mine = ours_raw(uri, field)
+    mine = b"".join(ours_raw(uri, field))
     ref = theirs_raw(uri, field)
-    if bytes(mine) != theirs_bytes(ref):
+    if mine != theirs_bytes(ref):
         raise AssertionError(f"{uri}: decoded bytes differ from tiledb-py's")
     del mine, ref
     t_o: List[float] = []
