@@ -81,7 +81,8 @@ class Report:
         for f in self.findings:
             if f.code == UNCHECKED:
                 reason = f.hint or f.message
-                out[reason] += 1
+                head = f.message.split(" ", 1)[0]   # "5 chunks: ..." counts 5 parts
+                out[reason] += int(head) if head.isdigit() else 1
         return dict(out)
 
     @property

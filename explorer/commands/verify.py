@@ -99,10 +99,12 @@ def run(args: argparse.Namespace) -> int:
     findings = report.findings
     code = report.exit_code()
     if args.json:
+        # the same bytes whatever the run (local or --workers, time): the summary, which
+        # says how long it took, goes to stderr
         json.dump({"path": args.path, "errors": report.count("error"),
                    "warnings": report.count("warning"), "infos": report.count("info"),
                    "exit": code, "verifiable": report.verifiable,
-                   "summary": report.summary(),
+                   "unchecked": report.unchecked,
                    "findings": [f.to_json() for f in findings]},
                   sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -111,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
             print(f.line())
     if not report.verifiable:
         print(f"arrayscope: {args.path}: nothing verifiable: {report.why_not}", file=sys.stderr)
-    elif not args.json:
+    else:
         print(report.summary(), file=sys.stderr)
     return code
 

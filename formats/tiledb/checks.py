@@ -45,9 +45,15 @@ def finding(source, offset: int, status: str, message: str, name: str = "verify"
 
 
 # ---- chunks ----------------------------------------------------------------------------
-def iter_chunks(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
-    """Every chunk of every tile under `root` (expanding lazy lists of tiles), with its tile
-    (the verify order that formats/verify_tasks.py lists its units in)."""
+def iter_chunks(root: Node) -> Iterable[ChunkInfo]:
+    """Every chunk of every tile under `root` (expanding lazy lists of tiles), in the verify
+    order that formats/verify_tasks.py lists its units in."""
+    for ci, _tile in iter_chunks_with_tiles(root):
+        yield ci
+
+
+def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
+    """`iter_chunks`, each chunk with its tile (None outside a tile)."""
     stack = [root]
     while stack:
         n = stack.pop()
@@ -308,7 +314,7 @@ def verify_chunks(document, root: Node) -> List[object]:
     """The checks of every chunk under `root`, in `iter_chunks` order."""
     out: List[object] = []
     key = document.ctx.key
-    for ci, tile in iter_chunks(root):
+    for ci, tile in iter_chunks_with_tiles(root):
         _guard(out, ci.source, check_chunk, ci, key, tile)
     return out
 

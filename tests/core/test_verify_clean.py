@@ -76,6 +76,14 @@ def test_scdl_fixtures(path):
 SAMPLES = sorted(p for p in glob.glob(os.path.join(paths.SAMPLES, "*")) if os.path.isdir(p))
 
 
+SOMA = os.path.join(paths.DATA, "soma", "pbmc68k")
+
+
+def test_tiledbsoma_experiment():
+    """scanpy's pbmc68k_reduced as tiledbsoma 2.3 writes it (every member array)."""
+    _assert_clean(SOMA)
+
+
 @pytest.mark.parametrize("path", SAMPLES, ids=[os.path.basename(p) for p in SAMPLES])
 def test_bundled_samples(path):
     key = None

@@ -28,7 +28,7 @@ from arrayscope.formats.forward_check import (
     check_forward,
     diff_ranges,
 )
-from arrayscope.formats.tiledb.checks import iter_chunks
+from arrayscope.formats.tiledb.checks import iter_chunks_with_tiles
 from arrayscope.formats.verify import verify_report
 from tests.support import paths
 
@@ -39,7 +39,7 @@ def _chunks(path: str, file_name: str):
     """(ChunkInfo, ChunkRun) of every chunk of data file `file_name` in array `path`."""
     doc = formats.open(path)
     out = []
-    for ci, _tile in iter_chunks(doc.root):
+    for ci, _tile in iter_chunks_with_tiles(doc.root):
         if ci.source.name.endswith("/" + file_name):
             run = ci.reverse()
             assert run.error is None, run.error
