@@ -309,7 +309,7 @@ class PipelinePanel(QWidget):
             return
         key = self.session.key if self.session is not None else None
         st.checks = S.forward_checks(st.ci.specs, st.run.stages, st.ci.info, key,
-                                     st.ci.original_length)
+                                     st.ci.original_length, st.run.offsets)
         if refresh:
             self._refresh()
 

@@ -148,35 +148,17 @@ class ForwardCheck:
     text: str
 
 
-def forward_checks(specs, stages, info, key=None, original_length=None) -> List[ForwardCheck]:
+def forward_checks(specs, stages, info, key=None, original_length=None,
+                   offsets=None) -> List[ForwardCheck]:
     """Apply each filter forward to the reversed stage before it and compare with the stage
-    after it (the on-disk bytes for the last filter)."""
-    infos = F.stage_infos(specs, info)
-    out = []
-    for k, spec in enumerate(specs):
-        before, after = stages[k], stages[k + 1]
-        if before is None or after is None:
-            continue
-        f = F.get(spec.type)
-        try:
-            got = f.forward(spec, before, infos[k], F.RunContext(key, original_length))
-        except Exception as e:
-            out.append(ForwardCheck(k, "failed", f"{type(e).__name__}: {e}"))
-            continue
-        if stage_bytes(got) == stage_bytes(after):
-            out.append(ForwardCheck(k, "identical", "reproduces the stored bytes exactly"))
-        elif not getattr(f, "deterministic", True):
-            why = "fresh random IV" if spec.type == 11 else "another codec version or level"
-            out.append(ForwardCheck(k, "re-encoded",
-                                    f"re-encoded differently ({why}: not an error), "
-                                    f"{got.nbytes:,} B vs {after.nbytes:,} B stored"))
-        else:
-            a, b = stage_bytes(got), stage_bytes(after)
-            first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-            out.append(ForwardCheck(k, "different",
-                                    f"differs from the stored bytes at byte {first} "
-                                    f"({len(a):,} B vs {len(b):,} B): corruption or a writer difference"))
-    return out
+    after it (the on-disk bytes for the last filter): the core's one forward check."""
+    from arrayscope.formats.forward_check import check_forward
+
+    status = {"identical": "identical", "tolerated": "identical", "re-encoded": "re-encoded",
+              "different": "different", "failed": "failed"}
+    return [ForwardCheck(c.k, status[c.status], c.message)
+            for c in check_forward(specs, stages, info,
+                                   F.RunContext(key, original_length, offsets=offsets))]
 
 
 @dataclass

@@ -27,6 +27,38 @@ SIZE_OVER_LIMIT = "size-over-limit"    # a declared or decoded size beyond what 
 GROUP_MEMBER_OUTSIDE = "group-member-outside"  # a group member elsewhere: not followed
 GROUP_MEMBER_MISSING = "group-member-missing"  # a group member that points to nothing
 GROUP_MEMBER_TYPE = "group-member-type"        # a member that is not what its entry says
+NO_KEY = "no-key"                      # encrypted and no key given: nothing can be checked
+WRONG_KEY = "wrong-key"                # the key given does not open this file
+AES_TAG = "aes-tag-mismatch"           # an AES-GCM tag fails under the right key: changed bytes
+CHUNK_DECODE = "chunk-decode-failed"   # a chunk's filters cannot be reversed (checksum, codec...)
+FORWARD_MISMATCH = "forward-mismatch"  # decoded cells filtered forward differ from the stored stage
+FORWARD_FAILED = "forward-failed"      # a filter cannot be applied forward to the decoded stage
+WRITER_QUIRK = "writer-quirk"          # info: a known writer difference, not damage
+WRITER_BUG = "writer-bug"              # a known writer bug (named with its versions): the file
+                                       # is as that writer made it, its values may not be
+# Checks that need no checksum (TileDB cells against the fragment metadata and the schema)
+CELL_COUNT = "cell-count-mismatch"           # a tile's decoded cells vs the count the metadata implies
+VAR_SIZE = "var-size-mismatch"               # a var tile's decoded size vs the metadata's var size
+OFFSETS_ORDER = "offsets-not-monotonic"      # var cell offsets decrease (or do not start at 0)
+OFFSET_RANGE = "offset-outside-var-tile"     # a var cell offset points past its var tile
+VALIDITY_VALUE = "validity-not-0-1"          # a validity byte that is neither 0 nor 1
+TILE_STAT = "tile-stat-mismatch"             # per-tile min/max/sum/null count vs the decoded cells
+MBR_MISMATCH = "mbr-mismatch"                # a sparse tile's MBR vs its decoded coordinates
+COORD_DOMAIN = "coordinate-outside-domain"   # a coordinate outside its dimension's domain
+COORD_NED = "coordinate-outside-non-empty-domain"  # outside the fragment's non-empty domain
+COORD_ORDER = "coordinates-out-of-order"     # sparse cells not in the array's global order
+COORD_DUP = "duplicate-coordinates"          # repeated coordinates where the schema forbids dups
+DENSE_DOMAIN = "dense-domain-outside-array"  # a dense fragment's domain outside the array domain
+UNCOMMITTED = "fragment-uncommitted"         # a fragment no commit names
+COMMIT_ORPHAN = "commit-without-fragment"    # a commit naming a fragment that is not there
+FILE_MISSING = "fragment-file-missing"       # a file the fragment metadata sizes is missing
+FILE_SIZE = "fragment-file-size"             # a data file's size vs the footer
+# SCDL
+SCDL_ROW_POINTERS = "scdl-row-pointers"     # row_ptr not starting at 0, decreasing, or not ending at nnz
+SCDL_COLUMN_INDEX = "scdl-column-index"     # a column index not below its block's feature count
+SCDL_LENGTHS = "scdl-lengths"               # data / col_ptr / feature index lengths that disagree
+SCDL_METADATA = "scdl-metadata"             # metadata.json rows vs row_ptr.npy
+SCDL_MISSING = "scdl-file-missing"          # a file header.sch lists is missing
 
 
 @dataclass(frozen=True)

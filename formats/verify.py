@@ -1,11 +1,122 @@
-"""`arrayscope verify`: every finding of the tree plus each format's own cross-checks."""
+"""`arrayscope verify`: every finding of the tree plus each format's own cross-checks.
+
+`verify(document)` gives the findings (the window's diagnostics panel takes them);
+`verify_report(document)` also gives what was checked (files, tiles, bytes, time) and what
+could not be (`unchecked`), which the command line turns into its summary and exit code.
+Format checks count their work through `tally()` (a no-op outside a report)."""
 from __future__ import annotations
 
-from typing import Iterable, List
+import contextvars
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from . import registry
-from .findings import CHECK_CRASHED, Finding, default_code
+from .context import KEY_HINT
+from .findings import (
+    AES_TAG,
+    CHECK_CRASHED,
+    NO_KEY,
+    NOT_VERIFIABLE,
+    UNCHECKED,
+    WRITER_BUG,
+    WRITER_QUIRK,
+    WRONG_KEY,
+    Finding,
+    default_code,
+)
 from .node import OK
+
+ProgressFn = Callable[[int, int, str], None]   # (bytes done, bytes planned, what)
+
+
+@dataclass
+class Tally:
+    """What a verify run checked, and what it could not."""
+
+    files: Set[str] = field(default_factory=set)
+    tiles: int = 0
+    nbytes: int = 0          # stored bytes decoded and checked
+    planned: int = 0         # stored bytes to check (progress total)
+    progress: Optional[ProgressFn] = None
+
+    def tile(self, source: str, nbytes: int) -> None:
+        self.files.add(source)
+        self.tiles += 1
+        self.nbytes += nbytes
+        if self.progress is not None:
+            self.progress(self.nbytes, max(self.planned, self.nbytes), source)
+
+    def file(self, source: str) -> None:
+        self.files.add(source)
+
+
+_TALLY: contextvars.ContextVar[Optional[Tally]] = contextvars.ContextVar("arrayscope_tally",
+                                                                          default=None)
+
+
+def tally() -> Tally:
+    """The running report's tally (a throwaway one outside `verify_report`)."""
+    t = _TALLY.get()
+    return t if t is not None else Tally()
+
+
+@dataclass
+class Report:
+    findings: List[Finding]
+    tally: Tally
+    seconds: float
+    verifiable: bool = True
+    why_not: str = ""        # when not verifiable: what to do
+
+    def count(self, status: str) -> int:
+        return sum(1 for f in self.findings if f.status == status)
+
+    @property
+    def unchecked(self) -> Dict[str, int]:
+        """reason -> number of parts not checked for it."""
+        out: Dict[str, int] = Counter()
+        for f in self.findings:
+            if f.code == UNCHECKED:
+                reason = f.hint or f.message
+                head = f.message.split(" ", 1)[0]   # "5 chunks: ..." counts 5 parts
+                out[reason] += int(head) if head.isdigit() else 1
+        return dict(out)
+
+    @property
+    def problems(self) -> List[Finding]:
+        return [f for f in self.findings if f.status == "error"]
+
+    def exit_code(self) -> int:
+        """0 verified and clean, 1 problems found, 2 nothing verifiable, 3 some parts not
+        checked (and no problem found)."""
+        if not self.verifiable:
+            return 2
+        if self.problems:
+            return 1
+        if any(f.code == UNCHECKED for f in self.findings):
+            return 3
+        return 0
+
+    def summary(self) -> str:
+        t = self.tally
+        by = ", ".join(f"{self.count(s)} {s}{'s' * (self.count(s) != 1)}"
+                       for s in ("error", "warning", "info"))
+        text = (f"{len(t.files)} files, {t.tiles} tiles, {_size(t.nbytes)} checked: {by} "
+                f"in {self.seconds:.2f} s")
+        for reason, n in sorted(self.unchecked.items()):
+            text += f"; not checked: {n} × {reason}"
+        return text
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
 
 
 def finding(node, document) -> Finding:
@@ -20,30 +131,58 @@ def verify(document, executor=None) -> List[Finding]:
     """Every finding of the document, tree order first, then the format's own checks.
     With an `executor` (formats/executors.py) the decoding runs as tasks there
     (formats/verify_tasks.py): the same findings, in the same order."""
-    if executor is not None:
-        from .verify_tasks import verify_with
+    return verify_report(document, executor=executor).findings
 
-        return verify_with(document, executor)
+
+def verify_report(document, progress: Optional[ProgressFn] = None, executor=None) -> Report:
+    t0 = time.perf_counter()
+    tal = Tally(progress=progress)
+    tal.planned = _stored_bytes(document)
+    token = _TALLY.set(tal)
+    try:
+        if executor is not None:
+            from .verify_tasks import verify_with
+
+            found = verify_with(document, executor)
+        else:
+            found = _collect(document)
+    finally:
+        _TALLY.reset(token)
+    for src in getattr(document, "sources", []):   # every file parsed is a file checked
+        tal.file(document.source_name(src))
+    if not tal.nbytes:   # no tile counted here (formats without tiles, or tasks elsewhere)
+        tal.nbytes = tal.planned
+    found = _collapse_keys(_aggregate(found), document)
+    report = Report(found, tal, time.perf_counter() - t0)
+    why = _not_verifiable(document, found)
+    if why:
+        report.verifiable, report.why_not = False, why
+        if any(f.code == NO_KEY for f in found):  # the rest follows from the missing key
+            report.findings = [f for f in found if f.code == NO_KEY]
+    return report
+
+
+def _collect(document) -> List[Finding]:
     from .remote import build_read_deferred
 
     build_read_deferred(document.root)   # a remote dataset's tiles: the tree verify checks
-    nodes = list(document.diagnostics())
+    items: list = list(document.diagnostics())
     plugin = registry.plugin_named(document.format) if document.format else None
     extra = getattr(plugin, "verify", None)
     if extra is not None:
         try:
-            nodes.extend(extra(document))
+            items.extend(extra(document))
         except Exception as e:  # noqa: BLE001 - verify reports, never raises
-            from .node import ERROR, Node
-            n = Node("verify", "error", None, 0, 0, status=ERROR, code=CHECK_CRASHED,
-                     message=f"format checks could not finish: {type(e).__name__}: {e}")
-            nodes.append(n)
-    return unique(finding(n, document) for n in nodes if n.status != OK)
+            items.append(Finding("error", CHECK_CRASHED, "", 0, "verify",
+                                 f"format checks could not finish: {type(e).__name__}: {e}",
+                                 "a bug in arrayscope: please report it with this message"))
+    return unique(it if isinstance(it, Finding) else finding(it, document)
+                  for it in items if getattr(it, "status", OK) != OK)
 
 
 def unique(findings: Iterable[Finding]) -> List[Finding]:
     """The findings in order, each place and message once."""
-    seen = set()
+    seen: Set[Tuple[str, int, str]] = set()
     out: List[Finding] = []
     for f in findings:
         key = (f.source, f.offset, f.message)
@@ -51,3 +190,83 @@ def unique(findings: Iterable[Finding]) -> List[Finding]:
             seen.add(key)
             out.append(f)
     return out
+
+
+# Findings said once per file with a count: the same writer quirk, writer bug or unchecked
+# reason in every chunk of a file is one line, not one per chunk.
+_PER_FILE = (WRITER_QUIRK, WRITER_BUG, UNCHECKED)
+
+
+def _aggregate(found: List[Finding]) -> List[Finding]:
+    groups: Dict[Tuple[str, str, str], List[Finding]] = {}
+    out: List[Finding] = []
+    for f in found:
+        if f.code in _PER_FILE and f.message.startswith("chunk: "):
+            k = (f.source, f.code, f.message)
+            if k not in groups:
+                groups[k] = []
+                out.append(f)   # placeholder: the group's first place
+            groups[k].append(f)
+        else:
+            out.append(f)
+    final: List[Finding] = []
+    for f in out:
+        k = (f.source, f.code, f.message)
+        if f.code in _PER_FILE and k in groups:
+            n = len(groups[k])
+            text = f.message[len("chunk: "):]
+            final.append(Finding(f.status, f.code, f.source, f.offset, f.node,
+                                 f"{n} chunk{'s' * (n != 1)}: {text}", f.hint))
+        else:
+            final.append(f)
+    return final
+
+
+def _stored_bytes(document) -> int:
+    return sum(int(getattr(s, "size", 0) or 0) for s in getattr(document, "sources", []))
+
+
+def _collapse_keys(found: List[Finding], document) -> List[Finding]:
+    """Key trouble is said once: no key -> one finding for the dataset; a wrong key (the
+    schema itself fails its tag) -> one finding per file."""
+    no_key = [f for f in found if f.code == NO_KEY]
+    tags = [f for f in found if f.code == AES_TAG]
+    out = [f for f in found if f.code not in (NO_KEY, AES_TAG)]
+    if no_key:
+        files = sorted({f.source for f in no_key})
+        out.append(Finding("warning", NO_KEY, files[0], 0, "",
+                           f"encrypted (AES-256-GCM) and no key given: {len(files)} files "
+                           f"could not be checked", KEY_HINT))
+    if tags:
+        wrong = getattr(document.ctx, "key", None) is not None and _schema_unreadable(document)
+        by_file: Dict[str, List[Finding]] = {}
+        for f in tags:
+            by_file.setdefault(f.source, []).append(f)
+        for src, fs in by_file.items():
+            if wrong:
+                out.append(Finding("error", WRONG_KEY, src, fs[0].offset, fs[0].node,
+                                   f"the key given does not open this file ({len(fs)} encrypted "
+                                   f"part{'s' * (len(fs) != 1)} fail{'s' * (len(fs) == 1)} "
+                                   f"their AES-GCM tag)", KEY_HINT))
+            else:
+                out.extend(fs)
+    return out
+
+
+def _schema_unreadable(document) -> bool:
+    model = getattr(document, "model", None)
+    return model is None or getattr(model, "schema", None) is None
+
+
+def _not_verifiable(document, found: List[Finding]) -> str:
+    """Why nothing here can be verified ('' when something can)."""
+    if document.format is None or document.root is None:
+        if document.is_dir and not any(os.scandir(document.path)):
+            return "an empty folder"
+        return "no format arrayscope knows was recognised (not a TileDB array, Zarr store " \
+               "or SCDL archive)"
+    if any(f.code == NO_KEY for f in found) and getattr(document.ctx, "key", None) is None:
+        return f"the array is encrypted and no key was given: {KEY_HINT}"
+    if any(f.code == NOT_VERIFIABLE for f in found):
+        return next(f.message for f in found if f.code == NOT_VERIFIABLE)
+    return ""

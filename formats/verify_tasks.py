@@ -159,12 +159,14 @@ def run_task(task: Task) -> List[Finding]:
             out.append(_crash(task, f"no node at {path}: the dataset changed while it was verified"))
             continue
         for n in check(document, node):
-            if n.status != OK:
+            if isinstance(n, Finding):
+                out.append(n)
+            elif n.status != OK:
                 out.append(finding(n, document))
     return out
 
 
-def _check_tiledb(document, node: Node) -> List[Node]:
+def _check_tiledb(document, node: Node) -> List[Any]:
     from .tiledb.checks import verify_chunks
 
     return verify_chunks(document, node)
@@ -211,7 +213,7 @@ def plan(document, workers: int) -> Tuple[str, List[Task]]:
     return kind, tasks
 
 
-def _serial_rest(document) -> List[Node]:
+def _serial_rest(document) -> List[Any]:
     """What runs in the calling process after the tasks (same order as verify_array)."""
     if document.format == "tiledb":
         from .tiledb.checks import verify_bookkeeping

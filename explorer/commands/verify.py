@@ -1,13 +1,20 @@
-"""`arrayscope verify PATH`: every finding, one line each, and an exit code that says how it went."""
+"""`arrayscope verify PATH`: every finding, one line each, a summary, and an exit code that
+says how it went: 0 verified and clean, 1 problems found, 2 nothing verifiable (PATH cannot
+be opened, no format recognised, an empty folder, an encrypted array with no key), 3 no
+problem found but some parts could not be checked."""
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
+from typing import Optional
 
 from .common import add_key_file, fail, key_of, open_path
 
 HELP = "check everything that can be checked and report each problem with its place"
+SLOW = 1.0   # seconds before progress is shown
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,25 +29,93 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                             "(tcp://host:8786); same output")
 
 
+class _Progress:
+    """Progress on stderr for runs over a second: a bar on a terminal, else a line now and
+    then."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.tty = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        now = time.monotonic()
+        if now - self.t0 < SLOW or now - self.last < (0.1 if self.tty else 5.0):
+            return
+        self.last = now
+        frac = done / total if total else 1.0
+        if self.tty:
+            width = 30
+            bar = "#" * int(frac * width)
+            sys.stderr.write(f"\rverifying [{bar:<{width}}] {frac:4.0%} {what[-40:]:<40}")
+        else:
+            sys.stderr.write(f"verifying: {frac:.0%} ({what})\n")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown and self.tty:
+            sys.stderr.write("\r" + " " * 80 + "\r")
+            sys.stderr.flush()
+
+
+def _open_error(path: str) -> Optional[str]:
+    if "://" in path:
+        return None
+    if not os.path.exists(path):
+        return f"{path}: no such file or directory"
+    if not os.access(path, os.R_OK):
+        return f"{path}: cannot be read (permission denied)"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
-    doc = open_path(args.path, key_of(args))
+    from arrayscope.formats.context import KeyError_
+    from arrayscope.formats.verify import verify_report
+
+    why = _open_error(args.path)
+    if why:
+        return fail(why)
+    try:
+        key = key_of(args)
+    except (OSError, KeyError_) as e:
+        return fail(f"key: {e}")
+    try:
+        doc = open_path(args.path, key)
+    except Exception as e:  # noqa: BLE001 - the command reports, never raises
+        return fail(f"{args.path} cannot be opened: {type(e).__name__}: {e}")
     try:
         executor = _executor(args)
     except (ImportError, RuntimeError, OSError, ValueError) as e:
         return fail(f"cannot start the verify workers: {e}")
-    findings = _verify(doc, executor)
-    errors = [f for f in findings if f.is_error]
+    progress = _Progress()
+    try:
+        report = verify_report(doc, progress, executor)
+    finally:
+        progress.close()
+        if executor is not None:
+            executor.close()
+    findings = report.findings
+    code = report.exit_code()
     if args.json:
-        json.dump({"path": args.path, "errors": len(errors),
-                   "warnings": len(findings) - len(errors),
+        # the same bytes whatever the run (local or --workers, time): the summary, which
+        # says how long it took, goes to stderr
+        json.dump({"path": args.path, "errors": report.count("error"),
+                   "warnings": report.count("warning"), "infos": report.count("info"),
+                   "exit": code, "verifiable": report.verifiable,
+                   "unchecked": report.unchecked,
                    "findings": [f.to_json() for f in findings]},
                   sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         for f in findings:
             print(f.line())
-        print(f"{len(errors)} errors, {len(findings) - len(errors)} warnings", file=sys.stderr)
-    return 1 if errors else 0
+    if not report.verifiable:
+        print(f"arrayscope: {args.path}: nothing verifiable: {report.why_not}", file=sys.stderr)
+    else:
+        print(report.summary(), file=sys.stderr)
+    return code
 
 
 def _executor(args: argparse.Namespace):
@@ -51,14 +126,3 @@ def _executor(args: argparse.Namespace):
     from arrayscope.formats.executors import executor_for
 
     return executor_for(workers, dask)
-
-
-def _verify(doc, executor):
-    from arrayscope.formats.verify import verify
-
-    if executor is None:
-        return verify(doc)
-    try:
-        return verify(doc, executor)
-    finally:
-        executor.close()

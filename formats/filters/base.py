@@ -7,7 +7,7 @@ On disk a chunk holds the last stage's metadata and data, each concatenated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ..cursor import Cursor
 
@@ -28,11 +28,16 @@ def _enums():
 class FilterError(Exception):
     """A stage that cannot be reversed or applied: corrupt bytes, wrong key, bad checksum.
 
-    `where` is the offset inside the stage's concatenated [metadata][data] bytes, when known."""
+    `where` is the offset inside the stage's concatenated [metadata][data] bytes, when known;
+    `kind` tells apart what is not damage: NO_KEY (encrypted, no key given), TAG (an AES-GCM
+    tag fails: a wrong key or changed bytes), NO_CODEC (a codec this install lacks)."""
 
-    def __init__(self, message: str, where: Optional[int] = None):
+    NO_KEY, TAG, NO_CODEC = "no-key", "aes-tag", "no-codec"
+
+    def __init__(self, message: str, where: Optional[int] = None, kind: Optional[str] = None):
         super().__init__(message)
         self.where = where
+        self.kind = kind
 
 
 @dataclass
@@ -118,6 +123,9 @@ class Stage:
     # compressor or cipher folded such bytes into its output.
     uninitialised: List[Tuple[int, int]] = field(default_factory=list)
     unverifiable: bool = False
+    # Forward only: known writer bugs this encoding reproduced (the forward check reports
+    # them when the stored bytes match it).
+    notes: List[str] = field(default_factory=list)
 
     def same_as(self, other: "Stage") -> bool:
         """Equal bytes (metadata and data), ignoring this stage's uninitialised ranges."""
@@ -154,6 +162,9 @@ class RunContext:
     # The array's format version (RLE/DICTIONARY string encoding needs 12/13+, ASCII; 17+ UTF-8;
     # BIT_WIDTH_REDUCTION / POSITIVE_DELTA reduce datetimes from 20).
     format_version: int = 22
+    # Forward only: the name of the `WriterRule` to encode by (None: the filter's first,
+    # i.e. the newest writer's rule).
+    writer_rule: Optional[str] = None
 
     def size_limit(self) -> int:
         """The most bytes any intermediate stage of this chunk may hold: a bound for sizes
@@ -161,6 +172,23 @@ class RunContext:
         if self.original_length is None:
             return 1 << 28
         return 4 * int(self.original_length) + (1 << 20)
+
+
+@dataclass(frozen=True)
+class WriterRule:
+    """One way released writers of some format versions apply a filter forward. Most filters
+    have one; where libtiledb changed its encoder without a new format version, the forward
+    check must accept each rule a writer of the fragment's version used, and say which one
+    matched. `accepts(made, stored)` replaces byte equality where the writer's output is not
+    reproducible at all (bytes read past the input)."""
+
+    name: str
+    first_format: int = 0
+    last_format: int = 1 << 30
+    accepts: Optional[Callable[["Stage", "Stage"], bool]] = None
+
+    def applies(self, format_version: Optional[int]) -> bool:
+        return format_version is None or self.first_format <= format_version <= self.last_format
 
 
 class Filter:
@@ -173,6 +201,13 @@ class Filter:
     # True when forward output is a function of the input alone (compressors may differ
     # by library version; they are checked by decoding instead).
     deterministic: bool = True
+    # Forward encodings of released writers, newest first (empty: one encoding, no name).
+    writer_rules: Tuple[WriterRule, ...] = ()
+
+    def rules_for(self, format_version: Optional[int]) -> List[WriterRule]:
+        """The rules a writer of `format_version` may have used (never empty)."""
+        rules = [r for r in self.writer_rules if r.applies(format_version)]
+        return rules or [WriterRule("")]
 
     def output_datatype(self, spec: FilterSpec, datatype: int) -> int:
         """The datatype the next filter sees."""

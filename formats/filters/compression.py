@@ -10,6 +10,7 @@ import io
 import struct
 import threading
 import zlib
+from typing import Optional
 
 import lz4.block
 import zstandard
@@ -42,7 +43,8 @@ class CompressionFilter(Filter):
         raise NotImplementedError
 
     # Codecs that need the filter options (reinterpret datatype) override these two.
-    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
+    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo,
+                      run: Optional[RunContext] = None) -> bytes:
         return self.compress(data, self.level(spec), info)
 
     def decompress_part(self, data: bytes, original: int, spec: FilterSpec,
@@ -108,7 +110,7 @@ class CompressionFilter(Filter):
         table = [struct.pack("<II", len(stage.metadata), len(stage.data))]
         out = []
         for p in parts:
-            c = self.compress_part(bytes(p), spec, info)
+            c = self.compress_part(bytes(p), spec, info, run)
             table.append(struct.pack("<II", len(p), len(c)))
             out.append(c)
         return Stage([b"".join(table)], [b"".join(out)])

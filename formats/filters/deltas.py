@@ -15,10 +15,11 @@ DELTA part (format_spec/filters/delta.md): `u64 n, in_0`, then the `n - 1` delta
 from __future__ import annotations
 
 import struct
+from typing import Optional
 
 import numpy as np
 
-from .base import DataInfo, FilterError, FilterSpec
+from .base import DataInfo, FilterError, FilterSpec, RunContext, Stage, WriterRule
 from .bits import pack_msb, unpack_msb
 from .compression import CompressionFilter
 from .util import (
@@ -81,10 +82,20 @@ class _TypedCodec(CompressionFilter):
         return delta_type(info.datatype if r is None else r, spec.name)
 
 
+# Both rules write format 22 (libtiledb 2.25-2.30); the stored bit size is all that differs.
+DD_FIRST_DELTA_COUNTED = WriterRule(
+    "libtiledb >= 2.29 (bit size from the largest of the first delta and the deltas of "
+    "deltas)", first_format=22)
+DD_DELTAS_OF_DELTAS_ONLY = WriterRule(
+    "libtiledb < 2.29 (bit size from the largest delta of deltas only)", last_format=22)
+
+
 class DoubleDelta(_TypedCodec):
     type = 6
+    writer_rules = (DD_FIRST_DELTA_COUNTED, DD_DELTAS_OF_DELTAS_ONLY)
 
-    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
+    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo,
+                      run: Optional[RunContext] = None) -> bytes:
         t = self.value_type(spec, info)
         size = t.itemsize
         n = len(data) // size
@@ -108,7 +119,9 @@ class DoubleDelta(_TypedCodec):
             if _sub_overflows(d[1:], d[:-1], dd).any():
                 raise FilterError(f"{spec.name}: a delta of deltas exceeds int64; the writer "
                                   f"refuses this tile")
-            biggest = max(int(_abs_u64(d[:1]).max()), int(_abs_u64(dd).max()) if len(dd) else 0)
+            biggest = int(_abs_u64(dd).max()) if len(dd) else 0
+            if run is None or run.writer_rule != DD_DELTAS_OF_DELTAS_ONLY.name:
+                biggest = max(biggest, int(_abs_u64(d[:1]).max()))
             bitsize = max(1, biggest.bit_length())
         head = struct.pack("<BQ", bitsize, n)
         if bitsize >= 8 * size - 1:
@@ -166,8 +179,14 @@ class DoubleDelta(_TypedCodec):
 
 class Delta(_TypedCodec):
     type = 19
+    writer_rules = (WriterRule("libtiledb 2.17 and later"),
+                    WriterRule("libtiledb 2.16 (one more delta per part than the tile has, "
+                               "read past the input; ignored by readers)",
+                               first_format=19, last_format=19,
+                               accepts=lambda made, stored: delta_216_extra_value(made, stored)))
 
-    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
+    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo,
+                      run: Optional[RunContext] = None) -> bytes:
         t = self.value_type(spec, info)
         n = len(data) // t.itemsize
         vals = np.frombuffer(data, dtype=t, count=n)
@@ -192,3 +211,30 @@ class Delta(_TypedCodec):
         ut = unsigned_of(t)
         d = np.frombuffer(data, dtype=ut, count=n, offset=8)
         return np.cumsum(d, dtype=ut).tobytes()
+
+
+def delta_216_extra_value(made: Stage, stored: Stage) -> bool:
+    """libtiledb 2.16.x (the first with DELTA, and the only writer of format 19) writes each
+    part as `u64 n, first value, n - 1 deltas` plus one more delta, taken against whatever
+    follows the input in memory (fixed in 2.17, which writes format 20). Checked on 2.16.3
+    bytes: 2 int32 cells give a 20-byte part where 2.17 writes 16. True when `stored` is
+    `made` with exactly that extra value per part (the same size in every part)."""
+    mm, sm = made.metadata_bytes, stored.metadata_bytes
+    if len(mm) != len(sm) or len(mm) < 8 or mm[:8] != sm[:8]:
+        return False
+    nmd, ndata = struct.unpack_from("<II", mm)
+    if nmd != 0 or len(mm) != 8 + 8 * ndata:
+        return False
+    md, sd = made.data_bytes, stored.data_bytes
+    extra, mp, sp = None, 0, 0
+    for i in range(ndata):
+        mo, mc = struct.unpack_from("<II", mm, 8 + 8 * i)
+        so, sc = struct.unpack_from("<II", sm, 8 + 8 * i)
+        e = sc - mc
+        if mo != so or e not in (1, 2, 4, 8) or (extra is not None and e != extra):
+            return False
+        extra = e
+        if md[mp:mp + mc] != sd[sp:sp + mc]:
+            return False
+        mp, sp = mp + mc, sp + sc
+    return mp == len(md) and sp == len(sd)

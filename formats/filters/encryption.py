@@ -44,7 +44,8 @@ class Aes256Gcm(Filter):
 
     def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         if not run.key:
-            raise FilterError(f"encrypted with AES-256-GCM: no key given; {KEY_HINT}", 0)
+            raise FilterError(f"encrypted with AES-256-GCM: no key given; {KEY_HINT}", 0,
+                              FilterError.NO_KEY)
         md, data = stage.metadata_bytes, stage.data_bytes
         if len(md) < 8:
             raise FilterError("AES metadata needs 8 bytes", 0)
@@ -64,7 +65,8 @@ class Aes256Gcm(Filter):
                 plain = aes.decrypt(iv, bytes(data[pos:pos + cipher_len]) + tag, None)
             except InvalidTag:
                 raise FilterError(f"AES-256-GCM tag check failed on part {i + 1}: wrong key, or "
-                                  f"the ciphertext, IV or tag was changed", len(md) + pos)
+                                  f"the ciphertext, IV or tag was changed", len(md) + pos,
+                                  FilterError.TAG)
             if len(plain) != plain_len:
                 raise FilterError(f"AES part {i + 1}: {len(plain)} plaintext bytes, metadata "
                                   f"says {plain_len}", len(md) + pos)

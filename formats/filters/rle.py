@@ -9,6 +9,8 @@ Var-sized ASCII/UTF-8 strings (`strings.py`): runs of
 metadata gives (the smallest of 1/2/4/8 holding the longest run and the longest string)."""
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from ..cursor import Cursor
@@ -30,7 +32,8 @@ class Rle(CompressionFilter):
     deterministic = True
 
     # ---- fixed-size cells -----------------------------------------------------------------
-    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
+    def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo,
+                      run: Optional[RunContext] = None) -> bytes:
         vs = info.cell_size
         if len(data) % vs:
             raise FilterError(f"RLE: {len(data)} bytes are not whole cells of {vs} bytes; the "

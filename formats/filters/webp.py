@@ -2,16 +2,19 @@
 a WebP image. Metadata: the part table (`parts.py`) with the encoded image sizes; tiles of
 WebP-filtered attributes are not chunked.
 
-arrayscope has no image dependency: the encoded images are shown and kept as bytes.
-Decoding uses Pillow when it happens to be installed (optional); re-encoding is never
-attempted (libwebp's output depends on its version and settings)."""
+Images are decoded and encoded with Pillow (a runtime dependency; without it the images are
+kept as bytes and the tile is reported as not checked, never as damage). Lossless images
+decode bit-exact; lossy ones to what libwebp gives any reader. Forward encodes with the
+filter's settings: libwebp's output depends on its version, so the forward check accepts a
+re-encoding that differs (`deterministic = False`) and the stored images are checked by
+decoding."""
 from __future__ import annotations
 
 import io
 
 from ..cursor import Cursor
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
-from .parts import parse_parts, read_parts, rest_md, split
+from .parts import parse_parts, read_parts, rest_md, split, table
 
 MODES = {1: "RGB", 2: "BGR", 3: "RGBA", 4: "BGRA"}
 
@@ -22,7 +25,7 @@ def _decode(img: bytes, fmt: int) -> bytes:
     except ImportError:
         raise FilterError("WEBP: decoding WebP images needs an image codec, and arrayscope "
                           "has none (install Pillow to decode them); the encoded images are "
-                          "kept as bytes") from None
+                          "kept as bytes", kind=FilterError.NO_CODEC) from None
     mode = MODES.get(fmt)
     if mode is None:
         raise FilterError(f"WEBP: input format {fmt} is not RGB/BGR/RGBA/BGRA")
@@ -35,6 +38,27 @@ def _decode(img: bytes, fmt: int) -> bytes:
         px[:, [0, 2]] = px[:, [2, 0]]
         raw = px.tobytes()
     return raw
+
+
+def _encode(pixels: bytes, mode: str, row: int, lossless: bool, quality: float) -> bytes:
+    try:
+        from PIL import Image
+    except ImportError:
+        raise FilterError("WEBP: encoding needs Pillow, which is not installed",
+                          kind=FilterError.NO_CODEC) from None
+    import numpy as np
+
+    ch = len(mode)
+    if row <= 0 or row % ch or len(pixels) % row:
+        raise FilterError(f"WEBP: {len(pixels)} bytes are not rows of {row} bytes of {mode} "
+                          f"pixels")
+    px = np.frombuffer(pixels, np.uint8).reshape(len(pixels) // row, row // ch, ch)
+    if mode.startswith("BGR"):
+        px = px[:, :, [2, 1, 0] + ([3] if ch == 4 else [])]
+    img = Image.fromarray(np.ascontiguousarray(px), "RGBA" if ch == 4 else "RGB")
+    out = io.BytesIO()
+    img.save(out, "WEBP", lossless=lossless, quality=quality, exact=True)
+    return out.getvalue()
 
 
 class Webp(Filter):
@@ -51,5 +75,12 @@ class Webp(Filter):
         return Stage(rest_md(rest), [b"".join(_decode(bytes(p), fmt) for p in parts)])
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        raise FilterError("WEBP: arrayscope does not encode WebP images (libwebp's output "
-                          "depends on its version); the stored images are checked by decoding")
+        fmt = int(spec.options.get("format", 0))
+        mode = MODES.get(fmt)
+        if mode is None:
+            raise FilterError(f"WEBP: input format {fmt} is not RGB/BGR/RGBA/BGRA")
+        row = int(spec.options.get("x_extent", 0) or 0)
+        lossless = bool(spec.options.get("lossless", False))
+        quality = float(spec.options.get("quality", 100.0))
+        images = [_encode(bytes(p), mode, row, lossless, quality) for p in stage.data]
+        return Stage([table([len(i) for i in images])] + list(stage.metadata), [b"".join(images)])

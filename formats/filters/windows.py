@@ -24,7 +24,7 @@ import numpy as np
 
 from ..cursor import Cursor
 from ..fielddoc import doc
-from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage, WriterRule
 from .util import (
     BLOB,
     BOOL,
@@ -188,10 +188,9 @@ def _bits_required(v: np.ndarray, signed: bool) -> np.ndarray:
 
 
 def _full_range(mins: np.ndarray, maxs: np.ndarray, rng: np.ndarray, t: np.dtype) -> np.ndarray:
-    """Windows whose range `max - min` is T's maximum, or overflows a signed T (also the
-    empty window of a part's last few bytes: min = T max, max = T min). For those, x86
-    builds of libtiledb 2.30 store the window unreduced and never set its value offset
-    (observed: stack garbage on disk)."""
+    """Windows whose range `max - min` is T's maximum, or overflows a signed T. For those,
+    x86 builds of libtiledb 2.30 store the window unreduced and never set its value offset
+    (observed: stack garbage on disk). Empty windows are the writer rules' business."""
     if t.kind == "u":
         return rng == np.iinfo(t).max
     if t.itemsize < 8:
@@ -201,9 +200,25 @@ def _full_range(mins: np.ndarray, maxs: np.ndarray, rng: np.ndarray, t: np.dtype
     return overflow | (rng == np.iinfo(t).max)
 
 
+# How the window range is taken changed in libtiledb 2.29 without a new format version (22
+# covers 2.25-2.30). A part's last window may hold no whole value (a UINT64 input of 33
+# bytes ends in a 1-byte window: DOUBLE_DELTA output under BIT_WIDTH_REDUCTION, as
+# tiledbsoma's offsets filters make); its min/max keep their C initial values.
+BWR_CHECKED_RANGE = WriterRule(
+    "libtiledb >= 2.29 (checked range subtraction, TileDB PR 5506: a window with no whole "
+    "value, or whose range overflows T, is stored unreduced)", first_format=22)
+BWR_WRAPPING_RANGE = WriterRule(
+    "libtiledb < 2.29 (wrapping range subtraction: a window with no whole value is stored "
+    "with bit width 8 and offset T max)", last_format=22)
+BWR_LOSSY_NOTE = ("libtiledb < 2.29 reduced a signed window whose range overflows T "
+                  "(wrapping subtraction): its values do not read back as written; a writer "
+                  "bug, fixed in 2.29 (TileDB PR 5506)")
+
+
 class BitWidthReduction(_WindowedFilter):
     type = 7
     type_of = staticmethod(bwr_type)
+    writer_rules = (BWR_CHECKED_RANGE, BWR_WRAPPING_RANGE)
 
     def _parse_windows(self, cur: Cursor, t: np.dtype) -> None:
         cur.u32("Length of input", D_BWR_INPUT)
@@ -268,6 +283,8 @@ class BitWidthReduction(_WindowedFilter):
         size, ut = t.itemsize, unsigned_of(t)
         signed = t.kind == "i"
         tmax = np.iinfo(t).max
+        wrapping = run.writer_rule == BWR_WRAPPING_RANGE.name
+        lossy = 0
         recs: List[np.ndarray] = []
         outs: List[bytes] = []
         unset: List[int] = []
@@ -284,15 +301,24 @@ class BitWidthReduction(_WindowedFilter):
                 mins[has] = np.minimum.reduceat(vals, starts)
                 maxs[has] = np.maximum.reduceat(vals, starts)
             rng = (maxs.view(ut) - mins.view(ut)).view(t)
-            # a window of no whole value (a part's last few bytes) is stored unreduced with
-            # its offset unset, whatever T (libtiledb 2.30 writes 64-bit offsets of
-            # DOUBLE_DELTA'd offsets this way: bits = width of T, offset never written)
-            full = _full_range(mins, maxs, rng, t) | ~has
+            # a window of no whole value (a part's last few bytes): libtiledb >= 2.29 stores
+            # it unreduced with its offset unset, whatever T (2.30 writes 64-bit offsets of
+            # DOUBLE_DELTA'd offsets this way); older writers as the wrapping rule says
+            full = _full_range(mins, maxs, rng, t) & has
             wbits = _bits_required((rng.view(ut) + ut.type(1)).view(t), signed)
+            if wrapping:  # only a range of exactly T max was stored unreduced
+                exact = (rng == tmax) & has
+                lossy += int(np.count_nonzero(full & ~exact))
+                full = exact
             wbits[full] = 8 * size
+            empty = ~has
+            wbits[empty] = 8 if wrapping else 8 * size
             reduced = (wbits < 8 * size) & (lens % size == 0)
             rec = np.zeros(nw, dtype=BitWidthReduction._rec(t))
             rec["offset"] = np.where(full, 0, mins)  # left uninitialised by libtiledb
+            rec["offset"][empty] = tmax if wrapping else 0
+            if not wrapping:
+                full = full | empty  # the offset is never written
             rec["bits"] = wbits
             rec["length"] = lens
             unset.extend((sum(map(len, recs)) + int(i)) for i in np.flatnonzero(full))
@@ -317,7 +343,8 @@ class BitWidthReduction(_WindowedFilter):
         md = np.array([total_in, len(allrec)], dtype="<u4").tobytes() + allrec.tobytes()
         rs = size + 5
         return Stage([md] + list(stage.metadata), [b"".join(outs)],
-                     uninitialised=[(8 + i * rs, size) for i in unset])
+                     uninitialised=[(8 + i * rs, size) for i in unset],
+                     notes=[f"{lossy} window(s): {BWR_LOSSY_NOTE}"] if lossy else [])
 
 
 # ---- POSITIVE_DELTA --------------------------------------------------------------------

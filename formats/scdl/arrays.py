@@ -14,6 +14,7 @@ import numpy as np
 
 from ..cursor import Cursor, ParseStop
 from ..fielddoc import doc
+from ..findings import SCDL_LENGTHS
 from ..node import ERROR, WARNING, Node, hex_preview
 from ..npy import typed_items
 from .enums import ARRAY_DTYPE, HEADER_FILE
@@ -95,7 +96,7 @@ def _type(cur: Cursor, desc: ArrayDesc, af: ArrayFile, fname: str) -> None:
                f"stale or {fname} was changed (bionemo-scdl keeps a loaded header when it "
                f"concatenates or casts)")
         if desc.length_node is not None:
-            desc.length_node.mark(ERROR, msg)
+            desc.length_node.mark(ERROR, msg).code = SCDL_LENGTHS
         if whole > declared:
             extra = typed_items(cur, "beyond header length", dt, whole - declared, BEYOND_DOC,
                                 item_name="[{i0}]")

@@ -12,7 +12,14 @@ from typing import Optional
 import numpy as np
 
 from ..dataset_fs import fs_of, member_path
-from ..findings import OUTSIDE_DATASET
+from ..findings import (
+    OUTSIDE_DATASET,
+    SCDL_COLUMN_INDEX,
+    SCDL_LENGTHS,
+    SCDL_METADATA,
+    SCDL_MISSING,
+    SCDL_ROW_POINTERS,
+)
 from ..node import ERROR, WARNING, Node
 from .enums import ARRAY_FILES, HEADER_FILE
 from .model import Archive, ArrayFile
@@ -27,7 +34,7 @@ def run(archive: Archive, root: Node) -> None:
     if data is not None and col is not None and len(data.items) != len(col.items):
         _error(col, min(len(col.items), len(data.items)),
                f"COLPTR: col_ptr.npy has {len(col.items)} column indices but data.npy has "
-               f"{len(data.items)} values; both must hold nnz items")
+               f"{len(data.items)} values; both must hold nnz items", code=SCDL_LENGTHS)
     elif col is not None or data is not None:
         nnz = len((col or data).items)
     n_rows = None
@@ -89,7 +96,8 @@ def _consistent(af: Optional[ArrayFile]) -> Optional[ArrayFile]:
     return af
 
 
-def _error(af: ArrayFile, index: int, message: str, status: str = ERROR) -> Node:
+def _error(af: ArrayFile, index: int, message: str, status: str = ERROR,
+           code: str = SCDL_ROW_POINTERS) -> Node:
     isz = af.items.itemsize
     n = len(af.items)
     off = min(index, n) * isz
@@ -97,7 +105,8 @@ def _error(af: ArrayFile, index: int, message: str, status: str = ERROR) -> Node
     node = Node(f"{af.desc.name}[{index}]", "error", af.source, off, size, status=status,
                 message=message,
                 value=af.items[index].item() if index < n else None,
-                display=str(af.items[index].item()) if index < n else "(end of file)")
+                display=str(af.items[index].item()) if index < n else "(end of file)",
+                code=code)
     af.node.add(node)
     return node
 
@@ -106,7 +115,8 @@ def _rowptr(rp: ArrayFile, nnz: Optional[int]) -> bool:
     a = rp.items
     if len(a) == 0:
         rp.node.add(Node("ROWPTR (empty)", "error", rp.source, 0, 0, status=ERROR,
-                         message="ROWPTR: row_ptr.npy is empty; it needs rows + 1 >= 1 items"))
+                         message="ROWPTR: row_ptr.npy is empty; it needs rows + 1 >= 1 items",
+                         code=SCDL_ROW_POINTERS))
         return False
     ok = True
     if a[0] != 0:
@@ -153,7 +163,8 @@ def _columns(archive: Archive, rp: ArrayFile, col: ArrayFile) -> None:
             j = e0 + first
             _error(col, j, f"COLPTR[{j}] = {cols[j]}: a column index of row block {k + 1} (rows "
                            f"{r0}..{r1 - 1}) must be below {limit}, the feature count of "
-                           f"{fdir.name}/{fname} ({total} index(es) out of range in all)")
+                           f"{fdir.name}/{fname} ({total} index(es) out of range in all)",
+                   code=SCDL_COLUMN_INDEX)
 
 
 def _metadata(archive: Archive, n_rows: Optional[int]) -> None:
@@ -162,7 +173,7 @@ def _metadata(archive: Archive, n_rows: Optional[int]) -> None:
         return
     m.mark(WARNING, f"metadata.json num_rows = {archive.metadata_num_rows}, but row_ptr.npy "
                     f"holds {n_rows} rows (bionemo-scdl keeps the first dataset's num_rows "
-                    f"after a concat; its reader uses row_ptr.npy)")
+                    f"after a concat; its reader uses row_ptr.npy)").code = SCDL_METADATA
 
 
 def _feature_indices(archive: Archive, n_rows: Optional[int]) -> None:
@@ -175,13 +186,14 @@ def _feature_indices(archive: Archive, n_rows: Optional[int]) -> None:
             fdir.cumsum_node.mark(status, f"{name}/cumulative_sum_index.npy ends at {end} rows, "
                                           f"but row_ptr.npy holds {n_rows} rows"
                                           + (" (the library's number_of_rows() raises)"
-                                             if status == ERROR else ""))
+                                             if status == ERROR else "")).code = SCDL_LENGTHS
     if archive.header is None:
         return
     for fi in archive.header.feature_indices:
         if n_rows is not None and fi.length_node is not None and fi.length != n_rows:
             fi.length_node.mark(WARNING, f"{fi.name} length: {HEADER_FILE} says {fi.length} "
-                                         f"rows, row_ptr.npy holds {n_rows} (stale header?)")
+                                         f"rows, row_ptr.npy holds {n_rows} (stale header?)"
+                                  ).code = SCDL_LENGTHS
 
 
 def _listed_files(archive: Archive, root: Node) -> None:
@@ -197,7 +209,7 @@ def _listed_files(archive: Archive, root: Node) -> None:
                                  f"never read")
         elif a.node is not None and not fs.stat(os.path.join(archive.path, rel)).is_file:
             a.node.mark(ERROR, f"array {a.name!r}: {rel} is missing from the archive (the "
-                               f"library's load() raises FileNotFoundError)")
+                               f"library's load() raises FileNotFoundError)").code = SCDL_MISSING
     named = set()
     for fi in archive.header.feature_indices:
         named.add(fi.name)
@@ -207,7 +219,8 @@ def _listed_files(archive: Archive, root: Node) -> None:
                 _outside(node, f"index file {path!r} listed in {HEADER_FILE} is outside the "
                                f"archive: never examined")
             elif inside and not fs.stat(os.path.join(archive.path, inside)).is_file:
-                node.mark(ERROR, f"index file {path!r} listed in {HEADER_FILE} is missing")
+                node.mark(ERROR, f"index file {path!r} listed in {HEADER_FILE} is missing"
+                          ).code = SCDL_MISSING
     for name in archive.feature_dirs:
         if name not in named and name != "features":
             root.mark(WARNING, f"{name}/ is not described by {HEADER_FILE}")

@@ -10,35 +10,62 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, List, Optional
+from typing import Iterable, List, Optional, Tuple
 
 from ..context import KEY_HINT
 from ..dataset_fs import fs_of
-from ..filters import RunContext, forward_chunk, get
+from ..filters import FilterError, RunContext
+from ..findings import (
+    AES_TAG,
+    CHUNK_DECODE,
+    COMMIT_ORPHAN,
+    FILE_MISSING,
+    FILE_SIZE,
+    FORWARD_FAILED,
+    FORWARD_MISMATCH,
+    NO_KEY,
+    UNCHECKED,
+    UNCOMMITTED,
+    WRITER_BUG,
+    WRITER_QUIRK,
+    Finding,
+)
+from ..forward_check import DIFFERENT, FAILED, TOLERATED, check_forward
 from ..node import ERROR, WARNING, Node
+from ..verify import tally
 from . import layout
 from .data_files import TileRun
 from .rawtile import TileError
 from .tile import ChunkInfo, TileInfo
 
 
-def finding(source, offset: int, status: str, message: str, name: str = "verify") -> Node:
-    n = Node(name, "error" if status == ERROR else "field", source, offset, 0)
+def finding(source, offset: int, status: str, message: str, name: str = "verify",
+            code: Optional[str] = None) -> Node:
+    n = Node(name, "error" if status == ERROR else "field", source, offset, 0, code=code)
     n.status, n.message = status, message
     return n
 
 
 # ---- chunks ----------------------------------------------------------------------------
 def iter_chunks(root: Node) -> Iterable[ChunkInfo]:
-    """Every chunk of every tile under `root` (expanding lazy lists of tiles)."""
+    """Every chunk of every tile under `root` (expanding lazy lists of tiles), in the verify
+    order that formats/verify_tasks.py lists its units in."""
+    for ci, _tile in iter_chunks_with_tiles(root):
+        yield ci
+
+
+def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
+    """`iter_chunks`, each chunk with its tile (None outside a tile)."""
     stack = [root]
     while stack:
         n = stack.pop()
         if isinstance(n.data, ChunkInfo):
-            yield n.data
+            tile = n.parent.data if n.parent is not None else None
+            yield n.data, tile if isinstance(tile, TileInfo) else None
             continue
         if isinstance(n.data, TileInfo) and n.pending:  # chunk nodes not built: none needed
-            yield from n.data.chunks
+            for ci in n.data.chunks:
+                yield ci, n.data
             continue
         if isinstance(n.data, TileRun):  # a million tiles: one chunk table at a time
             for i in range(len(n.data)):
@@ -54,92 +81,82 @@ def iter_chunks(root: Node) -> Iterable[ChunkInfo]:
         stack.extend(n.iter_children())
 
 
-def check_chunk(ci: ChunkInfo, key: Optional[bytes]) -> List[Node]:
-    out: List[Node] = []
+def _src_name(ci: ChunkInfo) -> str:
+    return getattr(ci.source, "name", str(ci.source))
+
+
+# Per-chunk findings that formats/verify.py says once per file with a count start so:
+PER_CHUNK = "chunk: "
+
+
+def check_chunk(ci: ChunkInfo, key: Optional[bytes],
+                tile: Optional[TileInfo] = None) -> List[Finding]:
+    """Reverse the chunk (checksums, tags, codecs, declared length), then the forward check."""
+    out: List[Finding] = []
     if ci.source is None or not hasattr(ci.source, "path"):
         return out  # chunks of derived sources are checked through their parents
     if ci.blocked is not None:
         return out  # its tile node carries the finding; nothing is decoded
+    src = _src_name(ci)
     run = ci.reverse(key)
+    tally().tile(src, ci.metadata_length + ci.filtered_length)
     if run.error is not None:
         fe = run.error
         where = ci.metadata_offset if fe.where is None else ci.metadata_offset + fe.where
-        if "no key given" in str(fe):
-            out.append(finding(ci.source, ci.data_offset, WARNING,
-                               f"chunk {ci.index + 1} is encrypted and was not checked: {KEY_HINT}"))
-        else:
+        kind = getattr(fe, "kind", None)
+        if kind == FilterError.NO_KEY:
+            out.append(Finding("warning", NO_KEY, src, ci.data_offset, "",
+                               f"chunk {ci.index + 1} is encrypted and was not checked",
+                               KEY_HINT))
+        elif kind == FilterError.NO_CODEC:
+            out.append(Finding("warning", UNCHECKED, src, ci.data_offset, "",
+                               f"{PER_CHUNK}not checked: {fe}", str(fe)))
+        elif kind == FilterError.TAG:
+            out.append(Finding("error", AES_TAG, src, where, "",
+                               f"chunk {ci.index + 1}: {fe}", KEY_HINT))
+        elif not (tile is not None and tile.tree_decoded):  # else the tree says it
             stage = ci.specs[run.failed_at].name if run.failed_at is not None and \
                 run.failed_at < len(ci.specs) else "chunk"
-            out.append(finding(ci.source, where, ERROR,
-                               f"chunk {ci.index + 1}: reversing {stage} failed: {fe}"))
+            msg, hint = f"chunk {ci.index + 1}: reversing {stage} failed: {fe}", ""
+            if stage == "RLE" and ci.info.var_strings and "do not end with the data" in str(fe):
+                msg += (" — probably the libtiledb 2.30 RLE string-length bug: the byte size "
+                        "of the string lengths is taken from every run but the last, so a "
+                        "longer last string is stored with a truncated length (libtiledb "
+                        "cannot read this tile either)")
+                hint = "rewrite the array without RLE on var-length strings, from a good copy"
+            out.append(Finding("error", CHUNK_DECODE, src, where, "", msg, hint))
         return out
-    # forward reproduction: deterministic filters must give the stored bytes back
-    specs = ci.specs
-    if not specs:
+    if not ci.specs:
         return out
-    try:
-        # RLE / DICTIONARY string tiles encode their cell offsets: forward needs the ones
-        # the reverse rebuilt (None for every other tile)
-        fwd = forward_chunk(specs, run.stages[0].data_bytes, ci.info,
-                            RunContext(key, offsets=run.offsets))
-    except Exception as e:  # a forward failure on decoded cells is itself a finding
-        out.append(finding(ci.source, ci.data_offset, ERROR,
-                           f"chunk {ci.index + 1}: applying the pipeline forward failed: {e}"))
-        return out
-    for k in range(1, len(specs) + 1):
-        f = get(specs[k - 1].type)
-        if not f.deterministic:
-            break  # stages above a compressor/AES need not match byte for byte
-        stored = run.stages[k]
-        if stored is None:
-            break
-        made = fwd[k]
-        if made.data_bytes != stored.data_bytes or made.metadata_bytes != stored.metadata_bytes:
-            if specs[k - 1].type == DELTA and ci.info.format_version == 19 and \
-                    _delta_216_extra_value(made, stored):
-                out.append(finding(ci.source, ci.data_offset, WARNING,
-                                   f"chunk {ci.index + 1}: DELTA stores one value more per part "
-                                   f"than the tile has (libtiledb 2.16, format 19: a last delta "
-                                   f"read past the input; ignored by readers)"))
-                continue
-            out.append(finding(ci.source, ci.data_offset, ERROR,
-                               f"chunk {ci.index + 1}: applying {specs[k - 1].name} forward to the "
-                               f"decoded values does not reproduce the stored stage "
-                               f"({made.nbytes} vs {stored.nbytes} bytes)"))
-            break
+    checks = check_forward(ci.specs, run.stages, ci.info,
+                           RunContext(key, ci.original_length, offsets=run.offsets))
+    for c in checks:
+        if c.status in (DIFFERENT, FAILED):
+            off = ci.metadata_offset
+            if c.k == len(ci.specs) - 1 and c.ranges:  # the stored stage is the file's bytes
+                o = c.ranges[0][0]
+                off = ci.metadata_offset + o if o < ci.metadata_length else \
+                    ci.data_offset + (o - ci.metadata_length)
+            out.append(Finding(
+                "error", FORWARD_MISMATCH if c.status == DIFFERENT else FORWARD_FAILED, src, off,
+                "", f"chunk {ci.index + 1}: {c.message}",
+                "the decoded cells do not give the stored bytes back: damage, or a writer "
+                "arrayscope does not model (report it with the writer's version)"))
+            continue
+        if c.ok:
+            for note in c.notes:
+                out.append(Finding("warning", WRITER_BUG, src, ci.data_offset, "",
+                                   f"{PER_CHUNK}{c.filter}: {note}",
+                                   "rewrite the array with a fixed libtiledb from a good copy"))
+        if c.ok and c.quirk:
+            if c.status == TOLERATED and c.default_rule:
+                text = (f"{c.filter}: bytes the writer leaves uninitialised (the offset of a "
+                        f"window stored unreduced) hold other values; not damage")
+            else:
+                text = f"{c.filter} encoded as by {c.rule}"
+            out.append(Finding("info", WRITER_QUIRK, src, ci.data_offset, "",
+                               f"{PER_CHUNK}{text}"))
     return out
-
-
-DELTA = 19
-
-
-def _delta_216_extra_value(made, stored) -> bool:
-    """libtiledb 2.16.x (the first with DELTA, and the only writer of format 19) writes each
-    part as `u64 n, first value, n - 1 deltas` plus one more delta, taken against whatever
-    follows the input in memory (fixed in 2.17, which writes format 20). Checked on 2.16.3
-    bytes: 2 int32 cells give a 20-byte part where 2.17 writes 16. True when `stored` is
-    `made` with exactly that extra value per part (the same size in every part)."""
-    import struct
-
-    mm, sm = made.metadata_bytes, stored.metadata_bytes
-    if len(mm) != len(sm) or len(mm) < 8 or mm[:8] != sm[:8]:
-        return False
-    nmd, ndata = struct.unpack_from("<II", mm)
-    if nmd != 0 or len(mm) != 8 + 8 * ndata:
-        return False
-    md, sd = made.data_bytes, stored.data_bytes
-    extra, mp, sp = None, 0, 0
-    for i in range(ndata):
-        mo, mc = struct.unpack_from("<II", mm, 8 + 8 * i)
-        so, sc = struct.unpack_from("<II", sm, 8 + 8 * i)
-        e = sc - mc
-        if mo != so or e not in (1, 2, 4, 8) or (extra is not None and e != extra):
-            return False
-        extra = e
-        if md[mp:mp + mc] != sd[sp:sp + mc]:
-            return False
-        mp, sp = mp + mc, sp + sc
-    return mp == len(md) and sp == len(sd)
 
 
 # ---- fragments and commits -------------------------------------------------------------
@@ -189,10 +206,12 @@ def check_fragments_one(document, array, f) -> List[Node]:
     where = src if src is not None else document.relname(f.path)
     if new_layout and f.name not in committed and f.name not in commits["ign"]:
         out.append(finding(where, 0, WARNING,
-                           f"fragment {f.name} has no commit (.wrt) in __commits: readers ignore it"))
+                           f"fragment {f.name} has no commit (.wrt) in __commits: readers ignore it",
+                           code=UNCOMMITTED))
     if not new_layout and not document.fs.stat(f.path + ".ok").is_file and \
             not document.fs.stat(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)).is_file:
-        out.append(finding(where, 0, WARNING, f"fragment {f.name} has no .ok marker"))
+        out.append(finding(where, 0, WARNING, f"fragment {f.name} has no .ok marker",
+                           code=UNCOMMITTED))
     fm = f.metadata
     if fm is None:
         return out
@@ -213,7 +232,8 @@ def check_commits(document, array) -> List[Node]:
     for stem in sorted(commits["wrt"] - frag_names):
         if new_layout:
             out.append(finding(document.relname(os.path.join(array_dir, layout.COMMITS_DIR, stem + ".wrt")),
-                               0, ERROR, f"commit {stem}.wrt names a fragment that does not exist"))
+                               0, ERROR, f"commit {stem}.wrt names a fragment that does not exist",
+                               code=COMMIT_ORPHAN))
     for vac_file, base in commits["vac"]:
         if base not in frag_names:
             out.append(finding(document.relname(os.path.join(array_dir, layout.COMMITS_DIR, vac_file)),
@@ -253,12 +273,13 @@ def _check_sizes(document, array, frag, where) -> List[Node]:
             actual = entry.size if entry.is_file else None
             if actual is None:
                 out.append(finding(where, 0, ERROR, f"footer gives {slots[i]}{suffix}.tdb "
-                                                    f"{declared} bytes, but the file is missing"))
+                                                    f"{declared} bytes, but the file is missing",
+                                   code=FILE_MISSING))
             elif actual != declared:
                 src = document.source_by_name(document.relname(p)) or where
                 out.append(finding(src, min(actual, declared), ERROR,
                                    f"footer gives {slots[i]}{suffix}.tdb {declared} bytes, the file "
-                                   f"has {actual}"))
+                                   f"has {actual}", code=FILE_SIZE))
     for label, offsets_list, sizes, suffix in (
             ("tile offsets", fm.tile_offsets, fm.file_sizes, ""),
             ("var tile offsets", fm.tile_var_offsets, fm.file_var_sizes, "_var"),
@@ -282,10 +303,10 @@ def _check_sizes(document, array, frag, where) -> List[Node]:
     return out
 
 
-def _guard(out: List[Node], where, fn, *args) -> None:
+def _guard(out: list, where, fn, *args) -> None:
     """Run one check; a check that trips over damaged input reports it instead of raising."""
     try:
-        out.extend(fn(*args))
+        out.extend(fn(*args) or ())
     except Exception as e:  # noqa: BLE001 - verify never raises
         out.append(finding(where, 0, ERROR, f"check {fn.__name__} could not finish: "
                                             f"{type(e).__name__}: {e}"))
@@ -293,28 +314,32 @@ def _guard(out: List[Node], where, fn, *args) -> None:
 
 def verify_array(document) -> List[Node]:
     """Findings beyond the tree's own diagnostics: every chunk under the root, then the
-    fragments' and commits' bookkeeping (formats/verify_tasks.py splits the first part
-    into tasks and keeps this order)."""
+    fragments' and commits' bookkeeping and the cells against the fragment metadata
+    (formats/verify_tasks.py splits the first part into tasks and keeps this order)."""
     return verify_chunks(document, document.root) + verify_bookkeeping(document)
 
 
-def verify_chunks(document, root: Node) -> List[Node]:
+def verify_chunks(document, root: Node) -> List[object]:
     """The checks of every chunk under `root`, in `iter_chunks` order."""
-    out: List[Node] = []
+    out: List[object] = []
     key = document.ctx.key
-    for ci in iter_chunks(root):
-        _guard(out, ci.source, check_chunk, ci, key)
+    for ci, tile in iter_chunks_with_tiles(root):
+        _guard(out, ci.source, check_chunk, ci, key, tile)
     return out
 
 
-def verify_bookkeeping(document) -> List[Node]:
-    """Fragments against commits, footers against files."""
-    out: List[Node] = []
+def verify_bookkeeping(document) -> List[object]:
+    """Fragments against commits, footers against files, cells against the metadata."""
+    out: List[object] = []
+    key = document.ctx.key
     array = document.model
     if array is not None and hasattr(array, "fragments") and \
             document.fs.stat(getattr(array, "path", "")).is_dir:
+        from .cell_checks import check_fragment_cells
+
         for frag in array.fragments:
             where = document.relname(frag.path)
             _guard(out, where, lambda f=frag: check_fragments_one(document, array, f))
+            _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key))
         _guard(out, document.relname(array.path), check_commits, document, array)
     return out

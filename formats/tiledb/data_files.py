@@ -23,7 +23,7 @@ from ..cursor import Cursor, ParseStop
 from ..engine import run_parser
 from ..fielddoc import doc
 from ..filters import DataInfo, FilterSpec
-from ..findings import SIZE_OVER_LIMIT
+from ..findings import NO_KEY, SIZE_OVER_LIMIT
 from ..node import ERROR, WARNING, LazyChildren, Node
 from .model import ArraySchema, Attribute, Dimension, FragmentMetadata
 from .rawtile import AES_FILTER
@@ -198,7 +198,8 @@ def parse_data_file(document, source, ctx, fragment_metadata: FragmentMetadata,
             msg = f"tiles of {name} cannot be located: {why}"
             if "no key given" in (why or ""):
                 if source.size:
-                    cur.raw("Tiles (encrypted metadata)", source.size).mark(WARNING, msg)
+                    cur.raw("Tiles (encrypted metadata)", source.size).mark(WARNING, msg).code = \
+                        NO_KEY
                 return
             cur.fail("Tiles", msg)
         exp = expected_size(fm, role)

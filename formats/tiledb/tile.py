@@ -23,7 +23,7 @@ from ..filters import (
     reverse_chunk,
     split_metadata,
 )
-from ..findings import SIZE_OVER_LIMIT
+from ..findings import AES_TAG, CHUNK_DECODE, NO_KEY, SIZE_OVER_LIMIT, UNCHECKED
 from ..limits import DECODE_BUDGET
 from ..node import ERROR, WARNING, Node
 from .enums import DATATYPE_NAMES, ENCRYPTION_TYPES
@@ -98,6 +98,7 @@ class TileInfo:
     info: DataInfo
     chunks: List[ChunkInfo] = field(default_factory=list)
     complete: bool = True
+    tree_decoded: bool = False  # decoded while parsing: its failures are in the tree already
 
     @property
     def original_length(self) -> int:
@@ -216,15 +217,22 @@ def decode_into(document, tile_node: Node, tinfo: TileInfo, key: Optional[bytes]
     """Reverse the tile's filters; on success add a child node parsing the payload (a derived
     source) with `parse_fn`; on failure mark the offending chunk (a missing key is a warning)."""
     cells, err = tinfo.decode(key)
+    tinfo.tree_decoded = True
     if err is not None:
         idx, fe = err
         if fe is None:
             return None  # the tile itself is cut short: its error is already in the tree
         target = _chunk_data_node(tile_node, idx) or tile_node
-        if "no key given" in str(fe):
+        kind = getattr(fe, "kind", None)
+        if kind == FilterError.NO_KEY:
             target.mark(WARNING, f"encrypted payload not decoded: {KEY_HINT}")
+            target.code = NO_KEY
+        elif kind == FilterError.NO_CODEC:
+            target.mark(WARNING, f"not checked: {fe}")
+            target.code = UNCHECKED
         else:
             target.mark(ERROR, f"chunk {idx + 1}: {fe}")
+            target.code = AES_TAG if kind == FilterError.TAG else CHUNK_DECODE
         return None
     src = document.add_derived(cells, payload_name, origin=f"{payload_title} of {tile_node.path()}",
                                origin_node=tile_node, parent=tinfo.source) if document else None

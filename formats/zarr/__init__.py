@@ -96,9 +96,9 @@ class ZarrPlugin:
         model = document.model
         out = []
         for rel, meta in arrays:
-            if meta.rtype is None:
+            if meta.rtype is None and not meta.vlen:
                 continue
-            names = meta.rtype.field_names()
+            names = ["value"] if meta.vlen else meta.rtype.field_names()
             if model.root_array == rel and len(arrays) == 1:
                 out.extend(names)
             else:
@@ -112,7 +112,15 @@ class ZarrPlugin:
         if model.root_array is not None and len(arrays) == 1:
             rel, field = model.root_array, name
         else:
-            rel, _, field = name.rpartition("/")
+            # field names may hold '/' themselves (scanpy's 'CD4+/CD25 T Reg'): the array is
+            # the longest member path that prefixes the name
+            rel, field = "", name
+            for r in sorted(arrays, key=len, reverse=True):
+                if name.startswith(r + "/"):
+                    rel, field = r, name[len(r) + 1:]
+                    break
+            if rel not in arrays:
+                raise KeyError(name)
         meta = arrays[rel]
         entry_name = os.path.basename(meta.path.rstrip(os.sep))
         return [values(meta, field, entry_name, with_values=with_values, fs=document.fs)]
@@ -124,6 +132,13 @@ class ZarrPlugin:
         verify never holds more than one decoded chunk."""
         if document.root is None:
             return []
+        from ..verify import tally
+        from .chunk import D_CHUNK
+
+        tal = tally()
+        for n in document.root.walk():
+            if n.doc is D_CHUNK and n.source is not None:
+                tal.tile(document.source_name(n.source), n.size)
         out: List[Node] = []
         for node in pending_chunks(document.root):
             out.extend(verify_chunk(node))

@@ -23,7 +23,7 @@ from typing import Optional, Tuple
 from ..cursor import Cursor, ParseStop
 from ..engine import fill_gaps
 from ..fielddoc import doc
-from ..findings import SIZE_OVER_LIMIT
+from ..findings import SIZE_OVER_LIMIT, UNCHECKED
 from ..limits import DECODE_BUDGET
 from ..node import ERROR, WARNING, DeferredChildren, Node, hex_preview
 from .codecs import CodecError, CodecSpec, get
@@ -39,6 +39,9 @@ D_STAGE = doc("A codec stage: the encoded bytes this codec produced; reversing i
 def stage_limit(meta: ArrayMeta) -> int:
     """Most bytes a decoder may produce for one chunk (twice the expected size, so a wrong
     length is reported by the records check rather than as a codec failure)."""
+    if meta.vlen:
+        from .vlen import stage_limit as vlen_limit
+        return vlen_limit(meta)
     return 2 * meta.records_per_chunk * meta.itemsize + 4096
 
 
@@ -61,7 +64,7 @@ def _codec_failure(node: Node, src, exc: Exception, where_default: int) -> None:
         where = max(0, min(where, src.size))
         node.add(Node("decode error" if exc.status == ERROR else "not decoded", "error", src,
                       where, 0, status=ERROR if exc.status == ERROR else WARNING,
-                      message=str(exc)))
+                      message=str(exc), code=None if exc.status == ERROR else UNCHECKED))
         return
     tb = traceback.extract_tb(exc.__traceback__)[-1]
     node.add(Node("internal codec error", "error", src, where_default, 0, status=ERROR,
@@ -218,11 +221,12 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
     where = f"chunk {list(coords)}" if coords is not None else "chunk"
     node.display = f"{where}: {src.size} B stored"
     node.value = key
-    if meta.rtype is None or not meta.usable:
+    if (meta.rtype is None and not meta.vlen) or not meta.usable:
         if src.size:
             node.add(Node("chunk data", "payload", src, 0, src.size,
                           display=hex_preview(src.read(0, 16)), status=WARNING,
-                          message=f"not decoded: {meta.problem or 'the metadata has no usable dtype'}"))
+                          message=f"not decoded: {meta.problem or 'the metadata has no usable dtype'}",
+                          code=UNCHECKED))
         return node
     label = document.relname(path)
     if not meta.codecs:   # the records are the file's bytes: nothing to decode

@@ -16,6 +16,7 @@ from ..node import ERROR, WARNING, Node
 from .codecs import OBJECT_CODECS, CodecSpec
 from .dtype import D_DTYPE_V2, D_DTYPE_V3, D_FIELD, DtypeError, RecordType, from_v2, from_v3, has_multibyte
 from .fill import D_FILL, FillError, encode
+from .vlen import VLEN_CODECS, is_object_dtype_v2, vlen_of_filters
 
 V2 = "zarr v2 spec: metadata"
 V3 = "zarr v3 core spec: array metadata"
@@ -80,6 +81,9 @@ class ArrayMeta:
     fill_node: Optional[Node] = None
     usable: bool = True                   # False when chunks cannot be decoded at all
     problem: Optional[str] = None
+    vlen: Optional[str] = None            # object arrays: vlen-utf8 / vlen-bytes / vlen-array
+    vlen_dtype: Optional[str] = None      # vlen-array: the items' numpy dtype
+    fill_json: object = None              # object arrays: the fill value as written
 
     @property
     def ndim(self) -> int:
@@ -268,14 +272,24 @@ def from_zarray(path: str, jd: JsonDoc) -> ArrayMeta:
     else:
         meta.separator = sep
     dnode = member(root, "dtype")
-    _record_type(meta, lambda: from_v2(v["dtype"], value_node(dnode)), dnode)
-    _fill(meta, v.get("fill_value"), member(root, "fill_value"))
     filters = v.get("filters")
     fnode = member(root, "filters")
     if filters is not None and not isinstance(filters, list):
         _fail(meta, fnode, "filters must be a list of codec configs or null")
         filters = []
+    vlen_at = -1
+    if is_object_dtype_v2(v["dtype"]):
+        meta.vlen, meta.vlen_dtype, vlen_at = vlen_of_filters(filters)
+    if meta.vlen:
+        meta.fill_json = v.get("fill_value")
+        if dnode is not None:
+            dnode.display = f"object array ({meta.vlen})"
+    else:
+        _record_type(meta, lambda: from_v2(v["dtype"], value_node(dnode)), dnode)
+        _fill(meta, v.get("fill_value"), member(root, "fill_value"))
     for i, f in enumerate(filters or []):
+        if i == vlen_at:
+            continue   # the object codec turns the items into bytes: decoded by vlen.py
         spec = _codec_spec(meta, f, element(value_node(fnode), i), False)
         if spec:
             meta.codecs.append(spec)
@@ -352,11 +366,14 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
     ab = codecs[ab_index]
     ab_node = element(value_node(cnode), ab_index)
     ab_name = _cname(ab)
-    if ab_name != "bytes":
+    if ab_name in VLEN_CODECS:
+        meta.vlen = ab_name
+        meta.fill_json = v.get("fill_value")
+    elif ab_name != "bytes":
         _fail(meta, ab_node, f"array->bytes codec {ab_name!r} is not supported (struct arrays "
                              f"use 'bytes'; sharding fails for structs in zarr 3.1.6)")
         return meta
-    if ab_node is not None:
+    if ab_node is not None and not meta.vlen:
         ab_node.doc = D_BYTES
     endian = None
     conf = ab.get("configuration") if isinstance(ab, dict) else None
@@ -368,8 +385,9 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
             endian = None
     meta.endian = endian
     dnode = member(root, "data_type")
-    _record_type(meta, lambda: from_v3(v["data_type"], value_node(dnode),
-                                       ">" if endian == "big" else "<"), dnode)
+    if not meta.vlen:
+        _record_type(meta, lambda: from_v3(v["data_type"], value_node(dnode),
+                                           ">" if endian == "big" else "<"), dnode)
     if meta.rtype is not None and endian is None and has_multibyte(meta.rtype) and ab_node:
         ab_node.message = ("no configuration.endian: multi-byte fields are read little-endian "
                            "(the struct extension's default)")
@@ -397,5 +415,6 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
     st = v.get("storage_transformers")
     if st:
         _fail(meta, member(root, "storage_transformers"), "storage transformers are not supported")
-    _fill(meta, v.get("fill_value"), member(root, "fill_value"))
+    if not meta.vlen:
+        _fill(meta, v.get("fill_value"), member(root, "fill_value"))
     return meta

@@ -257,6 +257,10 @@ def inside_mask(meta, chunk: Sequence[int]) -> np.ndarray:
 
 def records_into(parent: Node, meta, src, chunk: Optional[Sequence[int]]) -> None:
     """Add the Records node (and length/byte-order diagnostics) for decoded chunk `src`."""
+    if meta.vlen:
+        from .vlen import items_into
+        items_into(parent, meta, src, chunk)
+        return
     rt = meta.rtype
     nrec = meta.records_per_chunk
     expected = nrec * rt.itemsize

@@ -136,6 +136,9 @@ def read_array(meta: ArrayMeta, fs: Optional[DatasetFS] = None):
 
 def values(meta: ArrayMeta, name: str, entry_name: str, with_values: bool = True,
            fs: Optional[DatasetFS] = None) -> Dict:
+    if meta.vlen and meta.usable:
+        from .vlen import values as vlen_values
+        return vlen_values(meta, entry_name, with_values, fs)
     if meta.rtype is None or not meta.usable:
         return {"name": entry_name, "values": [], "raw": b"",
                 "error": f"the array cannot be decoded: {meta.problem}"}

@@ -10,7 +10,8 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import tiledb
 
-from arrayscope.formats.filters import DataInfo, FilterSpec, RunContext, forward_chunk, get, reverse_chunk
+from arrayscope.formats.filters import DataInfo, FilterSpec, RunContext, reverse_chunk
+from arrayscope.formats.forward_check import RE_ENCODED, check_forward
 
 KEY = b"0123456789abcdeF0123456789abcdeF"  # 32 bytes: AES-256
 VAR_NUM = 0xFFFFFFFF
@@ -137,20 +138,15 @@ def check_file(path: str, specs: List[FilterSpec], info: DataInfo,
                 res.offsets.append(r.offsets)
             if not forward:
                 continue
-            fw = forward_chunk(pipeline, r.cells, info,
-                               RunContext(key, orig, offsets=r.offsets))
-            for k in range(1, len(pipeline) + 1):
-                f = get(pipeline[k - 1].type)
-                if not f.deterministic and pipeline[k - 1].type not in REPRODUCIBLE_CODECS:
-                    break  # everything after a random IV / other codec build differs
-                if fw[k].unverifiable:
-                    break
-                ok = fw[k].same_as(r.stages[k])
-                if not ok:
-                    res.forward_mismatch.append(f"chunk {res.chunks} stage {k} "
-                                                f"({pipeline[k - 1].name})")
-                    break
-                res.forward_checked += 1
+            checks = check_forward(pipeline, r.stages, info,
+                                   RunContext(key, orig, offsets=r.offsets))
+            for c in checks:
+                t = pipeline[c.k].type
+                reproducible = t in REPRODUCIBLE_CODECS and c.status == RE_ENCODED
+                if not c.ok or reproducible:
+                    res.forward_mismatch.append(f"chunk {res.chunks}: {c.message}")
+                elif c.status != RE_ENCODED:
+                    res.forward_checked += 1
     if strict_forward:
         assert not res.forward_mismatch, res.forward_mismatch
     return res

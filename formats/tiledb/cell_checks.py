@@ -1,0 +1,592 @@
+"""Checks of a fragment's cells that need no checksum: what the format itself makes
+checkable once every tile is decoded.
+
+Per field and tile: the decoded cell count against the count the fragment metadata implies
+(and every field of the fragment agreeing); var tiles: cell offsets start at 0, never
+decrease and stay inside their var tile, whose decoded size the metadata also gives;
+validity bytes are 0 or 1; the per-tile min / max / sum / null count recomputed from the
+cells against the fragment metadata. Sparse fragments: each tile's MBR recomputed against
+the R-tree's leaf level, coordinates inside their dimension's domain and the fragment's
+non-empty domain, in the array's global order, without duplicates unless the schema allows
+them. Dense fragments: the non-empty domain inside the array domain.
+
+Tiles that do not decode are skipped here: the chunk checks report them. Every finding
+names the data file and the tile's offset in it."""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..findings import (
+    CELL_COUNT,
+    COORD_DOMAIN,
+    COORD_DUP,
+    COORD_NED,
+    COORD_ORDER,
+    DENSE_DOMAIN,
+    MBR_MISMATCH,
+    OFFSET_RANGE,
+    OFFSETS_ORDER,
+    TILE_STAT,
+    VALIDITY_VALUE,
+    VAR_SIZE,
+    Finding,
+)
+from ..verify import tally
+from .data_files import file_role, tile_bounds, tile_offsets_for
+from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
+from .rawtile import TileError, decode_generic_tile, decode_tile_ex
+
+MAX_PER_KIND = 20   # findings of one kind per file: the rest are counted in the last one
+
+# numpy types of the numeric datatypes whose statistics libtiledb keeps
+_NUMERIC = {0: "<i4", 1: "<i8", 2: "<f4", 3: "<f8", 5: "i1", 6: "u1", 7: "<i2", 8: "<u2",
+            9: "<u4", 10: "<u8"}
+for _dt in range(18, 40):
+    _NUMERIC[_dt] = "<i8"   # datetimes and times
+_STRINGS = (11, 12)        # STRING_ASCII, STRING_UTF8 (var CHAR tiles keep no min/max)
+SCALE_FLOAT, WEBP = 15, 18   # lossy filters: statistics describe the values before them
+
+
+@dataclass
+class _Tile:
+    index: int
+    offset: int          # where the tile starts in its data file
+    data: bytes
+    rle_offsets: Optional[bytes] = None
+
+
+class _Out:
+    """Findings with at most MAX_PER_KIND per (file, code)."""
+
+    def __init__(self) -> None:
+        self.items: List[Finding] = []
+        self.count: Dict[Tuple[str, str], int] = {}
+
+    def add(self, code: str, source: str, offset: int, message: str, hint: str = "") -> None:
+        k = (source, code)
+        n = self.count.get(k, 0) + 1
+        self.count[k] = n
+        if n <= MAX_PER_KIND:
+            self.items.append(Finding("error", code, source, offset, "", message, hint))
+
+    def finish(self) -> List[Finding]:
+        out = list(self.items)
+        for (src, code), n in self.count.items():
+            if n > MAX_PER_KIND:
+                out.append(Finding("error", code, src, 0, "",
+                                   f"{n - MAX_PER_KIND} more findings of this kind in this file"))
+        return out
+
+
+def _decode_all(document, frag: Fragment, fm: FragmentMetadata, schema: ArraySchema,
+                file_name: str, key) -> Optional[List[Optional[_Tile]]]:
+    """Every tile of a data file decoded (None where a tile does not decode), or None when
+    the file cannot be located."""
+    role = file_role(schema, fm, file_name)
+    if role is None:
+        return None
+    offsets, _why = tile_offsets_for(fm, role)
+    path = os.path.join(frag.path, file_name)
+    if offsets is None or not document.fs.stat(path).is_file:
+        return None   # missing, or not a regular file: the bookkeeping checks say so
+    src = document.open_source(path) if hasattr(document, "open_source") else None
+    if src is None:
+        return None
+    offs = np.asarray(offsets, dtype=np.uint64).astype(np.int64)
+    ends = tile_bounds(offsets, src.size)
+    out: List[Optional[_Tile]] = []
+    for i, (a, b) in enumerate(zip(offs.tolist(), ends.tolist())):
+        if a > src.size or b < a:
+            out.append(None)
+            continue
+        try:
+            data, rle = decode_tile_ex(src, a, b, role.specs, role.info, key)
+        except (TileError, Exception):  # noqa: BLE001 - reported by the chunk checks
+            out.append(None)
+            continue
+        out.append(_Tile(i, a, bytes(data), rle))
+    return out
+
+
+def _expected_cells(fm: FragmentMetadata, ntiles: int) -> Optional[List[int]]:
+    cpt = fm.extra.get("cells_per_tile")
+    if not cpt:
+        return None
+    counts = [int(cpt)] * ntiles
+    if not fm.dense and ntiles and fm.last_tile_cell_num:
+        counts[-1] = int(fm.last_tile_cell_num)
+    return counts
+
+
+def check_fragment_cells(document, array, frag: Fragment, key) -> List[Finding]:
+    fm = frag.metadata
+    if fm is None or fm.extra.get("loader") is None:
+        return []
+    schema: Optional[ArraySchema] = fm.extra.get("schema") or array.schema_for(fm.schema_name)
+    if schema is None or (fm.extra.get("encrypted") and not key):
+        return []
+    out = _Out()
+    rel = document.relname
+    fields: List[Any] = list(schema.attributes)
+    if not fm.dense:
+        fields += list(schema.dimensions)
+    expected = _expected_cells(fm, fm.tile_num) if fm.tile_num else None
+    coords: Dict[int, List[Optional[np.ndarray]]] = {}
+    for fld in fields:
+        if isinstance(fld, Attribute):
+            stem = f"a{schema.attributes.index(fld)}"
+        else:
+            stem = f"d{schema.dimensions.index(fld)}"
+        fixed = _decode_all(document, frag, fm, schema, stem + ".tdb", key)
+        if fixed is None:
+            continue
+        src = rel(os.path.join(frag.path, stem + ".tdb"))
+        for t in fixed:
+            if t is not None:
+                tally().tile(src, 0)
+        counts = _field_counts(out, src, fld, fixed, expected)
+        var_tiles = None
+        if fld.var:
+            var_tiles = _decode_all(document, frag, fm, schema, stem + "_var.tdb", key)
+            if var_tiles is not None:
+                _check_var(out, rel(os.path.join(frag.path, stem + "_var.tdb")), src, fld, fm,
+                           schema, fixed, var_tiles)
+        validity = None
+        if getattr(fld, "nullable", False):
+            validity = _decode_all(document, frag, fm, schema, stem + "_validity.tdb", key)
+            if validity is not None:
+                _check_validity(out, rel(os.path.join(frag.path, stem + "_validity.tdb")),
+                                validity, counts)
+        if isinstance(fld, Attribute) or not fm.dense:
+            _check_stats(out, src, fld, fm, schema, fixed, var_tiles, validity)
+        if isinstance(fld, Dimension) and not fld.var and fld.datatype in _NUMERIC:
+            j = schema.dimensions.index(fld)
+            dt = np.dtype(_NUMERIC[fld.datatype])
+            coords[j] = [None if t is None or len(t.data) % dt.itemsize else
+                         np.frombuffer(t.data, dt) for t in fixed]
+            _check_domain(out, src, fld, fm.non_empty_domain[j] if fm.non_empty_domain and
+                          j < len(fm.non_empty_domain) else None, fixed, coords[j])
+    if not fm.dense and coords and len(coords) == len(schema.dimensions):
+        d0 = rel(os.path.join(frag.path, "d0.tdb"))
+        offs0 = _decode_offsets(fm, schema, "d0.tdb")
+        _check_mbrs(out, d0, fm, schema, coords, offs0, key)
+        _check_order(out, d0, schema, coords, offs0)
+    if fm.dense:
+        _check_dense_domain(out, rel(os.path.join(frag.path, "__fragment_metadata.tdb")),
+                            schema, fm)
+    return out.finish()
+
+
+def _decode_offsets(fm: FragmentMetadata, schema: ArraySchema, file_name: str) -> List[int]:
+    role = file_role(schema, fm, file_name)
+    offsets = tile_offsets_for(fm, role)[0] if role is not None else None
+    return [] if offsets is None else [int(x) for x in offsets]
+
+
+def _field_counts(out: _Out, src: str, fld, tiles: Sequence[Optional[_Tile]],
+                  expected: Optional[List[int]]) -> List[Optional[int]]:
+    """Cells per tile from the fixed (or offsets) file, checked against the metadata."""
+    size = 8 if fld.var else fld.cell_size
+    counts: List[Optional[int]] = []
+    for t in tiles:
+        if t is None:
+            counts.append(None)
+            continue
+        n = len(t.data) // size
+        if fld.var and not t.data and t.rle_offsets is not None:
+            n = len(t.rle_offsets) // 8
+        counts.append(n)
+        if len(t.data) % size:
+            out.add(CELL_COUNT, src, t.offset,
+                    f"tile {t.index + 1}: {len(t.data)} decoded bytes are not whole {size}-byte "
+                    f"cells")
+        elif expected is not None and t.index < len(expected) and n != expected[t.index] and \
+                not (fld.var and not t.data and t.rle_offsets is None):
+            out.add(CELL_COUNT, src, t.offset,
+                    f"tile {t.index + 1} of {fld.name!r} decodes to {n} cells, the fragment "
+                    f"metadata implies {expected[t.index]}")
+    if expected is not None and len(tiles) != len(expected):
+        out.add(CELL_COUNT, src, 0, f"{fld.name!r} has {len(tiles)} tiles, the fragment "
+                                    f"metadata implies {len(expected)}")
+    return counts
+
+
+def _cell_offsets(t: _Tile) -> np.ndarray:
+    """The u64 cell offsets a tile gives: an offsets tile's bytes, or those RLE / DICTIONARY
+    rebuilt from a var string tile (whose offsets tile is empty)."""
+    raw = t.rle_offsets if t.rle_offsets is not None else t.data
+    return np.frombuffer(raw, "<u8", count=len(raw) // 8)
+
+
+def _check_var(out: _Out, var_src: str, src: str, fld, fm: FragmentMetadata,
+               schema: ArraySchema, fixed: Sequence[Optional[_Tile]],
+               var_tiles: Sequence[Optional[_Tile]]) -> None:
+    slot = schema.attributes.index(fld) if isinstance(fld, Attribute) else \
+        len(schema.attributes) + 1 + schema.dimensions.index(fld)
+    sizes = fm.tile_var_sizes[slot] if slot < len(fm.tile_var_sizes) else None
+    for i, vt in enumerate(var_tiles):
+        if vt is None:
+            continue
+        if sizes is not None and i < len(sizes) and int(sizes[i]) != len(vt.data):
+            out.add(VAR_SIZE, var_src, vt.offset,
+                    f"var tile {i + 1} of {fld.name!r} decodes to {len(vt.data)} bytes, the "
+                    f"fragment metadata says {int(sizes[i])}")
+        ot = fixed[i] if i < len(fixed) else None
+        if ot is None:
+            continue
+        use = vt if not ot.data and vt.rle_offsets is not None else ot
+        offs = _cell_offsets(use)
+        if not len(offs):
+            continue
+        where = src if use is ot else var_src
+        if int(offs[0]) != 0:
+            out.add(OFFSETS_ORDER, where, use.offset,
+                    f"tile {i + 1} of {fld.name!r}: the first cell offset is {int(offs[0])}, "
+                    f"not 0")
+        dec = np.flatnonzero(offs[1:] < offs[:-1])
+        if len(dec):
+            k = int(dec[0]) + 1
+            out.add(OFFSETS_ORDER, where, use.offset,
+                    f"tile {i + 1} of {fld.name!r}: cell offset {k} ({int(offs[k])}) is below "
+                    f"the one before ({int(offs[k - 1])})")
+        if int(offs.max()) > len(vt.data):
+            k = int(np.argmax(offs > len(vt.data)))
+            out.add(OFFSET_RANGE, where, use.offset,
+                    f"tile {i + 1} of {fld.name!r}: cell offset {k} ({int(offs[k])}) is past "
+                    f"the {len(vt.data)} bytes of its var tile")
+
+
+def _check_validity(out: _Out, src: str, tiles: Sequence[Optional[_Tile]],
+                    counts: List[Optional[int]]) -> None:
+    for t in tiles:
+        if t is None:
+            continue
+        v = np.frombuffer(t.data, np.uint8)
+        bad = np.flatnonzero(v > 1)
+        if len(bad):
+            out.add(VALIDITY_VALUE, src, t.offset,
+                    f"validity tile {t.index + 1}: byte {int(bad[0])} is {int(v[bad[0]])}, "
+                    f"not 0 or 1 ({len(bad)} such bytes)")
+        n = counts[t.index] if t.index < len(counts) else None
+        if n is not None and len(v) != n:
+            out.add(CELL_COUNT, src, t.offset,
+                    f"validity tile {t.index + 1} has {len(v)} bytes for {n} cells")
+
+
+# ---- per-tile statistics --------------------------------------------------------------
+def _minmax_payload(fm: FragmentMetadata, kind: str, slot: int) -> Optional[Tuple[bytes, bytes]]:
+    loader = fm.extra.get("loader")
+    off = loader.offset_of(kind, slot) if loader is not None else None
+    if off is None or loader is None:
+        return None
+    try:
+        p, _enc = decode_generic_tile(loader.source, off, loader.key)
+    except Exception:  # noqa: BLE001 - the tree reports unreadable sections
+        return None
+    if len(p) < 16:
+        return None
+    fixed, var = struct.unpack_from("<QQ", p, 0)
+    if 16 + fixed + var > len(p):
+        return None
+    return p[16:16 + fixed], p[16 + fixed:16 + fixed + var]
+
+
+def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySchema,
+                 fixed: Sequence[Optional[_Tile]], var_tiles, validity) -> None:
+    slot = schema.attributes.index(fld) if isinstance(fld, Attribute) else \
+        len(schema.attributes) + 1 + schema.dimensions.index(fld)
+    ntiles = len(fixed)
+    if any(sp.type == SCALE_FLOAT or (sp.type == WEBP and not sp.options.get("lossless"))
+           for sp in schema.pipeline_for(fld, "attribute")):
+        return
+    nulls_meta = fm.extra.get("tile_null_counts")
+    nulls_meta = nulls_meta[slot] if nulls_meta is not None and slot < len(nulls_meta) and \
+        not fld.var else None
+    masks: List[Optional[np.ndarray]] = [None] * ntiles
+    if fm.dense:
+        # dense tiles are padded past the written region: statistics cover written cells only
+        inside = _dense_written(fm, schema, [None if t is None else len(t.data) // max(
+            1, 8 if fld.var else fld.cell_size) for t in fixed])
+        if inside is None:
+            return
+        masks = inside
+    if validity is not None:
+        for t in validity:
+            if t is not None and t.index < ntiles:
+                valid = np.frombuffer(t.data, np.uint8) != 0
+                base = masks[t.index]
+                if base is not None and len(base) != len(valid):
+                    continue
+                masks[t.index] = valid if base is None else valid & base
+                if fm.dense:
+                    continue   # null counts of padded tiles: not compared
+                if nulls_meta is not None and len(nulls_meta) == ntiles:
+                    nulls = int(np.count_nonzero(~masks[t.index]))
+                    if nulls != int(nulls_meta[t.index]):
+                        out.add(TILE_STAT, src, fixed[t.index].offset if fixed[t.index]
+                                else 0, f"tile {t.index + 1} of {fld.name!r} has {nulls} null "
+                                        f"cells, the fragment metadata says "
+                                        f"{int(nulls_meta[t.index])}")
+    if fld.var:
+        if fld.datatype in _STRINGS and var_tiles is not None:
+            _check_var_minmax(out, src, fld, fm, slot, fixed, var_tiles, masks)
+        return
+    if fld.cell_val_num != 1 or fld.datatype not in _NUMERIC:
+        return
+    dt = np.dtype(_NUMERIC[fld.datatype])
+    sums = fm.extra.get("tile_sums")
+    sums = sums[slot] if sums is not None and slot < len(sums) else None
+    mins = _minmax_payload(fm, "tile_mins", slot)
+    maxs = _minmax_payload(fm, "tile_maxs", slot)
+    mins_a = np.frombuffer(mins[0], dt) if mins and len(mins[0]) == ntiles * dt.itemsize else None
+    maxs_a = np.frombuffer(maxs[0], dt) if maxs and len(maxs[0]) == ntiles * dt.itemsize else None
+    for t in fixed:
+        if t is None:
+            continue
+        vals = np.frombuffer(t.data, dt, count=len(t.data) // dt.itemsize)
+        m = masks[t.index]
+        if m is not None:
+            if len(m) != len(vals):
+                continue
+            vals = vals[m]
+        if not len(vals) or (dt.kind == "f" and not np.all(np.isfinite(vals))):
+            continue
+        i = t.index
+        for label, arr, got in (("minimum", mins_a, vals.min()), ("maximum", maxs_a, vals.max())):
+            if arr is not None and arr[i] != got:
+                out.add(TILE_STAT, src, t.offset,
+                        f"tile {i + 1} of {fld.name!r}: the cells' {label} is {got.item()!r}, "
+                        f"the fragment metadata says {arr[i].item()!r}")
+        if sums is not None and len(sums) == ntiles:
+            s_arr = np.asarray(sums)
+            stored = s_arr[i].item() if s_arr.dtype.kind == dt.kind or dt.kind == "f" else \
+                int(s_arr.view("<i8" if dt.kind == "i" else "<u8")[i])
+            if dt.kind == "f" and s_arr.dtype.kind != "f":
+                stored = float(s_arr.view("<f8")[i])
+            _check_sum(out, src, fld, t, vals, dt, stored)
+
+
+def _dense_written(fm: FragmentMetadata, schema: ArraySchema,
+                   counts: List[Optional[int]]) -> Optional[List[Optional[np.ndarray]]]:
+    """Per tile, which stored cells lie inside the fragment's non-empty domain."""
+    from .dense_coords import fragment_dense_coords
+
+    if any(c is None for c in counts):
+        return None
+    try:
+        cols = [fragment_dense_coords(schema, fm, j) for j in range(len(schema.dimensions))]
+    except Exception:  # noqa: BLE001 - no usable domain: statistics are not compared
+        return None
+    total = sum(c for c in counts if c is not None)
+    if any(len(c) != total for c in cols):
+        return None
+    ok = np.ones(total, bool)
+    for c, (lo, hi) in zip(cols, fm.non_empty_domain or []):
+        ok &= (c >= lo) & (c <= hi)
+    out: List[Optional[np.ndarray]] = []
+    pos = 0
+    for n in counts:
+        k = n or 0
+        out.append(ok[pos:pos + k])
+        pos += k
+    return out
+
+
+def _check_sum(out: _Out, src: str, fld, t: _Tile, vals: np.ndarray, dt: np.dtype,
+               stored) -> None:
+    if dt.kind == "f":
+        got = float(np.cumsum(vals.astype(np.float64))[-1])   # in order, as the writer adds
+        want = float(stored)
+        if got != want:   # the same additions in the same order: bit-exact
+            out.add(TILE_STAT, src, t.offset, f"tile {t.index + 1} of {fld.name!r}: the "
+                                              f"cells sum to {got!r}, the fragment metadata "
+                                              f"says {want!r}")
+        return
+    if float(np.abs(np.cumsum(vals, dtype=np.float64)).max()) >= 2.0 ** 62:
+        return   # the writer saturates a sum that overflows on the way: not compared
+    total = int(vals.sum(dtype=np.uint64 if dt.kind == "u" else np.int64))
+    want = int(stored)
+    if dt.kind != "u" and want >= 1 << 63:
+        want -= 1 << 64
+    if total != want:
+        out.add(TILE_STAT, src, t.offset, f"tile {t.index + 1} of {fld.name!r}: the cells sum "
+                                          f"to {total}, the fragment metadata says {want}")
+
+
+def _check_var_minmax(out: _Out, src: str, fld, fm, slot: int, fixed, var_tiles, masks) -> None:
+    mins = _minmax_payload(fm, "tile_mins", slot)
+    maxs = _minmax_payload(fm, "tile_maxs", slot)
+    ntiles = len(fixed)
+    got: Dict[str, Optional[List[Optional[bytes]]]] = {}
+    for label, p in (("minimum", mins), ("maximum", maxs)):
+        if p is None or len(p[0]) != 8 * ntiles:
+            got[label] = None
+            continue
+        offs = np.frombuffer(p[0], "<u8").astype(np.int64).tolist() + [len(p[1])]
+        got[label] = [p[1][a:b] for a, b in zip(offs[:-1], offs[1:])]
+    for i, (ot, vt) in enumerate(zip(fixed, var_tiles)):
+        if ot is None or vt is None:
+            continue
+        use = vt if not ot.data and vt.rle_offsets is not None else ot
+        offs = _cell_offsets(use).astype(np.int64)
+        if not len(offs) or np.any(offs[1:] < offs[:-1]) or int(offs.max()) > len(vt.data):
+            continue
+        ends = np.append(offs[1:], len(vt.data))
+        cells = [vt.data[a:b] for a, b in zip(offs.tolist(), ends.tolist())]
+        m = masks[i]
+        if m is not None and len(m) == len(cells):
+            cells = [c for c, ok in zip(cells, m) if ok]
+        if not cells:
+            continue
+        for label, want in (("minimum", min(cells)), ("maximum", max(cells))):
+            stored = got[label]
+            if stored is not None and stored[i] is not None and stored[i] != want:
+                out.add(TILE_STAT, src, ot.offset,
+                        f"tile {i + 1} of {fld.name!r}: the cells' {label} is {want[:40]!r}, "
+                        f"the fragment metadata says {(stored[i] or b'')[:40]!r}")
+
+
+# ---- coordinates -----------------------------------------------------------------------
+def _check_domain(out: _Out, src: str, dim: Dimension, ned, tiles, arrays) -> None:
+    lo, hi = dim.domain if dim.domain is not None else (None, None)
+    for t, a in zip(tiles, arrays):
+        if t is None or a is None or not len(a):
+            continue
+        if lo is not None:
+            bad = np.flatnonzero((a < lo) | (a > hi))
+            if len(bad):
+                out.add(COORD_DOMAIN, src, t.offset,
+                        f"tile {t.index + 1}: coordinate {int(bad[0])} of {dim.name!r} is "
+                        f"{a[bad[0]].item()!r}, outside the domain [{lo}, {hi}]")
+                continue
+        if ned is not None and ned[0] is not None and not isinstance(ned[0], (str, bytes)):
+            bad = np.flatnonzero((a < ned[0]) | (a > ned[1]))
+            if len(bad):
+                out.add(COORD_NED, src, t.offset,
+                        f"tile {t.index + 1}: coordinate {int(bad[0])} of {dim.name!r} is "
+                        f"{a[bad[0]].item()!r}, outside the fragment's non-empty domain "
+                        f"[{ned[0]}, {ned[1]}]")
+
+
+def _leaf_mbrs(fm: FragmentMetadata, schema: ArraySchema, key) -> Optional[np.ndarray]:
+    """The R-tree's last level as (tiles, dims, 2) values (fixed-size dims, format >= 5)."""
+    footer = fm.extra.get("footer")
+    loader = fm.extra.get("loader")
+    off = getattr(footer, "rtree", None)
+    if off is None or loader is None or (fm.version or 0) < 5:  # noqa: SIM114
+        return None
+    dts = [np.dtype(_NUMERIC[d.datatype]) for d in schema.dimensions]
+    if len({d.itemsize for d in dts}) != 1 or len({d.kind for d in dts}) != 1:
+        return None   # mixed dimension types: compared per dimension below
+    try:
+        p, _enc = decode_generic_tile(loader.source, off, loader.key)
+        _fanout, levels = struct.unpack_from("<II", p, 0)
+        pos = 8
+        mbr_size = sum(2 * d.itemsize for d in dts)
+        leaf = None
+        for _ in range(levels):
+            (n,) = struct.unpack_from("<Q", p, pos)
+            pos += 8
+            if pos + n * mbr_size > len(p):
+                return None
+            leaf = np.frombuffer(p, dts[0], count=n * 2 * len(dts), offset=pos)
+            pos += n * mbr_size
+    except Exception:  # noqa: BLE001 - the tree reports an unreadable R-tree
+        return None
+    return None if leaf is None else leaf.reshape(-1, len(dts), 2)
+
+
+def _check_mbrs(out: _Out, src: str, fm, schema: ArraySchema, coords, offs0, key) -> None:
+    mbrs = _leaf_mbrs(fm, schema, key)
+    if mbrs is None:
+        return
+    ntiles = len(coords[0])
+    if len(mbrs) != ntiles:
+        out.add(MBR_MISMATCH, src, 0, f"the R-tree has {len(mbrs)} leaf MBRs for {ntiles} tiles")
+        return
+    for i in range(ntiles):
+        for j, d in enumerate(schema.dimensions):
+            a = coords[j][i]
+            if a is None or not len(a):
+                continue
+            lo, hi = a.min(), a.max()
+            if mbrs[i, j, 0] != lo or mbrs[i, j, 1] != hi:
+                out.add(MBR_MISMATCH, src if j == 0 else src.replace("/d0.tdb", f"/d{j}.tdb"),
+                        offs0[i] if i < len(offs0) else 0,
+                        f"tile {i + 1}: {d.name!r} coordinates span [{lo.item()!r}, "
+                        f"{hi.item()!r}], the R-tree's MBR says [{mbrs[i, j, 0].item()!r}, "
+                        f"{mbrs[i, j, 1].item()!r}]")
+
+
+def _order_keys(schema: ArraySchema, cols: List[np.ndarray]) -> Optional[List[np.ndarray]]:
+    """Sort keys (most significant first) of the global order: tile coordinates in tile
+    order, then cell coordinates in cell order (row- or col-major only)."""
+    if schema.cell_order not in (0, 1) or schema.tile_order not in (0, 1):
+        return None   # hilbert and others: not checked
+    tiles: List[np.ndarray] = []
+    for d, c in zip(schema.dimensions, cols):
+        ext = d.tile_extent
+        if ext is None or d.domain is None or c.dtype.kind == "f":
+            return list(cols if schema.cell_order == 0 else cols[::-1])
+        tiles.append((c.astype(np.int64) - int(d.domain[0])) // int(ext))
+    cell = cols if schema.cell_order == 0 else cols[::-1]
+    tile = tiles if schema.tile_order == 0 else tiles[::-1]
+    return list(tile) + list(cell)
+
+
+def _check_order(out: _Out, src: str, schema: ArraySchema, coords, offs0) -> None:
+    ntiles = len(coords[0])
+    parts = []
+    for i in range(ntiles):
+        cols = [coords[j][i] for j in range(len(schema.dimensions))]
+        if any(c is None for c in cols) or len({len(c) for c in cols}) != 1:
+            return
+        parts.append(cols)
+    if not parts:
+        return
+    cols = [np.concatenate([p[j] for p in parts]) for j in range(len(schema.dimensions))]
+    tile_of = np.concatenate([np.full(len(p[0]), i) for i, p in enumerate(parts)])
+    keys = _order_keys(schema, cols)
+    if keys is None or len(cols[0]) < 2:
+        return
+    # compare each cell with the next, most significant key first
+    n = len(cols[0])
+    decided = np.zeros(n - 1, bool)
+    less = np.zeros(n - 1, bool)
+    for k in keys:
+        a, b = k[:-1], k[1:]
+        lt, gt = (a < b) & ~decided, (a > b) & ~decided
+        less |= lt
+        bad = np.flatnonzero(gt)
+        if len(bad):
+            c = int(bad[0]) + 1
+            t = int(tile_of[c])
+            out.add(COORD_ORDER, src, offs0[t] if t < len(offs0) else 0,
+                    f"tile {t + 1}: cell {c} is before cell {c - 1} in the array's global "
+                    f"order ({len(bad)} such places)")
+            return
+        decided |= lt
+    if not schema.allows_dups:
+        dup = np.flatnonzero(~less)
+        if len(dup):
+            c = int(dup[0]) + 1
+            t = int(tile_of[c])
+            out.add(COORD_DUP, src, offs0[t] if t < len(offs0) else 0,
+                    f"tile {t + 1}: cell {c} repeats the coordinates of cell {c - 1}, and the "
+                    f"schema does not allow duplicates ({len(dup)} such places)")
+
+
+def _check_dense_domain(out: _Out, src: str, schema: ArraySchema, fm: FragmentMetadata) -> None:
+    for d, r in zip(schema.dimensions, fm.non_empty_domain or []):
+        if d.domain is None or r is None or r[0] is None or isinstance(r[0], (str, bytes)):
+            continue
+        if r[0] < d.domain[0] or r[1] > d.domain[1] or r[0] > r[1]:
+            out.add(DENSE_DOMAIN, src, 0,
+                    f"the fragment's domain of {d.name!r} is [{r[0]}, {r[1]}], outside the "
+                    f"array domain [{d.domain[0]}, {d.domain[1]}]")
+
