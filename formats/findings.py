@@ -27,6 +27,7 @@ SIZE_OVER_LIMIT = "size-over-limit"    # a declared or decoded size beyond what 
 GROUP_MEMBER_OUTSIDE = "group-member-outside"  # a group member elsewhere: not followed
 GROUP_MEMBER_MISSING = "group-member-missing"  # a group member that points to nothing
 GROUP_MEMBER_TYPE = "group-member-type"        # a member that is not what its entry says
+PLUGIN_FAILED = "plugin-failed"        # a format plugin could not be imported
 
 
 @dataclass(frozen=True)
