@@ -33,7 +33,6 @@ from .inspector import Inspector
 from .loader import Loader
 from .pipelinepanel import PipelinePanel
 from .session import Session
-from .stages import StageMark, datetime_unit
 from .treepanel import TreePanel
 from .verifier import Verifier
 
@@ -318,7 +317,7 @@ class MainWindow(QMainWindow):
             self.browser.set_root(None)
             self.d_browser.hide()
             return
-        self.browser.set_root(doc.root if doc.is_dir else None, doc.format)
+        self.browser.set_root(doc)
         self.d_browser.setWindowTitle({"scdl": "Archive", "zarr": "Hierarchy"}.get(doc.format, "Array"))
         self.d_browser.setVisible(doc.is_dir)
         if self.current_node is not None:
@@ -362,7 +361,7 @@ class MainWindow(QMainWindow):
         self.current_node = None
         self._units = {}
         self.tree.set_root(doc.root)
-        self.browser.set_root(doc.root if doc.is_dir else None, doc.format)
+        self.browser.set_root(doc)
         self.d_browser.setWindowTitle({"scdl": "Archive", "zarr": "Hierarchy"}.get(doc.format, "Array"))
         self.d_browser.setVisible(doc.is_dir)
         self.pipeline.set_session(self.session)
@@ -587,16 +586,13 @@ class MainWindow(QMainWindow):
             if inside:
                 self.select_node(parent)
 
-    def _stage_ready(self, chunk_node, stage_node, show_source) -> None:
+    def _stage_ready(self, chunk_node, stage_node, show_source, unit) -> None:
         if self.session is None:
             return
         if stage_node.parent is not None:
             self.tree.model.notify_children_added(stage_node.parent)
-        mark = stage_node.data
-        if isinstance(mark, StageMark) and mark.k == 0:
-            unit = datetime_unit(mark.chunk.info)
-            if unit:
-                self._units[id(stage_node.source)] = unit
+        if unit:
+            self._units[id(stage_node.source)] = unit
         if show_source is not None:
             self.tabs.view_for(show_source)
             self.select_node(stage_node)

@@ -138,8 +138,8 @@ class CellTable(Protocol):
 
     def text(self, row: int, col: int) -> str: ...
 
-    def muted(self, row: int) -> Optional[str]:
-        """Why the row is greyed (a null cell, edge padding), or None."""
+    def muted(self, row: int, col: int) -> bool:
+        """Whether the cell is greyed (a null cell, edge padding; `tooltip` says why)."""
         ...
 
     def tooltip(self, row: int, col: int) -> Optional[str]: ...
@@ -178,17 +178,20 @@ class Experiment:
 
 
 class PipelineLab(Protocol):
-    """An editable copy of a chunk's pipeline (steps are opaque to the window)."""
+    """An editable copy of a chunk's pipeline. Steps are opaque to the window: it keeps them
+    in a list, reorders them, and asks the lab for everything else."""
 
-    def steps(self) -> List[object]: ...
-
-    def set_steps(self, steps: List[object]) -> None: ...
+    def original(self) -> List[object]:
+        """Fresh copies of the chunk's own steps."""
+        ...
 
     def available(self) -> List[Tuple[str, object]]:
         """(menu text, step id) of every step that can be added."""
         ...
 
-    def new_step(self, step_id: object) -> object: ...
+    def new_step(self, step_id: object) -> object:
+        """A step with the format's default options."""
+        ...
 
     def describe(self, step: object) -> str: ...
 
@@ -196,7 +199,9 @@ class PipelineLab(Protocol):
 
     def set_option(self, step: object, key: str, value: object) -> None: ...
 
-    def run(self, cells: bytes) -> Experiment: ...
+    def run(self, steps: List[object], cells: bytes) -> Experiment:
+        """Apply `steps` forward to `cells`, then reverse the result (a round trip)."""
+        ...
 
 
 class ChunkView(Protocol):
@@ -208,6 +213,10 @@ class ChunkView(Protocol):
     them (`attach_stage`)."""
 
     node: Optional[Node]          # the chunk's node in the tree
+    identity: object              # equal for two views of the same chunk
+    # True when the view holds what the user did (stages reversed on demand): the window
+    # keeps such a view per chunk; a view without state is made afresh at each selection.
+    keeps_state: bool
     title: str                    # what the chunk is ("Chunk 1 of a0.tdb @ 0x68: ...")
     heading: str                  # the field / array it belongs to (may be "")
     subtitle: str                 # the pipeline in one line
@@ -222,6 +231,12 @@ class ChunkView(Protocol):
         ...
 
     def sibling_index(self) -> int: ...
+
+    def sibling_view(self, i: int) -> Optional["ChunkView"]: ...
+
+    def value_unit(self) -> Optional[str]:
+        """The numpy datetime unit of the cells, when they are datetimes (for the inspector)."""
+        ...
 
     def can_reverse(self) -> bool:
         """Whether a stage remains to reverse (and none has failed)."""

@@ -81,6 +81,13 @@ def get(filter_type: int) -> Filter:
     return _REGISTRY.get(filter_type) or _Unknown(filter_type)
 
 
+def is_known(filter_type: int) -> bool:
+    """Whether this build implements filter type `filter_type`."""
+    if not _REGISTRY:
+        _load()
+    return filter_type in _REGISTRY
+
+
 def stage_infos(specs: List[FilterSpec], info: DataInfo) -> List[DataInfo]:
     """infos[k] is what filter k sees; infos[len(specs)] is what comes out."""
     base = info.base_datatype
@@ -195,5 +202,5 @@ def forward_chunk(specs: List[FilterSpec], cells: bytes, info: DataInfo,
 
 
 __all__ = ["FilterSpec", "DataInfo", "Stage", "RunContext", "FilterError", "Filter", "get",
-           "register", "stage_infos", "split_metadata", "reverse_chunk", "forward_chunk",
+           "register", "is_known", "stage_infos", "split_metadata", "reverse_chunk", "forward_chunk",
            "ChunkRun"]

@@ -173,6 +173,8 @@ class Filter:
     # True when forward output is a function of the input alone (compressors may differ
     # by library version; they are checked by decoding instead).
     deterministic: bool = True
+    # True when forward output starts from a fresh random IV (never equal to the stored bytes).
+    random_iv: bool = False
 
     def output_datatype(self, spec: FilterSpec, datatype: int) -> int:
         """The datatype the next filter sees."""

@@ -29,6 +29,7 @@ class Aes256Gcm(Filter):
     type = 11
     passes_metadata = False
     deterministic = False  # a fresh random IV per part
+    random_iv = True
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
         nmd = cur.length("u32", "Number of metadata parts", PART_SIZE, what="parts").value

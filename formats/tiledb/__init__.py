@@ -91,7 +91,9 @@ class _TileDBPlugin:
         return describe_entry(document, node)
 
     def chunk_view(self, document, node):
-        return None
+        from .chunkview import chunk_view
+
+        return chunk_view(document, node)
 
     def verify(self, document):
         from .group_walk import is_group_document, verify_group

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 
 from ..node import Node
+from ..plugin import generic_entry_text
 from . import layout
 
 FOLDERS = {
@@ -13,6 +14,7 @@ FOLDERS = {
     layout.COMMITS_DIR: "Commits", layout.META_DIR: "Array metadata",
     layout.ENUMERATIONS_DIR: "Enumerations", layout.LABELS_DIR: "Dimension labels",
     layout.FRAGMENT_META_DIR: "Consolidated fragment metadata",
+    layout.GROUP_DETAILS_DIR: "Group members (one list per write)",
 }
 # the extension of a timestamped name -> what the file is
 TIMESTAMPED_KINDS = {"wrt": "commit", "del": "delete commit", "upd": "update commit",
@@ -52,11 +54,16 @@ def name_text(name: str) -> str:
 
 def describe_entry(document, node: Node) -> str:
     if node.kind == "dir":
-        what = FOLDERS.get(node.name, "") or name_text(node.name)
+        what = FOLDERS.get(node.name, "")
+        if node.name == layout.META_DIR and node.parent is not None and \
+                node.parent.find(layout.GROUP_DETAILS_DIR) is not None:
+            what = "Group metadata"
+        what = what or name_text(node.name)
         if layout.TIMESTAMPED_RE.match(node.name) and not what.startswith("commit") \
                 and node.parent is not None and node.parent.name == layout.FRAGMENTS_DIR:
             what = "fragment: " + what
-        return what
+        # a group member: what opening it found (its root's display)
+        return what or generic_entry_text(node)
     what = name_text(node.name)
     m = layout.DATA_FILE_RE.match(node.name)
     if node.kind == "file" and m and m.group(1):
@@ -90,8 +97,9 @@ def _array_of(document, node: Node):
     """The array model of the array directory holding `node` (a member of a group too)."""
     n = node.parent
     while n is not None:
-        if hasattr(n.data, "schema_for"):
-            return n.data
+        for model in (n.data, getattr(n.data, "model", None)):
+            if hasattr(model, "schema_for"):
+                return model
         n = n.parent
     model = getattr(document, "model", None)
     return model if hasattr(model, "schema_for") else None

@@ -94,7 +94,9 @@ class ZarrPlugin:
         return generic_entry_text(node, KNOWN_FILES)
 
     def chunk_view(self, document, node: Node):
-        return None
+        from .chunkview import chunk_view
+
+        return chunk_view(document, node)
 
     # ---- values ----------------------------------------------------------------------------
     def _arrays(self, document):
