@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 from ..cursor import Cursor
+from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 
 _REGISTRY: Dict[int, Filter] = {}
@@ -43,7 +44,7 @@ def register(f: Filter) -> Filter:
 
 
 class _NoOp(Filter):
-    type = 0
+    type = FilterType.NONE
 
     def reverse(self, spec, stage, info, run):
         return Stage(list(stage.metadata), list(stage.data))

@@ -10,19 +10,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from ..cursor import Cursor
-
-_ENUMS = None
-
-
-def _enums():
-    """formats.tiledb.enums, imported on first use (it cannot be imported at load time:
-    formats.tiledb imports this package)."""
-    global _ENUMS
-    if _ENUMS is None:
-        from ..tiledb import enums
-
-        _ENUMS = enums
-    return _ENUMS
+from ..tiledb import enums as E
 
 
 class FilterError(Exception):
@@ -47,7 +35,7 @@ class FilterSpec:
 
     @property
     def name(self) -> str:
-        return _enums().FILTER_TYPES.get(self.type, f"UNKNOWN_{self.type}")
+        return E.FILTER_TYPES.get(self.type, f"UNKNOWN_{self.type}")
 
 
 @dataclass
@@ -59,7 +47,7 @@ class DataInfo:
     `cell_val_num` is the attribute's values per cell (VAR_NUM for var-sized);
     `role` is one of attribute, dimension, coords, offsets, validity, generic."""
 
-    datatype: int = 4
+    datatype: int = E.Datatype.CHAR
     cell_val_num: int = 1
     role: str = "attribute"
     var: bool = False
@@ -75,7 +63,7 @@ class DataInfo:
 
     @property
     def value_size(self) -> int:
-        return _enums().datatype_size(self.datatype)
+        return E.datatype_size(self.datatype)
 
     @property
     def base_datatype(self) -> int:
@@ -86,14 +74,12 @@ class DataInfo:
         """TileDB's `tile.cell_size()`: what RLE runs are made of. Offsets tiles hold u64
         cells, validity and generic tiles 1-byte cells, var data tiles one value per cell
         and fixed tiles `cell_val_num` values."""
-        e = _enums()
-        VAR_NUM, datatype_size = e.VAR_NUM, e.datatype_size
         if self.role == "offsets":
             return 8
         if self.role in ("validity", "generic"):
             return 1
-        size = datatype_size(self.base_datatype)
-        if self.var or self.cell_val_num in (VAR_NUM, 0):
+        size = E.datatype_size(self.base_datatype)
+        if self.var or self.cell_val_num in (E.VAR_NUM, 0):
             return size
         return size * max(1, int(self.cell_val_num))
 
@@ -101,7 +87,7 @@ class DataInfo:
     def var_strings(self) -> bool:
         """Var-sized ASCII/UTF-8 data: RLE and DICTIONARY then encode the cell offsets
         inside the var tile (and the offsets tile is written with 0 chunks)."""
-        return (self.var and self.base_datatype in (11, 12)
+        return (self.var and self.base_datatype in (E.Datatype.STRING_ASCII, E.Datatype.STRING_UTF8)
                 and self.role in ("attribute", "dimension"))
 
 

@@ -16,6 +16,7 @@ import zstandard
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .util import check_size
 
@@ -121,7 +122,7 @@ def _bounded(original: int) -> int:
 class Gzip(CompressionFilter):
     """TileDB's GZIP writes a zlib stream (header 78 xx), not a gzip file."""
 
-    type = 1
+    type = FilterType.GZIP
     default_level = 6
 
     def compress(self, data, level, info):
@@ -137,7 +138,7 @@ class Zstd(CompressionFilter):
     """-1 is passed to libzstd unchanged: zstd's fast level -1 (checked on bytes written by
     libtiledb 2.30: they equal zstd level -1, not its default 3)."""
 
-    type = 2
+    type = FilterType.ZSTD
     default_level = -1
 
     def compress(self, data, level, info):
@@ -183,7 +184,7 @@ class LZ4(CompressionFilter):
     other's blocks, but their encoders pick different matches, so re-encoding does not
     always reproduce the stored bytes."""
 
-    type = 3
+    type = FilterType.LZ4
     default_level = 1
 
     def compress(self, data, level, info):
@@ -198,7 +199,7 @@ class LZ4(CompressionFilter):
 class Bzip2(CompressionFilter):
     """Level -1 (the default) writes block size 1 ('BZh1'), as libtiledb 2.30 does."""
 
-    type = 5
+    type = FilterType.BZIP2
     default_level = 1
 
     def compress(self, data, level, info):

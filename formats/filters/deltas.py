@@ -18,22 +18,12 @@ import struct
 
 import numpy as np
 
+from ..tiledb.enums import DATETIME_TYPES, FLOAT_TYPES, STRING_TYPES, FilterType
+from ..tiledb.enums import Datatype as D
 from .base import DataInfo, FilterError, FilterSpec
 from .bits import pack_msb, unpack_msb
 from .compression import CompressionFilter
 from .util import (
-    ANY,
-    BLOB,
-    BOOL,
-    CHAR,
-    DATETIMES,
-    FLOAT32,
-    FLOAT64,
-    GEOM_WKB,
-    GEOM_WKT,
-    INT8,
-    STRING_TYPES,
-    UINT8,
     datatype_name,
     int_dtype,
     unsigned_of,
@@ -42,19 +32,19 @@ from .util import (
 
 def reinterpret_of(spec: FilterSpec):
     r = spec.options.get("reinterpret")
-    return None if r is None or r == ANY else int(r)
+    return None if r is None or r == D.ANY else int(r)
 
 
 def delta_type(datatype: int, name: str) -> np.dtype:
     """The integer type DoubleDelta::/Delta::compress use for a datatype."""
-    if datatype in (INT8, CHAR):
+    if datatype in (D.INT8, D.CHAR):
         return np.dtype("i1")
-    if datatype in (UINT8, BOOL, BLOB, GEOM_WKB, GEOM_WKT, ANY) or datatype in STRING_TYPES:
+    if datatype in (D.UINT8, D.BOOL, D.BLOB, D.GEOM_WKB, D.GEOM_WKT, D.ANY) or datatype in STRING_TYPES:
         return np.dtype("u1")
-    if datatype in DATETIMES:
+    if datatype in DATETIME_TYPES:
         return np.dtype("<i8")
     dt = int_dtype(datatype)
-    if dt is None or datatype in (FLOAT32, FLOAT64):
+    if dt is None or datatype in FLOAT_TYPES:
         raise FilterError(f"{name} does not support {datatype_name(datatype)} values")
     return dt
 
@@ -82,7 +72,7 @@ class _TypedCodec(CompressionFilter):
 
 
 class DoubleDelta(_TypedCodec):
-    type = 6
+    type = FilterType.DOUBLE_DELTA
 
     def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
         t = self.value_type(spec, info)
@@ -165,7 +155,7 @@ class DoubleDelta(_TypedCodec):
 
 
 class Delta(_TypedCodec):
-    type = 19
+    type = FilterType.DELTA
 
     def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
         t = self.value_type(spec, info)

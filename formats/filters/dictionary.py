@@ -14,6 +14,7 @@ import numpy as np
 from ..cursor import Cursor
 from ..fielddoc import doc
 from ..node import LazyChildren
+from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .strings import (
     applies,
@@ -40,7 +41,7 @@ SHOWN_ENTRIES = 4096
 
 
 class Dictionary(Filter):
-    type = 14
+    type = FilterType.DICTIONARY
     passes_metadata = False
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:

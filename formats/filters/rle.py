@@ -13,6 +13,7 @@ import numpy as np
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..tiledb.enums import FilterType
 from .base import DataInfo, FilterError, FilterSpec, RunContext, Stage
 from .compression import CompressionFilter
 from .strings import applies, header, parse_header, read_header, rle_decode, rle_encode
@@ -26,7 +27,7 @@ MAX_RUN = 65535
 
 
 class Rle(CompressionFilter):
-    type = 4
+    type = FilterType.RLE
     deterministic = True
 
     # ---- fixed-size cells -----------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cursor import Cursor
+from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .parts import parse_parts, read_parts, rest_md, split, table
 from .util import SIGNED_BY_SIZE, spec_option, u8
@@ -53,7 +54,7 @@ def c_to_int(r: np.ndarray, w: np.dtype) -> np.ndarray:
 
 
 class FloatScale(Filter):
-    type = 15
+    type = FilterType.SCALE_FLOAT
 
     def output_datatype(self, spec: FilterSpec, datatype: int) -> int:
         return OUTPUT_TYPE.get(int(spec_option(spec, "byte_width", 8)), datatype)

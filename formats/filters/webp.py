@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 
 from ..cursor import Cursor
+from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .parts import parse_parts, read_parts, rest_md, split
 
@@ -38,7 +39,7 @@ def _decode(img: bytes, fmt: int) -> bytes:
 
 
 class Webp(Filter):
-    type = 18
+    type = FilterType.WEBP
     deterministic = False
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:

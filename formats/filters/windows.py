@@ -24,15 +24,10 @@ import numpy as np
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..tiledb.enums import DATETIME_TYPES, FilterType
+from ..tiledb.enums import Datatype as D
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .util import (
-    BLOB,
-    BOOL,
-    DATETIMES,
-    GEOM_WKB,
-    GEOM_WKT,
-    INT8,
-    UINT8,
     MetaReader,
     check_size,
     int_dtype,
@@ -62,7 +57,7 @@ D_PD_OFFSET = doc("Window value delta offset: the window's first value; the stor
 
 
 def _datetime_t(datatype: int, run: RunContext) -> Optional[np.dtype]:
-    if datatype in DATETIMES and run.format_version >= 20:
+    if datatype in DATETIME_TYPES and run.format_version >= 20:
         return np.dtype("<i8")
     return None
 
@@ -75,9 +70,9 @@ def bwr_type(datatype: int, run: RunContext) -> Optional[np.dtype]:
 
 
 def pd_type(datatype: int, run: RunContext) -> Optional[np.dtype]:
-    if datatype == INT8:
+    if datatype == D.INT8:
         return np.dtype("i1")
-    if datatype in (UINT8, BLOB, BOOL, GEOM_WKB, GEOM_WKT):
+    if datatype in (D.UINT8, D.BLOB, D.BOOL, D.GEOM_WKB, D.GEOM_WKT):
         return np.dtype("u1")
     dt = int_dtype(datatype)
     return dt if dt is not None else _datetime_t(datatype, run)
@@ -202,7 +197,7 @@ def _full_range(mins: np.ndarray, maxs: np.ndarray, rng: np.ndarray, t: np.dtype
 
 
 class BitWidthReduction(_WindowedFilter):
-    type = 7
+    type = FilterType.BIT_WIDTH_REDUCTION
     type_of = staticmethod(bwr_type)
 
     def _parse_windows(self, cur: Cursor, t: np.dtype) -> None:
@@ -322,7 +317,7 @@ class BitWidthReduction(_WindowedFilter):
 
 # ---- POSITIVE_DELTA --------------------------------------------------------------------
 class PositiveDelta(_WindowedFilter):
-    type = 10
+    type = FilterType.POSITIVE_DELTA
     type_of = staticmethod(pd_type)
 
     def _parse_windows(self, cur: Cursor, t: np.dtype) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 from ..cursor import format_scalar
 from ..node import Node
 from ..plugin import Column
-from .enums import BYTE_STRING_TYPES, DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS
+from .enums import BYTE_STRING_TYPES, DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS, Datatype
 from .tile_cells import FieldTile, TileCells, scalar_text
 
 
@@ -41,7 +41,7 @@ class TypedCells:
         if dt in BYTE_STRING_TYPES:
             c = int(v)
             return repr(chr(c)) if 32 <= c < 127 else f"\\x{c:02x}"
-        if dt == 41:
+        if dt == Datatype.BOOL:
             return "true" if v else "false"
         return format_scalar(v.item() if hasattr(v, "item") else v)
 

@@ -8,7 +8,7 @@ from typing import List, Tuple, cast
 
 from .. import filters as F
 from ..plugin import Experiment, OptionField
-from .enums import COMPRESSOR_OF_FILTER, FILTER_TYPES
+from .enums import COMPRESSOR_OF_FILTER, FILTER_TYPES, Datatype, FilterType
 
 
 def describe_spec(spec: F.FilterSpec) -> str:
@@ -27,11 +27,11 @@ def default_spec(filter_type: int) -> F.FilterSpec:
     opts: dict = {}
     if filter_type in COMPRESSOR_OF_FILTER:
         opts = {"compressor": COMPRESSOR_OF_FILTER[filter_type], "level": -1}
-        if filter_type in (6, 19):
-            opts["reinterpret"] = 17
-    elif filter_type in (7, 10):
+        if filter_type in (FilterType.DOUBLE_DELTA, FilterType.DELTA):
+            opts["reinterpret"] = Datatype.ANY
+    elif filter_type in (FilterType.BIT_WIDTH_REDUCTION, FilterType.POSITIVE_DELTA):
         opts = {"max_window": 256}
-    elif filter_type == 15:
+    elif filter_type == FilterType.SCALE_FLOAT:
         opts = {"scale": 1.0, "offset": 0.0, "byte_width": 8}
     return F.FilterSpec(filter_type, opts)
 
@@ -40,7 +40,7 @@ def available_filters() -> List[Tuple[int, str]]:
     """Filter types this build can apply forward (for the editor's Add menu)."""
     out = []
     for t, name in FILTER_TYPES.items():
-        if t in (0, 17):
+        if t in (FilterType.NONE, FilterType.DEPRECATED):
             continue
         f = F.get(t)
         if not F.is_known(t) or type(f).forward is F.Filter.forward:

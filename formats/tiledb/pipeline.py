@@ -7,7 +7,15 @@ from ..cursor import Cursor
 from ..fielddoc import doc
 from ..filters import FilterSpec
 from ..node import WARNING
-from .enums import COMPRESSOR_OF_FILTER, COMPRESSORS, DATATYPE_NAMES, FILTER_TYPES, WEBP_FORMATS
+from .enums import (
+    COMPRESSOR_OF_FILTER,
+    COMPRESSORS,
+    DATATYPE_NAMES,
+    FILTER_TYPES,
+    WEBP_FORMATS,
+    Datatype,
+    FilterType,
+)
 
 D_MAX_CHUNK = doc("Max chunk size: maximum bytes of a chunk within a tile. Persisted, but the "
                   "libtiledb 2.30 writer ignores it and always uses 65536 (tiledb-py's "
@@ -46,16 +54,16 @@ def _options(cur: Cursor, ftype: int, size: int, opts: dict) -> None:
                             f"filter {FILTER_TYPES[ftype]}, found {n.value}")
         opts["compressor"] = n.value
         opts["level"] = cur.i32("Compression level", D_LEVEL).value
-        if size >= 6 and ftype in (6, 19):
+        if size >= 6 and ftype in (FilterType.DOUBLE_DELTA, FilterType.DELTA):
             opts["reinterpret"] = cur.u8("Reinterpret datatype", D_REINTERPRET,
                                          enum=DATATYPE_NAMES).value
-    elif ftype in (7, 10) and size >= 4:
+    elif ftype in (FilterType.BIT_WIDTH_REDUCTION, FilterType.POSITIVE_DELTA) and size >= 4:
         opts["max_window"] = cur.u32("Max window size", D_WINDOW).value
-    elif ftype == 15 and size >= 24:
+    elif ftype == FilterType.SCALE_FLOAT and size >= 24:
         opts["scale"] = cur.f64("Scale", D_SCALE).value
         opts["offset"] = cur.f64("Offset", D_OFFSET).value
         opts["byte_width"] = cur.u64("Byte width", D_BYTE_WIDTH).value
-    elif ftype == 18 and size >= 10:
+    elif ftype == FilterType.WEBP and size >= 10:
         opts["quality"] = cur.f32("Quality", D_QUALITY).value
         opts["format"] = cur.u8("Input format", D_WEBP_FMT, enum=WEBP_FORMATS).value
         opts["lossless"] = cur.boolean("Lossless", D_LOSSLESS).value
@@ -97,7 +105,7 @@ def _describe(spec: FilterSpec) -> str:
     o = spec.options
     if "level" in o:
         extra = f"({o['level']}"
-        if "reinterpret" in o and o["reinterpret"] != 17:
+        if "reinterpret" in o and o["reinterpret"] != Datatype.ANY:
             extra += f", reinterpret={DATATYPE_NAMES.get(o['reinterpret'], o['reinterpret'])}"
         return spec.name + extra + ")"
     if "max_window" in o:

@@ -17,7 +17,6 @@ _U64 = struct.Struct("<Q")
 _CHUNK = struct.Struct("<III")
 _GT_HEAD = struct.Struct("<IQQBQBI")  # version, persisted, tile size, datatype, cell size, enc, psize
 GT_HEAD_SIZE = _GT_HEAD.size  # 34
-AES_FILTER = 11
 
 
 class TileError(Exception):
