@@ -10,7 +10,11 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from ..cursor import Cursor
+from ..fielddoc import FieldDoc
 from ..tiledb import enums as E
+from .options import Option, read_options
+from .options import defaults as option_defaults
+from .options import describe as describe_options
 
 
 class FilterError(Exception):
@@ -149,10 +153,19 @@ class RunContext:
         return 4 * int(self.original_length) + (1 << 20)
 
 
+_CLASSES: Dict[int, type] = {}
+
+
 class Filter:
-    """Base class. Subclasses set `type`, and override what they do."""
+    """Base class. A subclass that sets `type` is registered by that alone (the package
+    imports every module of `formats.filters`): its type, options, metadata and transforms
+    are all declared in its own module."""
 
     type: int = -1
+    # The option bytes of a serialized pipeline, in order (`options.Option`); trailing bytes
+    # after them are struct padding when `option_padding` documents them.
+    options: Tuple[Option, ...] = ()
+    option_padding: Optional[FieldDoc] = None
     # True when this filter's own metadata is followed by the previous filters' metadata
     # (on disk); False when earlier metadata is folded into its data (compressors, AES).
     passes_metadata: bool = True
@@ -161,6 +174,23 @@ class Filter:
     deterministic: bool = True
     # True when forward output starts from a fresh random IV (never equal to the stored bytes).
     random_iv: bool = False
+
+    def __init_subclass__(cls, **kw) -> None:
+        super().__init_subclass__(**kw)
+        if "type" in cls.__dict__ and cls.type >= 0:
+            _CLASSES[int(cls.type)] = cls
+
+    def describe(self, spec: FilterSpec) -> str:
+        """The filter with its options, as a pipeline summary shows it (`ZSTD(5)`)."""
+        return describe_options(spec.name, self.options, spec.options)
+
+    def default_options(self) -> Dict[str, object]:
+        """The options TileDB writes for this filter when none are given."""
+        return option_defaults(self.options)
+
+    def parse_options(self, cur: Cursor, size: int, spec: FilterSpec) -> None:
+        """Annotate this filter's `size` option bytes at `cur` into `spec.options`."""
+        read_options(cur, self.options, size, spec.name, spec.options, self.option_padding)
 
     def output_datatype(self, spec: FilterSpec, datatype: int) -> int:
         """The datatype the next filter sees."""

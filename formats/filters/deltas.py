@@ -18,11 +18,11 @@ import struct
 
 import numpy as np
 
-from ..tiledb.enums import DATETIME_TYPES, FLOAT_TYPES, STRING_TYPES, FilterType
+from ..tiledb.enums import DATETIME_TYPES, FLOAT_TYPES, STRING_TYPES, Compressor, FilterType
 from ..tiledb.enums import Datatype as D
 from .base import DataInfo, FilterError, FilterSpec
 from .bits import pack_msb, unpack_msb
-from .compression import CompressionFilter
+from .compression import CompressionFilter, compressor_options
 from .util import (
     datatype_name,
     int_dtype,
@@ -73,6 +73,7 @@ class _TypedCodec(CompressionFilter):
 
 class DoubleDelta(_TypedCodec):
     type = FilterType.DOUBLE_DELTA
+    options = compressor_options(Compressor.DOUBLE_DELTA, reinterpret=True)
 
     def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
         t = self.value_type(spec, info)
@@ -156,6 +157,7 @@ class DoubleDelta(_TypedCodec):
 
 class Delta(_TypedCodec):
     type = FilterType.DELTA
+    options = compressor_options(Compressor.DELTA, reinterpret=True)
 
     def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo) -> bytes:
         t = self.value_type(spec, info)

@@ -14,8 +14,9 @@ import numpy as np
 from ..cursor import Cursor
 from ..fielddoc import doc
 from ..node import LazyChildren
-from ..tiledb.enums import FilterType
+from ..tiledb.enums import Compressor, FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .compression import compressor_options
 from .strings import (
     applies,
     cells,
@@ -42,6 +43,7 @@ SHOWN_ENTRIES = 4096
 
 class Dictionary(Filter):
     type = FilterType.DICTIONARY
+    options = compressor_options(Compressor.DICTIONARY_ENCODING)
     passes_metadata = False
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:

@@ -27,6 +27,7 @@ from ..fielddoc import doc
 from ..tiledb.enums import DATETIME_TYPES, FilterType
 from ..tiledb.enums import Datatype as D
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .options import Editor, Option
 from .util import (
     MetaReader,
     check_size,
@@ -124,9 +125,15 @@ def _window_groups(cur: Cursor, t: np.dtype, offset_name: str, offset_doc, bits:
             c, t, offset_name, offset_doc, bits), size=size)
 
 
+D_WINDOW = doc("Max window size in bytes", spec="filter_pipeline.md")
+
+
 class _WindowedFilter(Filter):
     """Shared by both encodings: `T` comes from the datatype; without one the filter passes
     the data through with no metadata. Subclasses handle the windows of a known `T`."""
+
+    options = (Option("max_window", "Max window size", "u32", D_WINDOW, default=256,
+                      shown=lambda v: f"window={v}", editor=Editor("int", 1, 1 << 30, label="Max window")),)
 
     @staticmethod
     def type_of(datatype: int, run: RunContext) -> Optional[np.dtype]:

@@ -191,12 +191,6 @@ FLOAT_TYPES = frozenset({_D.FLOAT32, _D.FLOAT64})
 FILTER_TYPES = names(FilterType)
 FILTER_BY_NAME = {v: k for k, v in FILTER_TYPES.items()}
 COMPRESSORS = names(Compressor)
-_F = FilterType
-# filter type -> compressor id written as the first option byte
-COMPRESSOR_OF_FILTER: Dict[int, int] = {_F.GZIP: Compressor.GZIP, _F.ZSTD: Compressor.ZSTD, _F.LZ4: Compressor.LZ4,
-                        _F.RLE: Compressor.RLE, _F.BZIP2: Compressor.BZIP2,
-                        _F.DOUBLE_DELTA: Compressor.DOUBLE_DELTA,
-                        _F.DICTIONARY: Compressor.DICTIONARY_ENCODING, _F.DELTA: Compressor.DELTA}
 ENCRYPTION_TYPES = names(Encryption)
 ARRAY_TYPES = names(ArrayType)
 LAYOUTS = names(Layout)

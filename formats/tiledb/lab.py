@@ -4,36 +4,20 @@ reversed back (teaching)."""
 from __future__ import annotations
 
 import time
-from typing import List, Tuple, cast
+from typing import List, Tuple
 
 from .. import filters as F
 from ..plugin import Experiment, OptionField
-from .enums import COMPRESSOR_OF_FILTER, FILTER_TYPES, Datatype, FilterType
+from .enums import FILTER_TYPES, FilterType
 
 
 def describe_spec(spec: F.FilterSpec) -> str:
-    o = spec.options
-    if "level" in o:
-        return f"{spec.name}({o['level']})"
-    if "max_window" in o:
-        return f"{spec.name}(window={o['max_window']})"
-    if "scale" in o:
-        return f"{spec.name}(scale={o['scale']}, offset={o['offset']}, width={o['byte_width']})"
-    return spec.name
+    return F.get(spec.type).describe(spec)
 
 
 def default_spec(filter_type: int) -> F.FilterSpec:
     """A FilterSpec with TileDB's default options for `filter_type`."""
-    opts: dict = {}
-    if filter_type in COMPRESSOR_OF_FILTER:
-        opts = {"compressor": COMPRESSOR_OF_FILTER[filter_type], "level": -1}
-        if filter_type in (FilterType.DOUBLE_DELTA, FilterType.DELTA):
-            opts["reinterpret"] = Datatype.ANY
-    elif filter_type in (FilterType.BIT_WIDTH_REDUCTION, FilterType.POSITIVE_DELTA):
-        opts = {"max_window": 256}
-    elif filter_type == FilterType.SCALE_FLOAT:
-        opts = {"scale": 1.0, "offset": 0.0, "byte_width": 8}
-    return F.FilterSpec(filter_type, opts)
+    return F.FilterSpec(filter_type, F.get(filter_type).default_options())
 
 
 def available_filters() -> List[Tuple[int, str]]:
@@ -50,17 +34,14 @@ def available_filters() -> List[Tuple[int, str]]:
 
 
 def option_fields(spec: F.FilterSpec) -> List[OptionField]:
-    o = spec.options
+    """The editable options of `spec`, as its filter class declares them."""
     out: List[OptionField] = []
-    if "level" in o:
-        out.append(OptionField("level", "Level", "int", cast(int, o["level"]), -1, 22, special_text="default"))
-    if "max_window" in o:
-        out.append(OptionField("max_window", "Max window", "int", cast(int, o["max_window"]), 1, 1 << 30))
-    if "scale" in o:
-        for key in ("scale", "offset"):
-            out.append(OptionField(key, key.capitalize(), "float", cast(float, o[key]), -1e12, 1e12))
-        out.append(OptionField("byte_width", "Byte width", "choice", o["byte_width"],
-                               choices=tuple((str(w), w) for w in (1, 2, 4, 8))))
+    for o in F.get(spec.type).options:
+        e = o.editor
+        if e is None or o.key not in spec.options:
+            continue
+        out.append(OptionField(o.key, e.label or o.label, e.kind, spec.options[o.key], e.minimum,
+                               e.maximum, e.choices, e.special_text))
     return out
 
 
