@@ -14,6 +14,7 @@ from arrayscope.formats import registry
 from arrayscope.formats.plugin import generic_entry_text
 
 from . import theme
+from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 MAX_LOADING_ROWS = 5000   # the loading list stops growing there (a count says the rest)
 
@@ -40,6 +41,12 @@ class ArrayBrowser(QTreeWidget):
         self._loading: Optional[QTreeWidgetItem] = None
         self._loading_more = 0
         self.document = None
+
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged):
+            self.set_root(state.session.document if state.session is not None else None)
+        elif isinstance(event, SelectionChanged):
+            self.select_file_of(event.node)
 
     def set_root(self, document) -> None:
         """Show `document`'s folders and files (nothing for None or a single file)."""

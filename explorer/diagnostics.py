@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from arrayscope.formats.findings import Finding
 
 from . import theme
+from .state import AppState, DocumentChanged, Event, FindingsAdded
 
 COLS = ("Severity", "Message", "Source", "Offset", "Node")
 
@@ -172,6 +173,12 @@ class DiagnosticsPanel(QWidget):
         lay.addWidget(self.view, 1)
         self.view.clicked.connect(self._activate)
         self.view.activated.connect(self._activate)
+
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged):
+            self.set_nodes(state.session.document.diagnostics() if state.session is not None else [])
+        elif isinstance(event, FindingsAdded):
+            self.add_findings(event.findings)
 
     def set_nodes(self, nodes) -> None:
         """The tree's diagnostics (a new document): verify findings come later."""

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from . import theme
 from .interpret import interpretations
+from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 RAW_PREVIEW = 64
 
@@ -67,6 +68,12 @@ class Inspector(QWidget):
         self._mono = theme.mono_font()
 
     # ---- the node --------------------------------------------------------------------
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged) and state.session is None:
+            self.show_node(None)
+        elif isinstance(event, SelectionChanged) and state.session is not None:
+            self.show_node(event.node, state.session.version_of(event.node))
+
     def show_node(self, node, version: Optional[int] = None) -> None:
         if node is None:
             self.info.clear()

@@ -33,6 +33,7 @@ from .inspector import Inspector
 from .loader import Loader
 from .pipelinepanel import PipelinePanel
 from .session import Session
+from .state import AppState, Event, SelectionChanged
 from .treepanel import TreePanel
 from .verifier import Verifier
 
@@ -46,8 +47,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.settings = settings if settings is not None else QSettings(APP_NAME, APP_NAME)
         self.key = key
-        self.session: Optional[Session] = None
-        self.current_node = None
+        self.state = AppState()
         self.path: Optional[str] = None
         self._pending_select: Optional[str] = None
         self.setWindowTitle(APP_NAME)
@@ -118,6 +118,9 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.d_diag], [130], Qt.Vertical)
         self.resizeDocks([self.d_inspector, self.d_pipeline], [440, 520], Qt.Vertical)
 
+        for panel in (self.tree, self.browser, self.tabs, self.inspector, self, self.pipeline,
+                      self.diag):
+            self.state.subscribe(panel)
         self._build_status()
         install_health(self)
         self._build_menus()
@@ -131,6 +134,14 @@ class MainWindow(QMainWindow):
         self.start.set_recent(self.recent())
         if restore:
             self._restore()
+
+    @property
+    def session(self) -> Optional[Session]:
+        return self.state.session
+
+    @property
+    def current_node(self):
+        return self.state.current
 
     # ---- construction ----------------------------------------------------------------
     def _dock(self, title: str, name: str, widget, area) -> QDockWidget:
@@ -212,6 +223,8 @@ class MainWindow(QMainWindow):
         self._act(e, "&Go to Offset…", self.goto_dialog, "Ctrl+G")
         e.addSeparator()
         self._act(e, "Select &Parent Node", self.select_parent, "Alt+Up")
+        self._act(e, "&Back", self.go_back, QKeySequence.Back, "The node selected before")
+        self._act(e, "&Forward", self.go_forward, QKeySequence.Forward, "The node selected after")
         v = mb.addMenu("&View")
         for d in (self.d_browser, self.d_tree, self.d_inspector, self.d_pipeline, self.d_diag):
             v.addAction(d.toggleViewAction())
@@ -354,18 +367,11 @@ class MainWindow(QMainWindow):
 
     def set_document(self, doc) -> None:
         self.tabs.clear_all()   # before closing the old sources: no view may read them after
-        if self.session is not None:
-            self.session.close()
-        self.session = Session(doc)
-        self.path = doc.path
-        self.current_node = None
         self._units = {}
-        self.tree.set_root(doc.root)
-        self.browser.set_root(doc)
+        self.state.open(Session(doc))
+        self.path = doc.path
         self.d_browser.setWindowTitle({"scdl": "Archive", "zarr": "Hierarchy"}.get(doc.format, "Array"))
         self.d_browser.setVisible(doc.is_dir)
-        self.pipeline.set_session(self.session)
-        self.diag.set_nodes(doc.diagnostics())
         self.verifier.cancel()
         if os.path.exists(doc.path):   # not a URL: verifying reads every tile (requests, bytes)
             self.diag.set_verifying(True)
@@ -391,16 +397,8 @@ class MainWindow(QMainWindow):
     def close_document(self) -> None:
         self.verifier.cancel()
         self.tabs.clear_all()
-        if self.session is not None:
-            self.session.close()
-        self.session = None
+        self.state.close()
         self.path = None
-        self.current_node = None
-        self.tree.set_root(None)
-        self.browser.set_root(None)
-        self.pipeline.set_session(None)
-        self.diag.set_nodes([])
-        self.inspector.show_node(None)
         self.stack.setCurrentIndex(0)
         self.start.set_recent(self.recent())
         self._show_docks(False)
@@ -443,41 +441,22 @@ class MainWindow(QMainWindow):
 
     # ---- selection -------------------------------------------------------------------
     def select_node(self, node, origin: Optional[str] = None) -> None:
-        if node is None or self.session is None:
-            return
-        self.current_node = node
-        if origin != "tree":
-            self.tree.select_node(node)
-        self.browser.select_file_of(node)
-        src = node.source
-        has_bytes = src is not None and not isinstance(src, str)
-        view = None
-        if has_bytes:
-            view = self.tabs.view_for(src)
-            anc = []
-            p = node.parent
-            while p is not None:
-                if p.source is src and p.size > 0 and p.kind not in ("file", "dir"):
-                    anc.append((p.offset, p.end, p.kind))
-                p = p.parent
-            anc.reverse()
-            kind = "error" if node.status == "error" else node.kind
-            whole = node.kind == "file" or (node.offset == 0 and node.size >= src.size)
-            primary = (node.offset, node.end, kind) if node.size > 0 and not whole else None
-            view.set_node_ranges(primary, anc)
-            if origin != "hex" and src.size:
-                if whole:
-                    view.set_cursor(0)
-                    view.set_top_row(0)
-                elif node.size > 0:
-                    view.select_range(node.offset, node.end)
-                else:
-                    view.set_cursor(node.offset)
-        self.inspector.show_node(node, self.session.version_of(node))
-        if view is not None:
-            self._cursor_changed(view)
-        self.pipeline.set_node(node)
-        self._status_node(node)
+        self.state.select(node, origin)
+
+    def state_changed(self, state: AppState, event: Event) -> None:
+        """The shell's part of a selection: the cursor's readout and the status line."""
+        if isinstance(event, SelectionChanged):
+            src = event.node.source
+            view = self.tabs.current_view()
+            if view is not None and src is not None and not isinstance(src, str):
+                self._cursor_changed(view)
+            self._status_node(event.node)
+
+    def go_back(self) -> None:
+        self.state.back()
+
+    def go_forward(self) -> None:
+        self.state.forward()
 
     def select_parent(self) -> None:
         if self.current_node is not None and self.current_node.parent is not None:
@@ -540,7 +519,7 @@ class MainWindow(QMainWindow):
     # ---- verify findings --------------------------------------------------------------
     def _verified(self, findings) -> None:
         if self.session is not None:
-            self.diag.add_findings(findings)
+            self.state.add_findings(findings)
 
     def goto_finding(self, f) -> None:
         """Show a verify finding: its node when the tree has it (by path), else the node
@@ -582,6 +561,7 @@ class MainWindow(QMainWindow):
             cur = self.current_node
             inside = cur is not None and cur.source is src
             self.tree.model.remove_child(parent, node)
+            self.state.forget(node)
             self.session.index.invalidate()
             if inside:
                 self.select_node(parent)

@@ -31,6 +31,7 @@ from . import theme
 from .cellspane import CellsPane
 from .pipelineeditor import PipelineEditor
 from .stagetree import ROLE, StageTree
+from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 __all__ = ["PipelineEditor", "PipelinePanel"]
 
@@ -106,6 +107,12 @@ class PipelinePanel(QWidget):
     @property
     def _key(self) -> Optional[bytes]:
         return self.session.key if self.session is not None else None
+
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged):
+            self.set_session(state.session)
+        elif isinstance(event, SelectionChanged):
+            self.set_node(event.node)
 
     def set_session(self, session) -> None:
         self.session = session

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .state import AppState, DocumentChanged, Event, SelectionChanged
 from .treemodel import NodeTreeModel
 
 MAX_MATCHES = 10000
@@ -91,6 +92,12 @@ class TreePanel(QWidget):
             a.setChecked(not self.view.isColumnHidden(c))
             a.toggled.connect(lambda on, c=c: self.view.setColumnHidden(c, not on))
         m.exec(self.view.header().mapToGlobal(pos))
+
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged):
+            self.set_root(state.session.root if state.session is not None else None)
+        elif isinstance(event, SelectionChanged) and event.origin != "tree":
+            self.select_node(event.node)
 
     def set_root(self, root) -> None:
         self.model.set_root(root)
