@@ -26,12 +26,12 @@ class ArrayBrowser(QTreeWidget):
         super().__init__(parent)
         self.setColumnCount(3)
         self.setHeaderLabels(["Entry", "What", "Size"])
-        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
         h = self.header()
         h.setStretchLastSection(False)
-        h.setSectionResizeMode(1, QHeaderView.Stretch)
+        h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.setColumnWidth(0, 220)
         self.setColumnWidth(2, 64)
         self.itemClicked.connect(self._clicked)
@@ -53,7 +53,7 @@ class ArrayBrowser(QTreeWidget):
         self.clear()
         self._items = {}
         self._loading = None
-        self.setTextElideMode(Qt.ElideRight)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.document = document
         root = document.root if document is not None and document.is_dir else None
         if root is None:
@@ -70,7 +70,7 @@ class ArrayBrowser(QTreeWidget):
     def begin_loading(self, path: str) -> None:
         """Replace the tree with a 'Loading…' list (no nodes: names and sizes only)."""
         self.set_root(None)
-        self.setTextElideMode(Qt.ElideMiddle)   # long relative paths: keep the file name
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)   # long relative paths: keep the file name
         top = QTreeWidgetItem([f"Loading {os.path.basename(path.rstrip(os.sep)) or path}…",
                                "parsing", ""])
         top.setToolTip(0, path)
@@ -95,19 +95,22 @@ class ArrayBrowser(QTreeWidget):
                 continue
             it = QTreeWidgetItem([name, "parsed", f"{size:,}" if size >= 0 else ""])
             it.setToolTip(0, name)
-            it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+            it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             it.setIcon(0, theme.kind_icon("file"))
             top.addChild(it)
         more = f", {self._loading_more:,} more not listed" if self._loading_more else ""
         top.setText(1, f"{done:,} of {total:,} files parsed{more}")
         top.setText(2, f"{done * 100 // max(total, 1)}%")
-        top.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
-        if top.childCount():
-            self.scrollToItem(top.child(top.childCount() - 1))
+        top.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        last = top.child(top.childCount() - 1) if top.childCount() else None
+        if last is not None:
+            self.scrollToItem(last)
 
     def loading_names(self):
         top = self._loading
-        return [top.child(i).text(0) for i in range(top.childCount())] if top is not None else []
+        if top is None:
+            return []
+        return [c.text(0) for c in (top.child(i) for i in range(top.childCount())) if c is not None]
 
     def _add(self, parent: Optional[QTreeWidgetItem], node):
         it = QTreeWidgetItem()
@@ -122,11 +125,11 @@ class ArrayBrowser(QTreeWidget):
         it.setToolTip(1, what)
         if node.kind == "file":
             it.setText(2, f"{node.size:,}")
-            it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+            it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         elif node.kind == "dir" and not getattr(node, "pending", False):
             it.setText(2, f"{node.child_count()}")
-            it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
-        it.setData(0, Qt.UserRole, node)
+            it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        it.setData(0, Qt.ItemDataRole.UserRole, node)
         self._items[id(node)] = it
         worst = node.status
         if node.kind == "dir" and getattr(node, "pending", False):
@@ -154,14 +157,14 @@ class ArrayBrowser(QTreeWidget):
 
     def _expanded(self, it: QTreeWidgetItem) -> None:
         """A deferred folder (a group member) opens: build it, then list its entries."""
-        node = it.data(0, Qt.UserRole)
+        node = it.data(0, Qt.ItemDataRole.UserRole)
         if node is None or it.childCount() or node.kind != "dir":
             return
         worst = self._add_children(it, node)   # builds the member with its own context
         it.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.DontShowIndicatorWhenChildless)
         it.setText(1, generic_entry_text(node))   # now with what opening it found
         it.setText(2, f"{node.child_count()}")
-        it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+        it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if worst != "ok":
             it.setIcon(0, theme.status_icon(worst))
 
@@ -187,7 +190,7 @@ class ArrayBrowser(QTreeWidget):
             self.blockSignals(False)
 
     def _clicked(self, item: QTreeWidgetItem, _col: int = 0) -> None:
-        n = item.data(0, Qt.UserRole)
+        n = item.data(0, Qt.ItemDataRole.UserRole)
         if n is not None:
             self.nodeActivated.emit(n)
 

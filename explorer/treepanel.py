@@ -28,8 +28,8 @@ class NodeTreeView(QTreeView):
         super().__init__(parent)
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
-        self.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setAllColumnsShowFocus(True)
         self.setExpandsOnDoubleClick(True)
         self.setAnimated(False)
@@ -45,11 +45,11 @@ class TreePanel(QWidget):
         self.view.setModel(self.model)
         hdr = self.view.header()
         hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(0, QHeaderView.Interactive)
-        hdr.setSectionResizeMode(1, QHeaderView.Stretch)
+        hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        hdr.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         for c, w in ((0, 210), (2, 78), (3, 56), (4, 56)):
             self.view.setColumnWidth(c, w)
-        hdr.setContextMenuPolicy(Qt.CustomContextMenu)
+        hdr.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         hdr.customContextMenuRequested.connect(self._header_menu)
         self.view.setColumnHidden(2, True)
         self.find = QLineEdit(self)
@@ -139,8 +139,8 @@ class TreePanel(QWidget):
             for a in reversed(chain):
                 self.view.expand(a)
             self.view.selectionModel().setCurrentIndex(
-                idx, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
-            self.view.scrollTo(idx, QAbstractItemView.EnsureVisible)
+                idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            self.view.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
         finally:
             self._quiet = False
         return True
