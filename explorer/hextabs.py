@@ -127,11 +127,6 @@ class HexTabs(QTabWidget):
         if src is not None:
             self.sourceClosed.emit(src)
 
-    def close_source(self, source) -> None:
-        v = self._views.get(id(source))
-        if v is not None:
-            self._close(self.indexOf(v))
-
     def _changed(self, i: int) -> None:
         v = self.current_view()
         self.currentSourceChanged.emit(v.source if v is not None else None)

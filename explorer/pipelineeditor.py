@@ -97,10 +97,6 @@ class PipelineEditor(QWidget):
         self.results.setRowCount(0)
         self.summary.setText("")
 
-    def set_steps(self, steps: List[object]) -> None:
-        self.steps = list(steps)
-        self._fill()
-
     def set_cells(self, cells: Optional[bytes]) -> None:
         self.cells = cells
         self.apply_btn.setEnabled(cells is not None)

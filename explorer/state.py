@@ -92,12 +92,6 @@ class AppState:
         self._emit(SelectionChanged(node, origin))
         return True
 
-    def can_go_back(self) -> bool:
-        return bool(self._back)
-
-    def can_go_forward(self) -> bool:
-        return bool(self._forward)
-
     def back(self) -> bool:
         if not self._back or self.current is None:
             return False

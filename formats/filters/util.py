@@ -41,10 +41,6 @@ def datatype_name(datatype: int) -> str:
     return DATATYPE_NAMES.get(datatype, f"datatype {datatype}")
 
 
-def as_bytes(b) -> bytes:
-    return b if isinstance(b, bytes) else bytes(b)
-
-
 def u8(b) -> np.ndarray:
     """A read-only uint8 view of bytes-like data (no copy)."""
     return np.frombuffer(b, dtype=np.uint8)
@@ -52,10 +48,6 @@ def u8(b) -> np.ndarray:
 
 def data_of(stage: Stage) -> bytes:
     return stage.data[0] if len(stage.data) == 1 else stage.data_bytes
-
-
-def md_of(stage: Stage) -> bytes:
-    return stage.metadata[0] if len(stage.metadata) == 1 else stage.metadata_bytes
 
 
 class MetaReader:

@@ -9,7 +9,7 @@ deletions of `__np_flat_<key>` / `__np_shape_<key>` keys next to each key it set
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional
 
 from ..cursor import Cursor, ParseStop
 from ..fielddoc import doc
@@ -46,15 +46,6 @@ class MetadataEntry:
 class ArrayMetadata:
     entries: List[MetadataEntry] = field(default_factory=list)
 
-    def as_dict(self) -> Dict[str, Any]:
-        """The key/values this file leaves (a later entry overrides or deletes a key)."""
-        out: Dict[str, Any] = {}
-        for e in self.entries:
-            if e.deleted:
-                out.pop(e.key, None)
-            else:
-                out[e.key] = e.value
-        return out
 
 
 def _value(dt: int, num: int, raw: bytes):

@@ -213,10 +213,6 @@ def numpy_dtype(dt: int) -> np.dtype:
     return np.dtype(code)
 
 
-def is_float(dt: int) -> bool:
-    return dt in FLOAT_TYPES
-
-
 def format_value(dt: int, raw: bytes):
     """(python value, display text) of one or more values of datatype `dt` in `raw`."""
     from ..cursor import format_scalar

@@ -55,15 +55,6 @@ def chunk_table(source, offset: int, end: int) -> List[Tuple[int, int, int, int,
     return out
 
 
-def tile_end(source, offset: int, end: int) -> int:
-    """Where the bare tile at `offset` ends (by its chunk table)."""
-    t = chunk_table(source, offset, end)
-    if not t:
-        return offset + 8
-    o, f, md, mdl, d = t[-1]
-    return d + f
-
-
 def decode_tile(source, offset: int, end: int, specs: List[FilterSpec], info: DataInfo,
                 key: Optional[bytes] = None) -> bytes:
     """The cell bytes of the bare tile at `offset`, every filter reversed."""

@@ -147,7 +147,7 @@ def test_pipeline_editor_experiment(qtbot, win, array_dir):
     panel.reverse_all()
     ed = panel.editor
     lz4 = dict(ed.lab.available())["LZ4"]
-    ed.set_steps([ed.lab.new_step(lz4)])  # LZ4 alone
+    ed.steps = [ed.lab.new_step(lz4)]  # LZ4 alone
     ex = ed.apply()
     assert ex.error is None and ex.round_trip
     assert ed.results.rowCount() == 2 and ex.labels == ["cells", "LZ4(-1)"]

@@ -33,11 +33,11 @@ def test_events_history_and_findings():
     assert st.select(chunk, "tree") and st.select(rec) and st.select(chunk["Records"])
     assert log[-1] == ("b", "SelectionChanged", None) and log[-6][2] == log[-5][2] == "tree"
     assert st.back() and st.current is rec and st.back() and st.current is chunk
-    assert not st.back() and st.can_go_forward()
+    assert not st.back()
     assert log[-1] == ("b", "SelectionChanged", "history")
     assert st.forward() and st.current is rec
     st.select(doc.root)                   # a new step drops the forward history
-    assert not st.can_go_forward() and st.back() and st.current is rec
+    assert not st.forward() and st.back() and st.current is rec
     st.forget(chunk["Records"])           # a node that left the tree is never gone back to
     assert st.back() and st.current is chunk and not st.back()
     f = Finding("error", "parse-error", "c/0/0", 3, "c/0/0", "bad")
