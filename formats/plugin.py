@@ -286,7 +286,12 @@ class ChunkView(Protocol):
 # ---- the plugin -----------------------------------------------------------------------------
 class FormatPlugin(Protocol):
     """One format. Members beyond `name` and `detection` may be missing where a format has
-    nothing to offer (the registry treats a missing member as "no"): see `registry`."""
+    nothing to offer (the registry treats a missing member as "no"): see `registry`.
+
+    Optional members not listed as methods here (duck-typed by their single callers):
+    `open_model(document, path)` (the model without the tree, for `values`),
+    `health` / `extents` / `space` (`formats.health`), `member_names` / `member_document`
+    (a group's member arrays, `--array`)."""
 
     name: str
     detection: Detection
