@@ -66,7 +66,8 @@ def run_gui(args) -> int:
         _err(f"key: {e}")
         return 2
     path = args.path
-    from .mainwindow import MainWindow, default_sample
+    from .mainwindow import MainWindow
+    from .startpage import default_sample
 
     if getattr(args, "sample", False) and not path:
         path = default_sample()
@@ -125,7 +126,7 @@ def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optio
             if not win.open_path(path, sync=True):
                 _err(f"cannot open {path}")
                 return 2
-            if select:
+            if select and win.session is not None and win.session.root is not None:
                 node, msg = resolve(win.session.root, select)
                 if node is None:
                     _err(msg)

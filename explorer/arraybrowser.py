@@ -1,58 +1,22 @@
 """The array browser: the opened directory as an array (schema versions, fragments with their
 timestamps, commits, metadata, enumerations, labels), from the document's dir/file nodes.
-For SCDL archives and Zarr hierarchies it lists the same folders and files, with what the
-format's parser says each one is (its node's display or type)."""
+For SCDL archives and Zarr hierarchies it lists the same folders and files. What each entry
+is comes from the format's plugin (`registry.describe_entry`)."""
 from __future__ import annotations
 
-import datetime as _dt
 import os
-import re
 from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
 
+from arrayscope.formats import registry
+from arrayscope.formats.plugin import generic_entry_text
+
 from . import theme
+from .state import AppState, DocumentChanged, Event, SelectionChanged
 
-FOLDERS = {
-    "__schema": "Schema versions", "__fragments": "Fragments", "__commits": "Commits",
-    "__meta": "Array metadata", "__enumerations": "Enumerations", "__labels": "Dimension labels",
-    "__fragment_meta": "Consolidated fragment metadata",
-    "__group": "Group members (one list per write)",
-}
-TS_NAME = re.compile(r"^__(\d+)_(\d+)_([0-9a-f]{32})(?:_(\d+))?(\.\w+)?$")
 MAX_LOADING_ROWS = 5000   # the loading list stops growing there (a count says the rest)
-DATA_FILE = re.compile(r"^([adt])(\d+)(_var|_validity)?\.tdb$")
-
-
-def ms_text(ms: int) -> str:
-    try:
-        return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (ValueError, OverflowError, OSError):
-        return str(ms)
-
-
-def describe(name: str, kind: str) -> str:
-    """What a TileDB entry's name tells (timestamps, format version, file role)."""
-    m = TS_NAME.match(name)
-    if m:
-        t1, t2, uuid, ver, ext = m.groups()
-        t1, t2 = int(t1), int(t2)
-        when = ms_text(t1) if t1 == t2 else f"{ms_text(t1)} → {ms_text(t2)}"
-        extra = f", format v{ver}" if ver else ""
-        kinds = {".wrt": "commit", ".del": "delete commit", ".upd": "update commit",
-                 ".vac": "vacuum list", ".meta": "consolidated fragment metadata",
-                 ".con": "consolidated commits"}
-        what = kinds.get(ext or "", "")
-        return f"{what + ': ' if what else ''}{when}{extra}"
-    m = DATA_FILE.match(name)
-    if m:
-        role = {"a": "attribute", "d": "dimension", "t": "timestamps"}[m.group(1)]
-        sub = {"_var": " var data", "_validity": " validity"}.get(m.group(3) or "", " data")
-        return f"{role} {m.group(2)}{sub}"
-    if name == "__fragment_metadata.tdb":
-        return "fragment metadata"
-    return ""
 
 
 class ArrayBrowser(QTreeWidget):
@@ -62,12 +26,12 @@ class ArrayBrowser(QTreeWidget):
         super().__init__(parent)
         self.setColumnCount(3)
         self.setHeaderLabels(["Entry", "What", "Size"])
-        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
         h = self.header()
         h.setStretchLastSection(False)
-        h.setSectionResizeMode(1, QHeaderView.Stretch)
+        h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.setColumnWidth(0, 220)
         self.setColumnWidth(2, 64)
         self.itemClicked.connect(self._clicked)
@@ -76,14 +40,22 @@ class ArrayBrowser(QTreeWidget):
         self._items = {}
         self._loading: Optional[QTreeWidgetItem] = None
         self._loading_more = 0
+        self.document = None
 
-    def set_root(self, root, fmt: Optional[str] = "tiledb") -> None:
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged):
+            self.set_root(state.session.document if state.session is not None else None)
+        elif isinstance(event, SelectionChanged):
+            self.select_file_of(event.node)
+
+    def set_root(self, document) -> None:
+        """Show `document`'s folders and files (nothing for None or a single file)."""
         self.clear()
         self._items = {}
         self._loading = None
-        self.setTextElideMode(Qt.ElideRight)
-        self.fmt = fmt
-        self._array = getattr(root, "data", None) if root is not None else None
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.document = document
+        root = document.root if document is not None and document.is_dir else None
         if root is None:
             return
         top, _ = self._add(None, root)
@@ -98,7 +70,7 @@ class ArrayBrowser(QTreeWidget):
     def begin_loading(self, path: str) -> None:
         """Replace the tree with a 'Loading…' list (no nodes: names and sizes only)."""
         self.set_root(None)
-        self.setTextElideMode(Qt.ElideMiddle)   # long relative paths: keep the file name
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)   # long relative paths: keep the file name
         top = QTreeWidgetItem([f"Loading {os.path.basename(path.rstrip(os.sep)) or path}…",
                                "parsing", ""])
         top.setToolTip(0, path)
@@ -123,49 +95,41 @@ class ArrayBrowser(QTreeWidget):
                 continue
             it = QTreeWidgetItem([name, "parsed", f"{size:,}" if size >= 0 else ""])
             it.setToolTip(0, name)
-            it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+            it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             it.setIcon(0, theme.kind_icon("file"))
             top.addChild(it)
         more = f", {self._loading_more:,} more not listed" if self._loading_more else ""
         top.setText(1, f"{done:,} of {total:,} files parsed{more}")
         top.setText(2, f"{done * 100 // max(total, 1)}%")
-        top.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
-        if top.childCount():
-            self.scrollToItem(top.child(top.childCount() - 1))
+        top.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        last = top.child(top.childCount() - 1) if top.childCount() else None
+        if last is not None:
+            self.scrollToItem(last)
 
     def loading_names(self):
         top = self._loading
-        return [top.child(i).text(0) for i in range(top.childCount())] if top is not None else []
+        if top is None:
+            return []
+        return [c.text(0) for c in (top.child(i) for i in range(top.childCount())) if c is not None]
 
     def _add(self, parent: Optional[QTreeWidgetItem], node):
         it = QTreeWidgetItem()
         label = node.name
-        if getattr(self, "fmt", "tiledb") == "tiledb":
-            what = FOLDERS.get(node.name, "") if node.kind == "dir" else ""
-            if node.name == "__meta" and node.parent is not None and \
-                    node.parent.find("__group") is not None:
-                what = "Group metadata"
-            what = what or describe(node.name, node.kind)
-            if node.kind == "file" and DATA_FILE.match(node.name):
-                what = self._field_what(node) or what
-            if (node.kind == "dir" and node.name.startswith("__") and TS_NAME.match(node.name)
-                    and not what.startswith("commit")):
-                what = "fragment: " + what if "__fragments" in str(node.source) else what
-            if not what and node.kind == "dir":
-                what = generic_what(node)  # a group member: what its plugin says it is
-        else:
-            what = generic_what(node)
+        try:
+            what = registry.describe_entry(self.document, node)
+        except Exception:  # noqa: BLE001 - a label is not worth an exception
+            what = ""
         it.setText(0, label)
         it.setText(1, what)
         it.setToolTip(0, node.path())
         it.setToolTip(1, what)
         if node.kind == "file":
             it.setText(2, f"{node.size:,}")
-            it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+            it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         elif node.kind == "dir" and not getattr(node, "pending", False):
             it.setText(2, f"{node.child_count()}")
-            it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
-        it.setData(0, Qt.UserRole, node)
+            it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        it.setData(0, Qt.ItemDataRole.UserRole, node)
         self._items[id(node)] = it
         worst = node.status
         if node.kind == "dir" and getattr(node, "pending", False):
@@ -193,36 +157,16 @@ class ArrayBrowser(QTreeWidget):
 
     def _expanded(self, it: QTreeWidgetItem) -> None:
         """A deferred folder (a group member) opens: build it, then list its entries."""
-        node = it.data(0, Qt.UserRole)
+        node = it.data(0, Qt.ItemDataRole.UserRole)
         if node is None or it.childCount() or node.kind != "dir":
             return
         worst = self._add_children(it, node)   # builds the member with its own context
         it.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.DontShowIndicatorWhenChildless)
-        it.setText(1, generic_what(node))   # now with what opening it found
+        it.setText(1, generic_entry_text(node))   # now with what opening it found
         it.setText(2, f"{node.child_count()}")
-        it.setTextAlignment(2, Qt.AlignRight | Qt.AlignVCenter)
+        it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if worst != "ok":
             it.setIcon(0, theme.status_icon(worst))
-
-    def _field_what(self, node) -> str:
-        """`attribute 'counts' data` for a data file, from its fragment's schema."""
-        fm = node.data
-        array = _array_of(node) or getattr(self, "_array", None)
-        if fm is None or not hasattr(fm, "extra") or not hasattr(array, "schema_for"):
-            return ""
-        try:
-            from arrayscope.formats.tiledb.data_files import file_role
-
-            schema = fm.extra.get("schema") or array.schema_for(fm.schema_name)
-            role = file_role(schema, fm, node.name) if schema is not None else None
-        except Exception:  # noqa: BLE001 - a label is not worth an exception
-            return ""
-        if role is None:
-            return ""
-        kind = "dimension" if node.name[:1] == "d" and node.name[1:2].isdigit() else "attribute"
-        part = {"fixed": "offsets" if role.role == "offsets" else "data", "var": "var data",
-                "validity": "validity"}[role.part]
-        return f"{kind} '{role.obj.name}' {part}"
 
     def select_file_of(self, node) -> None:
         chain = []
@@ -246,38 +190,9 @@ class ArrayBrowser(QTreeWidget):
             self.blockSignals(False)
 
     def _clicked(self, item: QTreeWidgetItem, _col: int = 0) -> None:
-        n = item.data(0, Qt.UserRole)
+        n = item.data(0, Qt.ItemDataRole.UserRole)
         if n is not None:
             self.nodeActivated.emit(n)
-
-
-KNOWN_FILES = {".zarray": "Zarr v2 array metadata", ".zattrs": "Zarr v2 attributes",
-               ".zgroup": "Zarr v2 group metadata", ".zmetadata": "Zarr consolidated metadata",
-               "zarr.json": "Zarr v3 metadata", "metadata.json": "SCDL metadata",
-               "version.json": "SCDL version"}
-
-
-def generic_what(node) -> str:
-    """What a file or folder of an SCDL archive or a Zarr hierarchy is (its parser's words)."""
-    what = node.display_text()
-    if node.kind == "file" and node.name in KNOWN_FILES:
-        return KNOWN_FILES[node.name]
-    if node.kind == "file" and (not what or what.startswith(("{", "[", '"'))):
-        t = node.type or ""
-        what = f"{t}: {what}" if t and what else (t or what)
-    what = " ".join(what.split())
-    return what if len(what) <= 90 else what[:89] + "…"
-
-
-def _array_of(node):
-    """The array model a file belongs to: its array folder's (a group member's) data."""
-    n = node.parent
-    while n is not None:
-        for model in (n.data, getattr(n.data, "model", None)):
-            if hasattr(model, "schema_for"):
-                return model
-        n = n.parent
-    return None
 
 
 def _max(a: str, b: str) -> str:

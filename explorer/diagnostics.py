@@ -18,13 +18,14 @@ from PySide6.QtWidgets import (
 from arrayscope.formats.findings import Finding
 
 from . import theme
+from .state import AppState, DocumentChanged, Event, FindingsAdded
 
 COLS = ("Severity", "Message", "Source", "Offset", "Node")
 
-_DECORATIONROLE = int(Qt.DecorationRole.value)
-_DISPLAYROLE = int(Qt.DisplayRole.value)
-_TOOLTIPROLE = int(Qt.ToolTipRole.value)
-_USERROLE = int(Qt.UserRole.value)
+_DECORATIONROLE = int(Qt.ItemDataRole.DecorationRole.value)
+_DISPLAYROLE = int(Qt.ItemDataRole.DisplayRole.value)
+_TOOLTIPROLE = int(Qt.ItemDataRole.ToolTipRole.value)
+_USERROLE = int(Qt.ItemDataRole.UserRole.value)
 
 
 
@@ -87,12 +88,12 @@ class DiagnosticsModel(QAbstractTableModel):
     def columnCount(self, parent=QModelIndex()):
         return len(COLS)
 
-    def headerData(self, s, o, role=Qt.DisplayRole):
-        if o == Qt.Horizontal and role == _DISPLAYROLE:
+    def headerData(self, s, o, role=Qt.ItemDataRole.DisplayRole):
+        if o == Qt.Orientation.Horizontal and role == _DISPLAYROLE:
             return COLS[s]
         return None
 
-    def data(self, index, role=Qt.DisplayRole):
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
         r = self.rows[index.row()]
@@ -121,7 +122,7 @@ class DiagnosticsModel(QAbstractTableModel):
                 return 0 if r.status == "error" else 1
             if c == 3:
                 return -1 if r.offset is None else r.offset
-            return self.data(index, Qt.DisplayRole)
+            return self.data(index, Qt.ItemDataRole.DisplayRole)
         return None
 
 
@@ -140,9 +141,9 @@ class DiagnosticsPanel(QWidget):
         self.view = QTableView(self)
         self.view.setModel(self.proxy)
         self.view.setSortingEnabled(True)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.view.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.verticalHeader().setVisible(False)
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         self.view.setWordWrap(False)
@@ -150,8 +151,8 @@ class DiagnosticsPanel(QWidget):
         h = self.view.horizontalHeader()
         h.setStretchLastSection(False)
         h.setMinimumSectionSize(40)
-        h.setSectionResizeMode(0, QHeaderView.Fixed)
-        h.setSectionResizeMode(1, QHeaderView.Stretch)
+        h.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
+        h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.view.setColumnWidth(0, 80)
         self.view.setColumnWidth(2, 170)
         self.view.setColumnWidth(3, 70)
@@ -173,12 +174,18 @@ class DiagnosticsPanel(QWidget):
         self.view.clicked.connect(self._activate)
         self.view.activated.connect(self._activate)
 
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged):
+            self.set_nodes(state.session.document.diagnostics() if state.session is not None else [])
+        elif isinstance(event, FindingsAdded):
+            self.add_findings(event.findings)
+
     def set_nodes(self, nodes) -> None:
         """The tree's diagnostics (a new document): verify findings come later."""
         self.model.set_rows(Row.of_node(n) for n in nodes)
         self._extra = 0
         self._verify_state = ""
-        self.view.sortByColumn(0, Qt.AscendingOrder)
+        self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self._update_summary()
 
     def set_verifying(self, on: bool = True) -> None:
@@ -228,7 +235,7 @@ class DiagnosticsPanel(QWidget):
         self.proxy.setFilterFixedString(["", "error", "warning"][i])
 
     def _activate(self, index) -> None:
-        r = self.proxy.data(index, Qt.UserRole)
+        r = self.proxy.data(index, Qt.ItemDataRole.UserRole)
         if r is None:
             return
         if r.node is not None:

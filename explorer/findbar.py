@@ -60,7 +60,7 @@ class FindBar(QWidget):
         self.closed.emit()
 
     def keyPressEvent(self, e) -> None:
-        if e.key() == Qt.Key_Escape:
+        if e.key() == Qt.Key.Key_Escape:
             self.hide_bar()
             return
         super().keyPressEvent(e)

@@ -7,7 +7,7 @@ follows the window's document. A fragment clicked in any of the three selects it
 node everywhere (`window.select_node`) and in the other two."""
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Callable, Dict, Optional
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QMessageBox, QPushButton, QTabWidget
@@ -17,6 +17,7 @@ from arrayscope.formats import health as H
 from .extentplot import ExtentPlot
 from .fragmentspanel import FragmentsPanel
 from .spacechart import SpaceChart
+from .state import AppState, DocumentChanged, Event
 
 
 class HealthView(QTabWidget):
@@ -93,6 +94,13 @@ def verdict_details(h: H.ArrayHealth) -> str:
     return "\n".join(lines)
 
 
+class _Follower:
+    """A panel of the application state that is a function."""
+
+    def __init__(self, fn: Callable[[AppState, Event], None]) -> None:
+        self.state_changed = fn
+
+
 def install(window) -> HealthView:
     """Add the health dock and the status-bar verdict to `window` and follow its document."""
     view = HealthView(window)
@@ -127,25 +135,20 @@ def install(window) -> HealthView:
                 return
 
     view.on_select = select
-    # The window has no document signal yet: follow set_document / close_document (the
-    # shell's panel protocol replaces this wrapping).
-    set_doc, close_doc = window.set_document, window.close_document
-
-    def set_document(doc) -> None:
-        set_doc(doc)
-        h = view.set_document(doc)
+    def state_changed(app: AppState, event: Event) -> None:
+        if not isinstance(event, DocumentChanged):
+            return
+        if app.session is None:
+            view.set_document(None)
+            button.setVisible(False)
+            dock.hide()
+            return
+        h = view.set_document(app.session.document)
         state["health"] = h
         button.setText(verdict_text(h))
         button.setVisible(bool(button.text()))
         dock.setVisible(h is not None)
 
-    def close_document() -> None:
-        close_doc()
-        view.set_document(None)
-        button.setVisible(False)
-        dock.hide()
-
-    window.set_document = set_document
-    window.close_document = close_document
+    window.state.subscribe(_Follower(state_changed))
     window.health_view, window.d_health, window.health_button = view, dock, button
     return view

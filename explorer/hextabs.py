@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTabWidget
 
 from .hexview import HexView
+from .state import AppState, Event, SelectionChanged
 
 
 def tab_title(source) -> str:
@@ -64,6 +65,38 @@ class HexTabs(QTabWidget):
             self.setCurrentWidget(v)
         return v
 
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, SelectionChanged):
+            self.show_node(event.node, event.origin)
+
+    def show_node(self, node, origin: Optional[str] = None) -> Optional[HexView]:
+        """The node's source in front, its byte range and its ancestors' marked, the cursor on
+        it (unless the click came from the hex view itself). None for a node with no bytes."""
+        src = node.source
+        if src is None or isinstance(src, str):
+            return None
+        view = self.view_for(src)
+        anc = []
+        p = node.parent
+        while p is not None:
+            if p.source is src and p.size > 0 and p.kind not in ("file", "dir"):
+                anc.append((p.offset, p.end, p.kind))
+            p = p.parent
+        anc.reverse()
+        kind = "error" if node.status == "error" else node.kind
+        whole = node.kind == "file" or (node.offset == 0 and node.size >= src.size)
+        primary = (node.offset, node.end, kind) if node.size > 0 and not whole else None
+        view.set_node_ranges(primary, anc)
+        if origin != "hex" and src.size:
+            if whole:
+                view.set_cursor(0)
+                view.set_top_row(0)
+            elif node.size > 0:
+                view.select_range(node.offset, node.end)
+            else:
+                view.set_cursor(node.offset)
+        return view
+
     def current_view(self) -> Optional[HexView]:
         w = self.currentWidget()
         return w if isinstance(w, HexView) else None
@@ -93,11 +126,6 @@ class HexTabs(QTabWidget):
         w.deleteLater()
         if src is not None:
             self.sourceClosed.emit(src)
-
-    def close_source(self, source) -> None:
-        v = self._views.get(id(source))
-        if v is not None:
-            self._close(self.indexOf(v))
 
     def _changed(self, i: int) -> None:
         v = self.current_view()

@@ -48,9 +48,9 @@ class HexView(QAbstractScrollArea):
     def __init__(self, source=None, parent=None, bytes_per_row: int = 16):
         super().__init__(parent)
         self.setFont(theme.mono_font())
-        self.setFocusPolicy(Qt.StrongFocus)
-        self.viewport().setCursor(Qt.IBeamCursor)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOn)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.viewport().setCursor(Qt.CursorShape.IBeamCursor)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.bpr = bytes_per_row
         self.source = None
         self._top = 0            # first visible row (Python int)
@@ -258,13 +258,13 @@ class HexView(QAbstractScrollArea):
         p = QPainter(self.viewport())
         pal = self.palette()
         vp = self.viewport().rect()
-        p.fillRect(vp, pal.color(QPalette.Base))
+        p.fillRect(vp, pal.color(QPalette.ColorRole.Base))
         p.setFont(self.font())
-        text_c = pal.color(QPalette.Text)
-        dim_c = pal.color(QPalette.PlaceholderText)
+        text_c = pal.color(QPalette.ColorRole.Text)
+        dim_c = pal.color(QPalette.ColorRole.PlaceholderText)
         if self.source is None:
             p.setPen(dim_c)
-            p.drawText(vp, Qt.AlignCenter, "no bytes: select a file or a node with bytes")
+            p.drawText(vp, Qt.AlignmentFlag.AlignCenter, "no bytes: select a file or a node with bytes")
             return
         bpr, lh, cw = self.bpr, self.lh, self.cw
         self._paint_header(p, pal, dim_c)
@@ -298,7 +298,7 @@ class HexView(QAbstractScrollArea):
         # user's selection
         sa, sb = self.selection()
         if self._anchor is not None:
-            hl = QColor(pal.color(QPalette.Highlight))
+            hl = QColor(pal.color(QPalette.ColorRole.Highlight))
             same = self._primary is not None and (sa, sb) == tuple(self._primary[:2])
             hl.setAlpha(55 if same else 110)
             self._fill_range(p, max(sa, start), min(sb, stop), first, hl)
@@ -336,14 +336,14 @@ class HexView(QAbstractScrollArea):
         if start <= c < stop:
             r, col = (c - start) // bpr, (c - start) % bpr
             y = self.header_h + r * lh
-            pen = QPen(pal.color(QPalette.Highlight) if self.hasFocus() else dim_c, 1.2)
+            pen = QPen(pal.color(QPalette.ColorRole.Highlight) if self.hasFocus() else dim_c, 1.2)
             p.setPen(pen)
-            p.setBrush(Qt.NoBrush)
+            p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRect(QRectF(self.hex_x(col) - 1.5, y + 0.5, 2 * cw + 3, lh - 1))
             p.drawRect(QRectF(self.asc_x(col) - 0.5, y + 0.5, cw + 1, lh - 1))
         p.setClipping(False)
         # separators
-        sep = QColor(pal.color(QPalette.Mid))
+        sep = QColor(pal.color(QPalette.ColorRole.Mid))
         p.fillRect(QRectF(self.x_hex - cw, 0, 1, vp.height()), sep)
         p.fillRect(QRectF(self.x_asc - cw, 0, 1, vp.height()), sep)
         p.end()
@@ -373,13 +373,13 @@ class HexView(QAbstractScrollArea):
 
     def _paint_header(self, p: QPainter, pal, dim_c) -> None:
         w = self.viewport().width()
-        p.fillRect(QRect(0, 0, w, self.header_h), pal.color(QPalette.AlternateBase))
+        p.fillRect(QRect(0, 0, w, self.header_h), pal.color(QPalette.ColorRole.AlternateBase))
         p.setPen(dim_c)
         y = self.ascent + 2
         p.drawText(QPointF(self.x_off, y), "Offset".ljust(self.digits))
         p.drawText(QPointF(self.hex_x(0), y), _hex_text(bytes(range(self.bpr)), 0))
         p.drawText(QPointF(self.x_asc, y), "Decoded text")
-        p.fillRect(QRect(0, self.header_h - 1, w, 1), pal.color(QPalette.Mid))
+        p.fillRect(QRect(0, self.header_h - 1, w, 1), pal.color(QPalette.ColorRole.Mid))
 
     def _fill_range(self, p: QPainter, a: int, b: int, first: int, color: QColor) -> None:
         """Fill bytes [a, b) in both panes (one rect per row and pane)."""
@@ -398,12 +398,12 @@ class HexView(QAbstractScrollArea):
 
     # ---- input -----------------------------------------------------------------------
     def mousePressEvent(self, e) -> None:
-        if e.button() == Qt.LeftButton:
+        if e.button() == Qt.MouseButton.LeftButton:
             off = self.offset_at(e.position())
             if off is not None:
                 self._dragging = True
                 self._press_offset = off
-                self.set_cursor(off, extend=bool(e.modifiers() & Qt.ShiftModifier), scroll=False)
+                self.set_cursor(off, extend=bool(e.modifiers() & Qt.KeyboardModifier.ShiftModifier), scroll=False)
         super().mousePressEvent(e)
 
     def mouseMoveEvent(self, e) -> None:
@@ -418,7 +418,7 @@ class HexView(QAbstractScrollArea):
                 self.selectionChanged.emit(*self.selection())
 
     def mouseReleaseEvent(self, e) -> None:
-        if e.button() == Qt.LeftButton and self._dragging:
+        if e.button() == Qt.MouseButton.LeftButton and self._dragging:
             self._dragging = False
             if self._anchor is None:
                 self.byteClicked.emit(self._cursor)
@@ -431,31 +431,31 @@ class HexView(QAbstractScrollArea):
 
     def keyPressEvent(self, e) -> None:
         key, mods = e.key(), e.modifiers()
-        shift = bool(mods & Qt.ShiftModifier)
-        ctrl = bool(mods & Qt.ControlModifier)
+        shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
+        ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
         c, bpr, page = self._cursor, self.bpr, self.visible_rows * self.bpr
         moves = {
-            Qt.Key_Left: c - 1, Qt.Key_Right: c + 1, Qt.Key_Up: c - bpr, Qt.Key_Down: c + bpr,
-            Qt.Key_PageUp: c - page, Qt.Key_PageDown: c + page,
-            Qt.Key_Home: 0 if ctrl else c - c % bpr,
-            Qt.Key_End: self.size_bytes - 1 if ctrl else c - c % bpr + bpr - 1,
+            Qt.Key.Key_Left: c - 1, Qt.Key.Key_Right: c + 1, Qt.Key.Key_Up: c - bpr, Qt.Key.Key_Down: c + bpr,
+            Qt.Key.Key_PageUp: c - page, Qt.Key.Key_PageDown: c + page,
+            Qt.Key.Key_Home: 0 if ctrl else c - c % bpr,
+            Qt.Key.Key_End: self.size_bytes - 1 if ctrl else c - c % bpr + bpr - 1,
         }
         if key in moves:
             target = moves[key]
-            if key in (Qt.Key_PageUp, Qt.Key_PageDown):
-                self.set_top_row(self._top + (self.visible_rows if key == Qt.Key_PageDown else -self.visible_rows))
+            if key in (Qt.Key.Key_PageUp, Qt.Key.Key_PageDown):
+                self.set_top_row(self._top + (self.visible_rows if key == Qt.Key.Key_PageDown else -self.visible_rows))
             self.set_cursor(target, extend=shift)
             return
-        if key in (Qt.Key_Return, Qt.Key_Enter):
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.nodeRequested.emit(self._cursor)
             return
-        if e.matches(QKeySequence.SelectAll):
+        if e.matches(QKeySequence.StandardKey.SelectAll):
             if self.size_bytes:
                 self._anchor, self._cursor = 0, self.size_bytes - 1
                 self.viewport().update()
                 self.selectionChanged.emit(*self.selection())
             return
-        if e.matches(QKeySequence.Copy):
+        if e.matches(QKeySequence.StandardKey.Copy):
             self.copy_as("Hex")
             return
         super().keyPressEvent(e)
@@ -487,7 +487,7 @@ class HexView(QAbstractScrollArea):
     def contextMenuEvent(self, e) -> None:
         m = QMenu(self)
         for fmt in ("Hex", "Bytes", "C array", "Python bytes", "Base64"):
-            m.addAction(f"Copy as {fmt}", lambda f=fmt: self.copy_as(f))
+            m.addAction(f"Copy as {fmt}").triggered.connect(lambda _c=False, f=fmt: self.copy_as(f))
         m.addAction("Copy offset", lambda: QGuiApplication.clipboard().setText(f"0x{self._cursor:X}"))
         m.addSeparator()
         m.addAction("Show node at cursor", lambda: self.nodeRequested.emit(self._cursor))

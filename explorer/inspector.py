@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from . import theme
 from .interpret import interpretations
+from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 RAW_PREVIEW = 64
 
@@ -34,17 +35,17 @@ class Inspector(QWidget):
         self.table = QTableWidget(0, 3, self)
         self.table.setHorizontalHeaderLabels(["Type", "Little endian", "Big endian"])
         self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         h = self.table.horizontalHeader()
-        h.setSectionResizeMode(0, QHeaderView.ResizeToContents)
-        h.setSectionResizeMode(1, QHeaderView.Stretch)
-        h.setSectionResizeMode(2, QHeaderView.Stretch)
+        h.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        h.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.where = QLabel("", self)
-        self.where.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lower = QWidget(self)
         ll = QVBoxLayout(lower)
         ll.setContentsMargins(0, 0, 0, 0)
@@ -56,7 +57,7 @@ class Inspector(QWidget):
         row.addWidget(self.where)
         ll.addLayout(row)
         ll.addWidget(self.table, 1)
-        split = QSplitter(Qt.Vertical, self)
+        split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.info)
         split.addWidget(lower)
         split.setStretchFactor(0, 3)
@@ -67,6 +68,12 @@ class Inspector(QWidget):
         self._mono = theme.mono_font()
 
     # ---- the node --------------------------------------------------------------------
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged) and state.session is None:
+            self.show_node(None)
+        elif isinstance(event, SelectionChanged) and state.session is not None:
+            self.show_node(event.node, state.session.version_of(event.node))
+
     def show_node(self, node, version: Optional[int] = None) -> None:
         if node is None:
             self.info.clear()

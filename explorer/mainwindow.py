@@ -2,18 +2,14 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional
+from typing import Optional
 
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QFileDialog,
-    QInputDialog,
     QLabel,
     QMainWindow,
-    QMessageBox,
     QProgressBar,
     QPushButton,
     QStackedWidget,
@@ -21,9 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats.remote import is_url
-
-from . import search, startpage, theme
+from . import startpage, theme
 from .arraybrowser import ArrayBrowser
 from .diagnostics import DiagnosticsPanel
 from .findbar import FindBar
@@ -31,32 +25,34 @@ from .healthdock import install as install_health
 from .hextabs import HexTabs
 from .inspector import Inspector
 from .loader import Loader
+from .menus import APP_NAME, MenusMixin
+from .navigation import NavigationMixin
+from .opening import OpeningMixin
 from .pipelinepanel import PipelinePanel
 from .session import Session
-from .stages import StageMark, datetime_unit
+from .state import AppState, Event, SelectionChanged
 from .treepanel import TreePanel
 from .verifier import Verifier
 
-APP_NAME = "arrayscope"
-MAX_RECENT = 10
 
+class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
+    """The shell: docks around the hex tabs, status bar, and the wiring of panels to the
+    application state (`state.AppState`). Menus, opening and navigation are its mixins."""
 
-class MainWindow(QMainWindow):
     def __init__(self, settings: Optional[QSettings] = None, key: Optional[bytes] = None,
                  restore: bool = True):
         super().__init__()
         self.settings = settings if settings is not None else QSettings(APP_NAME, APP_NAME)
         self.key = key
-        self.session: Optional[Session] = None
-        self.current_node = None
+        self.state = AppState()
         self.path: Optional[str] = None
         self._pending_select: Optional[str] = None
         self.setWindowTitle(APP_NAME)
         self.setWindowIcon(theme.app_icon())
         self.setAcceptDrops(True)
         self.setDockNestingEnabled(True)
-        self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
-        self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.loader = Loader(self)
         self.loader.started.connect(self._load_started)
         self.loader.progress.connect(self._load_progress)
@@ -107,18 +103,23 @@ class MainWindow(QMainWindow):
         self.diag.nodeActivated.connect(lambda n: self.select_node(n, origin="diagnostics"))
         self.diag.findingActivated.connect(self.goto_finding)
         self.diag.countsChanged.connect(self._diag_counts)
-        self.d_browser = self._dock("Array", "dock_array", self.browser, Qt.LeftDockWidgetArea)
-        self.d_tree = self._dock("Structure", "dock_tree", self.tree, Qt.LeftDockWidgetArea)
-        self.d_inspector = self._dock("Inspector", "dock_inspector", self.inspector, Qt.RightDockWidgetArea)
-        self.d_pipeline = self._dock("Pipeline", "dock_pipeline", self.pipeline, Qt.RightDockWidgetArea)
-        self.d_diag = self._dock("Diagnostics", "dock_diag", self.diag, Qt.BottomDockWidgetArea)
-        self.splitDockWidget(self.d_browser, self.d_tree, Qt.Vertical)
-        self.splitDockWidget(self.d_inspector, self.d_pipeline, Qt.Vertical)
-        self.resizeDocks([self.d_browser, self.d_tree], [220, 600], Qt.Vertical)
-        self.resizeDocks([self.d_tree, self.d_inspector], [500, 420], Qt.Horizontal)
-        self.resizeDocks([self.d_diag], [130], Qt.Vertical)
-        self.resizeDocks([self.d_inspector, self.d_pipeline], [440, 520], Qt.Vertical)
+        left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
+                               Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.d_browser = self._dock("Array", "dock_array", self.browser, left)
+        self.d_tree = self._dock("Structure", "dock_tree", self.tree, left)
+        self.d_inspector = self._dock("Inspector", "dock_inspector", self.inspector, right)
+        self.d_pipeline = self._dock("Pipeline", "dock_pipeline", self.pipeline, right)
+        self.d_diag = self._dock("Diagnostics", "dock_diag", self.diag, bottom)
+        self.splitDockWidget(self.d_browser, self.d_tree, Qt.Orientation.Vertical)
+        self.splitDockWidget(self.d_inspector, self.d_pipeline, Qt.Orientation.Vertical)
+        self.resizeDocks([self.d_browser, self.d_tree], [220, 600], Qt.Orientation.Vertical)
+        self.resizeDocks([self.d_tree, self.d_inspector], [500, 420], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.d_diag], [130], Qt.Orientation.Vertical)
+        self.resizeDocks([self.d_inspector, self.d_pipeline], [440, 520], Qt.Orientation.Vertical)
 
+        for panel in (self.tree, self.browser, self.tabs, self.inspector, self, self.pipeline,
+                      self.diag):
+            self.state.subscribe(panel)
         self._build_status()
         install_health(self)
         self._build_menus()
@@ -133,13 +134,21 @@ class MainWindow(QMainWindow):
         if restore:
             self._restore()
 
+    @property
+    def session(self) -> Optional[Session]:
+        return self.state.session
+
+    @property
+    def current_node(self):
+        return self.state.current
+
     # ---- construction ----------------------------------------------------------------
     def _dock(self, title: str, name: str, widget, area) -> QDockWidget:
         d = QDockWidget(title, self)
         d.setObjectName(name)
         d.setWidget(widget)
-        d.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetClosable |
-                      QDockWidget.DockWidgetFloatable)
+        f = QDockWidget.DockWidgetFeature
+        d.setFeatures(f.DockWidgetMovable | f.DockWidgetClosable | f.DockWidgetFloatable)
         self.addDockWidget(area, d)
         return d
 
@@ -159,7 +168,7 @@ class MainWindow(QMainWindow):
         self.cancel_btn.setVisible(False)
         self.cancel_btn.clicked.connect(self.loader.cancel)
         for w in (self.st_source, self.st_offset, self.st_sel):
-            w.setTextInteractionFlags(Qt.TextSelectableByMouse)
+            w.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             sb.addPermanentWidget(w)
         sb.addWidget(self.st_value, 1)
         from .transferstatus import TransferStatus  # a URL's requests and bytes (formats/remote.py)
@@ -168,205 +177,13 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_btn)
 
-    def _act(self, menu, text, slot, shortcut=None, tip=None) -> QAction:
-        a = QAction(text, self)
-        if shortcut is not None:
-            a.setShortcut(QKeySequence(shortcut))
-        if tip:
-            a.setStatusTip(tip)
-            a.setToolTip(tip)
-        a.triggered.connect(slot)
-        menu.addAction(a)
-        return a
-
-    def _build_menus(self) -> None:
-        mb = self.menuBar()
-        f = mb.addMenu("&File")
-        self._act(f, "&Open File…", self.open_file_dialog, QKeySequence.Open, "Open a file")
-        self._act(f, "Open &Directory…", self.open_dir_dialog, "Ctrl+Shift+O",
-                  "Open an array or archive directory")
-        self._act(f, "Open &Sample", lambda: self.open_path(default_sample()), None,
-                  "Open the bundled sample TileDB array")
-        self.recent_menu = f.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        self.reopen_menu = f.addMenu("Reopen &As")
-        self.reopen_menu.aboutToShow.connect(self._fill_reopen)
-        self._act(f, "Encryption &Key File…", self.choose_key, None,
-                  "Read the 32-byte AES-256 key from a file and reopen")
-        self._act(f, "&Reload", self.reload, QKeySequence.Refresh)
-        self._act(f, "&Close", self.close_document, QKeySequence.Close)
-        f.addSeparator()
-        self._act(f, "Save &Screenshot…", self.save_screenshot_dialog)
-        f.addSeparator()
-        self._act(f, "&Quit", self.close, QKeySequence.Quit)
-        e = mb.addMenu("&Edit")
-        self._act(e, "&Copy as Hex", lambda: self._copy("Hex"), QKeySequence.Copy)
-        self._act(e, "Copy as &Bytes", lambda: self._copy("Bytes"), "Ctrl+Shift+C")
-        self._act(e, "Copy as C &Array", lambda: self._copy("C array"))
-        self._act(e, "Copy as &Python bytes", lambda: self._copy("Python bytes"))
-        self._act(e, "Copy as Base&64", lambda: self._copy("Base64"))
-        e.addSeparator()
-        self._act(e, "&Find…", self.show_find, QKeySequence.Find)
-        self._act(e, "Find &Next", lambda: self.findbar.trigger(False), QKeySequence.FindNext)
-        self._act(e, "Find &Previous", lambda: self.findbar.trigger(True), QKeySequence.FindPrevious)
-        self._act(e, "Find &Node…", self.focus_tree_find, "Ctrl+Shift+F")
-        self._act(e, "&Go to Offset…", self.goto_dialog, "Ctrl+G")
-        e.addSeparator()
-        self._act(e, "Select &Parent Node", self.select_parent, "Alt+Up")
-        v = mb.addMenu("&View")
-        for d in (self.d_browser, self.d_tree, self.d_inspector, self.d_pipeline, self.d_diag):
-            v.addAction(d.toggleViewAction())
-        v.addSeparator()
-        self._act(v, "Reset &Layout", self.reset_layout)
-        h = mb.addMenu("&Help")
-        self._act(h, "&Keyboard Shortcuts", self.show_shortcuts, QKeySequence.HelpContents)
-        self._act(h, "&About arrayscope", self.about)
-        self._act(h, "About &Qt", QApplication.aboutQt)
-        self._default_state = self.saveState()
-
-    # ---- opening ---------------------------------------------------------------------
-    def open_file_dialog(self) -> None:
-        p, _ = QFileDialog.getOpenFileName(self, "Open File", self._last_dir())
-        if p:
-            self.open_path(p)
-
-    def open_dir_dialog(self) -> None:
-        p = QFileDialog.getExistingDirectory(self, "Open Array or Archive Directory", self._last_dir())
-        if p:
-            self.open_path(p)
-
-    def _last_dir(self) -> str:
-        r = self.recent()
-        return os.path.dirname(r[0].rstrip("/")) if r else os.getcwd()
-
-    def choose_key(self) -> None:
-        from arrayscope.formats.context import load_key
-
-        p, _ = QFileDialog.getOpenFileName(self, "Encryption Key File (32 bytes)", self._last_dir())
-        if not p:
-            return
-        try:
-            self.key = load_key(p)
-        except (OSError, ValueError) as e:
-            QMessageBox.warning(self, APP_NAME, f"Cannot use this key file: {e}")
-            return
-        if self.path:
-            self.open_path(self.path)
-
-    def open_path(self, path: str, key: Optional[bytes] = None, as_format: Optional[str] = None,
-                  sync: bool = False, select: Optional[str] = None) -> bool:
-        path = path if is_url(path) else os.path.abspath(path)
-        if key is None:
-            key = self.key
-            if key is None:
-                kf = startpage.sample_key_file(path)
-                if kf:
-                    from arrayscope.formats.context import load_key
-                    key = self.key = load_key(kf)
-        self._pending_select = select
-        self._open_format, self._open_key = as_format, key
-        if sync:
-            from arrayscope import formats
-            try:
-                doc = formats.open(path, key=key, as_format=as_format)
-            except formats.OpenError as e:
-                self._load_failed(path, str(e))
-                return False
-            self._loaded(doc, 0.0)
-            return True
-        self.loader.open(path, key, as_format)
-        return True
-
-    def reload(self) -> None:
-        if self.path:
-            self.open_path(self.path)
-
-    def _load_started(self, path: str) -> None:
-        self.progress.setRange(0, 0)   # busy until the first file is parsed
-        self.progress.setValue(0)
-        self.progress.setVisible(True)
-        self.cancel_btn.setVisible(True)
-        self.st_value.setText(f"Opening {path} …")
-        # partial results: the files parsed so far, in the Array dock (names and sizes only)
-        self.browser.begin_loading(path)
-        self.d_browser.setWindowTitle("Loading")
-        self.d_browser.show()
-
-    def _load_progress(self, done: int, total: int, files) -> None:
-        if not self.loader.busy:
-            return
-        self.progress.setRange(0, max(total, 1))
-        self.progress.setValue(done)
-        self.progress.setFormat(f"%p%  ·  {done}/{total}")
-        self.progress.setTextVisible(True)
-        name = files[-1][0] if files else ""
-        self.st_value.setText(f"Opening {os.path.basename(self.loader.path.rstrip('/'))}: "
-                              f"{done} of {total} files parsed — {name}")
-        self.browser.add_loading(done, total, files)
-
-    def _load_done_ui(self) -> None:
-        self.progress.setVisible(False)
-        self.cancel_btn.setVisible(False)
-
-    def _restore_browser(self) -> None:
-        """After a cancelled or failed open: the Array dock shows the current document again
-        (or nothing, hidden, when there is none)."""
-        if not self.browser.loading:
-            return
-        doc = self.session.document if self.session is not None else None
-        if doc is None:
-            self.browser.set_root(None)
-            self.d_browser.hide()
-            return
-        self.browser.set_root(doc.root if doc.is_dir else None, doc.format)
-        self.d_browser.setWindowTitle({"scdl": "Archive", "zarr": "Hierarchy"}.get(doc.format, "Array"))
-        self.d_browser.setVisible(doc.is_dir)
-        if self.current_node is not None:
-            self.browser.select_file_of(self.current_node)
-
-    def _load_cancelled(self, path: str) -> None:
-        self._load_done_ui()
-        self._restore_browser()
-        self.st_value.setText(f"Cancelled opening {path}")
-
-    def _load_failed(self, path: str, msg: str) -> None:
-        self._load_done_ui()
-        self._restore_browser()
-        self.st_value.setText(msg)
-        if not getattr(self, "quiet", False):
-            QMessageBox.warning(self, APP_NAME, f"Cannot open {path}:\n{msg}")
-
-    def _loaded(self, doc, secs: float) -> None:
-        self._load_done_ui()
-        self.set_document(doc)
-        n = len(doc.sources)
-        self.st_value.setText(f"Opened {doc.path} ({doc.format or 'plain bytes'}, {n} file"
-                              f"{'s' * (n != 1)}{f', {secs * 1000:.0f} ms' if secs else ''})")
-        self.add_recent(doc.path)
-        if self._pending_select:
-            from .nodepath import resolve
-
-            node, msg = resolve(doc.root, self._pending_select)
-            if node is not None:
-                self.select_node(node)
-            else:
-                self.st_value.setText(msg)
-            self._pending_select = None
-
     def set_document(self, doc) -> None:
         self.tabs.clear_all()   # before closing the old sources: no view may read them after
-        if self.session is not None:
-            self.session.close()
-        self.session = Session(doc)
-        self.path = doc.path
-        self.current_node = None
         self._units = {}
-        self.tree.set_root(doc.root)
-        self.browser.set_root(doc.root if doc.is_dir else None, doc.format)
+        self.state.open(Session(doc))
+        self.path = doc.path
         self.d_browser.setWindowTitle({"scdl": "Archive", "zarr": "Hierarchy"}.get(doc.format, "Array"))
         self.d_browser.setVisible(doc.is_dir)
-        self.pipeline.set_session(self.session)
-        self.diag.set_nodes(doc.diagnostics())
         self.verifier.cancel()
         if os.path.exists(doc.path):   # not a URL: verifying reads every tile (requests, bytes)
             self.diag.set_verifying(True)
@@ -392,16 +209,8 @@ class MainWindow(QMainWindow):
     def close_document(self) -> None:
         self.verifier.cancel()
         self.tabs.clear_all()
-        if self.session is not None:
-            self.session.close()
-        self.session = None
+        self.state.close()
         self.path = None
-        self.current_node = None
-        self.tree.set_root(None)
-        self.browser.set_root(None)
-        self.pipeline.set_session(None)
-        self.diag.set_nodes([])
-        self.inspector.show_node(None)
         self.stack.setCurrentIndex(0)
         self.start.set_recent(self.recent())
         self._show_docks(False)
@@ -414,71 +223,24 @@ class MainWindow(QMainWindow):
             elif d is not self.d_browser:
                 d.show()
 
-    # ---- recent ----------------------------------------------------------------------
-    def recent(self) -> List[str]:
-        v = self.settings.value("recent", [])
-        if isinstance(v, str):
-            v = [v]
-        return [p for p in (v or []) if isinstance(p, str)]
-
-    def add_recent(self, path: str) -> None:
-        r = [p for p in self.recent() if p != path]
-        r.insert(0, path)
-        self.settings.setValue("recent", r[:MAX_RECENT])
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        for p in self.recent():
-            self.recent_menu.addAction(p, lambda p=p: self.open_path(p))
-        if not self.recent():
-            self.recent_menu.addAction("(empty)").setEnabled(False)
-
-    def _fill_reopen(self) -> None:
-        from arrayscope.formats import registry
-
-        self.reopen_menu.clear()
-        for p in registry.plugins():
-            a = self.reopen_menu.addAction(
-                p.name, lambda n=p.name: self.path and self.open_path(self.path, as_format=n))
-            a.setEnabled(self.path is not None)
-
     # ---- selection -------------------------------------------------------------------
     def select_node(self, node, origin: Optional[str] = None) -> None:
-        if node is None or self.session is None:
-            return
-        self.current_node = node
-        if origin != "tree":
-            self.tree.select_node(node)
-        self.browser.select_file_of(node)
-        src = node.source
-        has_bytes = src is not None and not isinstance(src, str)
-        view = None
-        if has_bytes:
-            view = self.tabs.view_for(src)
-            anc = []
-            p = node.parent
-            while p is not None:
-                if p.source is src and p.size > 0 and p.kind not in ("file", "dir"):
-                    anc.append((p.offset, p.end, p.kind))
-                p = p.parent
-            anc.reverse()
-            kind = "error" if node.status == "error" else node.kind
-            whole = node.kind == "file" or (node.offset == 0 and node.size >= src.size)
-            primary = (node.offset, node.end, kind) if node.size > 0 and not whole else None
-            view.set_node_ranges(primary, anc)
-            if origin != "hex" and src.size:
-                if whole:
-                    view.set_cursor(0)
-                    view.set_top_row(0)
-                elif node.size > 0:
-                    view.select_range(node.offset, node.end)
-                else:
-                    view.set_cursor(node.offset)
-        self.inspector.show_node(node, self.session.version_of(node))
-        if view is not None:
-            self._cursor_changed(view)
-        self.pipeline.set_node(node)
-        self._status_node(node)
+        self.state.select(node, origin)
+
+    def state_changed(self, state: AppState, event: Event) -> None:
+        """The shell's part of a selection: the cursor's readout and the status line."""
+        if isinstance(event, SelectionChanged):
+            src = event.node.source
+            view = self.tabs.current_view()
+            if view is not None and src is not None and not isinstance(src, str):
+                self._cursor_changed(view)
+            self._status_node(event.node)
+
+    def go_back(self) -> None:
+        self.state.back()
+
+    def go_forward(self) -> None:
+        self.state.forward()
 
     def select_parent(self) -> None:
         if self.current_node is not None and self.current_node.parent is not None:
@@ -512,7 +274,7 @@ class MainWindow(QMainWindow):
 
     def _cursor_moved(self, view) -> None:
         self._cursor_changed(view)
-        if view.hasFocus() and QApplication.mouseButtons() == Qt.NoButton:
+        if view.hasFocus() and QApplication.mouseButtons() == Qt.MouseButton.NoButton:
             self._sync_timer.start()
 
     def _sync_from_cursor(self) -> None:
@@ -541,33 +303,7 @@ class MainWindow(QMainWindow):
     # ---- verify findings --------------------------------------------------------------
     def _verified(self, findings) -> None:
         if self.session is not None:
-            self.diag.add_findings(findings)
-
-    def goto_finding(self, f) -> None:
-        """Show a verify finding: its node when the tree has it (by path), else the node
-        holding byte `offset` of its source, with the cursor on that byte."""
-        if self.session is None or not f:
-            return
-        from .nodepath import resolve
-
-        doc = self.session.document
-        node, _msg = resolve(doc.root, f.node) if f.node else (None, "")
-        src = doc.source_by_name(f.source or "")
-        off = f.offset
-        if node is not None and (src is None or node.source is src):
-            self.select_node(node, origin="diagnostics")
-            return
-        if src is None:
-            self.st_value.setText(f"{f.source}: not a source of this document")
-            return
-        at = self.session.node_at(src, off or 0)
-        if at is not None:
-            self.select_node(at, origin="diagnostics")
-        view = self.tabs.view_for(src)
-        if off is not None and 0 <= off < max(1, src.size):
-            view.set_cursor(off, scroll=False)
-            view.scroll_to(off, center=True)
-        self.st_value.setText(f"{f.status}: {f.message}")
+            self.state.add_findings(findings)
 
     def _source_closed(self, src) -> None:
         """A hex tab was closed: a filter-stage output made by the pipeline panel is dropped
@@ -583,92 +319,23 @@ class MainWindow(QMainWindow):
             cur = self.current_node
             inside = cur is not None and cur.source is src
             self.tree.model.remove_child(parent, node)
+            self.state.forget(node)
             self.session.index.invalidate()
             if inside:
                 self.select_node(parent)
 
-    def _stage_ready(self, chunk_node, stage_node, show_source) -> None:
+    def _stage_ready(self, chunk_node, stage_node, show_source, unit) -> None:
         if self.session is None:
             return
         if stage_node.parent is not None:
             self.tree.model.notify_children_added(stage_node.parent)
-        mark = stage_node.data
-        if isinstance(mark, StageMark) and mark.k == 0:
-            unit = datetime_unit(mark.chunk.info)
-            if unit:
-                self._units[id(stage_node.source)] = unit
+        if unit:
+            self._units[id(stage_node.source)] = unit
         if show_source is not None:
             self.tabs.view_for(show_source)
             self.select_node(stage_node)
         else:
             self.tabs.view_for(stage_node.source, activate=False)
-
-    # ---- find / goto / copy ------------------------------------------------------------
-    def show_find(self) -> None:
-        if self.tabs.current_view() is not None:
-            self.findbar.show_bar()
-
-    def focus_tree_find(self) -> None:
-        self.d_tree.show()
-        self.d_tree.raise_()
-        self.tree.find.setFocus()
-        self.tree.find.selectAll()
-
-    def _find(self, pat: bytes, backward: bool) -> None:
-        v = self.tabs.current_view()
-        if v is None or v.source is None:
-            return
-        a, _ = v.selection()
-        start = a if backward else a + 1
-        QApplication.setOverrideCursor(Qt.WaitCursor)
-        try:
-            hit = search.find(v.source, pat, start, backward=backward)
-        finally:
-            QApplication.restoreOverrideCursor()
-        if hit is None:
-            self.findbar.set_status("not found", error=True)
-            return
-        self.findbar.set_status(f"at 0x{hit:X}")
-        v.select_range(hit, hit + len(pat))
-        node = self.session.node_at(v.source, hit) if self.session else None
-        if node is not None:
-            self.select_node(node, origin="hex")
-
-    def goto_dialog(self) -> None:
-        v = self.tabs.current_view()
-        if v is None or v.source is None:
-            return
-        text, ok = QInputDialog.getText(self, "Go to Offset",
-                                        f"Offset in {v.source.name} ({v.size_bytes:,} bytes):\n"
-                                        "0x1F, 31, 1Fh, +16 / -16 (from cursor), end-4")
-        if not ok or not text.strip():
-            return
-        try:
-            off = search.parse_offset(text, v.cursor_offset, v.size_bytes)
-        except ValueError as e:
-            QMessageBox.warning(self, APP_NAME, str(e))
-            return
-        if not 0 <= off < max(1, v.size_bytes):
-            QMessageBox.warning(self, APP_NAME, f"0x{off:X} is outside {v.source.name}")
-            return
-        self.goto(off)
-
-    def goto(self, offset: int) -> None:
-        v = self.tabs.current_view()
-        if v is None:
-            return
-        v.set_cursor(offset, scroll=False)
-        v.scroll_to(offset, center=True)
-        v.setFocus()
-        self._byte_clicked(v, offset)
-
-    def _copy(self, fmt: str) -> None:
-        w = QApplication.focusWidget()
-        v = self.tabs.current_view()
-        if v is not None and (w is v or w is None or fmt != "Hex"):
-            v.copy_as(fmt)
-        elif hasattr(w, "copy"):
-            w.copy()
 
     # ---- misc ------------------------------------------------------------------------
     def _diag_counts(self, errors: int, warnings: int) -> None:
@@ -676,28 +343,6 @@ class MainWindow(QMainWindow):
         if errors or warnings:
             t += f" ({errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)})"
         self.d_diag.setWindowTitle(t)
-
-    def reset_layout(self) -> None:
-        self.restoreState(self._default_state)
-        self._show_docks(self.session is not None)
-
-    def show_shortcuts(self) -> None:
-        QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS)
-
-    def about(self) -> None:
-        from PySide6 import __version__ as pyside_version
-
-        QMessageBox.about(self, f"About {APP_NAME}",
-                          f"<h3>{APP_NAME}</h3><p>A hex and structure explorer for binary "
-                          "array-storage formats: TileDB arrays, SCDL archives, Zarr struct dtypes.</p>"
-                          "<p>Every byte is explained by a node of the format's tree; filter stages "
-                          "can be reversed and reapplied one by one.</p>"
-                          f"<p>PySide6 {pyside_version} · MIT licence</p>")
-
-    def save_screenshot_dialog(self) -> None:
-        p, _ = QFileDialog.getSaveFileName(self, "Save Screenshot", "arrayscope.png", "PNG (*.png)")
-        if p:
-            self.grab().save(p)
 
     # ---- settings / events -------------------------------------------------------------
     def _restore(self) -> None:
@@ -729,21 +374,7 @@ class MainWindow(QMainWindow):
                 return
 
     def changeEvent(self, e) -> None:
-        if e.type() in (QEvent.PaletteChange, QEvent.ApplicationPaletteChange, QEvent.StyleChange):
+        if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange, QEvent.Type.StyleChange):
             for v in self.tabs.views():
                 v.viewport().update()
         super().changeEvent(e)
-
-
-def default_sample() -> str:
-    return os.path.join(startpage.SAMPLES_DIR, startpage.DEFAULT_SAMPLE)
-
-
-SHORTCUTS = """Ctrl+O  open a file · Ctrl+Shift+O  open a directory
-Ctrl+G  go to offset (0x1F, 31, +16, end-4)
-Ctrl+F  find hex / text / typed value · F3 / Shift+F3  next / previous
-Ctrl+Shift+F  find a node by name or value
-Ctrl+C  copy selection as hex · Ctrl+Shift+C  copy as bytes
-Alt+Up  select the parent node
-Hex view: arrows, Page Up/Down, Home/End (row), Ctrl+Home/End (source);
-Shift extends the selection; click selects the node owning a byte; Enter shows it."""

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
+from arrayscope.formats.node import Node
 
-def resolve(root, path: str) -> Tuple[Optional[object], str]:
+
+def resolve(root: Node, path: str) -> Tuple[Optional[Node], str]:
     """(node, "") or (None, message listing what exists at the deepest level reached)."""
     node = root.resolve(path)
     if node is not None:

@@ -87,7 +87,7 @@ class StartPage(QWidget):
         for p in samples():
             name = os.path.basename(p)
             it = QListWidgetItem(f"{name}\n{SAMPLE_NOTES.get(name, '')}")
-            it.setData(Qt.UserRole, p)
+            it.setData(Qt.ItemDataRole.UserRole, p)
             it.setToolTip(p)
             it.setIcon(theme.kind_icon("dir" if os.path.isdir(p) else "file"))
             self.samples.addItem(it)
@@ -129,16 +129,21 @@ class StartPage(QWidget):
         self.recent.clear()
         for p in paths:
             it = QListWidgetItem(os.path.basename(p.rstrip("/")) + f"\n{p}")
-            it.setData(Qt.UserRole, p)
+            it.setData(Qt.ItemDataRole.UserRole, p)
             it.setToolTip(p)
             it.setIcon(theme.kind_icon("dir" if os.path.isdir(p) else "file"))
             self.recent.addItem(it)
         if not paths:
             it = QListWidgetItem("(nothing opened yet)")
-            it.setFlags(Qt.NoItemFlags)
+            it.setFlags(Qt.ItemFlag.NoItemFlags)
             self.recent.addItem(it)
 
     def _activated(self, item) -> None:
-        p = item.data(Qt.UserRole)
+        p = item.data(Qt.ItemDataRole.UserRole)
         if p:
             self.openPath.emit(p)
+
+
+def default_sample() -> str:
+    """The bundled sample `--sample` and File ▸ Open Sample open."""
+    return os.path.join(SAMPLES_DIR, DEFAULT_SAMPLE)

@@ -20,7 +20,7 @@ KIND_HUES = {
 def is_dark() -> bool:
     app = QApplication.instance()
     pal = app.palette() if app is not None else QPalette()
-    return pal.color(QPalette.Window).lightness() < 128
+    return pal.color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def kind_color(kind: str, strength: float = 1.0) -> QColor:
@@ -63,8 +63,8 @@ def muted_color() -> QColor:
 
 
 def mono_font(point_size: int = 0) -> QFont:
-    f = QFontDatabase.systemFont(QFontDatabase.FixedFont)
-    f.setStyleHint(QFont.Monospace)
+    f = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    f.setStyleHint(QFont.StyleHint.Monospace)
     if point_size:
         f.setPointSize(point_size)
     return f
@@ -84,12 +84,12 @@ def _status_icon(status: str, dark: bool) -> QIcon:
     dpr = _dpr()
     pm = QPixmap(int(size * dpr), int(size * dpr))
     pm.setDevicePixelRatio(dpr)
-    pm.fill(Qt.transparent)
+    pm.fill(Qt.GlobalColor.transparent)
     p = QPainter(pm)
-    p.setRenderHint(QPainter.Antialiasing)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
     if status == "error":
         p.setBrush(error_color())
-        p.setPen(Qt.NoPen)
+        p.setPen(Qt.PenStyle.NoPen)
         p.drawEllipse(QRectF(1.5, 1.5, 13, 13))
         p.setPen(QPen(QColor("white"), 2))
         p.drawLine(QPointF(5.5, 5.5), QPointF(10.5, 10.5))
@@ -100,7 +100,7 @@ def _status_icon(status: str, dark: bool) -> QIcon:
         path.lineTo(15, 14.5)
         path.lineTo(1, 14.5)
         path.closeSubpath()
-        p.setPen(Qt.NoPen)
+        p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(warning_color())
         p.drawPath(path)
         p.setPen(QPen(QColor("black"), 1.8))
@@ -108,7 +108,7 @@ def _status_icon(status: str, dark: bool) -> QIcon:
         p.drawPoint(QPointF(8, 12.4))
     elif status == "ok":
         p.setBrush(ok_color())
-        p.setPen(Qt.NoPen)
+        p.setPen(Qt.PenStyle.NoPen)
         p.drawEllipse(QRectF(1.5, 1.5, 13, 13))
         p.setPen(QPen(QColor("white"), 2))
         p.drawPolyline([QPointF(4.5, 8.5), QPointF(7, 11), QPointF(11.5, 5.5)])

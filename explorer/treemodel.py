@@ -16,17 +16,17 @@ from .intervals import child_position
 
 PAGE = 1000
 COLUMNS = ("Name", "Value", "Type", "Offset", "Size")
-_FLAGS = Qt.ItemIsEnabled | Qt.ItemIsSelectable
-_NOFLAGS = Qt.NoItemFlags
-_RIGHT = Qt.AlignRight | Qt.AlignVCenter
+_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_NOFLAGS = Qt.ItemFlag.NoItemFlags
+_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
-_DECORATIONROLE = int(Qt.DecorationRole.value)
-_DISPLAYROLE = int(Qt.DisplayRole.value)
-_FONTROLE = int(Qt.FontRole.value)
-_FOREGROUNDROLE = int(Qt.ForegroundRole.value)
-_TEXTALIGNMENTROLE = int(Qt.TextAlignmentRole.value)
-_TOOLTIPROLE = int(Qt.ToolTipRole.value)
-_USERROLE = int(Qt.UserRole.value)
+_DECORATIONROLE = int(Qt.ItemDataRole.DecorationRole.value)
+_DISPLAYROLE = int(Qt.ItemDataRole.DisplayRole.value)
+_FONTROLE = int(Qt.ItemDataRole.FontRole.value)
+_FOREGROUNDROLE = int(Qt.ItemDataRole.ForegroundRole.value)
+_TEXTALIGNMENTROLE = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_TOOLTIPROLE = int(Qt.ItemDataRole.ToolTipRole.value)
+_USERROLE = int(Qt.ItemDataRole.UserRole.value)
 
 
 
@@ -186,15 +186,15 @@ class NodeTreeModel(QAbstractItemModel):
             self.fetchMore(index)
 
     # ---- data ------------------------------------------------------------------------
-    def headerData(self, section, orientation, role=Qt.DisplayRole):
-        if orientation == Qt.Horizontal and role == _DISPLAYROLE:
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == _DISPLAYROLE:
             return COLUMNS[section]
         return None
 
     def flags(self, index):
         return _FLAGS if index.isValid() else _NOFLAGS
 
-    def data(self, index, role=Qt.DisplayRole):
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
         it: Item = index.internalPointer()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .state import AppState, DocumentChanged, Event, SelectionChanged
 from .treemodel import NodeTreeModel
 
 MAX_MATCHES = 10000
@@ -27,8 +28,8 @@ class NodeTreeView(QTreeView):
         super().__init__(parent)
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
-        self.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setAllColumnsShowFocus(True)
         self.setExpandsOnDoubleClick(True)
         self.setAnimated(False)
@@ -44,11 +45,11 @@ class TreePanel(QWidget):
         self.view.setModel(self.model)
         hdr = self.view.header()
         hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(0, QHeaderView.Interactive)
-        hdr.setSectionResizeMode(1, QHeaderView.Stretch)
+        hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        hdr.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         for c, w in ((0, 210), (2, 78), (3, 56), (4, 56)):
             self.view.setColumnWidth(c, w)
-        hdr.setContextMenuPolicy(Qt.CustomContextMenu)
+        hdr.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         hdr.customContextMenuRequested.connect(self._header_menu)
         self.view.setColumnHidden(2, True)
         self.find = QLineEdit(self)
@@ -92,6 +93,12 @@ class TreePanel(QWidget):
             a.toggled.connect(lambda on, c=c: self.view.setColumnHidden(c, not on))
         m.exec(self.view.header().mapToGlobal(pos))
 
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged):
+            self.set_root(state.session.root if state.session is not None else None)
+        elif isinstance(event, SelectionChanged) and event.origin != "tree":
+            self.select_node(event.node)
+
     def set_root(self, root) -> None:
         self.model.set_root(root)
         self.view.selectionModel().currentRowChanged.connect(self._current_changed)
@@ -132,8 +139,8 @@ class TreePanel(QWidget):
             for a in reversed(chain):
                 self.view.expand(a)
             self.view.selectionModel().setCurrentIndex(
-                idx, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
-            self.view.scrollTo(idx, QAbstractItemView.EnsureVisible)
+                idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            self.view.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
         finally:
             self._quiet = False
         return True

@@ -11,6 +11,8 @@ from typing import List, Optional
 
 from PySide6.QtCore import QObject, Signal
 
+from arrayscope.formats.findings import Finding
+
 from .background import JobRunner, PathJob
 
 
@@ -33,7 +35,7 @@ class _Job(PathJob):
             self.emit("failed", self.job_id, f"{type(e).__name__}: {e}")
             return
         try:
-            found: List[dict] = verify(doc)
+            found: List[Finding] = verify(doc)
         except Exception as e:  # noqa: BLE001
             self.emit("failed", self.job_id, f"{type(e).__name__}: {e}")
             return

@@ -115,10 +115,10 @@ def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker) ->
     document.progress = tracker
     try:
         if document.is_dir:
-            plugin = registry.plugin_named(as_format) if as_format else registry.for_dir(path)
-            if plugin is not None:
-                document.format = plugin.name
-                document.root = guarded(lambda: plugin.open_dir(document, document.path),
+            found = registry.plugin_named(as_format) if as_format else registry.for_dir(path)
+            if found is not None:
+                document.format = found.name
+                document.root = guarded(lambda: found.open_dir(document, document.path),
                                         os.path.basename(document.path), None)
             elif tracker is None:
                 document.root = plain.dir_node(document, document.path)
@@ -148,6 +148,11 @@ def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker) ->
                                         os.path.basename(path), None)
             else:
                 document.root = plain.file_node(document, document.path)
+        if document.format is None and document.root is not None:
+            # a format whose plugin failed to load may be what this path is: say so
+            for f in registry.load_failures():
+                document.root.mark(ERROR, f.message)
+                document.root.code = f.code
     except OSError as e:
         raise OpenError(f"{path}: {e.strerror or e}") from e
     except Cancelled:

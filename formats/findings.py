@@ -59,6 +59,7 @@ SCDL_COLUMN_INDEX = "scdl-column-index"     # a column index not below its block
 SCDL_LENGTHS = "scdl-lengths"               # data / col_ptr / feature index lengths that disagree
 SCDL_METADATA = "scdl-metadata"             # metadata.json rows vs row_ptr.npy
 SCDL_MISSING = "scdl-file-missing"          # a file header.sch lists is missing
+PLUGIN_FAILED = "plugin-failed"        # a format plugin could not be imported
 
 
 @dataclass(frozen=True)

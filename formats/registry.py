@@ -1,19 +1,22 @@
 """Which format opens a path.
 
-Each format package (`formats.tiledb`, `formats.scdl`, `formats.zarr`) exposes a
-`PLUGIN` object with these optional members:
+Each format package (`formats.tiledb`, `formats.scdl`, `formats.zarr`) exposes a `PLUGIN`
+object satisfying `formats.plugin.FormatPlugin`. Only `name` and `detection` are required;
+a missing member means the format has nothing to offer there:
 
-- `name`: short name ("tiledb").
-- `detect_dir(path) -> bool`: the directory is one of this format's containers.
-- `open_dir(document, path) -> Node`: the tree of the whole directory.
+- `detection` (`plugin.Detection`): the entries that mark a directory as a container.
 - `container_of(path) -> str | None`: the directory that gives a single file its context.
-- `open_file_in(document, container, path) -> Node`: one file parsed with that context.
-- `sniff(head: bytes, path) -> bool`: a stray file recognised by its magic or name.
-- `open_file(document, path) -> Node`: a stray file parsed without context.
-- `field_names(document) -> list[str]` and `values(document, name) -> list[dict]`:
-  the `values` command (entries `{"name", "values", "raw": bytes}`). A plugin may accept
-  `with_values=False` to skip building Python values when only the raw bytes are wanted.
-- `verify(document) -> list[Node]`: extra checks beyond the diagnostics of the tree.
+- `open_dir(document, path) -> Node`, `open_file_in(document, container, path) -> Node`,
+  `open_file(document, path) -> Node` (a stray file, recognised by `sniff(head, path)`).
+- `field_names(document)` and `values(document, name, with_values=True) -> [FieldValues]`:
+  the `values` command (`with_values=False`: only the raw bytes are wanted).
+- `verify(document) -> [Node]`: checks beyond the diagnostics of the tree.
+- `describe_entry(document, node) -> str`, `chunk_view(document, node)`,
+  `pipeline_hint`: what the window shows (array browser, pipeline panel).
+
+A plugin that fails to import is not dropped silently: `load_failures()` gives one error
+`Finding` per plugin (code `plugin-failed`), and `formats.open` marks a path no loaded
+plugin recognised with them.
 
 Deferred children (no hook to call): a node whose children cost real work to make (a large
 Zarr array's chunk: its "decoded" node) holds `node.DeferredChildren`. `node.pending` is true
@@ -27,42 +30,56 @@ the user expands or selects it.
 from __future__ import annotations
 
 import importlib
-import os
-from typing import List, Optional
+import logging
+from typing import List, Optional, Tuple
+
+from .findings import PLUGIN_FAILED, Finding
+from .plugin import ChunkView, FormatPlugin
 
 PLUGIN_MODULES = (".tiledb", ".scdl", ".zarr")  # relative to this package
-_plugins: Optional[List[object]] = None
+_plugins: Optional[List[FormatPlugin]] = None
+_failures: List[Finding] = []
+log = logging.getLogger(__name__)
 
 
-def plugins() -> List[object]:
+def plugins() -> List[FormatPlugin]:
     global _plugins
     if _plugins is None:
-        found = []
+        found: List[FormatPlugin] = []
         for mod in PLUGIN_MODULES:
             try:
                 found.append(importlib.import_module(mod, __package__).PLUGIN)
-            except (ImportError, AttributeError):
-                continue  # a format not built yet: the others still work
+            except Exception as e:  # noqa: BLE001 - any failure is reported, none is fatal
+                name = mod.lstrip(".")
+                msg = f"the {name} format plugin failed to load: {type(e).__name__}: {e}"
+                log.error(msg)
+                _failures.append(Finding("error", PLUGIN_FAILED, "", 0, "", msg,
+                                         "reinstall arrayscope; report it if it persists"))
         _plugins = found
     return _plugins
 
 
-def plugin_named(name: str):
+def load_failures() -> List[Finding]:
+    """One error finding per format plugin that could not be imported."""
+    plugins()
+    return list(_failures)
+
+
+def plugin_named(name: Optional[str]) -> Optional[FormatPlugin]:
     for p in plugins():
         if p.name == name:
             return p
     return None
 
 
-def for_dir(path: str):
+def for_dir(path: str) -> Optional[FormatPlugin]:
     for p in plugins():
-        det = getattr(p, "detect_dir", None)
-        if det is not None and det(path):
+        if p.detection.matches_dir(path):
             return p
     return None
 
 
-def for_file(path: str):
+def for_file(path: str) -> Tuple[Optional[FormatPlugin], Optional[str]]:
     """(plugin, container or None) for a single file."""
     for p in plugins():
         find = getattr(p, "container_of", None)
@@ -83,11 +100,25 @@ def for_file(path: str):
     return None, None
 
 
-def parent_dirs(path: str):
-    d = os.path.dirname(os.path.abspath(path))
-    while True:
-        yield d
-        nd = os.path.dirname(d)
-        if nd == d:
-            return
-        d = nd
+def chunk_view(document, node) -> Optional[ChunkView]:
+    """The chunk view the document's format offers for `node`, or None."""
+    p = plugin_named(getattr(document, "format", None))
+    fn = getattr(p, "chunk_view", None)
+    if fn is None or node is None:
+        return None
+    return fn(document, node)
+
+
+def describe_entry(document, node) -> str:
+    """The array browser's words for a folder or file of the document."""
+    p = plugin_named(getattr(document, "format", None))
+    fn = getattr(p, "describe_entry", None)
+    if fn is None:
+        from .plugin import generic_entry_text
+        return generic_entry_text(node)
+    return fn(document, node)
+
+
+def pipeline_hint(document) -> str:
+    p = plugin_named(getattr(document, "format", None))
+    return getattr(p, "pipeline_hint", "") or "Select a tile or a chunk to see its filter pipeline."

@@ -23,27 +23,27 @@ Extensions (all optional, defaults keep the old behaviour):
 Filters live one module per job: compression (GZIP/ZSTD/LZ4/BZIP2 framing), encryption,
 shuffle, windows (BWR, POSITIVE_DELTA), deltas (DOUBLE_DELTA, DELTA), rle, dictionary,
 checksum, scale (SCALE_FLOAT), xor, webp; bits (vectorised transposes and bit streams),
-strings (var-string framing), parts (part tables), util; `catalogue.FILTERS` lists them.
+strings (var-string framing), parts (part tables), options (option bytes), util. A filter
+class registers itself by declaring its `type` (see `base.Filter`): adding a filter is one
+module (plus its FilterType member, the on-disk id) and its test.
 """
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 from ..cursor import Cursor
-from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from ..tiledb.enums import FilterType
+from .base import _CLASSES, DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 
 _REGISTRY: Dict[int, Filter] = {}
 
 
-def register(f: Filter) -> Filter:
-    _REGISTRY[f.type] = f
-    return f
-
-
 class _NoOp(Filter):
-    type = 0
+    type = FilterType.NONE
 
     def reverse(self, spec, stage, info, run):
         return Stage(list(stage.metadata), list(stage.data))
@@ -63,22 +63,24 @@ class _Unknown(Filter):
 
 
 def _load() -> None:
-    from . import compression, encryption
-
-    register(_NoOp())
-    for cls in (compression.Gzip, compression.Zstd, compression.LZ4, compression.Bzip2,
-                encryption.Aes256Gcm):
-        register(cls())
-    from . import catalogue  # TileDB's own transforms
-
-    for f in catalogue.FILTERS:
-        register(f)
+    """Import every module of this package: each filter class registers itself there."""
+    for m in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{m.name}")
+    for t, cls in sorted(_CLASSES.items()):
+        _REGISTRY[t] = cls()
 
 
 def get(filter_type: int) -> Filter:
     if not _REGISTRY:
         _load()
     return _REGISTRY.get(filter_type) or _Unknown(filter_type)
+
+
+def is_known(filter_type: int) -> bool:
+    """Whether this build implements filter type `filter_type`."""
+    if not _REGISTRY:
+        _load()
+    return filter_type in _REGISTRY
 
 
 def stage_infos(specs: List[FilterSpec], info: DataInfo) -> List[DataInfo]:
@@ -195,5 +197,5 @@ def forward_chunk(specs: List[FilterSpec], cells: bytes, info: DataInfo,
 
 
 __all__ = ["FilterSpec", "DataInfo", "Stage", "RunContext", "FilterError", "Filter", "get",
-           "register", "stage_infos", "split_metadata", "reverse_chunk", "forward_chunk",
+           "is_known", "stage_infos", "split_metadata", "reverse_chunk", "forward_chunk",
            "ChunkRun"]

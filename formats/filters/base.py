@@ -10,19 +10,11 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..cursor import Cursor
-
-_ENUMS = None
-
-
-def _enums():
-    """formats.tiledb.enums, imported on first use (it cannot be imported at load time:
-    formats.tiledb imports this package)."""
-    global _ENUMS
-    if _ENUMS is None:
-        from ..tiledb import enums
-
-        _ENUMS = enums
-    return _ENUMS
+from ..fielddoc import FieldDoc
+from ..tiledb import enums as E
+from .options import Option, read_options
+from .options import defaults as option_defaults
+from .options import describe as describe_options
 
 
 class FilterError(Exception):
@@ -52,7 +44,7 @@ class FilterSpec:
 
     @property
     def name(self) -> str:
-        return _enums().FILTER_TYPES.get(self.type, f"UNKNOWN_{self.type}")
+        return E.FILTER_TYPES.get(self.type, f"UNKNOWN_{self.type}")
 
 
 @dataclass
@@ -64,7 +56,7 @@ class DataInfo:
     `cell_val_num` is the attribute's values per cell (VAR_NUM for var-sized);
     `role` is one of attribute, dimension, coords, offsets, validity, generic."""
 
-    datatype: int = 4
+    datatype: int = E.Datatype.CHAR
     cell_val_num: int = 1
     role: str = "attribute"
     var: bool = False
@@ -80,7 +72,7 @@ class DataInfo:
 
     @property
     def value_size(self) -> int:
-        return _enums().datatype_size(self.datatype)
+        return E.datatype_size(self.datatype)
 
     @property
     def base_datatype(self) -> int:
@@ -91,14 +83,12 @@ class DataInfo:
         """TileDB's `tile.cell_size()`: what RLE runs are made of. Offsets tiles hold u64
         cells, validity and generic tiles 1-byte cells, var data tiles one value per cell
         and fixed tiles `cell_val_num` values."""
-        e = _enums()
-        VAR_NUM, datatype_size = e.VAR_NUM, e.datatype_size
         if self.role == "offsets":
             return 8
         if self.role in ("validity", "generic"):
             return 1
-        size = datatype_size(self.base_datatype)
-        if self.var or self.cell_val_num in (VAR_NUM, 0):
+        size = E.datatype_size(self.base_datatype)
+        if self.var or self.cell_val_num in (E.VAR_NUM, 0):
             return size
         return size * max(1, int(self.cell_val_num))
 
@@ -106,7 +96,7 @@ class DataInfo:
     def var_strings(self) -> bool:
         """Var-sized ASCII/UTF-8 data: RLE and DICTIONARY then encode the cell offsets
         inside the var tile (and the offsets tile is written with 0 chunks)."""
-        return (self.var and self.base_datatype in (11, 12)
+        return (self.var and self.base_datatype in (E.Datatype.STRING_ASCII, E.Datatype.STRING_UTF8)
                 and self.role in ("attribute", "dimension"))
 
 
@@ -190,11 +180,19 @@ class WriterRule:
     def applies(self, format_version: Optional[int]) -> bool:
         return format_version is None or self.first_format <= format_version <= self.last_format
 
+_CLASSES: Dict[int, type] = {}
+
 
 class Filter:
-    """Base class. Subclasses set `type`, and override what they do."""
+    """Base class. A subclass that sets `type` is registered by that alone (the package
+    imports every module of `formats.filters`): its type, options, metadata and transforms
+    are all declared in its own module."""
 
     type: int = -1
+    # The option bytes of a serialized pipeline, in order (`options.Option`); trailing bytes
+    # after them are struct padding when `option_padding` documents them.
+    options: Tuple[Option, ...] = ()
+    option_padding: Optional[FieldDoc] = None
     # True when this filter's own metadata is followed by the previous filters' metadata
     # (on disk); False when earlier metadata is folded into its data (compressors, AES).
     passes_metadata: bool = True
@@ -208,6 +206,26 @@ class Filter:
         """The rules a writer of `format_version` may have used (never empty)."""
         rules = [r for r in self.writer_rules if r.applies(format_version)]
         return rules or [WriterRule("")]
+
+    # True when forward output starts from a fresh random IV (never equal to the stored bytes).
+    random_iv: bool = False
+
+    def __init_subclass__(cls, **kw) -> None:
+        super().__init_subclass__(**kw)
+        if "type" in cls.__dict__ and cls.type >= 0:
+            _CLASSES[int(cls.type)] = cls
+
+    def describe(self, spec: FilterSpec) -> str:
+        """The filter with its options, as a pipeline summary shows it (`ZSTD(5)`)."""
+        return describe_options(spec.name, self.options, spec.options)
+
+    def default_options(self) -> Dict[str, object]:
+        """The options TileDB writes for this filter when none are given."""
+        return option_defaults(self.options)
+
+    def parse_options(self, cur: Cursor, size: int, spec: FilterSpec) -> None:
+        """Annotate this filter's `size` option bytes at `cur` into `spec.options`."""
+        read_options(cur, self.options, size, spec.name, spec.options, self.option_padding)
 
     def output_datatype(self, spec: FilterSpec, datatype: int) -> int:
         """The datatype the next filter sees."""

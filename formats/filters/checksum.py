@@ -11,6 +11,7 @@ import struct
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .util import MetaReader
 
@@ -77,12 +78,12 @@ class _Checksum(Filter):
 
 
 class ChecksumMD5(_Checksum):
-    type = 12
+    type = FilterType.CHECKSUM_MD5
     algorithm = "md5"
     digest_size = 16
 
 
 class ChecksumSHA256(_Checksum):
-    type = 13
+    type = FilterType.CHECKSUM_SHA256
     algorithm = "sha256"
     digest_size = 32

@@ -10,15 +10,39 @@ import io
 import struct
 import threading
 import zlib
-from typing import Optional
+from typing import Optional, Tuple
 
 import lz4.block
 import zstandard
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..tiledb.enums import COMPRESSORS, DATATYPE_NAMES, Compressor, Datatype, FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .options import Editor, Option
 from .util import check_size
+
+D_COMPRESSOR = doc("Compressor type: the compressor id, a separate enum from filter types "
+                   "(Dictionary is compressor 7, Delta compressor 8)", spec="filter_pipeline.md")
+D_LEVEL = doc("Compression level; -1 means the compressor's default", spec="filter_pipeline.md")
+D_REINTERPRET = doc("Reinterpret datatype: the type the values are read as before (double) "
+                    "delta encoding; 17 (ANY) means none", spec="filter_pipeline.md")
+
+
+def compressor_options(compressor: Compressor, reinterpret: bool = False) -> Tuple[Option, ...]:
+    """The options of a compression-style filter: its compressor id (which must be this
+    filter's), its level and, for the delta codecs, the datatype values are read as."""
+    opts = (Option("compressor", "Compressor type", "u8", D_COMPRESSOR, default=compressor,
+                   enum=COMPRESSORS, expected=compressor),
+            Option("level", "Compression level", "i32", D_LEVEL, default=-1,
+                   shown=lambda v: str(v), editor=Editor("int", -1, 22, special_text="default", label="Level")))
+    if reinterpret:
+        opts += (Option("reinterpret", "Reinterpret datatype", "u8", D_REINTERPRET,
+                        default=Datatype.ANY, enum=DATATYPE_NAMES, optional=True,
+                        shown=lambda v: "" if v == Datatype.ANY
+                        else f"reinterpret={DATATYPE_NAMES.get(v, v)}"),)  # type: ignore[call-overload]
+    return opts
+
 
 D_NMD = doc("Number of metadata parts: input metadata parts (earlier filters' metadata) "
             "that this compressor compressed into its data", spec="filters: compression")
@@ -123,7 +147,8 @@ def _bounded(original: int) -> int:
 class Gzip(CompressionFilter):
     """TileDB's GZIP writes a zlib stream (header 78 xx), not a gzip file."""
 
-    type = 1
+    type = FilterType.GZIP
+    options = compressor_options(Compressor.GZIP)
     default_level = 6
 
     def compress(self, data, level, info):
@@ -139,7 +164,8 @@ class Zstd(CompressionFilter):
     """-1 is passed to libzstd unchanged: zstd's fast level -1 (checked on bytes written by
     libtiledb 2.30: they equal zstd level -1, not its default 3)."""
 
-    type = 2
+    type = FilterType.ZSTD
+    options = compressor_options(Compressor.ZSTD)
     default_level = -1
 
     def compress(self, data, level, info):
@@ -185,7 +211,8 @@ class LZ4(CompressionFilter):
     other's blocks, but their encoders pick different matches, so re-encoding does not
     always reproduce the stored bytes."""
 
-    type = 3
+    type = FilterType.LZ4
+    options = compressor_options(Compressor.LZ4)
     default_level = 1
 
     def compress(self, data, level, info):
@@ -200,7 +227,8 @@ class LZ4(CompressionFilter):
 class Bzip2(CompressionFilter):
     """Level -1 (the default) writes block size 1 ('BZh1'), as libtiledb 2.30 does."""
 
-    type = 5
+    type = FilterType.BZIP2
+    options = compressor_options(Compressor.BZIP2)
     default_level = 1
 
     def compress(self, data, level, info):

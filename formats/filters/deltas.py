@@ -19,22 +19,12 @@ from typing import Optional
 
 import numpy as np
 
+from ..tiledb.enums import DATETIME_TYPES, FLOAT_TYPES, STRING_TYPES, Compressor, FilterType
+from ..tiledb.enums import Datatype as D
 from .base import DataInfo, FilterError, FilterSpec, RunContext, Stage, WriterRule
 from .bits import pack_msb, unpack_msb
-from .compression import CompressionFilter
+from .compression import CompressionFilter, compressor_options
 from .util import (
-    ANY,
-    BLOB,
-    BOOL,
-    CHAR,
-    DATETIMES,
-    FLOAT32,
-    FLOAT64,
-    GEOM_WKB,
-    GEOM_WKT,
-    INT8,
-    STRING_TYPES,
-    UINT8,
     datatype_name,
     int_dtype,
     unsigned_of,
@@ -43,19 +33,19 @@ from .util import (
 
 def reinterpret_of(spec: FilterSpec):
     r = spec.options.get("reinterpret")
-    return None if r is None or r == ANY else int(r)
+    return None if r is None or r == D.ANY else int(r)
 
 
 def delta_type(datatype: int, name: str) -> np.dtype:
     """The integer type DoubleDelta::/Delta::compress use for a datatype."""
-    if datatype in (INT8, CHAR):
+    if datatype in (D.INT8, D.CHAR):
         return np.dtype("i1")
-    if datatype in (UINT8, BOOL, BLOB, GEOM_WKB, GEOM_WKT, ANY) or datatype in STRING_TYPES:
+    if datatype in (D.UINT8, D.BOOL, D.BLOB, D.GEOM_WKB, D.GEOM_WKT, D.ANY) or datatype in STRING_TYPES:
         return np.dtype("u1")
-    if datatype in DATETIMES:
+    if datatype in DATETIME_TYPES:
         return np.dtype("<i8")
     dt = int_dtype(datatype)
-    if dt is None or datatype in (FLOAT32, FLOAT64):
+    if dt is None or datatype in FLOAT_TYPES:
         raise FilterError(f"{name} does not support {datatype_name(datatype)} values")
     return dt
 
@@ -91,8 +81,9 @@ DD_DELTAS_OF_DELTAS_ONLY = WriterRule(
 
 
 class DoubleDelta(_TypedCodec):
-    type = 6
     writer_rules = (DD_FIRST_DELTA_COUNTED, DD_DELTAS_OF_DELTAS_ONLY)
+    type = FilterType.DOUBLE_DELTA
+    options = compressor_options(Compressor.DOUBLE_DELTA, reinterpret=True)
 
     def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo,
                       run: Optional[RunContext] = None) -> bytes:
@@ -178,12 +169,13 @@ class DoubleDelta(_TypedCodec):
 
 
 class Delta(_TypedCodec):
-    type = 19
     writer_rules = (WriterRule("libtiledb 2.17 and later"),
                     WriterRule("libtiledb 2.16 (one more delta per part than the tile has, "
                                "read past the input; ignored by readers)",
                                first_format=19, last_format=19,
                                accepts=lambda made, stored: delta_216_extra_value(made, stored)))
+    type = FilterType.DELTA
+    options = compressor_options(Compressor.DELTA, reinterpret=True)
 
     def compress_part(self, data: bytes, spec: FilterSpec, info: DataInfo,
                       run: Optional[RunContext] = None) -> bytes:

@@ -14,7 +14,9 @@ import numpy as np
 from ..cursor import Cursor
 from ..fielddoc import doc
 from ..node import LazyChildren
+from ..tiledb.enums import Compressor, FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .compression import compressor_options
 from .strings import (
     applies,
     cells,
@@ -40,7 +42,8 @@ SHOWN_ENTRIES = 4096
 
 
 class Dictionary(Filter):
-    type = 14
+    type = FilterType.DICTIONARY
+    options = compressor_options(Compressor.DICTIONARY_ENCODING)
     passes_metadata = False
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:

@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from ..context import KEY_HINT
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 
 PART_SIZE = 4 + 4 + 12 + 16
@@ -26,9 +27,10 @@ D_TAG = doc("AES-256-GCM authentication tag: a wrong key or any changed byte fai
 
 
 class Aes256Gcm(Filter):
-    type = 11
+    type = FilterType.INTERNAL_FILTER_AES_256_GCM
     passes_metadata = False
     deterministic = False  # a fresh random IV per part
+    random_iv = True
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
         nmd = cur.length("u32", "Number of metadata parts", PART_SIZE, what="parts").value

@@ -15,8 +15,9 @@ import numpy as np
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..tiledb.enums import Compressor, FilterType
 from .base import DataInfo, FilterError, FilterSpec, RunContext, Stage
-from .compression import CompressionFilter
+from .compression import CompressionFilter, compressor_options
 from .strings import applies, header, parse_header, read_header, rle_decode, rle_encode
 from .util import data_of, u8
 
@@ -28,7 +29,8 @@ MAX_RUN = 65535
 
 
 class Rle(CompressionFilter):
-    type = 4
+    type = FilterType.RLE
+    options = compressor_options(Compressor.RLE)
     deterministic = True
 
     # ---- fixed-size cells -----------------------------------------------------------------

@@ -12,7 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..cursor import Cursor
+from ..fielddoc import doc
+from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .options import Editor, Option
 from .parts import parse_parts, read_parts, rest_md, split, table
 from .util import SIGNED_BY_SIZE, spec_option, u8
 
@@ -52,8 +55,23 @@ def c_to_int(r: np.ndarray, w: np.dtype) -> np.ndarray:
     return v.astype(np.int64).astype(w)
 
 
+D_SCALE = doc("Scale: stored integer = round((value - offset) / scale)", spec="filters/float_scale.md")
+D_OFFSET = doc("Offset subtracted before scaling", spec="filters/float_scale.md")
+D_BYTE_WIDTH = doc("Byte width of the stored integers (1, 2, 4 or 8)", spec="filters/float_scale.md")
+_FLOAT = Editor("float", -1e12, 1e12)
+
+
 class FloatScale(Filter):
-    type = 15
+    type = FilterType.SCALE_FLOAT
+    options = (
+        Option("scale", "Scale", "f64", D_SCALE, default=1.0, shown=lambda v: f"scale={v}",
+               editor=_FLOAT),
+        Option("offset", "Offset", "f64", D_OFFSET, default=0.0, shown=lambda v: f"offset={v}",
+               editor=_FLOAT),
+        Option("byte_width", "Byte width", "u64", D_BYTE_WIDTH, default=8,
+               shown=lambda v: f"width={v}",
+               editor=Editor("choice", choices=tuple((str(w), w) for w in (1, 2, 4, 8)))),
+    )
 
     def output_datatype(self, spec: FilterSpec, datatype: int) -> int:
         return OUTPUT_TYPE.get(int(spec_option(spec, "byte_width", 8)), datatype)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 
 from ..cursor import Cursor
+from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterSpec, RunContext, Stage
 from .bits import bitshuffle, bitunshuffle, byteshuffle, byteunshuffle
 from .parts import parse_parts, read_parts, rest_md, split, table
@@ -17,7 +18,7 @@ from .util import u8
 
 
 class ByteShuffle(Filter):
-    type = 9
+    type = FilterType.BYTESHUFFLE
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
         parse_parts(cur)
@@ -44,7 +45,7 @@ def _shuffles(size: int, e: int) -> bool:
 
 
 class BitShuffle(Filter):
-    type = 8
+    type = FilterType.BITSHUFFLE
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
         parse_parts(cur)

@@ -7,17 +7,11 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from ..tiledb.enums import Datatype as D
 from .base import FilterError, FilterSpec, RunContext, Stage
 
-# TileDB datatypes (tiledb_enums.md)
-INT32, INT64, FLOAT32, FLOAT64, CHAR, INT8, UINT8, INT16, UINT16, UINT32, UINT64 = (
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
-STRING_ASCII, STRING_UTF8, ANY, BLOB, BOOL, GEOM_WKB, GEOM_WKT = 11, 12, 17, 40, 41, 42, 43
-DATETIMES = set(range(18, 40))  # DATETIME_* and TIME_*
-STRING_TYPES = {11, 12, 13, 14, 15, 16}
-
-_INTS = {INT8: "i1", UINT8: "u1", INT16: "<i2", UINT16: "<u2", INT32: "<i4", UINT32: "<u4",
-         INT64: "<i8", UINT64: "<u8"}
+_INTS = {D.INT8: "i1", D.UINT8: "u1", D.INT16: "<i2", D.UINT16: "<u2", D.INT32: "<i4",
+         D.UINT32: "<u4", D.INT64: "<i8", D.UINT64: "<u8"}
 SIGNED_BY_SIZE = {1: np.dtype("i1"), 2: np.dtype("<i2"), 4: np.dtype("<i4"), 8: np.dtype("<i8")}
 UNSIGNED_BY_SIZE = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 PRIM_OF = {"i1": "i8", "u1": "u8", "<i2": "i16", "<u2": "u16", "<i4": "i32", "<u4": "u32",
@@ -47,10 +41,6 @@ def datatype_name(datatype: int) -> str:
     return DATATYPE_NAMES.get(datatype, f"datatype {datatype}")
 
 
-def as_bytes(b) -> bytes:
-    return b if isinstance(b, bytes) else bytes(b)
-
-
 def u8(b) -> np.ndarray:
     """A read-only uint8 view of bytes-like data (no copy)."""
     return np.frombuffer(b, dtype=np.uint8)
@@ -58,10 +48,6 @@ def u8(b) -> np.ndarray:
 
 def data_of(stage: Stage) -> bytes:
     return stage.data[0] if len(stage.data) == 1 else stage.data_bytes
-
-
-def md_of(stage: Stage) -> bytes:
-    return stage.metadata[0] if len(stage.metadata) == 1 else stage.metadata_bytes
 
 
 class MetaReader:

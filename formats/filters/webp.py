@@ -13,7 +13,10 @@ from __future__ import annotations
 import io
 
 from ..cursor import Cursor
+from ..fielddoc import doc
+from ..tiledb.enums import WEBP_FORMATS, FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .options import Option
 from .parts import parse_parts, read_parts, rest_md, split, table
 
 MODES = {1: "RGB", 2: "BGR", 3: "RGBA", 4: "BGRA"}
@@ -59,10 +62,23 @@ def _encode(pixels: bytes, mode: str, row: int, lossless: bool, quality: float) 
     out = io.BytesIO()
     img.save(out, "WEBP", lossless=lossless, quality=quality, exact=True)
     return out.getvalue()
+D_QUALITY = doc("WebP quality (0–100)", spec="filters/webp.md")
+D_WEBP_FMT = doc("WebP input format (colour channel layout of the cells)", spec="filters/webp.md")
+D_LOSSLESS = doc("1 for lossless WebP", spec="filters/webp.md")
+D_EXTENT = doc("Tile extent of the image in this dimension", spec="filters/webp.md")
+D_PAD = doc("Struct padding written verbatim from the C struct of WebP options")
 
 
 class Webp(Filter):
-    type = 18
+    type = FilterType.WEBP
+    options = (
+        Option("quality", "Quality", "f32", D_QUALITY),
+        Option("format", "Input format", "u8", D_WEBP_FMT, enum=WEBP_FORMATS),
+        Option("lossless", "Lossless", "bool", D_LOSSLESS),
+        Option("y_extent", "Y extent", "u16", D_EXTENT),
+        Option("x_extent", "X extent", "u16", D_EXTENT),
+    )
+    option_padding = D_PAD
     deterministic = False
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:

@@ -24,15 +24,11 @@ import numpy as np
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..tiledb.enums import DATETIME_TYPES, FilterType
+from ..tiledb.enums import Datatype as D
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage, WriterRule
+from .options import Editor, Option
 from .util import (
-    BLOB,
-    BOOL,
-    DATETIMES,
-    GEOM_WKB,
-    GEOM_WKT,
-    INT8,
-    UINT8,
     MetaReader,
     check_size,
     int_dtype,
@@ -62,7 +58,7 @@ D_PD_OFFSET = doc("Window value delta offset: the window's first value; the stor
 
 
 def _datetime_t(datatype: int, run: RunContext) -> Optional[np.dtype]:
-    if datatype in DATETIMES and run.format_version >= 20:
+    if datatype in DATETIME_TYPES and run.format_version >= 20:
         return np.dtype("<i8")
     return None
 
@@ -75,9 +71,9 @@ def bwr_type(datatype: int, run: RunContext) -> Optional[np.dtype]:
 
 
 def pd_type(datatype: int, run: RunContext) -> Optional[np.dtype]:
-    if datatype == INT8:
+    if datatype == D.INT8:
         return np.dtype("i1")
-    if datatype in (UINT8, BLOB, BOOL, GEOM_WKB, GEOM_WKT):
+    if datatype in (D.UINT8, D.BLOB, D.BOOL, D.GEOM_WKB, D.GEOM_WKT):
         return np.dtype("u1")
     dt = int_dtype(datatype)
     return dt if dt is not None else _datetime_t(datatype, run)
@@ -129,9 +125,15 @@ def _window_groups(cur: Cursor, t: np.dtype, offset_name: str, offset_doc, bits:
             c, t, offset_name, offset_doc, bits), size=size)
 
 
+D_WINDOW = doc("Max window size in bytes", spec="filter_pipeline.md")
+
+
 class _WindowedFilter(Filter):
     """Shared by both encodings: `T` comes from the datatype; without one the filter passes
     the data through with no metadata. Subclasses handle the windows of a known `T`."""
+
+    options = (Option("max_window", "Max window size", "u32", D_WINDOW, default=256,
+                      shown=lambda v: f"window={v}", editor=Editor("int", 1, 1 << 30, label="Max window")),)
 
     @staticmethod
     def type_of(datatype: int, run: RunContext) -> Optional[np.dtype]:
@@ -216,7 +218,7 @@ BWR_LOSSY_NOTE = ("libtiledb < 2.29 reduced a signed window whose range overflow
 
 
 class BitWidthReduction(_WindowedFilter):
-    type = 7
+    type = FilterType.BIT_WIDTH_REDUCTION
     type_of = staticmethod(bwr_type)
     writer_rules = (BWR_CHECKED_RANGE, BWR_WRAPPING_RANGE)
 
@@ -349,7 +351,7 @@ class BitWidthReduction(_WindowedFilter):
 
 # ---- POSITIVE_DELTA --------------------------------------------------------------------
 class PositiveDelta(_WindowedFilter):
-    type = 10
+    type = FilterType.POSITIVE_DELTA
     type_of = staticmethod(pd_type)
 
     def _parse_windows(self, cur: Cursor, t: np.dtype) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cursor import Cursor
+from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .parts import parse_parts, read_parts, rest_md, split, table
 from .util import UNSIGNED_BY_SIZE, u8
@@ -21,7 +22,7 @@ def _type(info: DataInfo) -> np.dtype:
 
 
 class Xor(Filter):
-    type = 16
+    type = FilterType.XOR
 
     def output_datatype(self, spec: FilterSpec, datatype: int) -> int:
         from .util import datatype_size

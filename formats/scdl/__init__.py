@@ -8,14 +8,20 @@ NPY files of the feature folders are annotated by `formats.npy`, JSON files by
 """
 from __future__ import annotations
 
+from ..plugin import generic_entry_text
 from . import archive as _archive
 from . import values as _values
+from .enums import METADATA_FILE, VERSION_FILE
+
+KNOWN_FILES = {METADATA_FILE: "SCDL metadata", VERSION_FILE: "SCDL version"}
 
 
 class _ScdlPlugin:
     name = "scdl"
 
-    detect_dir = staticmethod(_archive.detect_dir)
+    detection = _archive.DETECTION
+    pipeline_hint = ("SCDL arrays are stored raw (no filters, no codecs): their values are the "
+                     "tree's nodes and the hex view's bytes.")
     open_dir = staticmethod(_archive.open_dir)
     container_of = staticmethod(_archive.container_of)
     open_file_in = staticmethod(_archive.open_file_in)
@@ -23,6 +29,15 @@ class _ScdlPlugin:
     open_file = staticmethod(_archive.open_file)
     field_names = staticmethod(_values.field_names)
     values = staticmethod(_values.values)
+
+    @staticmethod
+    def describe_entry(document, node):
+        return generic_entry_text(node, KNOWN_FILES)
+
+    @staticmethod
+    def chunk_view(document, node):
+        """SCDL arrays are stored raw: no chunks, no stages."""
+        return None
 
     @staticmethod
     def verify(document):

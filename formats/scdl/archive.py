@@ -16,6 +16,7 @@ from ..fielddoc import doc
 from ..node import WARNING, Node
 from ..npy import MAGIC as NPY_MAGIC
 from ..npy import open_npy
+from ..plugin import Detection
 from ..remote import absolute
 from . import checks
 from .arrays import parse_array_file
@@ -67,13 +68,9 @@ FOREIGN_DOC = doc("A file bionemo-scdl does not write in an archive.")
 
 
 # ---- detection ------------------------------------------------------------------------------
-def detect_dir(path: str) -> bool:
-    fs = fs_of(None, path)
-    if not fs.stat(path).is_dir:
-        return False
-    if fs.stat(os.path.join(path, HEADER_FILE)).is_file:
-        return True
-    return all(fs.stat(os.path.join(path, ARRAY_FILES[n])).is_file for n in CORE_ARRAYS)
+# An archive: header.sch, or the raw core arrays of a header-less legacy archive.
+DETECTION = Detection(dir_markers=((HEADER_FILE,), tuple(ARRAY_FILES[n] for n in CORE_ARRAYS)))
+detect_dir = DETECTION.matches_dir
 
 
 def container_of(path: str) -> Optional[str]:

@@ -44,7 +44,3 @@ NEIGHBOR_DTYPES = {"NEIGHBOR_INDICES_PTR": "u8", "NEIGHBOR_INDICES": "u4",
 # Feature-index folders: 0.1.x writes var_features/ and obs_features/; 0.0.x wrote features/.
 FEATURE_DIRS = ("var_features", "obs_features", "features")
 
-
-def dtype_display(value: int) -> str:
-    name = ARRAY_DTYPE.get(value)
-    return f"{value} ({name})" if name else f"{value} (unknown)"

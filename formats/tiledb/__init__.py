@@ -8,9 +8,8 @@ from . import layout
 
 class _TileDBPlugin:
     name = "tiledb"
-
-    def detect_dir(self, path: str) -> bool:
-        return layout.is_array_dir(path) or layout.is_group_dir(path)
+    detection = layout.DETECTION
+    pipeline_hint = "Select a tile or a chunk to see its filter pipeline."
 
     def open_dir(self, document, path: str):
         if not layout.is_array_dir(path) and layout.is_group_dir(path):
@@ -85,6 +84,16 @@ class _TileDBPlugin:
         from .space import array_space
 
         return None if _is_group(document) else array_space(document)
+
+    def describe_entry(self, document, node):
+        from .entries import describe_entry
+
+        return describe_entry(document, node)
+
+    def chunk_view(self, document, node):
+        from .chunkview import chunk_view
+
+        return chunk_view(document, node)
 
     def verify(self, document):
         from .group_walk import is_group_document, verify_group

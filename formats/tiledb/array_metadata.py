@@ -9,16 +9,15 @@ deletions of `__np_flat_<key>` / `__np_shape_<key>` keys next to each key it set
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional
 
 from ..cursor import Cursor, ParseStop
 from ..fielddoc import doc
 from ..node import Node, hex_preview
-from .enums import DATATYPE_NAMES, DATATYPES, STRING_TYPES, datatype_size, format_value
+from .enums import DATATYPE_NAMES, DATATYPES, TEXT_TYPES, Datatype, datatype_size, format_value
 from .tile import parse_generic_tile_file
 
 SPEC = "array_metadata.md#array-metadata-file"
-BLOB = 40
 
 D_ENTRY = doc("One metadata entry: a key and either its deletion or its typed value", spec=SPEC)
 D_KEY_LEN = doc("Key length: bytes of the key", spec=SPEC)
@@ -47,25 +46,16 @@ class MetadataEntry:
 class ArrayMetadata:
     entries: List[MetadataEntry] = field(default_factory=list)
 
-    def as_dict(self) -> Dict[str, Any]:
-        """The key/values this file leaves (a later entry overrides or deletes a key)."""
-        out: Dict[str, Any] = {}
-        for e in self.entries:
-            if e.deleted:
-                out.pop(e.key, None)
-            else:
-                out[e.key] = e.value
-        return out
 
 
 def _value(dt: int, num: int, raw: bytes):
     """(model value, node value, display) of a metadata value."""
-    if dt == BLOB:
+    if dt == Datatype.BLOB:
         return raw, None, hex_preview(raw, 32) if raw else "(empty)"
     if num == 0:
         return None, None, "(no value)"
     v, text = format_value(dt, raw)
-    if dt in STRING_TYPES:
+    if dt in TEXT_TYPES:
         return v, v, text
     if num == 1 and isinstance(v, list):
         v = v[0]
@@ -98,8 +88,8 @@ def parse_array_metadata(cur: Cursor, ctx=None) -> Optional[ArrayMetadata]:
                 nbytes = e.num * size
                 e.raw = c.source.read(c.pos, nbytes)
                 e.value, nv, text = _value(e.datatype, e.num, e.raw)
-                c.field("Value", nbytes, nv, text, "string" if e.datatype in STRING_TYPES
-                        else "bytes" if e.datatype == BLOB else "field", D_VALUE,
+                c.field("Value", nbytes, nv, text, "string" if e.datatype in TEXT_TYPES
+                        else "bytes" if e.datatype == Datatype.BLOB else "field", D_VALUE,
                         f"{DATATYPE_NAMES.get(e.datatype, '?')}[{e.num}]")
 
             g = cur.group(f"Entry {i}", entry, doc=D_ENTRY)

@@ -11,15 +11,17 @@ Everything is vectorised with numpy except building the per-cell Python objects 
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import numpy as np
 
-from .enums import DATATYPES, VAR_NUM, numpy_dtype
+from .enums import DATATYPES, VAR_NUM, Datatype, numpy_dtype
 
-TEXT_ENCODINGS = {4: "utf-8", 11: "utf-8", 12: "utf-8", 13: "utf-16-le", 14: "utf-32-le",
-                  15: "utf-16-le", 16: "utf-32-le"}
-BYTE_LIST_TYPES = {17, 40, 42, 43}
+TEXT_ENCODINGS: Dict[int, str] = {Datatype.CHAR: "utf-8", Datatype.STRING_ASCII: "utf-8",
+                  Datatype.STRING_UTF8: "utf-8", Datatype.STRING_UTF16: "utf-16-le",
+                  Datatype.STRING_UTF32: "utf-32-le", Datatype.STRING_UCS2: "utf-16-le",
+                  Datatype.STRING_UCS4: "utf-32-le"}
+BYTE_LIST_TYPES = {Datatype.ANY, Datatype.BLOB, Datatype.GEOM_WKB, Datatype.GEOM_WKT}
 
 
 def _text(raw: bytes, enc: str) -> str:
@@ -42,7 +44,7 @@ def fixed_values(datatype: int, cell_val_num: int, data: bytes) -> list:
         mv = memoryview(data)
         return [_text(bytes(mv[i * cell:(i + 1) * cell]), enc) for i in range(n)]
     arr = np.frombuffer(data, dtype=numpy_dtype(datatype), count=n * cvn)
-    if datatype == 41:
+    if datatype == Datatype.BOOL:
         arr = arr.astype(bool)
     if datatype in BYTE_LIST_TYPES or cvn > 1:
         return arr.reshape(n, cvn).tolist()
@@ -67,7 +69,7 @@ def var_values(datatype: int, offsets: np.ndarray, data: bytes) -> list:
         return [list(mv[a:b]) for a, b in zip(s, e)]
     dt = numpy_dtype(datatype)
     allv = np.frombuffer(data, dtype=dt, count=len(data) // dt.itemsize)
-    if datatype == 41:
+    if datatype == Datatype.BOOL:
         allv = allv.astype(bool)
     size = dt.itemsize
     out = allv.tolist()

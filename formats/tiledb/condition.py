@@ -23,7 +23,7 @@ from .enums import (
     DATATYPE_NAMES,
     QUERY_CONDITION_COMBINATION_OPS,
     QUERY_CONDITION_OPS,
-    STRING_TYPES,
+    TEXT_TYPES,
     format_value,
 )
 
@@ -172,7 +172,7 @@ def parse_condition(cur: Cursor, ctx=None, name: str = "Condition", depth: int =
             vnode.display = text
             if dt is not None:
                 vnode.type = f"{DATATYPE_NAMES.get(dt, '?')} ({vs} B)"
-                vnode.kind = "string" if dt in STRING_TYPES else "field"
+                vnode.kind = "string" if dt in TEXT_TYPES else "field"
                 if not isinstance(out.value, (bytes, bytearray)):
                     vnode.value = out.value
             if ctx is not None and getattr(ctx, "schema", None) is not None and dt is None:

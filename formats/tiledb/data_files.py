@@ -25,8 +25,8 @@ from ..fielddoc import doc
 from ..filters import DataInfo, FilterSpec
 from ..findings import NO_KEY, SIZE_OVER_LIMIT
 from ..node import ERROR, WARNING, LazyChildren, Node
+from .enums import FilterType
 from .model import ArraySchema, Attribute, Dimension, FragmentMetadata
-from .rawtile import AES_FILTER
 from .tile import parse_tile
 
 LAZY_TILES = 256
@@ -122,7 +122,7 @@ def file_role(schema: ArraySchema, fm: FragmentMetadata, file_name: str) -> Opti
     # string forms need 12/13 ASCII, 17 UTF-8; datetime BWR / POSITIVE_DELTA 20).
     info.format_version = fm.version or None
     if fm.extra.get("encrypted"):
-        specs.append(FilterSpec(AES_FILTER, {}))
+        specs.append(FilterSpec(FilterType.INTERNAL_FILTER_AES_256_GCM, {}))
     return DataFileRole(slot, slots[slot] if slot < len(slots) else obj.name, obj, part, role,
                         specs, info, _max_tile_bytes(schema, fm, obj, role), fm)
 

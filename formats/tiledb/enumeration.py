@@ -16,7 +16,7 @@ import numpy as np
 from ..cursor import MAX_VALUE_LIST, Cursor, ParseStop
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, LazyChildren, Node, hex_preview
-from .enums import DATATYPE_NAMES, STRING_TYPES, VAR_NUM, datatype_size, format_value
+from .enums import DATATYPE_NAMES, TEXT_TYPES, VAR_NUM, datatype_size, format_value
 from .tile import parse_generic_tile_file
 
 SPEC = "enumeration.md"
@@ -151,7 +151,7 @@ def _fill_values(node: Node, e: Enumeration, starts: Optional[List[int]], dsize:
     def make(i: int) -> Node:
         a, b = starts[i], ends[i]
         v, text = format_value(dt, raw[a:b]) if b > a else (vals[i], "(empty)")
-        return Node(f"Value {i}", "string" if dt in STRING_TYPES else "field", src, base + a,
+        return Node(f"Value {i}", "string" if dt in TEXT_TYPES else "field", src, base + a,
                     b - a, value=v, display=text, doc=D_VALUE,
                     type=f"{DATATYPE_NAMES.get(dt, '?')}[{(b - a) // max(1, datatype_size(dt))}]")
 

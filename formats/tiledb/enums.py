@@ -3,61 +3,202 @@
 Source: shared/spec/tiledb_enums.md (checked against tiledb-py 0.36.1 bytes)."""
 from __future__ import annotations
 
+from enum import IntEnum
+from typing import Dict, Tuple, Type
+
 import numpy as np
 
 FORMAT_VERSION = 22
 VAR_NUM = 0xFFFFFFFF  # cell_val_num of var-sized values
 OFFSET_SIZE = 8  # offsets are uint64
 
-# value: (name, size in bytes, numpy dtype)
-DATATYPES = {
-    0: ("INT32", 4, "<i4"), 1: ("INT64", 8, "<i8"), 2: ("FLOAT32", 4, "<f4"),
-    3: ("FLOAT64", 8, "<f8"), 4: ("CHAR", 1, "S1"), 5: ("INT8", 1, "i1"), 6: ("UINT8", 1, "u1"),
-    7: ("INT16", 2, "<i2"), 8: ("UINT16", 2, "<u2"), 9: ("UINT32", 4, "<u4"),
-    10: ("UINT64", 8, "<u8"), 11: ("STRING_ASCII", 1, "S1"), 12: ("STRING_UTF8", 1, "S1"),
-    13: ("STRING_UTF16", 2, "<u2"), 14: ("STRING_UTF32", 4, "<u4"), 15: ("STRING_UCS2", 2, "<u2"),
-    16: ("STRING_UCS4", 4, "<u4"), 17: ("ANY", 1, "u1"),
-    18: ("DATETIME_YEAR", 8, "<i8"), 19: ("DATETIME_MONTH", 8, "<i8"),
-    20: ("DATETIME_WEEK", 8, "<i8"), 21: ("DATETIME_DAY", 8, "<i8"), 22: ("DATETIME_HR", 8, "<i8"),
-    23: ("DATETIME_MIN", 8, "<i8"), 24: ("DATETIME_SEC", 8, "<i8"), 25: ("DATETIME_MS", 8, "<i8"),
-    26: ("DATETIME_US", 8, "<i8"), 27: ("DATETIME_NS", 8, "<i8"), 28: ("DATETIME_PS", 8, "<i8"),
-    29: ("DATETIME_FS", 8, "<i8"), 30: ("DATETIME_AS", 8, "<i8"), 31: ("TIME_HR", 8, "<i8"),
-    32: ("TIME_MIN", 8, "<i8"), 33: ("TIME_SEC", 8, "<i8"), 34: ("TIME_MS", 8, "<i8"),
-    35: ("TIME_US", 8, "<i8"), 36: ("TIME_NS", 8, "<i8"), 37: ("TIME_PS", 8, "<i8"),
-    38: ("TIME_FS", 8, "<i8"), 39: ("TIME_AS", 8, "<i8"), 40: ("BLOB", 1, "u1"),
-    41: ("BOOL", 1, "u1"), 42: ("GEOM_WKB", 1, "u1"), 43: ("GEOM_WKT", 1, "u1"),
+class Datatype(IntEnum):
+    INT32 = 0
+    INT64 = 1
+    FLOAT32 = 2
+    FLOAT64 = 3
+    CHAR = 4
+    INT8 = 5
+    UINT8 = 6
+    INT16 = 7
+    UINT16 = 8
+    UINT32 = 9
+    UINT64 = 10
+    STRING_ASCII = 11
+    STRING_UTF8 = 12
+    STRING_UTF16 = 13
+    STRING_UTF32 = 14
+    STRING_UCS2 = 15
+    STRING_UCS4 = 16
+    ANY = 17
+    DATETIME_YEAR = 18
+    DATETIME_MONTH = 19
+    DATETIME_WEEK = 20
+    DATETIME_DAY = 21
+    DATETIME_HR = 22
+    DATETIME_MIN = 23
+    DATETIME_SEC = 24
+    DATETIME_MS = 25
+    DATETIME_US = 26
+    DATETIME_NS = 27
+    DATETIME_PS = 28
+    DATETIME_FS = 29
+    DATETIME_AS = 30
+    TIME_HR = 31
+    TIME_MIN = 32
+    TIME_SEC = 33
+    TIME_MS = 34
+    TIME_US = 35
+    TIME_NS = 36
+    TIME_PS = 37
+    TIME_FS = 38
+    TIME_AS = 39
+    BLOB = 40
+    BOOL = 41
+    GEOM_WKB = 42
+    GEOM_WKT = 43
+
+
+class FilterType(IntEnum):
+    NONE = 0
+    GZIP = 1
+    ZSTD = 2
+    LZ4 = 3
+    RLE = 4
+    BZIP2 = 5
+    DOUBLE_DELTA = 6
+    BIT_WIDTH_REDUCTION = 7
+    BITSHUFFLE = 8
+    BYTESHUFFLE = 9
+    POSITIVE_DELTA = 10
+    INTERNAL_FILTER_AES_256_GCM = 11
+    CHECKSUM_MD5 = 12
+    CHECKSUM_SHA256 = 13
+    DICTIONARY = 14
+    SCALE_FLOAT = 15
+    XOR = 16
+    DEPRECATED = 17
+    WEBP = 18
+    DELTA = 19
+
+
+class Compressor(IntEnum):
+    """The compressor id a compression filter writes as its first option byte (a separate
+    enum from filter types)."""
+
+    NO_COMPRESSION = 0
+    GZIP = 1
+    ZSTD = 2
+    LZ4 = 3
+    RLE = 4
+    BZIP2 = 5
+    DOUBLE_DELTA = 6
+    DICTIONARY_ENCODING = 7
+    DELTA = 8
+
+
+class Encryption(IntEnum):
+    NO_ENCRYPTION = 0
+    AES_256_GCM = 1
+
+
+class ArrayType(IntEnum):
+    DENSE = 0
+    SPARSE = 1
+
+
+class Layout(IntEnum):
+    ROW_MAJOR = 0
+    COL_MAJOR = 1
+    GLOBAL_ORDER = 2
+    UNORDERED = 3
+    HILBERT = 4
+
+
+class DataOrder(IntEnum):
+    UNORDERED_DATA = 0
+    INCREASING_DATA = 1
+    DECREASING_DATA = 2
+
+
+class CurrentDomainType(IntEnum):
+    NDRECTANGLE = 0
+
+
+class WebpFormat(IntEnum):
+    WEBP_NONE = 0
+    WEBP_RGB = 1
+    WEBP_BGR = 2
+    WEBP_RGBA = 3
+    WEBP_BGRA = 4
+
+
+class QueryConditionOp(IntEnum):
+    LT = 0
+    LE = 1
+    GT = 2
+    GE = 3
+    EQ = 4
+    NE = 5
+    IN = 6
+    NOT_IN = 7
+    ALWAYS_TRUE = 8
+    ALWAYS_FALSE = 9
+
+
+class QueryConditionCombinationOp(IntEnum):
+    AND = 0
+    OR = 1
+    NOT = 2
+
+
+def names(enum: Type[IntEnum]) -> Dict[int, str]:
+    """{value: name}, the form `Cursor` shows an enum field with (`9 (BYTESHUFFLE)`)."""
+    return {int(m): m.name for m in enum}
+
+
+_D = Datatype
+# datatype -> (size in bytes, numpy dtype); byte strings are "S1"
+_LAYOUT: Dict[int, Tuple[int, str]] = {
+    _D.INT32: (4, "<i4"), _D.INT64: (8, "<i8"), _D.FLOAT32: (4, "<f4"), _D.FLOAT64: (8, "<f8"),
+    _D.CHAR: (1, "S1"), _D.INT8: (1, "i1"), _D.UINT8: (1, "u1"), _D.INT16: (2, "<i2"),
+    _D.UINT16: (2, "<u2"), _D.UINT32: (4, "<u4"), _D.UINT64: (8, "<u8"),
+    _D.STRING_ASCII: (1, "S1"), _D.STRING_UTF8: (1, "S1"), _D.STRING_UTF16: (2, "<u2"),
+    _D.STRING_UTF32: (4, "<u4"), _D.STRING_UCS2: (2, "<u2"), _D.STRING_UCS4: (4, "<u4"),
+    _D.ANY: (1, "u1"), _D.BLOB: (1, "u1"), _D.BOOL: (1, "u1"), _D.GEOM_WKB: (1, "u1"),
+    _D.GEOM_WKT: (1, "u1"),
 }
-DATATYPE_NAMES = {k: v[0] for k, v in DATATYPES.items()}
-DATATYPE_BY_NAME = {v[0]: k for k, v in DATATYPES.items()}
+_LAYOUT.update({t: (8, "<i8") for t in range(_D.DATETIME_YEAR, _D.TIME_AS + 1)})
+# value: (name, size in bytes, numpy dtype)
+DATATYPES = {int(t): (t.name, *_LAYOUT[t]) for t in Datatype}
+DATATYPE_NAMES = names(Datatype)
+DATATYPE_BY_NAME = {v: k for k, v in DATATYPE_NAMES.items()}
 
 # Datetime / time units for display (numpy unit codes).
-DATETIME_UNITS = {18: "Y", 19: "M", 20: "W", 21: "D", 22: "h", 23: "m", 24: "s", 25: "ms",
-                  26: "us", 27: "ns", 28: "ps", 29: "fs", 30: "as"}
-TIME_UNITS = {31: "h", 32: "m", 33: "s", 34: "ms", 35: "us", 36: "ns", 37: "ps", 38: "fs", 39: "as"}
-STRING_TYPES = {4, 11, 12, 13, 14, 15, 16}
-BYTE_STRING_TYPES = {4, 11, 12}
-INTEGER_TYPES = {0, 1, 5, 6, 7, 8, 9, 10} | set(DATETIME_UNITS) | set(TIME_UNITS)
+_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
+DATETIME_UNITS = {_D.DATETIME_YEAR + i: u for i, u in enumerate(_UNITS)}
+TIME_UNITS = {_D.TIME_HR + i: u for i, u in enumerate(_UNITS[4:])}
+DATETIME_TYPES = frozenset(DATETIME_UNITS) | frozenset(TIME_UNITS)   # DATETIME_* and TIME_*
+# The STRING_* types (no CHAR); TEXT_TYPES adds CHAR: every type a cell of text may have.
+STRING_TYPES = frozenset({_D.STRING_ASCII, _D.STRING_UTF8, _D.STRING_UTF16, _D.STRING_UTF32,
+                          _D.STRING_UCS2, _D.STRING_UCS4})
+TEXT_TYPES = STRING_TYPES | {_D.CHAR}
+BYTE_STRING_TYPES = frozenset({_D.CHAR, _D.STRING_ASCII, _D.STRING_UTF8})
+INTEGER_TYPES = frozenset({_D.INT32, _D.INT64, _D.INT8, _D.UINT8, _D.INT16, _D.UINT16, _D.UINT32,
+                           _D.UINT64}) | set(DATETIME_UNITS) | set(TIME_UNITS)
+FLOAT_TYPES = frozenset({_D.FLOAT32, _D.FLOAT64})
 
-FILTER_TYPES = {
-    0: "NONE", 1: "GZIP", 2: "ZSTD", 3: "LZ4", 4: "RLE", 5: "BZIP2", 6: "DOUBLE_DELTA",
-    7: "BIT_WIDTH_REDUCTION", 8: "BITSHUFFLE", 9: "BYTESHUFFLE", 10: "POSITIVE_DELTA",
-    11: "INTERNAL_FILTER_AES_256_GCM", 12: "CHECKSUM_MD5", 13: "CHECKSUM_SHA256",
-    14: "DICTIONARY", 15: "SCALE_FLOAT", 16: "XOR", 17: "DEPRECATED", 18: "WEBP", 19: "DELTA",
-}
+FILTER_TYPES = names(FilterType)
 FILTER_BY_NAME = {v: k for k, v in FILTER_TYPES.items()}
-COMPRESSORS = {0: "NO_COMPRESSION", 1: "GZIP", 2: "ZSTD", 3: "LZ4", 4: "RLE", 5: "BZIP2",
-               6: "DOUBLE_DELTA", 7: "DICTIONARY_ENCODING", 8: "DELTA"}
-# filter type -> compressor id written as the first option byte
-COMPRESSOR_OF_FILTER = {1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 14: 7, 19: 8}
-ENCRYPTION_TYPES = {0: "NO_ENCRYPTION", 1: "AES_256_GCM"}
-ARRAY_TYPES = {0: "DENSE", 1: "SPARSE"}
-LAYOUTS = {0: "ROW_MAJOR", 1: "COL_MAJOR", 2: "GLOBAL_ORDER", 3: "UNORDERED", 4: "HILBERT"}
-DATA_ORDERS = {0: "UNORDERED_DATA", 1: "INCREASING_DATA", 2: "DECREASING_DATA"}
-CURRENT_DOMAIN_TYPES = {0: "NDRECTANGLE"}
-WEBP_FORMATS = {0: "WEBP_NONE", 1: "WEBP_RGB", 2: "WEBP_BGR", 3: "WEBP_RGBA", 4: "WEBP_BGRA"}
-QUERY_CONDITION_OPS = {0: "LT", 1: "LE", 2: "GT", 3: "GE", 4: "EQ", 5: "NE", 6: "IN", 7: "NOT_IN",
-                       8: "ALWAYS_TRUE", 9: "ALWAYS_FALSE"}
-QUERY_CONDITION_COMBINATION_OPS = {0: "AND", 1: "OR", 2: "NOT"}
+COMPRESSORS = names(Compressor)
+ENCRYPTION_TYPES = names(Encryption)
+ARRAY_TYPES = names(ArrayType)
+LAYOUTS = names(Layout)
+DATA_ORDERS = names(DataOrder)
+CURRENT_DOMAIN_TYPES = names(CurrentDomainType)
+WEBP_FORMATS = names(WebpFormat)
+QUERY_CONDITION_OPS = names(QueryConditionOp)
+QUERY_CONDITION_COMBINATION_OPS = names(QueryConditionCombinationOp)
 
 
 def datatype_size(dt: int) -> int:
@@ -72,10 +213,6 @@ def numpy_dtype(dt: int) -> np.dtype:
     return np.dtype(code)
 
 
-def is_float(dt: int) -> bool:
-    return dt in (2, 3)
-
-
 def format_value(dt: int, raw: bytes):
     """(python value, display text) of one or more values of datatype `dt` in `raw`."""
     from ..cursor import format_scalar
@@ -84,12 +221,12 @@ def format_value(dt: int, raw: bytes):
         return None, raw.hex(" ")
     name, size, code = DATATYPES[dt]
     if dt in BYTE_STRING_TYPES:
-        text = raw.decode("utf-8", errors="replace") if dt == 12 else raw.decode("latin-1")
+        text = raw.decode("utf-8", errors="replace") if dt == _D.STRING_UTF8 else raw.decode("latin-1")
         return text, repr(text)
-    if dt in (13, 15):
+    if dt in (_D.STRING_UTF16, _D.STRING_UCS2):
         text = raw.decode("utf-16-le", errors="replace")
         return text, repr(text)
-    if dt in (14, 16):
+    if dt in (_D.STRING_UTF32, _D.STRING_UCS4):
         text = raw.decode("utf-32-le", errors="replace")
         return text, repr(text)
     n = len(raw) // size
@@ -97,7 +234,7 @@ def format_value(dt: int, raw: bytes):
         return None, "(empty)"
     arr = np.frombuffer(raw[: n * size], dtype=numpy_dtype(dt))
     vals = [x.item() for x in arr]
-    if dt == 41:
+    if dt == _D.BOOL:
         vals = [bool(v) for v in vals]
     texts = [format_scalar(v, size * 8) for v in vals]
     unit = DATETIME_UNITS.get(dt)
@@ -114,6 +251,7 @@ def _dt_text(v: int, unit: str) -> str:
     if v == -(2 ** 63):
         return f"{v} (NaT)"
     try:
-        return f"{v} ({np.datetime64(v, unit)})"
+        when = np.datetime64(v, unit)  # type: ignore[call-overload]  # a numpy unit code
     except (ValueError, OverflowError):
         return str(v)
+    return f"{v} ({when})"

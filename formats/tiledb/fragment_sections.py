@@ -10,7 +10,7 @@ import numpy as np
 from ..cursor import Cursor
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, LazyChildren, Node, hex_preview
-from .enums import DATATYPE_NAMES, VAR_NUM, datatype_size, format_value
+from .enums import DATATYPE_NAMES, FLOAT_TYPES, VAR_NUM, Datatype, datatype_size, format_value
 from .fragment_rtree import rtree_parser
 from .fragment_slots import slot_field
 from .fragment_values import python_value, typed_field
@@ -100,9 +100,9 @@ def prim_kind(datatype: int) -> Optional[str]:
 
 
 def sum_kind(datatype: Optional[int]) -> str:
-    if datatype in (2, 3):
+    if datatype in FLOAT_TYPES:
         return "f64"
-    if datatype in (6, 8, 9, 10, 41):
+    if datatype in (Datatype.UINT8, Datatype.UINT16, Datatype.UINT32, Datatype.UINT64, Datatype.BOOL):
         return "u64"
     return "i64"
 

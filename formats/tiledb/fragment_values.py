@@ -9,7 +9,7 @@ from typing import Any, List, Optional, Tuple
 from ..cursor import Cursor, format_scalar
 from ..fielddoc import doc
 from ..node import ERROR, WARNING, Node
-from .enums import DATATYPE_NAMES, DATATYPES, datatype_size, format_value
+from .enums import BYTE_STRING_TYPES, DATATYPE_NAMES, DATATYPES, Datatype, datatype_size, format_value
 
 SPEC = "fragment.md"
 D_RANGE_MIN = doc("Range minimum, in the dimension's datatype", spec=SPEC + " MBR")
@@ -52,7 +52,7 @@ def parse_range(c: Cursor, dim, title: str) -> Tuple[Any, Any, bytes]:
 
 
 def python_value(datatype: int, raw: bytes):
-    if datatype in (4, 11, 12):
+    if datatype in BYTE_STRING_TYPES:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -75,11 +75,11 @@ def typed_field(c: Cursor, name: str, datatype: Optional[int], size: int, fdoc) 
         return c.raw(name, size, fdoc)
     c.need(name, size, f"{size} bytes of {DATATYPE_NAMES[datatype]}")
     raw = c.source.read(c.pos, size)
-    if datatype in (4, 11, 12):
+    if datatype in BYTE_STRING_TYPES:
         v = python_value(datatype, raw)
         return c.field(name, size, v, repr(v) if size else "''", "string", fdoc,
                        f"{DATATYPE_NAMES[datatype]}[{size}]")
-    if datatype in (40, 42, 43, 17):
+    if datatype in (Datatype.BLOB, Datatype.GEOM_WKB, Datatype.GEOM_WKT, Datatype.ANY):
         return c.raw(name, size, fdoc)
     v, text = format_value(datatype, raw)
     if size % max(1, datatype_size(datatype)):

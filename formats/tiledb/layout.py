@@ -5,6 +5,8 @@ import os
 import re
 from typing import Optional
 
+from ..plugin import Detection
+
 SCHEMA_DIR = "__schema"
 ENUMERATIONS_DIR = "__enumerations"
 FRAGMENTS_DIR = "__fragments"
@@ -30,21 +32,13 @@ def timestamp_order(name: str):
     return (0, int(m.group(1)), int(m.group(2)), name) if m else (1, 0, 0, name)
 
 
-def is_array_dir(path: str) -> bool:
-    from ..dataset_fs import fs_of
-
-    fs = fs_of(None, path)
-    return fs.stat(os.path.join(path, SCHEMA_DIR)).is_dir or \
-        fs.stat(os.path.join(path, LEGACY_SCHEMA_FILE)).is_file
-
-
-def is_group_dir(path: str) -> bool:
-    """A TileDB group: libtiledb accepts either its marker file or its details folder."""
-    from ..dataset_fs import fs_of
-
-    fs = fs_of(None, path)
-    return fs.stat(os.path.join(path, GROUP_FILE)).is_file or \
-        fs.stat(os.path.join(path, GROUP_DETAILS_DIR)).is_dir
+# An array directory: a schema folder, or (format versions < 10) the schema file at the root;
+# a group: its marker file or its details folder (libtiledb accepts either).
+ARRAY_MARKERS = ((SCHEMA_DIR + "/",), (LEGACY_SCHEMA_FILE,))
+GROUP_MARKERS = ((GROUP_FILE,), (GROUP_DETAILS_DIR + "/",))
+DETECTION = Detection(dir_markers=ARRAY_MARKERS + GROUP_MARKERS)
+is_array_dir = Detection(dir_markers=ARRAY_MARKERS).matches_dir
+is_group_dir = Detection(dir_markers=GROUP_MARKERS).matches_dir
 
 
 def group_dir_of(path: str) -> Optional[str]:

@@ -17,7 +17,6 @@ _U64 = struct.Struct("<Q")
 _CHUNK = struct.Struct("<III")
 _GT_HEAD = struct.Struct("<IQQBQBI")  # version, persisted, tile size, datatype, cell size, enc, psize
 GT_HEAD_SIZE = _GT_HEAD.size  # 34
-AES_FILTER = 11
 
 
 class TileError(Exception):
@@ -54,15 +53,6 @@ def chunk_table(source, offset: int, end: int) -> List[Tuple[int, int, int, int,
         out.append((orig, filt, md, mdl, data))
         pos = data + filt
     return out
-
-
-def tile_end(source, offset: int, end: int) -> int:
-    """Where the bare tile at `offset` ends (by its chunk table)."""
-    t = chunk_table(source, offset, end)
-    if not t:
-        return offset + 8
-    o, f, md, mdl, d = t[-1]
-    return d + f
 
 
 def decode_tile(source, offset: int, end: int, specs: List[FilterSpec], info: DataInfo,

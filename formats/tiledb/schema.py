@@ -32,7 +32,7 @@ from .enums import (
     DATATYPE_NAMES,
     FORMAT_VERSION,
     LAYOUTS,
-    STRING_TYPES,
+    TEXT_TYPES,
     VAR_NUM,
     datatype_size,
     format_value,
@@ -246,7 +246,7 @@ def typed_field(cur: Cursor, name: str, dt: int, size: int, d=None, kind: str = 
     value, display = format_value(dt, raw) if size else (None, "(empty)")
     n = cur.field(name, size, value, display, kind, d,
                   f"{DATATYPE_NAMES.get(dt, '?')}[{size // max(1, datatype_size(dt))}]")
-    if dt in DATATYPE_NAMES and dt not in STRING_TYPES and size % datatype_size(dt):
+    if dt in DATATYPE_NAMES and dt not in TEXT_TYPES and size % datatype_size(dt):
         n.mark(WARNING, f"{name}: {size} bytes is not a whole number of "
                         f"{DATATYPE_NAMES[dt]} values ({datatype_size(dt)} B each)")
     return value
@@ -381,7 +381,7 @@ def _parse_dimension(cur: Cursor, d: Dimension, v: int, shared_type: Optional[in
         dsize = cur.length("u64", "Domain size", 1, D_DIM_DOMAIN_SIZE, "bytes").value
     else:
         d.datatype = shared_type
-        d.cell_val_num = VAR_NUM if shared_type in STRING_TYPES else 1
+        d.cell_val_num = VAR_NUM if shared_type in TEXT_TYPES else 1
         dsize = 2 * datatype_size(d.datatype)
     dt = d.datatype
     if dsize:

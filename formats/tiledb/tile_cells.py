@@ -19,14 +19,12 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from .cells import BYTE_LIST_TYPES, TEXT_ENCODINGS
 from .data_files import DataFileRole, file_role, over_limit, tile_bounds, tile_offsets_for
-from .enums import DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS, VAR_NUM, datatype_size, numpy_dtype
+from .enums import DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS, VAR_NUM, Datatype, datatype_size, numpy_dtype
 from .model import Attribute, Dimension, Fragment, FragmentMetadata
 from .rawtile import TileError, chunk_table, decode_tile_ex
 
-TEXT_ENCODINGS = {4: "utf-8", 11: "utf-8", 12: "utf-8", 13: "utf-16-le", 14: "utf-32-le",
-                  15: "utf-16-le", 16: "utf-32-le"}
-BYTE_LIST_TYPES = {17, 40, 42, 43}
 PART_SUFFIX = {"fixed": "", "var": "_var", "validity": "_validity"}
 NAT = -(2 ** 63)
 
@@ -189,7 +187,7 @@ class TileCells:
         if dt in BYTE_LIST_TYPES:
             return list(raw)
         arr = np.frombuffer(raw, dtype=numpy_dtype(dt))
-        if dt == 41:
+        if dt == Datatype.BOOL:
             arr = arr.astype(bool)
         if self.var is not None or self.cell_val_num not in (0, 1):
             return arr.tolist()
@@ -237,7 +235,7 @@ def scalar_text(dt: int, v) -> str:
         return f"{np.datetime64(iv, unit)} ({iv} {unit})"
     if dt in TIME_UNITS:
         return f"{int(v)} {TIME_UNITS[dt]}"
-    if dt == 41:
+    if dt == Datatype.BOOL:
         return "true" if v else "false"
     if isinstance(v, np.floating):
         return str(v)  # shortest text that reads back as the same float of its width

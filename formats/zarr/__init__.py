@@ -13,17 +13,22 @@ from typing import List, Optional
 
 from .. import progress
 from ..node import Node
+from ..plugin import generic_entry_text
 from ..remote import is_url
 from . import tree
 from .tree import METADATA_NAMES, ZarrModel
 
+KNOWN_FILES = {".zarray": "Zarr v2 array metadata", ".zattrs": "Zarr v2 attributes",
+               ".zgroup": "Zarr v2 group metadata", ".zmetadata": "Zarr consolidated metadata",
+               "zarr.json": "Zarr v3 metadata"}
+
 
 class ZarrPlugin:
     name = "zarr"
+    detection = tree.DETECTION
+    pipeline_hint = "Select a chunk file (or a record) to see its codec chain and its records."
 
     # ---- detection -----------------------------------------------------------------------
-    def detect_dir(self, path: str) -> bool:
-        return tree.node_kind(path) is not None
 
     def container_of(self, path: str) -> Optional[str]:
         if is_url(path) or os.path.isdir(path):
@@ -83,6 +88,15 @@ class ZarrPlugin:
 
     def open_file(self, document, path: str) -> Node:
         return tree.json_file(document, path)[0]
+
+    # ---- the window ------------------------------------------------------------------------
+    def describe_entry(self, document, node: Node) -> str:
+        return generic_entry_text(node, KNOWN_FILES)
+
+    def chunk_view(self, document, node: Node):
+        from .chunkview import chunk_view
+
+        return chunk_view(document, node)
 
     # ---- values ----------------------------------------------------------------------------
     def _arrays(self, document):

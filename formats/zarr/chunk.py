@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import traceback
+from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from ..cursor import Cursor, ParseStop
@@ -43,6 +44,24 @@ def stage_limit(meta: ArrayMeta) -> int:
         from .vlen import stage_limit as vlen_limit
         return vlen_limit(meta)
     return 2 * meta.records_per_chunk * meta.itemsize + 4096
+
+
+@dataclass(frozen=True)
+class CodecStage:
+    """`data` of a stage node: codec k of the array's chain (0: the first applied)."""
+
+    k: int
+    spec: CodecSpec
+
+
+@dataclass
+class ChunkFile:
+    """`data` of a chunk file node: its array, its grid position and its decoder."""
+
+    meta: ArrayMeta
+    coords: Optional[Tuple[int, ...]]
+    key: str
+    decoder: Optional["ChunkDecoder"] = None
 
 
 class _Stage:
@@ -134,7 +153,7 @@ def decode_stages(document, meta: ArrayMeta, parent: Node, src, label: str,
     for k in range(top, -1, -1):
         spec = meta.codecs[k]
         stage = Node(f"Codec {k + 1}: {spec.label}", "filter", cur_src, 0, cur_src.size,
-                     doc=D_STAGE)
+                     doc=D_STAGE, data=CodecStage(k, spec))
         parent.add(stage)
         data = run_stage(spec, cur_src, stage, limit)
         if data is None:
@@ -221,6 +240,8 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
     where = f"chunk {list(coords)}" if coords is not None else "chunk"
     node.display = f"{where}: {src.size} B stored"
     node.value = key
+    chunk = ChunkFile(meta, coords, key)
+    node.data = chunk
     if (meta.rtype is None and not meta.vlen) or not meta.usable:
         if src.size:
             node.add(Node("chunk data", "payload", src, 0, src.size,
@@ -247,11 +268,13 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
                                   f"size), over the {DECODE_BUDGET}-byte decode budget: not "
                                   f"decoded"))
         return node
-    stage = Node(f"Codec {k + 1}: {spec.label}", "filter", src, 0, src.size, doc=D_STAGE)
+    stage = Node(f"Codec {k + 1}: {spec.label}", "filter", src, 0, src.size, doc=D_STAGE,
+                 data=CodecStage(k, spec))
     node.add(stage)
     st = frame_stage(spec, src, stage, stage_limit(meta))
     if st is not None:
         dec = ChunkDecoder(document, meta, node, st, coords, label)
+        chunk.decoder = dec
         if lazy:
             dn = Node("decoded", "payload", src, 0, 0, doc=D_DECODED, display=D_PENDING_TEXT)
             dn.set_lazy(DeferredChildren(dec.build, dec.release))
@@ -265,10 +288,10 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
 
 
 def decoder_of(node: Node) -> Optional[ChunkDecoder]:
-    """The ChunkDecoder of a lazy chunk file node (or of its "decoded" node), else None."""
+    """The ChunkDecoder of a chunk file node (or of its "decoded" node), else None (no
+    codecs, or framing that failed)."""
     if isinstance(node.data, ChunkDecoder):
         return node.data
-    for c in node.iter_children() if not node.is_lazy else ():
-        if c.name == "decoded" and isinstance(c.data, ChunkDecoder):
-            return c.data
+    if isinstance(node.data, ChunkFile):
+        return node.data.decoder
     return None

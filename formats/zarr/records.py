@@ -178,7 +178,7 @@ class RecordView:
 
     def node(self, name: str = "Records") -> Node:
         size = self.count * self.rt.itemsize
-        n = Node(name, "cells", self.src, self.base, size, doc=D_RECORDS,
+        n = Node(name, "cells", self.src, self.base, size, doc=D_RECORDS, data=self,
                  display=f"{self.count} records × {self.rt.itemsize} B")
         n.set_lazy(LazyChildren(self.count, self.record, elements=True))
         return n

@@ -11,6 +11,7 @@ from ..dataset_fs import DatasetFS, entry_node, fs_of
 from ..fielddoc import doc
 from ..node import ERROR, LazyChildren, Node
 from ..plain import file_node
+from ..plugin import Detection
 from .chunk import chunk_file_node
 from .meta import D_ATTRS, D_ZGROUP, ArrayMeta, from_zarr_json, from_zarray
 from .records import RecordView
@@ -38,6 +39,10 @@ class ZarrModel:
 
     arrays: Dict[str, ArrayMeta] = field(default_factory=dict)
     root_array: Optional[str] = None
+
+
+# A Zarr node: v2 array or group metadata, or v3 metadata (array or group).
+DETECTION = Detection(dir_markers=((".zarray",), ("zarr.json",), (".zgroup",)))
 
 
 def node_kind(path: str, fs: Optional[DatasetFS] = None) -> Optional[str]:

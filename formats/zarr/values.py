@@ -129,11 +129,6 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None, fs: Optional[Dataset
     return out, errors
 
 
-def read_array(meta: ArrayMeta, fs: Optional[DatasetFS] = None):
-    """(structured numpy array of the whole array, [error messages])."""
-    return read_field(meta, None, fs)
-
-
 def values(meta: ArrayMeta, name: str, entry_name: str, with_values: bool = True,
            fs: Optional[DatasetFS] = None) -> Dict:
     if meta.vlen and meta.usable:

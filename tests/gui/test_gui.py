@@ -146,14 +146,12 @@ def test_pipeline_editor_experiment(qtbot, win, array_dir):
     panel = win.pipeline
     panel.reverse_all()
     ed = panel.editor
-    from arrayscope.explorer.stages import default_spec
-
-    ed.specs = [default_spec(3)]  # LZ4 alone
-    ed._fill()
+    lz4 = dict(ed.lab.available())["LZ4"]
+    ed.steps = [ed.lab.new_step(lz4)]  # LZ4 alone
     ex = ed.apply()
     assert ex.error is None and ex.round_trip
-    assert ed.results.rowCount() == 2
-    assert ex.stages[0].nbytes == TILE * 8
+    assert ed.results.rowCount() == 2 and ex.labels == ["cells", "LZ4(-1)"]
+    assert ex.sizes[0] == TILE * 8
 
 
 def test_tree_model_is_consistent(qtbot, qtmodeltester, array_dir):

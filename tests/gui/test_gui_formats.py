@@ -91,13 +91,13 @@ def test_zarr_v3_sample_stages_records_and_bytes(qtbot, win):
     assert node.name == "x" and node.parent.name == "pos" and node.parent.parent is rec
     # the pipeline panel shows the codec chain and the records table (numpy-backed)
     panel = win.pipeline
-    assert panel.zarr is not None and panel.zarr.file_node is chunk
-    assert panel.cells_view.model() is panel.records
-    assert panel.records.rowCount() == 16
+    assert panel.state is not None and panel.state.node is chunk
+    assert panel.cells_view.model() is panel.cells
+    assert panel.cells.rowCount() == 16
     assert panel.cells_view.currentIndex().row() == 5      # the table follows the selection
-    assert panel.records.headerData(3, Qt.Horizontal) == "pos.y"
+    assert panel.cells.headerData(3, Qt.Horizontal) == "pos.y"
     x = np.frombuffer(view.source.read(rec.offset + 4, 4), "<f4")[0]
-    assert panel.records.data(panel.records.index(5, 2)) == str(x)
+    assert panel.cells.data(panel.cells.index(5, 2)) == str(x)
     stages = [panel.tree.topLevelItem(i).text(0) for i in range(panel.tree.topLevelItemCount())]
     assert stages == ["Stored chunk", "⟲ Codec 1: zstd", "Records"]
 
@@ -114,7 +114,7 @@ def test_zarr_v2_blosc_sample(qtbot, win):
     rec = chunk["Records"].child(0)
     _select(win, rec)
     assert rec["id"].value == 116
-    assert win.pipeline.records.data(win.pipeline.records.index(0, 1)) == "116"
+    assert win.pipeline.cells.data(win.pipeline.cells.index(0, 1)) == "116"
 
 
 # ---- verify findings -----------------------------------------------------------------------
@@ -198,7 +198,7 @@ def test_pipeline_pairs_var_and_validity_tiles(qtbot, win, var_array):
     win.select_node(chunk)
     assert "attribute 'sn'" in panel.title.text() and "var data, tile 2 of 2" in panel.title.text()
     panel.reverse_all()
-    m = panel.tile_cells
+    m = panel.cells
     assert panel.cells_view.model() is m and m.rowCount() == 6
     texts = [m.data(m.index(r, 0)) for r in range(6)]
     assert texts == ["'w'", "'vv'", "null", "'u'", "'tt'", "'s'"]

@@ -10,8 +10,8 @@ from typing import Optional
 import numpy as np
 import tiledb
 
-from arrayscope.formats.filters import FilterSpec
-from arrayscope.formats.tiledb.enums import COMPRESSOR_OF_FILTER, VAR_NUM
+from arrayscope.formats.filters import FilterSpec, get
+from arrayscope.formats.tiledb.enums import VAR_NUM
 from arrayscope.formats.tiledb.model import ArraySchema, Attribute, Dimension
 
 _DTYPE_CODES = {"INT32": 0, "INT64": 1, "FLOAT32": 2, "FLOAT64": 3}
@@ -23,8 +23,9 @@ def _filters(fl) -> list:
         t = int(f._type)
         opts = {}
         attrs = f._attrs_() if hasattr(f, "_attrs_") else {}
-        if t in COMPRESSOR_OF_FILTER:
-            opts["compressor"] = COMPRESSOR_OF_FILTER[t]
+        compressor = get(t).default_options().get("compressor")
+        if compressor is not None:
+            opts["compressor"] = compressor
             opts["level"] = attrs.get("level", -1) if attrs.get("level") is not None else -1
             if t in (6, 19):
                 rd = attrs.get("reinterp_dtype")

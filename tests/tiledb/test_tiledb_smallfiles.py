@@ -24,7 +24,7 @@ from arrayscope.formats.tiledb import condition as Q
 from arrayscope.formats.tiledb import enumeration as E
 from arrayscope.formats.tiledb import schema as S
 from arrayscope.formats.tiledb.names import decode_name, describe_name
-from tests.support import tiledb_arrays
+from tests.support import metadata_dict, tiledb_arrays
 from tests.support.parse_checks import assert_clean
 
 
@@ -188,7 +188,7 @@ def test_consolidated_metadata_and_vac(tmp_path):
         doc, src = _doc(path)
         root = M.parse_array_metadata_file(doc, src, doc.ctx)
         assert_clean(doc, src, root)
-        merged.update(root.data.as_dict())
+        merged.update(metadata_dict(root.data))
     assert merged == _tiledb_meta(uri)
 
 

@@ -22,7 +22,7 @@ from arrayscope.formats.tiledb import enumeration as E
 from arrayscope.formats.tiledb.enums import DATATYPE_NAMES, FILTER_TYPES, LAYOUTS, VAR_NUM
 from arrayscope.formats.tiledb.model import TileDBArray
 from arrayscope.formats.tiledb.values import values
-from tests.support import paths
+from tests.support import metadata_dict, paths
 
 ROOT = os.environ.get("ARRAYSCOPE_TDB_VERSIONS") or os.path.join(paths.DATA, "tiledb_versions")
 CASES = sorted(p[:-len(".expected.json")]
@@ -188,7 +188,7 @@ def test_array_metadata_matches(opened, case):
         src = doc.open_source(path)
         md = M.parse_array_metadata_file(doc, src, doc.ctx).data
         assert md is not None
-        merged.update(md.as_dict())
+        merged.update(metadata_dict(md))
     # tiledb-py bookkeeping keys (__np_flat_*, __np_shape_*) are never set, only deleted
     assert _norm(merged) == _norm(_expected(case)["metadata"])
 

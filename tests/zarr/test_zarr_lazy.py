@@ -306,7 +306,7 @@ def test_gui_tree_expands_a_lazy_chunk(qtbot, tmp_path, big, lazy):
     doc = win.session.document
     # the window selects the first chunk file: its pipeline decodes that one chunk only
     assert [s.name for s in chunk_sources(doc)] == ["c/0 ← zstd"]
-    assert win.pipeline.zarr is not None and win.pipeline.records.rowCount() == PER_CHUNK
+    assert win.pipeline.state is not None and win.pipeline.cells.rowCount() == PER_CHUNK
     chunk = _chunk(doc, 42)
     model, view = win.tree.model, win.tree.view
     file_idx = model.index_for_node(chunk)
@@ -330,14 +330,14 @@ def test_gui_tree_expands_a_lazy_chunk(qtbot, tmp_path, big, lazy):
     assert node is not None and node.name == "age"
     assert node.value == int(data[42 * PER_CHUNK + 2]["age"])
     # the pipeline panel shows this chunk's chain and records
-    assert win.pipeline.zarr.file_node is chunk
+    assert win.pipeline.state.node is chunk
     stages = [win.pipeline.tree.topLevelItem(i).text(0)
               for i in range(win.pipeline.tree.topLevelItemCount())]
     assert stages == ["Stored chunk", "⟲ Codec 1: zstd", "Records"]
     # selecting another chunk file decodes it too (its pipeline is shown)
     other = _chunk(doc, 100)
     win.select_node(other)
-    assert not other["decoded"].pending and win.pipeline.zarr.file_node is other
+    assert not other["decoded"].pending and win.pipeline.state.node is other
 
 
 def test_thousands_of_chunk_files_hold_few_descriptors(big):

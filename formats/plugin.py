@@ -1,0 +1,336 @@
+"""The core's contract with format plugins, and with the window.
+
+A format plugin (`formats.tiledb`, `formats.scdl`, `formats.zarr`) exposes one `PLUGIN`
+object that satisfies `FormatPlugin`. Everything the window shows of a format reaches it
+through these types; the window imports this module, never a plugin module
+(`tests/core/test_architecture.py` enforces it).
+
+    FormatPlugin   detection (declarative `Detection`, plus an optional magic sniff),
+                   opening a directory or a file into a Node tree, the `values` command,
+                   extra `verify` checks, the words the array browser shows for an entry
+                   (`describe_entry`), the chunk views it offers for a node (`chunk_view`)
+    ChunkView      one chunk or codec chain, stage by stage: stage k is the bytes before
+                   filter/codec k was applied (stage 0 the cells, stage n the stored bytes);
+                   reversing makes derived sources with nodes, a forward check says whether
+                   re-applying a stage gives the stored bytes, and `cell_table` the values
+    CellTable      the values of one chunk as rows and columns of text (coordinates, units
+                   and nulls already rendered), painted lazily by the window
+    PipelineLab    an editable copy of a chunk's pipeline to try on its cells (teaching)
+    FieldValues    one entry of the `values` command
+
+Stage indices follow the pipeline's order: filter k (0-based) turns stage k into stage
+k+1. Rows are shown from the disk side, so the window walks k = n-1 .. 0.
+
+All of it is plain Python (no Qt): the CLI and the tests use the same objects.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Literal, Optional, Protocol, Sequence, Tuple, TypedDict, runtime_checkable
+
+from .node import Node
+
+Status = Literal["ok", "warning", "error"]
+
+
+# ---- detection ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Detection:
+    """What marks a directory as one of a format's containers, declared rather than coded.
+
+    `dir_markers` lists alternatives; each is a tuple of entry names that must all exist in
+    the directory (a name ending in "/" must be a folder, any other a file)."""
+
+    dir_markers: Tuple[Tuple[str, ...], ...] = ()
+
+    def matches_dir(self, path: str) -> bool:
+        """Whether `path` (a local path or a URL) is such a directory; markers are looked up
+        inside it only (a link that leaves the directory marks nothing: `dataset_fs`)."""
+        from .dataset_fs import fs_of
+
+        fs = fs_of(None, path)   # no stat of `path` itself: an object store has no folders
+        for names in self.dir_markers:
+            if names and all(_has_entry(fs, path, n) for n in names):
+                return True
+        return False
+
+
+def _has_entry(fs, path: str, name: str) -> bool:
+    if name.endswith("/"):
+        return fs.stat(os.path.join(path, name[:-1])).is_dir
+    return fs.stat(os.path.join(path, name)).is_file
+
+
+# ---- values ---------------------------------------------------------------------------------
+class _FieldValuesRequired(TypedDict):
+    name: str        # the fragment (TileDB) or the array (SCDL, Zarr)
+    values: list     # Python values in stored order (empty when only `raw` was asked for)
+    raw: bytes       # the decoded cells as little-endian bytes (var data for var fields)
+
+
+class FieldValues(_FieldValuesRequired, total=False):
+    """One entry of `values`: what one fragment / array holds of a field."""
+
+    error: str       # why this entry is short or empty
+
+
+# ---- chunk views ----------------------------------------------------------------------------
+CheckStatus = Literal["identical", "re-encoded", "different", "failed"]
+
+
+@dataclass(frozen=True)
+class ForwardCheck:
+    """Stage k applied forward, compared with stage k+1 (the stored bytes for the last)."""
+
+    k: int
+    status: CheckStatus
+    text: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("identical", "re-encoded")
+
+
+RowStatus = Literal["stored", "reversed", "pending", "failed", "decoded"]
+
+
+@dataclass
+class StageRow:
+    """One row of a chunk's stage list, as the pipeline panel shows it (disk side first).
+
+    `k` is the stage the row reverses to (its filter's index), None for the stored bytes
+    and for the values row; `node` is what selecting the row shows; `details` are the nodes
+    of this stage's metadata or framing; `note` fills the last column (a forward check or
+    what the stage gave), `note_status` colours it."""
+
+    label: str
+    size: Optional[int]
+    status: RowStatus
+    k: Optional[int] = None
+    node: Optional[Node] = None
+    tooltip: str = ""
+    error: Optional[str] = None
+    note: str = ""
+    note_tooltip: str = ""
+    note_status: Optional[Status] = None
+    details: List[Node] = field(default_factory=list)
+    kind: str = "filter"          # icon: "payload" (stored), "filter", "cells"
+    expanded: bool = False
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    tooltip: str = ""
+    numeric: bool = False         # right-aligned
+    mono: bool = False            # offsets and hex bytes
+
+
+@runtime_checkable
+class CellTable(Protocol):
+    """The values of one chunk, a row per cell or record; only painted rows are formatted."""
+
+    caption: str                  # one line above the table (what the rows are, from where)
+    columns: Sequence[Column]
+
+    def row_count(self) -> int: ...
+
+    def text(self, row: int, col: int) -> str: ...
+
+    def muted(self, row: int, col: int) -> bool:
+        """Whether the cell is greyed (a null cell, edge padding; `tooltip` says why)."""
+        ...
+
+    def tooltip(self, row: int, col: int) -> Optional[str]: ...
+
+    def node_of_row(self, row: int) -> Optional[Node]:
+        """The node of that cell or record, when one exists (clicking a row selects it)."""
+        ...
+
+    def row_of_node(self, node: Node) -> Optional[int]: ...
+
+
+@dataclass(frozen=True)
+class OptionField:
+    """One option of a pipeline step, as an editor field."""
+
+    key: str
+    label: str
+    kind: Literal["int", "float", "choice"]
+    value: object
+    minimum: float = 0
+    maximum: float = 0
+    choices: Tuple[Tuple[str, object], ...] = ()
+    special_text: str = ""        # shown for the minimum ("default" for level -1)
+
+
+@dataclass
+class Experiment:
+    """An edited pipeline applied forward to a chunk's cells, then reversed back."""
+
+    labels: List[str]                                   # "cells", then each step
+    sizes: List[int] = field(default_factory=list)      # bytes after each step (cells first)
+    seconds: List[float] = field(default_factory=list)  # time of each step
+    error: Optional[str] = None
+    failed_at: Optional[int] = None
+    round_trip: Optional[bool] = None
+
+
+class PipelineLab(Protocol):
+    """An editable copy of a chunk's pipeline. Steps are opaque to the window: it keeps them
+    in a list, reorders them, and asks the lab for everything else."""
+
+    def original(self) -> List[object]:
+        """Fresh copies of the chunk's own steps."""
+        ...
+
+    def available(self) -> List[Tuple[str, object]]:
+        """(menu text, step id) of every step that can be added."""
+        ...
+
+    def new_step(self, step_id: object) -> object:
+        """A step with the format's default options."""
+        ...
+
+    def describe(self, step: object) -> str: ...
+
+    def options(self, step: object) -> List[OptionField]: ...
+
+    def set_option(self, step: object, key: str, value: object) -> None: ...
+
+    def run(self, steps: List[object], cells: bytes) -> Experiment:
+        """Apply `steps` forward to `cells`, then reverse the result (a round trip)."""
+        ...
+
+
+class ChunkView(Protocol):
+    """One chunk (TileDB) or chunk file (Zarr): its stages, reversible one by one.
+
+    A view keeps what has been done with its chunk (stages reversed, forward checks), so
+    the window can come back to it. Derived sources it makes are the document's
+    (`Document.add_derived`); nodes it makes hang under `node` once the window attaches
+    them (`attach_stage`)."""
+
+    node: Optional[Node]          # the chunk's node in the tree
+    identity: object              # equal for two views of the same chunk
+    # True when the view holds what the user did (stages reversed on demand): the window
+    # keeps such a view per chunk; a view without state is made afresh at each selection.
+    keeps_state: bool
+    title: str                    # what the chunk is ("Chunk 1 of a0.tdb @ 0x68: ...")
+    heading: str                  # the field / array it belongs to (may be "")
+    subtitle: str                 # the pipeline in one line
+    tooltip: str
+
+    def rows(self) -> List[StageRow]:
+        """The stage list as it stands."""
+        ...
+
+    def siblings(self) -> List[Tuple[str, Optional[Node]]]:
+        """Other chunks of the same tile (label, node), empty when there is one."""
+        ...
+
+    def sibling_index(self) -> int: ...
+
+    def sibling_view(self, i: int) -> Optional["ChunkView"]: ...
+
+    def value_unit(self) -> Optional[str]:
+        """The numpy datetime unit of the cells, when they are datetimes (for the inspector)."""
+        ...
+
+    def can_reverse(self) -> bool:
+        """Whether a stage remains to reverse (and none has failed)."""
+        ...
+
+    def reverse_to(self, k: int, key: Optional[bytes]) -> List[int]:
+        """Reverse down to stage k; the stages newly made (their `stage_node`s exist)."""
+        ...
+
+    def lowest(self) -> int:
+        """The lowest stage reached so far (n: nothing reversed)."""
+        ...
+
+    def stage_node(self, k: int) -> Optional[Node]: ...
+
+    def stage_source(self, k: int) -> object: ...
+
+    def remake_stage(self, k: int) -> bool:
+        """Make stage k's source and node again (its tab was closed); False if not reached."""
+        ...
+
+    def forget_source(self, source: object) -> Optional[Node]:
+        """Drop the stage that `source` holds; its node (for the window to detach)."""
+        ...
+
+    def owns_source(self, source: object) -> bool: ...
+
+    def forward_check(self, key: Optional[bytes]) -> List[ForwardCheck]:
+        """Apply every reversed stage forward and compare (needs all stages reversed)."""
+        ...
+
+    def cell_table(self, key: Optional[bytes]) -> Optional[CellTable]:
+        """The cells once stage 0 is reached, else None (`cells_message` says why)."""
+        ...
+
+    def cells_message(self) -> str: ...
+
+    def cells(self) -> Optional[bytes]:
+        """Stage 0's bytes, once reached (the editor starts from them)."""
+        ...
+
+    def lab(self) -> Optional[PipelineLab]:
+        """An editable copy of the pipeline, when the format can apply it forward."""
+        ...
+
+
+# ---- the plugin -----------------------------------------------------------------------------
+class FormatPlugin(Protocol):
+    """One format. Members beyond `name` and `detection` may be missing where a format has
+    nothing to offer (the registry treats a missing member as "no"): see `registry`.
+
+    Optional members not listed as methods here (duck-typed by their single callers):
+    `open_model(document, path)` (the model without the tree, for `values`),
+    `health` / `extents` / `space` (`formats.health`), `member_names` / `member_document`
+    (a group's member arrays, `--array`)."""
+
+    name: str
+    detection: Detection
+    # Shown in the pipeline panel when nothing is selected (what this format stores).
+    pipeline_hint: str
+
+    def container_of(self, path: str) -> Optional[str]: ...
+
+    def sniff(self, head: bytes, path: str) -> bool: ...
+
+    def open_dir(self, document, path: str) -> Node: ...
+
+    def open_file_in(self, document, container: str, path: str) -> Node: ...
+
+    def open_file(self, document, path: str) -> Node: ...
+
+    def field_names(self, document) -> List[str]: ...
+
+    def values(self, document, name: str, with_values: bool = True) -> List[FieldValues]: ...
+
+    def verify(self, document) -> List[Node]: ...
+
+    def describe_entry(self, document, node: Node) -> str:
+        """What a folder or file is, in the array browser's words ("fragment: 2024-…")."""
+        ...
+
+    def chunk_view(self, document, node: Node) -> Optional[ChunkView]:
+        """The chunk view `node` belongs to (a chunk, a tile, a stage, a record...), or None."""
+        ...
+
+
+def generic_entry_text(node: Node, known: Optional[Dict[str, str]] = None) -> str:
+    """An entry described by its parser's words (its node's display or type), for formats
+    whose folder and file names say little."""
+    if node.kind == "file" and known and node.name in known:
+        return known[node.name]
+    what = node.display_text()
+    if node.kind == "file" and (not what or what.startswith(("{", "[", '"'))):
+        t = node.type or ""
+        what = f"{t}: {what}" if t and what else (t or what)
+    what = " ".join(what.split())
+    return what if len(what) <= 90 else what[:89] + "…"
