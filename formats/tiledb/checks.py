@@ -69,10 +69,17 @@ def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[Til
             continue
         if isinstance(n.data, TileRun):  # a million tiles: one chunk table at a time
             for i in range(len(n.data)):
+                run = n.data
                 try:
-                    yield from n.data.chunks(i)
+                    chunks = run.chunks(i)
                 except TileError:
                     stack.append(n.child(i))  # the tile's node says what is wrong
+                    continue
+                start = int(run.offsets[i])
+                tile = TileInfo(run.source, start, int(run.ends[i]) - start, run.role.specs,
+                                run.role.info, chunks)
+                for ci in chunks:
+                    yield ci, tile
             continue
         if n.is_lazy:
             if n.child_count() and n.child(0).kind == "tile":
