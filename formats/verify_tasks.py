@@ -78,7 +78,7 @@ def tiledb_units(root: Node) -> List[IndexPath]:
         if n.is_lazy:
             count = n.child_count()
             if count and n.child(0).kind == "tile":
-                out.extend(path + (i,) for i in reversed(range(count)))
+                out.extend(path + (i,) for i in range(count))  # tiles in file order
             continue
         stack.extend((path + (i,), c) for i, c in enumerate(n.iter_children()))
     return out

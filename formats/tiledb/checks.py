@@ -72,8 +72,8 @@ def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[Til
                 run = n.data
                 try:
                     chunks = run.chunks(i)
-                except TileError:
-                    stack.append(n.child(i))  # the tile's node says what is wrong
+                except TileError:  # the tile's node says what is wrong; in its place
+                    yield from iter_chunks_with_tiles(n.child(i))
                     continue
                 start = int(run.offsets[i])
                 tile = TileInfo(run.source, start, int(run.ends[i]) - start, run.role.specs,
@@ -82,8 +82,8 @@ def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[Til
                     yield ci, tile
             continue
         if n.is_lazy:
-            if n.child_count() and n.child(0).kind == "tile":
-                stack.extend(n.child(i) for i in range(n.child_count()))
+            if n.child_count() and n.child(0).kind == "tile":  # popped in file order
+                stack.extend(n.child(i) for i in reversed(range(n.child_count())))
             continue
         stack.extend(n.iter_children())
 
