@@ -11,7 +11,6 @@ pointing to nothing, a member of the wrong kind.
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -19,7 +18,7 @@ from urllib.parse import unquote
 
 from ..dataset_fs import ALIAS, BROKEN, DIR, FILE, LOOP, MISSING, SYMLINK_OUT, UNREADABLE, DatasetFS
 from ..findings import GROUP_MEMBER_MISSING, GROUP_MEMBER_OUTSIDE, GROUP_MEMBER_TYPE
-from ..remote import absolute, is_url, normpath
+from ..remote import absolute, normpath
 from . import layout
 from .group_details import ARRAY, GROUP, GroupDetails, MemberEntry
 
@@ -71,14 +70,6 @@ def effective_members(files: List[Tuple[str, Optional[GroupDetails]]]) -> List[M
     return sorted(current.values(), key=lambda m: m.name)
 
 
-def _normalise(path: str) -> str:
-    """`..` and `.` folded, for a local path or a URL (whose `//` stays)."""
-    m = _SCHEME.match(path)
-    if m is None:
-        return os.path.normpath(path)
-    return m.group(0) + posixpath.normpath(path[len(m.group(0)):])
-
-
 def uri_to_path(group_dir: str, entry: MemberEntry) -> Tuple[Optional[str], Optional[str]]:
     """(path in the group's store, None) for a URI there, else (None, why it is not).
     A local group's members are local paths (`file://`, `/...`, relative); a group on an
@@ -87,19 +78,17 @@ def uri_to_path(group_dir: str, entry: MemberEntry) -> Tuple[Optional[str], Opti
     if entry.relative:
         if _SCHEME.match(uri) or uri.startswith("/"):
             return None, f"a relative URI that is absolute ({uri})"
-        return _normalise(f"{group_dir.rstrip('/')}/{uri}"), None
+        return normpath(f"{group_dir.rstrip('/')}/{uri}"), None
     m = _SCHEME.match(uri)
     store = _SCHEME.match(group_dir)
     if store is not None:   # the group is on an object store
         if m is None or m.group(1).lower() != store.group(1).lower():
             return None, f"on another store ({(m.group(1) + '://') if m else uri})"
-        return _normalise(uri), None
+        return normpath(uri), None
     if m is None:
         if os.path.isabs(uri):
             return os.path.normpath(uri), None
         return None, f"an absolute URI that is not absolute ({uri})"
-    if is_url(group_dir) and group_dir.lower().startswith(m.group(1).lower() + "://"):
-        return normpath(uri), None   # a group on an object store naming its own store
     if m.group(1).lower() != "file":
         return None, f"on another store ({m.group(1)}://)"
     rest = uri[len(m.group(0)):]
