@@ -167,7 +167,6 @@ class RemoteStore:
         self._lock = threading.RLock()
         self._entries: Optional[Dict[str, Listed]] = None   # relative path -> entry
         self._children: Dict[str, List[str]] = {}
-        self._sources: Dict[str, "RemoteSource"] = {}
 
     # ---- accounting --------------------------------------------------------------------
     def _count(self, requests: int, nbytes: int, errors: int = 0) -> None:
@@ -184,9 +183,9 @@ class RemoteStore:
         if not path.startswith(self.url + "/"):
             return None
         rel = posixpath.normpath(path[len(self.url) + 1:])
-        if rel == "." or rel.startswith("../") or rel == "..":
-            return None if rel != "." else ""
-        return rel
+        if rel == ".":
+            return ""
+        return None if rel == ".." or rel.startswith("../") else rel
 
     def join(self, rel: str) -> str:
         return self.url if rel in ("", ".") else f"{self.url}/{rel}"
@@ -326,11 +325,6 @@ class RemoteStore:
             raise FileNotFoundError(f"{path}: no such object in {self.url}")
         src = RemoteSource(self, rel, e.size or 0, name if name is not None else posixpath.basename(rel))
         return src
-
-    def read_all(self, path: str, limit: int = 64 << 20) -> bytes:
-        """A small object whole (JSON metadata and the like), through the cache; at most `limit`."""
-        src = self.open_source(path)
-        return src.read(0, min(src.size, limit))
 
     def fetch(self, rel: str, start: int, stop: int) -> bytes:
         """One ranged request: bytes [start, stop) of object `rel` (fewer at its end)."""

@@ -8,11 +8,11 @@ both lie at the array's root (`<fragment>/` committed by `<fragment>.ok`, vacuum
 array_directory.cc `compute_fragment_uris_v1_v11`)."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from ..dataset_fs import DatasetFS, Entry, fs_of
+from ..remote import absolute
 from . import layout
 from .names import decode_name
 
@@ -85,7 +85,7 @@ def list_array(path: str, fs: Optional[DatasetFS] = None) -> ArrayListing:
     """The listing of the array directory `path` (never raises; unreadable parts are noted).
     `fs`: the dataset it belongs to (default: the array directory itself)."""
     fs = fs_of(None, path) if fs is None else fs
-    out = ArrayListing(os.path.abspath(path))
+    out = ArrayListing(absolute(path))   # a URL stays a URL
     try:
         root = fs.list(path)
     except OSError as e:

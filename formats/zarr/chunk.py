@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import traceback
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from ..cursor import Cursor, ParseStop
 from ..engine import fill_gaps
@@ -242,18 +242,44 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
     node.value = key
     chunk = ChunkFile(meta, coords, key)
     node.data = chunk
+    if getattr(src, "remote", False):
+        # on an object store each chunk is a request: framed when first shown (the built
+        # node is the local one; verify builds them all first)
+        from ..remote import ReadDeferred
+
+        deferred = ReadDeferred(lambda: _built(node, deferred, lambda: _chunk_parts(
+            document, meta, node, src, path, coords, lazy, chunk)))
+        node.set_lazy(deferred)
+        return node
+    _chunk_parts(document, meta, node, src, path, coords, lazy, chunk)
+    return node
+
+
+def _built(node: Node, deferred, fill) -> List[Node]:
+    """The children `fill()` adds to `node`, built while the node holds a plain list (the
+    decoder keeps `node` itself), handed back to the deferred children that own them."""
+    node._children = []
+    try:
+        fill()
+        return list(node._children)
+    finally:
+        node._children = deferred
+
+
+def _chunk_parts(document, meta: ArrayMeta, node: Node, src, path: str,
+                 coords: Optional[Tuple[int, ...]], lazy: bool, chunk: ChunkFile) -> None:
     if (meta.rtype is None and not meta.vlen) or not meta.usable:
         if src.size:
             node.add(Node("chunk data", "payload", src, 0, src.size,
                           display=hex_preview(src.read(0, 16)), status=WARNING,
                           message=f"not decoded: {meta.problem or 'the metadata has no usable dtype'}",
                           code=UNCHECKED))
-        return node
+        return
     label = document.relname(path)
     if not meta.codecs:   # the records are the file's bytes: nothing to decode
         records_into(node, meta, src, coords)
         fill_gaps(node)
-        return node
+        return
     k = len(meta.codecs) - 1
     spec = meta.codecs[k]
     decoded = meta.records_per_chunk * meta.itemsize
@@ -267,7 +293,7 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
                           message=f"a chunk decodes to {decoded} bytes (chunk shape × item "
                                   f"size), over the {DECODE_BUDGET}-byte decode budget: not "
                                   f"decoded"))
-        return node
+        return
     stage = Node(f"Codec {k + 1}: {spec.label}", "filter", src, 0, src.size, doc=D_STAGE,
                  data=CodecStage(k, spec))
     node.add(stage)
@@ -284,7 +310,6 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
         else:
             dec.decode_into(node, stage)
     fill_gaps(node)
-    return node
 
 
 def decoder_of(node: Node) -> Optional[ChunkDecoder]:

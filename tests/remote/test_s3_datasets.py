@@ -40,8 +40,6 @@ def datasets(s3_server, tmp_path_factory):
     def source(name):
         if name in TILEDB:
             return tiledb_arrays.build(name, built)
-        if name == "soma_pbmc68k":
-            return os.path.join(REPO, "tests", "data", "soma", "pbmc68k")
         if name.startswith("scdl_"):
             return os.path.join(REPO, "tests", "data", "scdl", name[len("scdl_"):])
         if name == "zarr_v3_flat":
@@ -99,30 +97,6 @@ def test_dump_verify_values_equal_local(name, datasets, capsys, tmp_path):
         code_r, val_r = _cli(capsys, "values", url, "--field", field, "--json", key=key, tmp_path=tmp_path)
         assert code_r == code_l and json.loads(val_r) == json.loads(val_l), field
         assert json.loads(val_l)["fragments"], field
-
-
-@pytest.mark.parametrize("depth", ["2", pytest.param(None, marks=pytest.mark.slow)],
-                         ids=["depth2", "whole"])
-def test_soma_experiment_over_s3_equals_local(datasets, capsys, depth):
-    """A TileDB group of groups and arrays (tiledbsoma 2.3): members found, followed and
-    confined on the object store exactly as on disk."""
-    local, url, _ = datasets["soma_pbmc68k"]
-    outs = {}
-    limit = ["--max-depth", depth] if depth else []
-    for where in (local, url):
-        outs[where] = [_cli(capsys, "dump", where, "--json", *limit),
-                       _cli(capsys, "values", where, "--array", "ms/RNA/X/data", "--field",
-                            "soma_data", "--json")]
-        if depth is None:   # verify opens every member: the slow run
-            code, text = _cli(capsys, "verify", where, "--json")
-            ver = json.loads(text)
-            ver.pop("path")
-            outs[where].append((code, ver["errors"], ver["findings"]))
-    assert outs[url] == outs[local]
-    (code, dump), (vcode, values) = outs[url][:2]
-    assert code == vcode == 0 and (depth or outs[url][2][:2] == (0, 0))
-    assert json.loads(dump)["display"].startswith("SOMAExperiment")
-    assert sum(len(f["values"]) for f in json.loads(values)["fragments"]) == 2400
 
 
 @pytest.mark.slow

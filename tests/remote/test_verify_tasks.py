@@ -178,3 +178,20 @@ def test_unreachable_scheduler_is_a_message(damaged, capsys, monkeypatch):
     assert main(["verify", path, "--dask", f"tcp://127.0.0.1:{port}"]) == 2
     err = capsys.readouterr().err
     assert "cannot start the verify workers" in err and str(port) in err
+
+
+def test_a_group_verifies_member_by_member_with_an_executor(tmp_path):
+    """A TileDB group (a SOMA experiment, one member damaged): the same findings with an
+    executor (the group's own walk verifies its members, in this process)."""
+    from tests.support.paths import REPO
+
+    path = str(tmp_path / "pbmc68k")
+    shutil.copytree(os.path.join(REPO, "tests", "data", "soma", "pbmc68k"), path)
+    frags = os.path.join(path, "ms", "RNA", "X", "data", "__fragments")
+    [frag] = os.listdir(frags)
+    for dim in ("d0.tdb", "d1.tdb"):              # zstd-compressed coordinates
+        _flip(os.path.join(frags, frag, dim), (0.5,))
+    serial = verify(formats.open(path))
+    assert [f for f in serial if f.is_error and f.source.startswith("ms/RNA/X/data/")]
+    assert verify(formats.open(path), InProcess()) == serial
+    assert verify_tasks.plan(formats.open(path), 2) == ("", [])
