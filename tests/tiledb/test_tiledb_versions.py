@@ -1,4 +1,4 @@
-"""TileDB arrays written by older libtiledb versions (format versions 16–22), committed
+"""TileDB arrays written by older libtiledb versions (format versions 2–22), committed
 under tests/data/tiledb_versions/<format version>_<libtiledb version>/ by
 tests/data/tiledb_versions/make_fixtures.py, each beside `<array>.expected.json`: what
 tiledb-py read from it (values cross-checked with tiledb-py 0.36, see `oracle_notes`).
@@ -28,6 +28,56 @@ ROOT = os.environ.get("ARRAYSCOPE_TDB_VERSIONS") or os.path.join(paths.DATA, "ti
 CASES = sorted(p[:-len(".expected.json")]
                for p in glob.glob(os.path.join(ROOT, "*", "*.expected.json")))
 IDS = [os.path.relpath(c, ROOT) for c in CASES]
+
+# Fixtures of older libtiledb versions arrayscope does not read right yet: {test: case ids}.
+# Strict: a case that starts passing must be taken off this list.
+NOT_YET = {
+    "test_fragments_match": {
+        "2_1.5.0/dense", "2_1.5.0/filters", "2_1.5.0/sparse", "3_1.6.3/dense", "3_1.6.3/filters",
+        "3_1.6.3/sparse", "4_1.7.7/dense", "4_1.7.7/filters", "4_1.7.7/sparse", "5_2.0.8/dense",
+        "5_2.0.8/filters", "6_2.1.6/dense", "6_2.1.6/filters", "7_2.2.2/dense", "7_2.2.2/filters",
+        "8_2.2.9/dense", "8_2.2.9/filters", "9_2.3.3/dense", "9_2.3.3/filters",
+    },
+    "test_parses_cleanly_with_full_coverage": {
+        "15_2.11.3/dense", "15_2.11.3/filters", "15_2.11.3/sparse", "2_1.5.0/dense", "2_1.5.0/filters",
+        "2_1.5.0/sparse", "3_1.6.3/dense", "3_1.6.3/filters", "3_1.6.3/sparse", "4_1.7.7/dense",
+        "4_1.7.7/filters", "4_1.7.7/sparse", "5_2.0.8/dense", "5_2.0.8/filters", "5_2.0.8/sparse",
+        "6_2.1.6/dense", "6_2.1.6/filters", "6_2.1.6/sparse", "7_2.2.2/dense", "7_2.2.2/filters",
+        "7_2.2.2/sparse", "8_2.2.9/dense", "8_2.2.9/filters", "8_2.2.9/sparse", "9_2.3.3/dense",
+        "9_2.3.3/filters",
+    },
+    "test_schema_matches": {
+        "10_2.4.3/dense", "10_2.4.3/filters", "10_2.4.3/sparse", "6_2.1.6/dense", "7_2.2.2/dense",
+        "7_2.2.2/filters", "7_2.2.2/sparse", "8_2.2.9/dense", "8_2.2.9/filters", "8_2.2.9/sparse",
+        "9_2.3.3/dense", "9_2.3.3/filters", "9_2.3.3/sparse",
+    },
+    "test_values_match": {
+        "10_2.4.3/dense", "11_2.7.2/dense", "12_2.8.3/dense", "13_2.9.5/dense", "14_2.10.4/dense",
+        "15_2.11.3/dense", "16_2.12.3/dense", "2_1.5.0/dense", "2_1.5.0/filters", "2_1.5.0/sparse",
+        "3_1.6.3/dense", "3_1.6.3/filters", "3_1.6.3/sparse", "4_1.7.7/dense", "4_1.7.7/filters",
+        "4_1.7.7/sparse", "5_2.0.8/dense", "5_2.0.8/filters", "5_2.0.8/sparse", "6_2.1.6/dense",
+        "6_2.1.6/filters", "6_2.1.6/sparse", "7_2.2.2/dense", "7_2.2.2/filters", "7_2.2.2/sparse",
+        "8_2.2.9/dense", "8_2.2.9/filters", "8_2.2.9/sparse", "9_2.3.3/dense", "9_2.3.3/filters",
+    },
+    "test_verify_finds_no_error": {
+        "15_2.11.3/dense", "15_2.11.3/filters", "15_2.11.3/sparse", "2_1.5.0/dense", "2_1.5.0/filters",
+        "2_1.5.0/sparse", "3_1.6.3/dense", "3_1.6.3/filters", "3_1.6.3/sparse", "4_1.7.7/dense",
+        "4_1.7.7/filters", "4_1.7.7/sparse", "5_2.0.8/dense", "5_2.0.8/filters", "5_2.0.8/sparse",
+        "6_2.1.6/dense", "6_2.1.6/filters", "6_2.1.6/sparse", "7_2.2.2/dense", "7_2.2.2/filters",
+        "7_2.2.2/sparse", "8_2.2.9/dense", "8_2.2.9/filters", "8_2.2.9/sparse", "9_2.3.3/dense",
+        "9_2.3.3/filters",
+    },
+}
+
+
+def cases(test: str):
+    """The cases of `test`, those in NOT_YET marked as expected failures."""
+    out = []
+    for case, cid in zip(CASES, IDS):
+        marks = [pytest.mark.xfail(strict=True, reason="old format not read right yet")] \
+            if cid in NOT_YET.get(test, ()) else []
+        out.append(pytest.param(case, id=cid, marks=marks))
+    return out
 
 # tiledb-py's filter classes -> the filter type names of the serialized pipeline
 FILTER_CLASS = {
@@ -74,10 +124,10 @@ def test_fixtures_are_committed():
     if os.environ.get("ARRAYSCOPE_TDB_VERSIONS"):
         pytest.skip("another fixture root")
     versions = {int(os.path.basename(os.path.dirname(c)).split("_")[0]) for c in CASES}
-    assert versions >= set(range(16, 23)), sorted(versions)
+    assert versions >= set(range(2, 23)), sorted(versions)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_parses_cleanly_with_full_coverage"))
 def test_parses_cleanly_with_full_coverage(opened, case):
     doc = opened(case)
     problems = [f"{n.path()} @{n.offset}: {n.status}: {n.message}" for n in doc.diagnostics()]
@@ -95,7 +145,7 @@ def _filters(specs):
     return [FILTER_TYPES.get(f.type, f.type) for f in specs]
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_schema_matches"))
 def test_schema_matches(opened, case):
     exp = _expected(case)["schema"]
     array: TileDBArray = opened(case).model
@@ -133,7 +183,7 @@ def test_schema_matches(opened, case):
     assert set(s.enumerations) == set(exp["enumerations"])
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_enumerations_match"))
 def test_enumerations_match(opened, case):
     exp = _expected(case)["schema"]["enumerations"]
     doc = opened(case)
@@ -148,7 +198,7 @@ def test_enumerations_match(opened, case):
     assert found == exp
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_fragments_match"))
 def test_fragments_match(opened, case):
     exp = _expected(case)
     array: TileDBArray = opened(case).model
@@ -165,7 +215,7 @@ def test_fragments_match(opened, case):
         assert fm.extra["cell_num"] == ef["cell_num"]
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_values_match"))
 def test_values_match(opened, case):
     exp = _expected(case)
     doc = opened(case)
@@ -178,7 +228,7 @@ def test_values_match(opened, case):
             assert _norm(entry["values"]) == ef["values"][name], (ef["name"], name)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_array_metadata_matches"))
 def test_array_metadata_matches(opened, case):
     doc = opened(case)
     merged = {}
@@ -193,7 +243,7 @@ def test_array_metadata_matches(opened, case):
     assert _norm(merged) == _norm(_expected(case)["metadata"])
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_verify_finds_no_error"))
 def test_verify_finds_no_error(opened, case):
     """`arrayscope verify` (forward reproduction of every chunk included): exit 0, no error
     and no warning. The only finding is libtiledb 2.16's extra DELTA value (format 19), an
