@@ -60,6 +60,12 @@ D_FOOTER_LEN = doc("Footer length: bytes of the footer before it. Written by for
 D_SECTION = doc("A fragment-metadata section: a generic tile (GZIP) whose payload is described "
                 "by its children", spec=SPEC)
 
+D_UNREFERENCED_PC = doc("Processed conditions: the delete/update conditions already applied. "
+                       "libtiledb 2.11 writes this tile in format 15, but the v15 footer "
+                       "has no offset for it and readers skip it", spec=SPEC,
+                       note="not in the v15 footer: found after the fragment min/max/sum/"
+                            "null-count tile (bytes of libtiledb 2.11.3)")
+
 _section_parser = section_parser  # the name the tests know
 
 
@@ -140,9 +146,29 @@ def _parse_file(cur: Cursor, document, ctx, key, fm: FragmentMetadata,
     if not footer.complete:
         return
     loader: SectionLoader = fm.extra["loader"]
+    _find_unreferenced_processed(src, footer, fstart)
     if sections:
         add_sections(cur.node, document, src, footer, schema, ctx, key, 0, fstart, loader)
+    if footer.version == 15 and footer.processed_conditions is not None:
+        n = cur.node.find("Processed conditions")
+        if n is not None:
+            n.doc = D_UNREFERENCED_PC
     fm.extra["encrypted"] = _encrypted_of(cur.node, loader)
+
+
+def _find_unreferenced_processed(src, footer: Footer, fstart: int) -> None:
+    """libtiledb 2.11 (format 15) writes the processed-conditions tile after the fragment
+    min/max/sum/null-count tile, but a v15 footer has no offset for it: it is found where
+    that tile ends, when a generic tile there ends exactly at the footer."""
+    if footer.version != 15 or footer.fmmsn is None or footer.processed_conditions is not None:
+        return
+    head = peek_generic_tile(src, footer.fmmsn)
+    if head is None:
+        return
+    at = footer.fmmsn + head[0]
+    nxt = peek_generic_tile(src, at) if at < fstart else None
+    if nxt is not None and at + nxt[0] == fstart:
+        footer.processed_conditions = at
 
 
 def _encrypted_of(node: Node, loader: SectionLoader) -> bool:

@@ -39,28 +39,22 @@ NOT_YET = {
         "8_2.2.9/dense", "8_2.2.9/filters", "9_2.3.3/dense", "9_2.3.3/filters",
     },
     "test_parses_cleanly_with_full_coverage": {
-        "15_2.11.3/dense", "15_2.11.3/filters", "15_2.11.3/sparse", "2_1.5.0/dense", "2_1.5.0/filters",
+        "2_1.5.0/dense", "2_1.5.0/filters",
         "2_1.5.0/sparse", "3_1.6.3/dense", "3_1.6.3/filters", "3_1.6.3/sparse", "4_1.7.7/dense",
         "4_1.7.7/filters", "4_1.7.7/sparse", "5_2.0.8/dense", "5_2.0.8/filters", "5_2.0.8/sparse",
         "6_2.1.6/dense", "6_2.1.6/filters", "6_2.1.6/sparse", "7_2.2.2/dense", "7_2.2.2/filters",
         "7_2.2.2/sparse", "8_2.2.9/dense", "8_2.2.9/filters", "8_2.2.9/sparse", "9_2.3.3/dense",
         "9_2.3.3/filters",
     },
-    "test_schema_matches": {
-        "10_2.4.3/dense", "10_2.4.3/filters", "10_2.4.3/sparse", "6_2.1.6/dense", "7_2.2.2/dense",
-        "7_2.2.2/filters", "7_2.2.2/sparse", "8_2.2.9/dense", "8_2.2.9/filters", "8_2.2.9/sparse",
-        "9_2.3.3/dense", "9_2.3.3/filters", "9_2.3.3/sparse",
-    },
     "test_values_match": {
-        "10_2.4.3/dense", "11_2.7.2/dense", "12_2.8.3/dense", "13_2.9.5/dense", "14_2.10.4/dense",
-        "15_2.11.3/dense", "16_2.12.3/dense", "2_1.5.0/dense", "2_1.5.0/filters", "2_1.5.0/sparse",
+        "2_1.5.0/dense", "2_1.5.0/filters", "2_1.5.0/sparse",
         "3_1.6.3/dense", "3_1.6.3/filters", "3_1.6.3/sparse", "4_1.7.7/dense", "4_1.7.7/filters",
         "4_1.7.7/sparse", "5_2.0.8/dense", "5_2.0.8/filters", "5_2.0.8/sparse", "6_2.1.6/dense",
         "6_2.1.6/filters", "6_2.1.6/sparse", "7_2.2.2/dense", "7_2.2.2/filters", "7_2.2.2/sparse",
         "8_2.2.9/dense", "8_2.2.9/filters", "8_2.2.9/sparse", "9_2.3.3/dense", "9_2.3.3/filters",
     },
     "test_verify_finds_no_error": {
-        "15_2.11.3/dense", "15_2.11.3/filters", "15_2.11.3/sparse", "2_1.5.0/dense", "2_1.5.0/filters",
+        "2_1.5.0/dense", "2_1.5.0/filters",
         "2_1.5.0/sparse", "3_1.6.3/dense", "3_1.6.3/filters", "3_1.6.3/sparse", "4_1.7.7/dense",
         "4_1.7.7/filters", "4_1.7.7/sparse", "5_2.0.8/dense", "5_2.0.8/filters", "5_2.0.8/sparse",
         "6_2.1.6/dense", "6_2.1.6/filters", "6_2.1.6/sparse", "7_2.2.2/dense", "7_2.2.2/filters",
@@ -225,7 +219,15 @@ def test_values_match(opened, case):
         for ef in exp["fragments"]:
             entry = got[ef["name"]]
             assert "error" not in entry, entry.get("error")
-            assert _norm(entry["values"]) == ef["values"][name], (ef["name"], name)
+            got_values, want = _norm(entry["values"]), ef["values"][name]
+            # cells of a dense fragment's tiles its write did not cover: what is stored
+            # there depends on the version and no reader shows it (make_fixtures.py)
+            skip = set(ef.get("uncovered", ()))
+            if skip:
+                assert len(got_values) == len(want), (ef["name"], name)
+                got_values = [v for i, v in enumerate(got_values) if i not in skip]
+                want = [v for i, v in enumerate(want) if i not in skip]
+            assert got_values == want, (ef["name"], name)
 
 
 @pytest.mark.parametrize("case", cases("test_array_metadata_matches"))
