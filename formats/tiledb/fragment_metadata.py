@@ -32,11 +32,19 @@ from typing import Dict, List, Optional, Tuple
 from ..cursor import Cursor, ParseStop
 from ..engine import run_parser
 from ..fielddoc import doc
-from ..node import ERROR, LazyChildren, Node
-from .footer_reader import read_footer
+from ..node import ERROR, WARNING, LazyChildren, Node
 
 # The parts, re-exported: other modules and the tests import these names from here.
-from .fragment_footer import FOOTER_GROUP_TITLES, Footer, footer_tail_size, parse_footer, section_kinds  # noqa: F401
+from . import names
+from .footer_reader import read_footer
+from .fragment_footer import (  # noqa: F401
+    FOOTER_GROUP_TITLES,
+    Footer,
+    fixed_footer_size,
+    footer_tail_size,
+    parse_footer,
+    section_kinds,
+)
 from .fragment_model import SectionLoader, SlotArrays, fill_model, fragment_layout  # noqa: F401
 from .fragment_sections import (  # noqa: F401
     PER_SLOT_KINDS,
@@ -47,6 +55,7 @@ from .fragment_sections import (  # noqa: F401
     sum_kind,
 )
 from .fragment_slots import SPECIAL_SLOTS, slot_field  # noqa: F401
+from .fragment_v1 import parse_v1_v2
 from .model import ArraySchema, FragmentMetadata
 from .rawtile import peek_generic_tile
 from .tile import parse_generic_tile
@@ -117,10 +126,41 @@ def load_fragment_metadata(source, ctx) -> FragmentMetadata:
     return fm
 
 
+def _fragment_name(src) -> dict:
+    """The decoded name of the fragment folder holding `src` ({} when it is not one)."""
+    path = getattr(src, "path", None) or getattr(src, "name", "") or ""
+    return names.decode_name(os.path.basename(os.path.dirname(os.path.abspath(path)))) or {}
+
+
 def _parse_file(cur: Cursor, document, ctx, key, fm: FragmentMetadata,
                 sections: bool = True) -> None:
     src = cur.source
     size = src.size
+    schema = _schema_for(ctx, None)
+    info = _fragment_name(src)
+    if info.get("kind") == "legacy":  # `__uuid_t1[_t2]`: format 1–2, one generic tile
+        parse_v1_v2(cur, document, ctx, key, fm, schema)
+        return
+    fixed = None
+    if info.get("kind") == "timestamped" and schema is not None:
+        # libtiledb takes the version from the name (none: format 3–4)
+        fixed = fixed_footer_size(info.get("version") or 4, schema)
+    if fixed is not None and fixed <= size:
+        # formats 3–9 with fixed-sized dimensions: no footer length, the size is computed
+        fstart = size - fixed
+        footer = read_footer(src, fstart, fixed, schema) if not sections else None
+        if footer is None:
+            footer = parse_footer(Cursor(src, fstart, size, cur.node, ctx=ctx), schema,
+                                  "Footer", size=fixed)
+        want = info.get("version")
+        fnode = cur.node.find("Footer")
+        if fnode is not None and (want is None and footer.version not in (3, 4) or
+                                  want not in (None, footer.version)):
+            fnode.mark(WARNING, f"the footer says format {footer.version}, the fragment's name "
+                                f"{want if want is not None else '3 or 4'}; its size was "
+                                f"computed for the name's")
+        _finish(cur, document, ctx, key, fm, footer, schema, fstart, sections)
+        return
     if size < 8:
         cur.fail("Footer length", f"a fragment metadata file ends with a u64 footer length; this "
                                   f"one has {size} bytes")
@@ -142,6 +182,12 @@ def _parse_file(cur: Cursor, document, ctx, key, fm: FragmentMetadata,
     if footer is None:  # the annotated parse (or the fast reader could not: it says why)
         footer = parse_footer(Cursor(src, fstart, size - 8, cur.node, ctx=ctx), schema,
                               "Footer", size=flen)
+    _finish(cur, document, ctx, key, fm, footer, schema, fstart, sections)
+
+
+def _finish(cur: Cursor, document, ctx, key, fm: FragmentMetadata, footer: Footer, schema,
+            fstart: int, sections: bool) -> None:
+    src = cur.source
     fill_model(fm, footer, schema, src, key)
     if not footer.complete:
         return

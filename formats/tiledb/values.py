@@ -23,9 +23,9 @@ from ..filters.batch import plan, reverse_into
 from ..remote import is_url
 from ..source import FileSource
 from .cells import cell_values
-from .data_files import file_role, over_limit, tile_bounds, tile_offsets_for
+from .data_files import data_file_stem, file_role, over_limit, tile_bounds, tile_offsets_for
 from .dense_coords import fragment_dense_coords
-from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata, TileDBArray
+from .model import ArraySchema, Dimension, Fragment, FragmentMetadata, TileDBArray
 from .rawtile import TileError, _decode_chunk, chunk_table
 
 # Decode chunks on every core when there are many (zstd, zlib, bz2, lz4, numpy and the AES
@@ -131,10 +131,7 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         if not with_values:
             return [], raw
         return cell_values(fld.datatype, 1, raw), raw
-    if isinstance(fld, Attribute):
-        stem = f"a{schema.attributes.index(fld)}"
-    else:
-        stem = f"d{schema.dimensions.index(fld)}"
+    stem = data_file_stem(schema, fm.version, fld)
     fixed_role = file_role(schema, fm, stem + ".tdb")
     validity = None
     if getattr(fld, "nullable", False):

@@ -33,33 +33,20 @@ IDS = [os.path.relpath(c, ROOT) for c in CASES]
 # Strict: a case that starts passing must be taken off this list.
 NOT_YET = {
     "test_fragments_match": {
-        "2_1.5.0/dense", "2_1.5.0/filters", "2_1.5.0/sparse", "3_1.6.3/dense", "3_1.6.3/filters",
-        "3_1.6.3/sparse", "4_1.7.7/dense", "4_1.7.7/filters", "4_1.7.7/sparse", "5_2.0.8/dense",
-        "5_2.0.8/filters", "6_2.1.6/dense", "6_2.1.6/filters", "7_2.2.2/dense", "7_2.2.2/filters",
-        "8_2.2.9/dense", "8_2.2.9/filters", "9_2.3.3/dense", "9_2.3.3/filters",
+        "2_1.5.0/dense", "2_1.5.0/filters", "2_1.5.0/sparse", "3_1.6.3/dense",
+        "3_1.6.3/filters", "3_1.6.3/sparse", "4_1.7.7/dense", "4_1.7.7/filters",
+        "4_1.7.7/sparse",
     },
     "test_parses_cleanly_with_full_coverage": {
-        "2_1.5.0/dense", "2_1.5.0/filters",
-        "2_1.5.0/sparse", "3_1.6.3/dense", "3_1.6.3/filters", "3_1.6.3/sparse", "4_1.7.7/dense",
-        "4_1.7.7/filters", "4_1.7.7/sparse", "5_2.0.8/dense", "5_2.0.8/filters", "5_2.0.8/sparse",
-        "6_2.1.6/dense", "6_2.1.6/filters", "6_2.1.6/sparse", "7_2.2.2/dense", "7_2.2.2/filters",
-        "7_2.2.2/sparse", "8_2.2.9/dense", "8_2.2.9/filters", "8_2.2.9/sparse", "9_2.3.3/dense",
-        "9_2.3.3/filters",
+        "2_1.5.0/dense", "2_1.5.0/filters", "2_1.5.0/sparse",
     },
     "test_values_match": {
-        "2_1.5.0/dense", "2_1.5.0/filters", "2_1.5.0/sparse",
-        "3_1.6.3/dense", "3_1.6.3/filters", "3_1.6.3/sparse", "4_1.7.7/dense", "4_1.7.7/filters",
-        "4_1.7.7/sparse", "5_2.0.8/dense", "5_2.0.8/filters", "5_2.0.8/sparse", "6_2.1.6/dense",
-        "6_2.1.6/filters", "6_2.1.6/sparse", "7_2.2.2/dense", "7_2.2.2/filters", "7_2.2.2/sparse",
-        "8_2.2.9/dense", "8_2.2.9/filters", "8_2.2.9/sparse", "9_2.3.3/dense", "9_2.3.3/filters",
+        "2_1.5.0/dense", "2_1.5.0/filters", "2_1.5.0/sparse", "3_1.6.3/filters",
+        "3_1.6.3/sparse", "4_1.7.7/filters", "4_1.7.7/sparse", "5_2.0.8/sparse",
     },
     "test_verify_finds_no_error": {
-        "2_1.5.0/dense", "2_1.5.0/filters",
-        "2_1.5.0/sparse", "3_1.6.3/dense", "3_1.6.3/filters", "3_1.6.3/sparse", "4_1.7.7/dense",
-        "4_1.7.7/filters", "4_1.7.7/sparse", "5_2.0.8/dense", "5_2.0.8/filters", "5_2.0.8/sparse",
-        "6_2.1.6/dense", "6_2.1.6/filters", "6_2.1.6/sparse", "7_2.2.2/dense", "7_2.2.2/filters",
-        "7_2.2.2/sparse", "8_2.2.9/dense", "8_2.2.9/filters", "8_2.2.9/sparse", "9_2.3.3/dense",
-        "9_2.3.3/filters",
+        "2_1.5.0/dense", "2_1.5.0/filters", "2_1.5.0/sparse", "3_1.6.3/dense", "4_1.7.7/dense",
+        "5_2.0.8/dense", "6_2.1.6/dense", "7_2.2.2/dense", "8_2.2.9/dense",
     },
 }
 
