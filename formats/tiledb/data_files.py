@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import urllib.parse
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -77,7 +78,8 @@ def data_file_stem(schema: ArraySchema, version: Optional[int], fld) -> str:
     """The stem of the data file of attribute or dimension `fld` in a fragment of format
     `version` (`a2` / `d0` from format 9, else the field's name)."""
     if version is not None and version < POSITIONAL_NAMES_FROM:
-        return fld.name
+        # format 8 percent-encodes the name (libtiledb's encode_name); earlier ones do not
+        return urllib.parse.quote(fld.name, safe="") if version == 8 else fld.name
     if fld in schema.attributes:
         return f"a{schema.attributes.index(fld)}"
     return f"d{schema.dimensions.index(fld)}"
@@ -88,6 +90,8 @@ def _named_file(schema: ArraySchema, file_name: str):
     if not file_name.endswith(".tdb"):
         return None
     stem = file_name[:-4]
+    if "%" in stem:  # format 8 percent-encodes the field name in the file name
+        stem = urllib.parse.unquote(stem)
     fields = {a.name: ("a", i) for i, a in enumerate(schema.attributes)}
     for j, d in enumerate(schema.dimensions):
         fields.setdefault(d.name, ("d", j))
