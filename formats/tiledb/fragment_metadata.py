@@ -15,8 +15,10 @@ Version differences handled (from upstream `fragment_metadata.cc` / `rtree.cc`):
 schema name from v10; timestamps flag from v14; delete-metadata flag from v15; validity file
 sizes and validity offsets sections from v7; dimension slots from v5; tile mins/maxs/sums/null
 counts from v11; fragment min/max/sum/null count from v12; processed conditions from v16;
-R-tree v1–v4 has extra ignored fields and fixed-size ranges only. Format v1–v2 (a single
-generic tile, no footer) is not parsed.
+R-tree v1–v4 has extra ignored fields and fixed-size ranges only. Formats 3–9 whose
+dimensions are all fixed-sized write no footer length: the footer's size is computed from
+the schema (`fragment_footer.fixed_footer_size`). Formats 1–2 (`__uuid_t` names) keep
+everything in one generic tile (`fragment_v1`).
 
 This module reads the file and places its sections; the parts live beside it:
 `fragment_footer` (the footer), `fragment_sections` (section payloads), `fragment_rtree`,

@@ -5,8 +5,11 @@
     python tests/data/tiledb_versions/make_fixtures.py --crosscheck [OUT_ROOT]   # tiledb 0.36
 
 The committed set was made with tiledb-py 0.19.1, 0.20.0, 0.21.6, 0.22.3, 0.23.5, 0.25.1 and
-0.31.1 (one libtiledb per format version 16-22; 0.17/0.18 have no Python 3.11 wheels), then
-cross-checked with 0.36.1.
+0.31.1 (one libtiledb per format version 16-22; 0.17/0.18 have no Python 3.11 wheels), and,
+under Python 3.7 (pyenv; one venv per version, `pip install tiledb==X "numpy<1.22"`), with
+tiledb-py 0.4.1, 0.4.4, 0.5.9, 0.6.6, 0.7.7, 0.8.0, 0.8.11, 0.9.5, 0.10.5, 0.13.3, 0.14.5,
+0.15.6, 0.16.5, 0.17.5 and 0.18.3 (libtiledb 1.5-2.12, formats 2-16: the `OLD_ARRAYS` below),
+then cross-checked with 0.36.1. Format 1 (TileDB 1.4) has no wheel: make_format1.py builds it.
 
 Each run writes `tests/data/tiledb_versions/<format version>_<libtiledb version>/`, holding a
 few tiny arrays and, beside each, `<array>.expected.json`: what this tiledb-py reads (schema
