@@ -60,6 +60,11 @@ def run(args: argparse.Namespace) -> int:
             else plugin.values(doc, args.field)
     except Exception as e:  # noqa: BLE001 - a message, never a traceback
         return fail(f"cannot decode {args.field!r}: {type(e).__name__}: {e}", 1)
+    if not entries:
+        why = _unread(args.path, key)
+        if why:  # never an empty answer with exit 0 where bytes were left unread
+            return fail(f"{args.path}: no fragment of {args.field!r} could be read, but the "
+                        f"array holds bytes arrayscope did not read: {why}", 1)
     if args.raw:
         with open(args.raw, "wb") as fh:
             for e in entries:
@@ -91,3 +96,15 @@ def run(args: argparse.Namespace) -> int:
     return 1 if any(e.get("error") for e in entries) else 0
 
 
+
+
+def _unread(path: str, key) -> str:
+    """Why an array that gave no fragment may still hold data: the first diagnostic or
+    unexplained bytes of its whole tree ("" when there is none: the array is empty)."""
+    doc = open_path(path, key)
+    for n in doc.diagnostics():
+        return f"{n.path()}: {n.message}"
+    for n in doc.root.walk() if doc.root is not None else ():
+        if n.kind == "unparsed":
+            return f"{n.path()}: {n.size} bytes not read"
+    return ""

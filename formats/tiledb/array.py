@@ -201,6 +201,8 @@ def _parse_role(document, src, ctx: Context, role: str, array: TileDBArray, path
         node, fm = parse_fragment_metadata(document, src, ctx.derive(schema=array.latest_schema))
         if frag is not None:
             frag.metadata = fm
+            if frag.version is None and fm is not None and fm.version:
+                frag.version = fm.version  # formats 1–4: no version in the name
         return node
     if role == "data":
         frag = _fragment_of(array, array.path, path)

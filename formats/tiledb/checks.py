@@ -34,7 +34,7 @@ from ..forward_check import DIFFERENT, FAILED, TOLERATED, check_forward
 from ..node import ERROR, WARNING, Node
 from ..verify import tally
 from . import layout
-from .data_files import TileRun
+from .data_files import TileRun, data_file_stem
 from .rawtile import TileError
 from .tile import ChunkInfo, TileInfo
 
@@ -250,12 +250,12 @@ def check_commits(document, array) -> List[Node]:
 
 
 def _slot_files(schema, fm):
-    names = []
-    for i, _a in enumerate(schema.attributes):
-        names.append(f"a{i}")
-    names.append(None)  # legacy __coords slot: no file
-    for j, _d in enumerate(schema.dimensions):
-        names.append(f"d{j}")
+    version = getattr(fm, "version", None)
+    names = [data_file_stem(schema, version, a) for a in schema.attributes]
+    # legacy __coords slot: a file only in formats < 5 (zipped coordinates)
+    names.append("__coords" if version is not None and version < 5 else None)
+    for d in schema.dimensions:
+        names.append(data_file_stem(schema, version, d))
     if getattr(fm, "has_timestamps", False):
         names.append("t")
     if getattr(fm, "has_delete_meta", False):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import urllib.parse
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -67,16 +68,60 @@ class DataFileRole:
     fm: Optional[FragmentMetadata] = None   # its var tile sizes bound a var tile
 
 
+# Format 9 (libtiledb 2.3) named data files by position (`a0`, `d1`); before, by the field's
+# name (`a.tdb`, `a_var.tdb`, `a_validity.tdb`), the zipped coordinates of formats < 5 in
+# `__coords.tdb`, and formats 5–8 one file per dimension named after it.
+POSITIONAL_NAMES_FROM = 9
+
+
+def data_file_stem(schema: ArraySchema, version: Optional[int], fld) -> str:
+    """The stem of the data file of attribute or dimension `fld` in a fragment of format
+    `version` (`a2` / `d0` from format 9, else the field's name)."""
+    if version is not None and version < POSITIONAL_NAMES_FROM:
+        # format 8 percent-encodes the name (libtiledb's encode_name); earlier ones do not
+        return urllib.parse.quote(fld.name, safe="") if version == 8 else fld.name
+    if fld in schema.attributes:
+        return f"a{schema.attributes.index(fld)}"
+    return f"d{schema.dimensions.index(fld)}"
+
+
+def _named_file(schema: ArraySchema, file_name: str):
+    """(kind, index, special, suffix) of a pre-format-9 data file named after its field."""
+    if not file_name.endswith(".tdb"):
+        return None
+    stem = file_name[:-4]
+    if "%" in stem:  # format 8 percent-encodes the field name in the file name
+        stem = urllib.parse.unquote(stem)
+    fields = {a.name: ("a", i) for i, a in enumerate(schema.attributes)}
+    for j, d in enumerate(schema.dimensions):
+        fields.setdefault(d.name, ("d", j))
+    # the whole stem names a field first (an attribute may be called `x_var`)
+    for suffix in (None, "_var", "_validity"):
+        base = stem if suffix is None else (stem[:-len(suffix)] if stem.endswith(suffix) else None)
+        if base is None:
+            continue
+        if base in fields:
+            kind, i = fields[base]
+            return kind, str(i), None, suffix
+        if base == "__coords":
+            return None, None, "__coords", suffix
+    return None
+
+
 def _special(name: str) -> Attribute:
     return Attribute(name, 10, 1)
 
 
 def file_role(schema: ArraySchema, fm: FragmentMetadata, file_name: str) -> Optional[DataFileRole]:
     """The slot, part and pipeline of `file_name` in a fragment of `schema`, or None."""
-    m = _NAME_RE.match(file_name)
-    if m is None:
+    if fm.version and fm.version < POSITIONAL_NAMES_FROM:
+        parts = _named_file(schema, file_name)
+    else:
+        m = _NAME_RE.match(file_name)
+        parts = m.groups() if m is not None else None
+    if parts is None:
         return None
-    kind, num, special, suffix = m.groups()
+    kind, num, special, suffix = parts
     slots = fm.extra.get("slots") or schema.slot_names(fm.has_timestamps, fm.has_delete_meta)
     nattr = len(schema.attributes)
     if kind == "a":

@@ -119,6 +119,21 @@ def footer_tail_size(version: int, n: int) -> int:
     return size
 
 
+def fixed_footer_size(version: int, schema: ArraySchema) -> Optional[int]:
+    """Bytes of the footer of a format 3–9 fragment whose dimensions are all fixed-sized:
+    those versions write no footer length, libtiledb computes the size from the schema
+    (`footer_size_v3_v4`, `_v5_v6`, `_v7_v9`). None when the footer carries its length."""
+    dims = schema.dimensions
+    if not dims or version >= 10 or any(d.var for d in dims):
+        return None
+    a = len(schema.attributes)
+    if version < 5:  # one shared domain type; no var/validity entry for the coords slot
+        ned = 2 * len(dims) * dims[0].cell_size
+        return 6 + ned + 16 + 8 * (a + 1) + 8 * a + 8 + 8 * (a + 1) + 16 * a
+    ned = sum(2 * d.cell_size for d in dims)
+    return 6 + ned + footer_tail_size(version, a + 1 + len(dims))
+
+
 def section_kinds(version: int) -> List[str]:
     kinds = ["tile_offsets", "tile_var_offsets", "tile_var_sizes"]
     if version >= 7:
@@ -223,7 +238,9 @@ def parse_footer(cur: Cursor, schema: Optional[ArraySchema], name: str = "Footer
             ft.slots = slot_names(None, v, False, False, n_slots)
         ns = len(ft.slots)
         ft.file_sizes = _slot_u64s(c, "File sizes", ft.slots, D_FILE_SIZES)
-        ft.file_var_sizes = _slot_u64s(c, "File var sizes", ft.slots, D_FILE_VAR_SIZES)
+        # v3/v4: no var size for the coords slot
+        ft.file_var_sizes = _slot_u64s(c, "File var sizes", ft.slots[:-1] if v < 5 else ft.slots,
+                                       D_FILE_VAR_SIZES)
         if v >= 7:
             ft.file_validity_sizes = _slot_u64s(c, "File validity sizes", ft.slots,
                                                 D_FILE_VALIDITY_SIZES)
@@ -268,7 +285,8 @@ def _parse_ned(c: Cursor, schema: ArraySchema, ft: Footer) -> None:
     if ft.null_ned:
         if ft.version >= 5 and any(d.var for d in dims):
             return  # nothing is written for a null domain with var-sized dimensions
-        size = 2 * len(dims) * (dims[0].cell_size if dims else 0)
+        size = (2 * len(dims) * dims[0].cell_size if ft.version < 5 else
+                sum(2 * d.cell_size for d in dims)) if dims else 0
         if size:
             c.raw("Non-empty domain (null)", size, D_NED_DUMMY)
         return

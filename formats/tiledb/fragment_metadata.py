@@ -15,8 +15,10 @@ Version differences handled (from upstream `fragment_metadata.cc` / `rtree.cc`):
 schema name from v10; timestamps flag from v14; delete-metadata flag from v15; validity file
 sizes and validity offsets sections from v7; dimension slots from v5; tile mins/maxs/sums/null
 counts from v11; fragment min/max/sum/null count from v12; processed conditions from v16;
-R-tree v1–v4 has extra ignored fields and fixed-size ranges only. Format v1–v2 (a single
-generic tile, no footer) is not parsed.
+R-tree v1–v4 has extra ignored fields and fixed-size ranges only. Formats 3–9 whose
+dimensions are all fixed-sized write no footer length: the footer's size is computed from
+the schema (`fragment_footer.fixed_footer_size`). Formats 1–2 (`__uuid_t` names) keep
+everything in one generic tile (`fragment_v1`).
 
 This module reads the file and places its sections; the parts live beside it:
 `fragment_footer` (the footer), `fragment_sections` (section payloads), `fragment_rtree`,
@@ -32,11 +34,19 @@ from typing import Dict, List, Optional, Tuple
 from ..cursor import Cursor, ParseStop
 from ..engine import run_parser
 from ..fielddoc import doc
-from ..node import ERROR, LazyChildren, Node
-from .footer_reader import read_footer
+from ..node import ERROR, WARNING, LazyChildren, Node
 
 # The parts, re-exported: other modules and the tests import these names from here.
-from .fragment_footer import FOOTER_GROUP_TITLES, Footer, footer_tail_size, parse_footer, section_kinds  # noqa: F401
+from . import names
+from .footer_reader import read_footer
+from .fragment_footer import (  # noqa: F401
+    FOOTER_GROUP_TITLES,
+    Footer,
+    fixed_footer_size,
+    footer_tail_size,
+    parse_footer,
+    section_kinds,
+)
 from .fragment_model import SectionLoader, SlotArrays, fill_model, fragment_layout  # noqa: F401
 from .fragment_sections import (  # noqa: F401
     PER_SLOT_KINDS,
@@ -47,6 +57,7 @@ from .fragment_sections import (  # noqa: F401
     sum_kind,
 )
 from .fragment_slots import SPECIAL_SLOTS, slot_field  # noqa: F401
+from .fragment_v1 import parse_v1_v2
 from .model import ArraySchema, FragmentMetadata
 from .rawtile import peek_generic_tile
 from .tile import parse_generic_tile
@@ -59,6 +70,12 @@ D_FOOTER_LEN = doc("Footer length: bytes of the footer before it. Written by for
                         "written")
 D_SECTION = doc("A fragment-metadata section: a generic tile (GZIP) whose payload is described "
                 "by its children", spec=SPEC)
+
+D_UNREFERENCED_PC = doc("Processed conditions: the delete/update conditions already applied. "
+                       "libtiledb 2.11 writes this tile in format 15, but the v15 footer "
+                       "has no offset for it and readers skip it", spec=SPEC,
+                       note="not in the v15 footer: found after the fragment min/max/sum/"
+                            "null-count tile (bytes of libtiledb 2.11.3)")
 
 _section_parser = section_parser  # the name the tests know
 
@@ -111,10 +128,41 @@ def load_fragment_metadata(source, ctx) -> FragmentMetadata:
     return fm
 
 
+def _fragment_name(src) -> dict:
+    """The decoded name of the fragment folder holding `src` ({} when it is not one)."""
+    path = getattr(src, "path", None) or getattr(src, "name", "") or ""
+    return names.decode_name(os.path.basename(os.path.dirname(os.path.abspath(path)))) or {}
+
+
 def _parse_file(cur: Cursor, document, ctx, key, fm: FragmentMetadata,
                 sections: bool = True) -> None:
     src = cur.source
     size = src.size
+    schema = _schema_for(ctx, None)
+    info = _fragment_name(src)
+    if info.get("kind") == "legacy":  # `__uuid_t1[_t2]`: format 1–2, one generic tile
+        parse_v1_v2(cur, document, ctx, key, fm, schema)
+        return
+    fixed = None
+    if info.get("kind") == "timestamped" and schema is not None:
+        # libtiledb takes the version from the name (none: format 3–4)
+        fixed = fixed_footer_size(info.get("version") or 4, schema)
+    if fixed is not None and fixed <= size:
+        # formats 3–9 with fixed-sized dimensions: no footer length, the size is computed
+        fstart = size - fixed
+        footer = read_footer(src, fstart, fixed, schema) if not sections else None
+        if footer is None:
+            footer = parse_footer(Cursor(src, fstart, size, cur.node, ctx=ctx), schema,
+                                  "Footer", size=fixed)
+        want = info.get("version")
+        fnode = cur.node.find("Footer")
+        if fnode is not None and (want is None and footer.version not in (3, 4) or
+                                  want not in (None, footer.version)):
+            fnode.mark(WARNING, f"the footer says format {footer.version}, the fragment's name "
+                                f"{want if want is not None else '3 or 4'}; its size was "
+                                f"computed for the name's")
+        _finish(cur, document, ctx, key, fm, footer, schema, fstart, sections)
+        return
     if size < 8:
         cur.fail("Footer length", f"a fragment metadata file ends with a u64 footer length; this "
                                   f"one has {size} bytes")
@@ -136,13 +184,39 @@ def _parse_file(cur: Cursor, document, ctx, key, fm: FragmentMetadata,
     if footer is None:  # the annotated parse (or the fast reader could not: it says why)
         footer = parse_footer(Cursor(src, fstart, size - 8, cur.node, ctx=ctx), schema,
                               "Footer", size=flen)
+    _finish(cur, document, ctx, key, fm, footer, schema, fstart, sections)
+
+
+def _finish(cur: Cursor, document, ctx, key, fm: FragmentMetadata, footer: Footer, schema,
+            fstart: int, sections: bool) -> None:
+    src = cur.source
     fill_model(fm, footer, schema, src, key)
     if not footer.complete:
         return
     loader: SectionLoader = fm.extra["loader"]
+    _find_unreferenced_processed(src, footer, fstart)
     if sections:
         add_sections(cur.node, document, src, footer, schema, ctx, key, 0, fstart, loader)
+    if footer.version == 15 and footer.processed_conditions is not None:
+        n = cur.node.find("Processed conditions")
+        if n is not None:
+            n.doc = D_UNREFERENCED_PC
     fm.extra["encrypted"] = _encrypted_of(cur.node, loader)
+
+
+def _find_unreferenced_processed(src, footer: Footer, fstart: int) -> None:
+    """libtiledb 2.11 (format 15) writes the processed-conditions tile after the fragment
+    min/max/sum/null-count tile, but a v15 footer has no offset for it: it is found where
+    that tile ends, when a generic tile there ends exactly at the footer."""
+    if footer.version != 15 or footer.fmmsn is None or footer.processed_conditions is not None:
+        return
+    head = peek_generic_tile(src, footer.fmmsn)
+    if head is None:
+        return
+    at = footer.fmmsn + head[0]
+    nxt = peek_generic_tile(src, at) if at < fstart else None
+    if nxt is not None and at + nxt[0] == fstart:
+        footer.processed_conditions = at
 
 
 def _encrypted_of(node: Node, loader: SectionLoader) -> bool:

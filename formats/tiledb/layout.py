@@ -22,7 +22,9 @@ GROUP_DETAILS_DIR = "__group"               # a group's member lists, one file p
 # Data file names inside a fragment: a<N>[_var|_validity].tdb, d<N>[_var].tdb, and the
 # timestamp / delete-metadata slots (t, dt, dci).
 DATA_FILE_RE = re.compile(r"^(a|d)(\d+)(_var|_validity)?\.tdb$|^(t|dt|dci)(_var|_validity)?\.tdb$")
-TIMESTAMPED_RE = re.compile(r"^__(\d+)_(\d+)_([0-9a-fA-F]{32})(?:_(\d+))?(?:\.(\w+))?$")
+# `__t1_t2_uuid[_v][.ext]`, or the `__uuid_t1[_t2]` of formats 1–2 (TileDB 1.4–1.5)
+TIMESTAMPED_RE = re.compile(r"^__(?:(\d+)_(\d+)_([0-9a-fA-F]{32})(?:_(\d+))?|"
+                            r"[0-9a-fA-F]{32}_\d+(?:_\d+)?)(?:\.(\w+))?$")
 
 
 def timestamp_order(name: str):

@@ -88,8 +88,8 @@ def _decode(name: str) -> Optional[dict]:
                 "kind": "enumeration"}
     m = _OLD.match(stem)
     if m:
-        t1 = int(m.group(2))
-        t2 = int(m.group(3)) if m.group(3) is not None else t1
+        # libtiledb (FragmentID, name version one) takes the last number for both ends
+        t1 = t2 = int(m.group(3) if m.group(3) is not None else m.group(2))
         return {"t1": t1, "t2": t2, "t1_datetime": ms_to_datetime(t1),
                 "t2_datetime": ms_to_datetime(t2), "uuid": m.group(1), "version": None,
                 "extension": ext, "kind": "legacy"}

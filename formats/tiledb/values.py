@@ -23,9 +23,10 @@ from ..filters.batch import plan, reverse_into
 from ..remote import is_url
 from ..source import FileSource
 from .cells import cell_values
-from .data_files import file_role, over_limit, tile_bounds, tile_offsets_for
+from .data_files import data_file_stem, file_role, over_limit, tile_bounds, tile_offsets_for
 from .dense_coords import fragment_dense_coords
-from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata, TileDBArray
+from .legacy_coords import dimension_values
+from .model import ArraySchema, Dimension, Fragment, FragmentMetadata, TileDBArray
 from .rawtile import TileError, _decode_chunk, chunk_table
 
 # Decode chunks on every core when there are many (zstd, zlib, bz2, lz4, numpy and the AES
@@ -131,10 +132,17 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         if not with_values:
             return [], raw
         return cell_values(fld.datatype, 1, raw), raw
-    if isinstance(fld, Attribute):
-        stem = f"a{schema.attributes.index(fld)}"
-    else:
-        stem = f"d{schema.dimensions.index(fld)}"
+    if isinstance(fld, Dimension) and fm.version and fm.version < 5:
+        # formats 1–4: every dimension in one `__coords.tdb`
+        role = file_role(schema, fm, "__coords.tdb")
+        buf, bounds, _o = _decode_file_buffer(document, frag, fm, role, "__coords.tdb", key)
+        try:
+            raw = dimension_values(buf, bounds, len(schema.dimensions),
+                                   schema.dimensions.index(fld), fld.cell_size, fm.version)
+        except ValueError as e:
+            raise ValuesError(f"__coords.tdb: {e}")
+        return (cell_values(fld.datatype, 1, raw) if with_values else []), memoryview(raw)
+    stem = data_file_stem(schema, fm.version, fld)
     fixed_role = file_role(schema, fm, stem + ".tdb")
     validity = None
     if getattr(fld, "nullable", False):

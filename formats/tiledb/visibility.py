@@ -105,6 +105,12 @@ def bookkeeping(snap: Snapshot) -> Bookkeeping:
         frag = _fragment_rel_of_commit(rel)
         if frag is not None:
             b.committed.setdefault(frag, rel)
+    # formats 1–4 (no version in the name) write no commit file: libtiledb takes a folder
+    # holding `__fragment_metadata.tdb` for a committed fragment (ArrayDirectory::is_fragment)
+    for fd in snap.listing.fragments.values():
+        if fd.version is None and fd.rel == fd.name and \
+                layout.FRAGMENT_METADATA_FILE in fd.files:
+            b.committed.setdefault(fd.rel, f"{fd.rel}/{layout.FRAGMENT_METADATA_FILE}")
     return b
 
 

@@ -1,7 +1,11 @@
-"""TileDB arrays written by older libtiledb versions (format versions 16–22), committed
+"""TileDB arrays written by older libtiledb versions (format versions 1–22), committed
 under tests/data/tiledb_versions/<format version>_<libtiledb version>/ by
 tests/data/tiledb_versions/make_fixtures.py, each beside `<array>.expected.json`: what
 tiledb-py read from it (values cross-checked with tiledb-py 0.36, see `oracle_notes`).
+
+Format 1 (TileDB 1.4) has no installable writer: `1_1.4.0/` is built byte by byte from the
+format history by tests/data/tiledb_versions/make_format1.py and read back by tiledb-py 0.36
+(libtiledb 2.30), whose reading is its oracle.
 
 No tiledb import: the fixtures are the old writers' bytes, the JSON is the oracle.
 `ARRAYSCOPE_TDB_VERSIONS` points the tests at another fixture root (e.g. a scratch run of
@@ -28,6 +32,34 @@ ROOT = os.environ.get("ARRAYSCOPE_TDB_VERSIONS") or os.path.join(paths.DATA, "ti
 CASES = sorted(p[:-len(".expected.json")]
                for p in glob.glob(os.path.join(ROOT, "*", "*.expected.json")))
 IDS = [os.path.relpath(c, ROOT) for c in CASES]
+
+# Fixtures of older libtiledb versions arrayscope does not read right yet: {test: case ids},
+# with the reason. Strict: a case that starts passing must be taken off this list.
+WHY_NOT_YET = {
+    "test_verify_finds_no_error":
+        "BIT_WIDTH_REDUCTION forward check: a window holding INT64_MIN (the empty value "
+        "libtiledb < 2.3 stores in the cells a dense write did not cover) is not reproduced "
+        "(issue 10 item 1, owned by the verify work); formats 11-15 (libtiledb 2.7-2.11): "
+        "the tile-stat check expects a partial dense tile's minimum over the written cells, "
+        "those writers counted the zero-filled unwritten cells (writer-version rule needed)",
+}
+NOT_YET = {
+    "test_verify_finds_no_error": {
+        "2_1.5.0/dense", "3_1.6.3/dense", "4_1.7.7/dense", "5_2.0.8/dense", "6_2.1.6/dense",
+        "7_2.2.2/dense", "8_2.2.9/dense", "11_2.7.2/dense", "12_2.8.3/dense",
+        "13_2.9.5/dense", "14_2.10.4/dense", "15_2.11.3/dense",
+    },
+}
+
+
+def cases(test: str):
+    """The cases of `test`, those in NOT_YET marked as expected failures."""
+    out = []
+    for case, cid in zip(CASES, IDS):
+        marks = [pytest.mark.xfail(strict=True, reason=WHY_NOT_YET.get(test, "not read right yet"))] \
+            if cid in NOT_YET.get(test, ()) else []
+        out.append(pytest.param(case, id=cid, marks=marks))
+    return out
 
 # tiledb-py's filter classes -> the filter type names of the serialized pipeline
 FILTER_CLASS = {
@@ -74,10 +106,10 @@ def test_fixtures_are_committed():
     if os.environ.get("ARRAYSCOPE_TDB_VERSIONS"):
         pytest.skip("another fixture root")
     versions = {int(os.path.basename(os.path.dirname(c)).split("_")[0]) for c in CASES}
-    assert versions >= set(range(16, 23)), sorted(versions)
+    assert versions >= set(range(1, 23)), sorted(versions)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_parses_cleanly_with_full_coverage"))
 def test_parses_cleanly_with_full_coverage(opened, case):
     doc = opened(case)
     problems = [f"{n.path()} @{n.offset}: {n.status}: {n.message}" for n in doc.diagnostics()]
@@ -95,7 +127,7 @@ def _filters(specs):
     return [FILTER_TYPES.get(f.type, f.type) for f in specs]
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_schema_matches"))
 def test_schema_matches(opened, case):
     exp = _expected(case)["schema"]
     array: TileDBArray = opened(case).model
@@ -133,7 +165,7 @@ def test_schema_matches(opened, case):
     assert set(s.enumerations) == set(exp["enumerations"])
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_enumerations_match"))
 def test_enumerations_match(opened, case):
     exp = _expected(case)["schema"]["enumerations"]
     doc = opened(case)
@@ -148,7 +180,7 @@ def test_enumerations_match(opened, case):
     assert found == exp
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_fragments_match"))
 def test_fragments_match(opened, case):
     exp = _expected(case)
     array: TileDBArray = opened(case).model
@@ -165,7 +197,7 @@ def test_fragments_match(opened, case):
         assert fm.extra["cell_num"] == ef["cell_num"]
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_values_match"))
 def test_values_match(opened, case):
     exp = _expected(case)
     doc = opened(case)
@@ -175,10 +207,18 @@ def test_values_match(opened, case):
         for ef in exp["fragments"]:
             entry = got[ef["name"]]
             assert "error" not in entry, entry.get("error")
-            assert _norm(entry["values"]) == ef["values"][name], (ef["name"], name)
+            got_values, want = _norm(entry["values"]), ef["values"][name]
+            # cells of a dense fragment's tiles its write did not cover: what is stored
+            # there depends on the version and no reader shows it (make_fixtures.py)
+            skip = set(ef.get("uncovered", ()))
+            if skip:
+                assert len(got_values) == len(want), (ef["name"], name)
+                got_values = [v for i, v in enumerate(got_values) if i not in skip]
+                want = [v for i, v in enumerate(want) if i not in skip]
+            assert got_values == want, (ef["name"], name)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_array_metadata_matches"))
 def test_array_metadata_matches(opened, case):
     doc = opened(case)
     merged = {}
@@ -193,7 +233,7 @@ def test_array_metadata_matches(opened, case):
     assert _norm(merged) == _norm(_expected(case)["metadata"])
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+@pytest.mark.parametrize("case", cases("test_verify_finds_no_error"))
 def test_verify_finds_no_error(opened, case):
     """`arrayscope verify` (forward reproduction of every chunk included): exit 0, no error
     and no warning. The only finding is libtiledb 2.16's extra DELTA value (format 19), an
