@@ -70,9 +70,12 @@ def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[Til
         if isinstance(n.data, TileRun):  # a million tiles: one chunk table at a time
             for i in range(len(n.data)):
                 try:
-                    yield from n.data.chunks(i)
+                    chunks = n.data.chunks(i)
                 except TileError:
                     stack.append(n.child(i))  # the tile's node says what is wrong
+                    continue
+                for ci in chunks:
+                    yield ci, None   # data tiles: never decoded by the tree
             continue
         if n.is_lazy:
             if n.child_count() and n.child(0).kind == "tile":
