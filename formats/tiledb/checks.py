@@ -40,12 +40,12 @@ def iter_chunks(root: Node) -> Iterable[ChunkInfo]:
         if isinstance(n.data, TileInfo) and n.pending:  # chunk nodes not built: none needed
             yield from n.data.chunks
             continue
-        if isinstance(n.data, TileRun):  # a million tiles: one chunk table at a time
-            for i in range(len(n.data)):
+        if isinstance(n.data, TileRun):  # a million tiles: one chunk table at a time,
+            for i in reversed(range(len(n.data))):  # in the order the stack gave them
                 try:
                     yield from n.data.chunks(i)
                 except TileError:
-                    stack.append(n.child(i))  # the tile's node says what is wrong
+                    yield from iter_chunks(n.child(i))  # its node says what is wrong
             continue
         if n.is_lazy:
             if n.child_count() and n.child(0).kind == "tile":
