@@ -42,8 +42,9 @@ def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None
     only grows and the last call has done == total). It runs in the caller's thread and may
     raise `Cancelled`: the document's sources are then closed and `Cancelled` propagates.
 
-    `tree=False` asks a directory format for its model only (what `values` decodes from),
-    with a root node that has no children, where the format can give one without the tree."""
+    `tree=False` asks a directory format for what `values` decodes from, without the costly
+    parts of the tree (TileDB: the model only, a root with no children; Zarr: chunks left
+    undecoded), where the format can give it."""
     if not tree and progress is None and os.path.isdir(path):
         from . import registry
 

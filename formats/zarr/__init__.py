@@ -43,6 +43,13 @@ class ZarrPlugin:
         return os.path.basename(path) in METADATA_NAMES
 
     # ---- opening ---------------------------------------------------------------------------
+    def open_model(self, document, path: str) -> Node:
+        """The tree with every chunk left undecoded (`values` decodes them once, itself)."""
+        from ..engine import guarded
+
+        document.ctx.extra["lazy_chunks"] = True
+        return guarded(lambda: self.open_dir(document, path), os.path.basename(path), None)
+
     def open_dir(self, document, path: str) -> Node:
         model = ZarrModel()
         document.model = model

@@ -145,7 +145,8 @@ def values(meta: ArrayMeta, name: str, entry_name: str, with_values: bool = True
     shape = field.shape if field is not None else ()
     flat = f.reshape((-1,) + tuple(shape))
     entry = {"name": entry_name, "values": to_python(flat) if with_values else [],
-             "raw": little_endian(np.ascontiguousarray(flat)).tobytes()}
+             "raw": memoryview(np.ascontiguousarray(little_endian(flat)).reshape(-1)
+                               .view(np.uint8))}   # the decoded buffer, never copied again
     if errors:
         entry["error"] = "; ".join(errors[:20]) + (f" (+{len(errors) - 20} more)"
                                                    if len(errors) > 20 else "")

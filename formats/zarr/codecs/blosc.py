@@ -18,13 +18,15 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 import lz4.block
+import numpy as np
 
 from ...cursor import Cursor
 from ...fielddoc import doc
+from ...filters.bits import byteunshuffle_rows
 from ...node import ERROR, Node
 from . import blosclz
 from .base import Codec, CodecError, CodecSpec
-from .shuffle import bitunshuffle, unshuffle
+from .shuffle import bitunshuffle
 from .zstd import bounded_decompress
 
 SPEC = "c-blosc README_CHUNK_FORMAT / blosc.c"
@@ -170,38 +172,48 @@ def _inner(codec: int, src: bytes, n: int) -> bytes:
 
 
 def decode_layout(data: bytes, lay: Layout) -> Tuple[bytes, Optional[Tuple[int, int, str]]]:
-    """(decoded bytes, None) or (partial, (stream index, offset, message))."""
+    """(decoded bytes, None) or (partial, (stream index, offset, message)). Streams are
+    decoded straight into one output buffer (a block's byte planes side by side, then one
+    vectorised un-shuffle into place): no join of parts or blocks."""
     if lay.memcpyed:
         return bytes(data[HEADER:HEADER + lay.nbytes]), None
-    out = []
+    out = np.empty(sum(b.nbytes for b in lay.blocks), np.uint8)
+    scratch = np.empty(max((b.nbytes for b in lay.blocks), default=0), np.uint8)
     k = 0
+    at = 0
     for blk in lay.blocks:
-        parts = []
+        shuffled = lay.flags & 0x01 and lay.typesize > 1
+        bits = not shuffled and lay.flags & 0x04 and blk.nbytes >= lay.typesize
+        dst = scratch if shuffled else out[at:at + blk.nbytes]
+        pos = 0
         for s in blk.streams:
             raw = data[s.data_at:s.data_at + s.csize]
             if s.csize == s.nbytes:
-                dec = bytes(raw)
+                dec = raw
             else:
                 try:
                     dec = _inner(lay.codec, bytes(raw), s.nbytes)
                 except CodecError as e:
                     where = s.data_at + (e.where or 0) if e.status != "warning" else s.data_at
-                    return b"".join(out), (k, where, str(e))
+                    return out[:at].tobytes(), (k, where, str(e))
                 except Exception as e:  # library errors on corrupt input
-                    return b"".join(out), (k, s.data_at, f"{CODECS.get(lay.codec)}: "
-                                                          f"{type(e).__name__}: {e}")
+                    return out[:at].tobytes(), (k, s.data_at, f"{CODECS.get(lay.codec)}: "
+                                                             f"{type(e).__name__}: {e}")
                 if len(dec) != s.nbytes:
-                    return b"".join(out), (k, s.data_at, f"{CODECS.get(lay.codec)} stream "
-                                           f"decodes to {len(dec)} bytes, expected {s.nbytes}")
-            parts.append(dec)
+                    return out[:at].tobytes(), (k, s.data_at, f"{CODECS.get(lay.codec)} stream "
+                                                f"decodes to {len(dec)} bytes, expected "
+                                                f"{s.nbytes}")
+            dst[pos:pos + s.nbytes] = np.frombuffer(dec, np.uint8, s.nbytes)
+            pos += s.nbytes
             k += 1
-        block = b"".join(parts)
-        if lay.flags & 0x01 and lay.typesize > 1:
-            block = unshuffle(block, lay.typesize)
-        elif lay.flags & 0x04 and blk.nbytes >= lay.typesize:
-            block = bitunshuffle(block, lay.typesize)
-        out.append(block)
-    return b"".join(out), None
+        if shuffled:
+            byteunshuffle_rows(scratch[:blk.nbytes].reshape(1, -1), lay.typesize,
+                               out[at:at + blk.nbytes].reshape(1, -1))
+        elif bits:
+            out[at:at + blk.nbytes] = np.frombuffer(
+                bitunshuffle(out[at:at + blk.nbytes].tobytes(), lay.typesize), np.uint8)
+        at += blk.nbytes
+    return out.tobytes(), None
 
 
 def flag_nodes(node: Node, flags: int) -> None:

@@ -146,6 +146,19 @@ def parse_frame(cur: Cursor) -> dict:
 
 
 def bounded_decompress(data: bytes, limit: int) -> bytes:
+    """The frames of `data` decoded, at most `limit` + 1 bytes (more: the caller reports it).
+    A frame that declares a content size within the limit is decoded in one call into a
+    buffer of exactly that size (libzstd refuses to write past it: several frames or a
+    wrong size fail, and the stream reader below decides)."""
+    try:
+        declared = zstandard.frame_content_size(data)
+    except zstandard.ZstdError:
+        declared = -1
+    if 0 <= declared <= limit:
+        try:
+            return zstandard.ZstdDecompressor().decompress(data)
+        except zstandard.ZstdError:
+            pass
     reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
     try:
         out = reader.read(limit + 1)
