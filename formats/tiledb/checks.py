@@ -68,11 +68,13 @@ def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[Til
                 yield ci, n.data
             continue
         if isinstance(n.data, TileRun):  # a million tiles: one chunk table at a time
-            for i in range(len(n.data)):
+            # last tile first, as the lazy tile nodes come off the stack below (and as
+            # formats/verify_tasks.py lists its units)
+            for i in reversed(range(len(n.data))):
                 try:
                     chunks = n.data.chunks(i)
-                except TileError:
-                    stack.append(n.child(i))  # the tile's node says what is wrong
+                except TileError:   # the tile's node says what is wrong: walk it in place
+                    yield from iter_chunks_with_tiles(n.child(i))
                     continue
                 for ci in chunks:
                     yield ci, None   # data tiles: never decoded by the tree
