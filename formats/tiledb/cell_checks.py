@@ -296,6 +296,9 @@ def _minmax_payload(fm: FragmentMetadata, kind: str, slot: int) -> Optional[Tupl
     return p[16:16 + fixed], p[16 + fixed:16 + fixed + var]
 
 
+PADDED_DENSE_STATS_LAST_FORMAT = 15
+
+
 def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySchema,
                  fixed: Sequence[Optional[_Tile]], var_tiles, validity) -> None:
     slot = schema.attributes.index(fld) if isinstance(fld, Attribute) else \
@@ -345,10 +348,13 @@ def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySc
     maxs = _minmax_payload(fm, "tile_maxs", slot)
     mins_a = np.frombuffer(mins[0], dt) if mins and len(mins[0]) == ntiles * dt.itemsize else None
     maxs_a = np.frombuffer(maxs[0], dt) if maxs and len(maxs[0]) == ntiles * dt.itemsize else None
+    # libtiledb 2.7-2.11 (formats 11-15) took a dense tile's min/max over every stored cell,
+    # the padding of a partial tile included; later writers over the written cells only.
+    padded_stats = fm.dense and fm.version <= PADDED_DENSE_STATS_LAST_FORMAT
     for t in fixed:
         if t is None:
             continue
-        vals = np.frombuffer(t.data, dt, count=len(t.data) // dt.itemsize)
+        stored_vals = vals = np.frombuffer(t.data, dt, count=len(t.data) // dt.itemsize)
         m = masks[t.index]
         if m is not None:
             if len(m) != len(vals):
@@ -358,6 +364,9 @@ def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySc
             continue
         i = t.index
         for label, arr, got in (("minimum", mins_a, vals.min()), ("maximum", maxs_a, vals.max())):
+            if arr is not None and arr[i] != got and padded_stats and len(stored_vals) and \
+                    arr[i] == (stored_vals.min() if label == "minimum" else stored_vals.max()):
+                continue   # that writer's rule: the padding counted
             if arr is not None and arr[i] != got:
                 out.add(TILE_STAT, src, t.offset,
                         f"tile {i + 1} of {fld.name!r}: the cells' {label} is {got.item()!r}, "
