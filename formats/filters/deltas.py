@@ -154,18 +154,22 @@ class DoubleDelta(_TypedCodec):
                               f"words, the part has {(len(data) - start) // 8}")
         words = np.frombuffer(data, dtype="<u8", count=nwords, offset=start)
         rec = unpack_msb(words, n - 2, bitsize + 1)
-        mag = (rec & ((np.uint64(1) << np.uint64(bitsize)) - np.uint64(1))).view(np.int64)
-        dd = np.where((rec >> np.uint64(bitsize)) & np.uint64(1), -mag, mag)
+        # sign-magnitude to two's complement in place: (mag ^ -s) + s, s the sign bit
+        neg = (rec >> np.uint64(bitsize)).view(np.int64)
+        rec &= (np.uint64(1) << np.uint64(bitsize)) - np.uint64(1)
+        dd = rec.view(np.int64)
+        np.negative(neg, out=neg)
+        dd ^= neg
+        dd -= neg
         f = first.astype(np.int64)
-        deltas = np.empty(n - 1, dtype=np.int64)
-        deltas[0] = f[1] - f[0]
-        np.cumsum(dd, out=deltas[1:])
-        deltas[1:] += deltas[0]
+        # [v0, v1 - v0, dd...] summed twice gives the values (int64 wrap-around as the writer)
         vals = np.empty(n, dtype=np.int64)
         vals[0] = f[0]
-        np.cumsum(deltas, out=vals[1:])
-        vals[1:] += f[0]
-        return vals.astype(t).tobytes()
+        vals[1] = f[1] - f[0]
+        np.cumsum(dd, out=vals[2:])
+        vals[2:] += vals[1]
+        np.cumsum(vals, out=vals)
+        return vals.astype(t, copy=False).tobytes()
 
 
 class Delta(_TypedCodec):
