@@ -58,10 +58,31 @@ class Row:
         return (self.source, self.offset if self.offset is not None else 0, self.message)
 
 
+def common_folder(texts: List[str]) -> str:
+    """The leading "/"-separated parts every text shares (with its trailing "/"), so the
+    table shows what differs; "" when they share nothing or there is one text."""
+    split = [t.split("/") for t in texts if t]
+    if len(split) < 2:
+        return ""
+    n = 0
+    for parts in zip(*split):
+        if any(p != parts[0] for p in parts):
+            break
+        n += 1
+    n = min(n, min(len(p) for p in split) - 1)   # keep at least the last part of each
+    return "/".join(split[0][:n]) + "/" if n > 0 else ""
+
+
 class DiagnosticsModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.rows: List[Row] = []
+        self.source_prefix = ""
+        self.path_prefix = ""
+
+    def _prefixes(self) -> None:
+        self.source_prefix = common_folder([r.source for r in self.rows])
+        self.path_prefix = common_folder([r.path for r in self.rows if "/" in r.path])
 
     @property
     def nodes(self):
@@ -71,6 +92,7 @@ class DiagnosticsModel(QAbstractTableModel):
     def set_rows(self, rows) -> None:
         self.beginResetModel()
         self.rows = list(rows)
+        self._prefixes()
         self.endResetModel()
 
     def add_rows(self, rows) -> None:
@@ -81,6 +103,10 @@ class DiagnosticsModel(QAbstractTableModel):
         self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
         self.rows.extend(rows)
         self.endInsertRows()
+        old = (self.source_prefix, self.path_prefix)
+        self._prefixes()
+        if (self.source_prefix, self.path_prefix) != old:
+            self.dataChanged.emit(self.index(0, 2), self.index(len(self.rows) - 1, 4))
 
     def rowCount(self, parent=QModelIndex()):
         return 0 if parent.isValid() else len(self.rows)
@@ -104,11 +130,11 @@ class DiagnosticsModel(QAbstractTableModel):
             if c == 1:
                 return r.message
             if c == 2:
-                return r.source
+                return _strip(r.source, self.source_prefix)
             if c == 3:
                 return "" if r.offset is None else f"0x{r.offset:X}"
             if c == 4:
-                return r.path
+                return _strip(r.path, self.path_prefix)
         if role == _DECORATIONROLE and c == 0:
             return theme.status_icon(r.status)
         if role == _TOOLTIPROLE:
@@ -124,6 +150,10 @@ class DiagnosticsModel(QAbstractTableModel):
                 return -1 if r.offset is None else r.offset
             return self.data(index, Qt.ItemDataRole.DisplayRole)
         return None
+
+
+def _strip(text: str, prefix: str) -> str:
+    return "…/" + text[len(prefix):] if prefix and text.startswith(prefix) else text
 
 
 class DiagnosticsPanel(QWidget):
@@ -147,6 +177,7 @@ class DiagnosticsPanel(QWidget):
         self.view.verticalHeader().setVisible(False)
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         self.view.setWordWrap(False)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.view.setAlternatingRowColors(True)
         h = self.view.horizontalHeader()
         h.setStretchLastSection(False)
@@ -182,11 +213,17 @@ class DiagnosticsPanel(QWidget):
 
     def set_nodes(self, nodes) -> None:
         """The tree's diagnostics (a new document): verify findings come later."""
-        self.model.set_rows(Row.of_node(n) for n in nodes)
+        self.model.set_rows(self._grouped([], [Row.of_node(n) for n in nodes]))
         self._extra = 0
         self._verify_state = ""
         self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self._update_summary()
+
+    def _grouped(self, have: List[Row], new: List[Row]) -> List[Row]:
+        """Rows as `group_rows(have, new)` makes them (one row for many alike, e.g. every
+        chunk that needs a key), when a feature module set it."""
+        fn = getattr(self, "group_rows", None)
+        return list(fn(have, new)) if fn is not None else new
 
     def set_verifying(self, on: bool = True) -> None:
         self._verify_state = "running" if on else ""
@@ -203,6 +240,7 @@ class DiagnosticsPanel(QWidget):
                 continue
             have.add(r.key)
             new.append(r)
+        new = self._grouped(self.model.rows, new)
         self.model.add_rows(new)
         self._extra = getattr(self, "_extra", 0) + len(new)
         self._verify_state = "done"

@@ -2,26 +2,27 @@
 filter-stage outputs) like Wireshark's extra byte panes."""
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QTabWidget
 
 from .hexview import HexView
 from .state import AppState, Event, SelectionChanged
 
+MAX_FILE_TABS = 8   # more file tabs close the least recently used (stage outputs stay)
+
 
 def tab_title(source) -> str:
+    """A short title; the tab bar elides it in the middle when space runs out."""
     name = getattr(source, "name", str(source))
     if getattr(source, "origin", None) is not None or getattr(source, "parent", None) is not None:
-        return "⤷ " + (name if len(name) <= 36 else "…" + name[-35:])
+        return "⤷ " + name
     parts = name.split("/")
     base = parts[-1]
     if len(parts) > 1 and len(base) <= 4:
         # a Zarr chunk key ("c/0/1", "0.1" under a group): the whole key says which chunk
         return name if len(name) <= 28 else "…" + name[-27:]
-    if len(base) > 28:
-        base = base[:14] + "…" + base[-8:]
     if len(parts) > 1 and base.endswith(".tdb") and parts[-2].startswith("__") and len(parts[-2]) > 20:
         # a fragment's file: say which fragment (its first timestamp's tail)
         frag = parts[-2].split("_")
@@ -33,6 +34,7 @@ def tab_title(source) -> str:
 class HexTabs(QTabWidget):
     currentSourceChanged = Signal(object)
     sourceClosed = Signal(object)   # the user closed a source's tab
+    viewCreated = Signal(object)    # a new HexView (extensions decorate it: marks, overview)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -40,7 +42,10 @@ class HexTabs(QTabWidget):
         self.setTabsClosable(True)
         self.setMovable(True)
         self.setUsesScrollButtons(True)
+        self.setElideMode(Qt.TextElideMode.ElideMiddle)
+        self.tabBar().setExpanding(False)
         self._views: Dict[int, HexView] = {}
+        self._used: List[int] = []     # id(source) of file tabs, least recently shown first
         self.tabCloseRequested.connect(self._close)
         self.currentChanged.connect(self._changed)
         self.on_new_view = None  # callback(view) to connect signals
@@ -54,6 +59,8 @@ class HexTabs(QTabWidget):
             self._views[id(source)] = v
             if self.on_new_view is not None:
                 self.on_new_view(v)
+            self.viewCreated.emit(v)
+            self._evict()
             i = self.addTab(v, tab_title(source))
             tip = getattr(source, "name", "")
             origin = getattr(source, "origin", None)
@@ -97,6 +104,17 @@ class HexTabs(QTabWidget):
                 view.set_cursor(node.offset)
         return view
 
+    def _evict(self) -> None:
+        """Keep at most MAX_FILE_TABS file tabs: close the one shown longest ago (a
+        derived source's tab is the user's work and stays until closed)."""
+        files = [k for k in self._used if k in self._views and not _derived(self._views[k].source)]
+        cur = self.current_view()
+        while len(files) >= MAX_FILE_TABS:
+            k = files.pop(0)
+            v = self._views.get(k)
+            if v is not None and v is not cur:
+                self._close(self.indexOf(v))
+
     def current_view(self) -> Optional[HexView]:
         w = self.currentWidget()
         return w if isinstance(w, HexView) else None
@@ -114,6 +132,7 @@ class HexTabs(QTabWidget):
         finally:
             self.blockSignals(False)
         self._views.clear()
+        self._used.clear()
         self.currentSourceChanged.emit(None)
 
     def _close(self, i: int) -> None:
@@ -121,12 +140,28 @@ class HexTabs(QTabWidget):
         src = None
         if isinstance(w, HexView):
             self._views.pop(id(w.source), None)
+            if id(w.source) in self._used:
+                self._used.remove(id(w.source))
             src = w.source
         self.removeTab(i)
         w.deleteLater()
         if src is not None:
             self.sourceClosed.emit(src)
 
+    def close_source(self, source) -> None:
+        v = self._views.get(id(source))
+        if v is not None:
+            self._close(self.indexOf(v))
+
     def _changed(self, i: int) -> None:
         v = self.current_view()
+        if v is not None:
+            k = id(v.source)
+            if k in self._used:
+                self._used.remove(k)
+            self._used.append(k)
         self.currentSourceChanged.emit(v.source if v is not None else None)
+
+
+def _derived(source) -> bool:
+    return getattr(source, "origin", None) is not None or getattr(source, "parent", None) is not None

@@ -10,7 +10,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QGuiApplication, QKeySequence, QPainter, QPalette, QPen
-from PySide6.QtWidgets import QAbstractScrollArea, QMenu
+from PySide6.QtWidgets import QAbstractScrollArea, QMenu, QWidget
 
 from . import theme
 
@@ -19,6 +19,8 @@ ASC = ["." if b < 32 or b >= 127 else chr(b) for b in range(256)]
 ASC_TABLE = bytes(ord(c) for c in ASC)
 SCROLL_LIMIT = 1 << 30
 GUTTER_LEVELS = 6
+ROW_CHOICES = (8, 16, 32)          # what the user can pick; 0 = Auto
+AUTO_CHOICES = (8, 16, 32, 64)     # what Auto fits to the width
 Range = Tuple[int, int, str]  # start, end, kind
 
 
@@ -45,19 +47,25 @@ class HexView(QAbstractScrollArea):
     findRequested = Signal()
     gotoRequested = Signal()
 
-    def __init__(self, source=None, parent=None, bytes_per_row: int = 16):
+    def __init__(self, source=None, parent=None, bytes_per_row: int = 0):
         super().__init__(parent)
         self.setFont(theme.mono_font())
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.viewport().setCursor(Qt.CursorShape.IBeamCursor)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
-        self.bpr = bytes_per_row
+        self.bpr_mode = bytes_per_row      # 0: as many as fit (Auto)
+        self.bpr = bytes_per_row or 16
         self.source = None
         self._top = 0            # first visible row (Python int)
         self._cursor = 0
         self._anchor: Optional[int] = None
         self._primary: Optional[Range] = None
         self._ancestors: List[Range] = []
+        self._marks: List[Range] = []   # findings: (start, end, status), sorted
+        self._bookmarks: List[Range] = []   # (start, end, colour name)
+        # feature modules add their entries to the context menu: fn(menu, view)
+        self.menu_hooks: List[Callable[[QMenu, "HexView"], None]] = []
+        self._side: Optional[QWidget] = None
         self._leaf_provider: Optional[Callable[[int, int], Iterable]] = None
         self._dragging = False
         self._press_offset: Optional[int] = None
@@ -87,6 +95,24 @@ class HexView(QAbstractScrollArea):
         self._leaf_provider = fn
         self.viewport().update()
 
+    def set_marks(self, ranges: Sequence[Range]) -> None:
+        """Byte ranges of findings (start, end, status), painted red / amber in place."""
+        self._marks = sorted(ranges)
+        self.viewport().update()
+
+    @property
+    def marks(self) -> List[Range]:
+        return list(self._marks)
+
+    def set_bookmarks(self, ranges: Sequence[Range]) -> None:
+        """Bookmarked ranges (start, end, colour): a tint and a bar under the bytes."""
+        self._bookmarks = sorted(ranges)
+        self.viewport().update()
+
+    @property
+    def bookmarks(self) -> List[Range]:
+        return list(self._bookmarks)
+
     def set_node_ranges(self, primary: Optional[Range], ancestors: Sequence[Range] = ()) -> None:
         self._primary = primary
         self._ancestors = list(ancestors)[-GUTTER_LEVELS:]
@@ -107,11 +133,43 @@ class HexView(QAbstractScrollArea):
         self.header_h = self.lh + 4
         self.total_w = self.x_asc + (self.bpr + 2) * self.cw
 
+    def _width_for(self, bpr: int) -> float:
+        """Width of the painted rows at `bpr` bytes per row (as _metrics lays them out)."""
+        x_asc = self.x_hex + (bpr * 3 + (bpr // 8 - 1) + 2) * self.cw
+        return x_asc + (bpr + 2) * self.cw
+
+    def set_bytes_per_row(self, mode: int) -> None:
+        """0 (Auto: fit the width), 8, 16 or 32; the cursor's byte stays in view."""
+        self.bpr_mode = mode
+        self._fit_bpr()
+
+    def _fit_bpr(self) -> None:
+        mode = self.bpr_mode
+        if mode:
+            bpr = mode
+        else:
+            avail = self.viewport().width()
+            bpr = AUTO_CHOICES[0]
+            for n in AUTO_CHOICES:
+                if self._width_for(n) <= avail:
+                    bpr = n
+        if bpr == self.bpr:
+            return
+        self.bpr = bpr
+        self._metrics()
+        self._top = min(self._cursor // bpr, self.max_top)
+        self.scroll_to(self._cursor, center=True)
+        self._update_bar()
+        self.viewport().update()
+
     def sizeHint(self) -> QSize:
         return QSize(int(self.total_w + self.verticalScrollBar().sizeHint().width() + 4), 400)
 
     def minimum_width(self) -> int:
-        return int(self.total_w + self.verticalScrollBar().sizeHint().width() + 4)
+        """Auto shrinks to 8 bytes a row; a fixed choice needs its full width."""
+        w = self._width_for(self.bpr_mode or AUTO_CHOICES[0])
+        right = self.viewportMargins().right()
+        return int(w + right + self.verticalScrollBar().sizeHint().width() + 4)
 
     def hex_x(self, col: int) -> float:
         return self.x_hex + (col * 3 + col // 8) * self.cw
@@ -164,8 +222,27 @@ class HexView(QAbstractScrollArea):
         self._update_bar()
         self.viewport().update()
 
+    def set_side_widget(self, w: Optional[QWidget]) -> None:
+        """A strip between the bytes and the scroll bar (the overview bar), kept in place
+        here rather than by an event filter (filters run while a view is destroyed)."""
+        self._side = w
+        if w is not None:
+            w.setParent(self)
+        self._place_side()
+
+    def _place_side(self) -> None:
+        w = self._side
+        if w is None:
+            return
+        self.setViewportMargins(0, 0, 0 if w.isHidden() else w.width(), 0)
+        vp = self.viewport().geometry()
+        w.setGeometry(QRect(vp.right() + 1, vp.top(), w.width(), vp.height()))
+
     def resizeEvent(self, e) -> None:
         super().resizeEvent(e)
+        self._place_side()
+        if not self.bpr_mode:
+            self._fit_bpr()
         self._top = min(self._top, self.max_top)
         self._update_bar()
 
@@ -283,13 +360,34 @@ class HexView(QAbstractScrollArea):
                 kind = "error" if leaf.status == "error" else leaf.kind
                 if kind in ("dir", "file"):
                     continue
-                col = theme.kind_color(kind, 0.55 if i % 2 else 0.8)
+                col = theme.kind_color(kind, 0.8, alt=bool(i % 2))
                 a, b = max(leaf.offset, start), min(leaf.offset + leaf.size, stop)
                 self._fill_range(p, a, b, first, col)
                 if leaf.status == "error":
                     if err is None:
                         err = bytearray(stop - start)
                     err[a - start:b - start] = b"\x01" * (b - a)
+        # findings: a strong tint and red text, over the structure colours
+        for a, b, status in self._marks:
+            if a >= stop:
+                break
+            a, b = max(a, start), min(b, stop)
+            if b <= a:
+                continue
+            tint = QColor(theme.error_color() if status == "error" else theme.warning_color())
+            tint.setAlpha(90)
+            self._fill_range(p, a, b, first, tint)
+            if status == "error":
+                if err is None:
+                    err = bytearray(stop - start)
+                err[a - start:b - start] = b"\x01" * (b - a)
+        for a, b, colour in self._bookmarks:
+            a, b = max(a, start), min(b, stop)
+            if b > a:
+                tint = QColor(colour)
+                tint.setAlpha(70)
+                self._fill_range(p, a, b, first, tint)
+                self._underline(p, a, b, first, QColor(colour))
         if self._primary is not None:
             a, b, kind = self._primary
             a, b = max(a, start), min(b, stop)
@@ -378,7 +476,7 @@ class HexView(QAbstractScrollArea):
         y = self.ascent + 2
         p.drawText(QPointF(self.x_off, y), "Offset".ljust(self.digits))
         p.drawText(QPointF(self.hex_x(0), y), _hex_text(bytes(range(self.bpr)), 0))
-        p.drawText(QPointF(self.x_asc, y), "Decoded text")
+        p.drawText(QPointF(self.x_asc, y), "Decoded text" if self.bpr >= 16 else "Text")
         p.fillRect(QRect(0, self.header_h - 1, w, 1), pal.color(QPalette.ColorRole.Mid))
 
     def _fill_range(self, p: QPainter, a: int, b: int, first: int, color: QColor) -> None:
@@ -395,6 +493,18 @@ class HexView(QAbstractScrollArea):
             x1 = self.hex_x(c1) + self.cw * 2.5
             p.fillRect(QRectF(x0, y, x1 - x0, lh), color)
             p.fillRect(QRectF(self.asc_x(c0), y, (c1 - c0 + 1) * self.cw, lh), color)
+
+    def _underline(self, p: QPainter, a: int, b: int, first: int, color: QColor) -> None:
+        """A 2-pixel bar under bytes [a, b) in the hex pane (bookmarks)."""
+        bpr, lh = self.bpr, self.lh
+        ra, rb = a // bpr, (b - 1) // bpr
+        for row in range(max(ra, first), min(rb, first + self.visible_rows + 1) + 1):
+            c0 = a - row * bpr if row == ra else 0
+            c1 = (b - 1) - row * bpr if row == rb else bpr - 1
+            y = self.header_h + (row - first + 1) * lh - 2
+            x0 = self.hex_x(c0) - self.cw * 0.5
+            x1 = self.hex_x(c1) + self.cw * 2.5
+            p.fillRect(QRectF(x0, y, x1 - x0, 2), color)
 
     # ---- input -----------------------------------------------------------------------
     def mousePressEvent(self, e) -> None:
@@ -493,4 +603,6 @@ class HexView(QAbstractScrollArea):
         m.addAction("Show node at cursor", lambda: self.nodeRequested.emit(self._cursor))
         m.addAction("Go to offset…", self.gotoRequested.emit)
         m.addAction("Find…", self.findRequested.emit)
+        for hook in self.menu_hooks:
+            hook(m, self)
         m.exec(e.globalPos())

@@ -125,6 +125,10 @@ class Inspector(QWidget):
         parts.append(f"<p style='color:gray; font-size:small'>{e(node.path())}</p>")
         self.info.setHtml("".join(parts))
 
+    def show_findings(self, html_text: str) -> None:
+        """Add what verify found on the shown node (HTML) to its description."""
+        self.info.append(html_text)
+
     # ---- the cursor ------------------------------------------------------------------
     def show_cursor(self, source, offset: int, datetime_unit: Optional[str] = None) -> None:
         if source is None or isinstance(source, str):

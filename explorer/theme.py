@@ -23,10 +23,17 @@ def is_dark() -> bool:
     return pal.color(QPalette.ColorRole.Window).lightness() < 128
 
 
-def kind_color(kind: str, strength: float = 1.0) -> QColor:
-    """Background colour for bytes of `kind` (strength 0..1 scales the alpha)."""
+def kind_color(kind: str, strength: float = 1.0, alt: bool = False) -> QColor:
+    """Background colour for bytes of `kind` (strength 0..1 scales the alpha). `alt` gives
+    the second shade neighbouring fields alternate with: another hue and lightness, so a
+    field boundary shows even between two fields of one kind."""
     dark = is_dark()
     hue = KIND_HUES.get(kind, 210)
+    if alt and hue is not None:
+        hue = (hue + 28) % 360
+        c = QColor.fromHsl(hue, 170 if dark else 190, 60 if dark else 200)
+        c.setAlpha(max(0, min(255, int((150 if dark else 150) * strength))))
+        return c
     if hue is None:
         c = QColor(128, 128, 128)
         c.setAlpha(int((70 if dark else 45) * strength))
@@ -55,6 +62,10 @@ def warning_color() -> QColor:
 
 def ok_color() -> QColor:
     return QColor(90, 200, 110) if is_dark() else QColor(20, 140, 50)
+
+
+def info_color() -> QColor:
+    return QColor(110, 160, 255) if is_dark() else QColor(30, 90, 200)
 
 
 def muted_color() -> QColor:
@@ -106,6 +117,13 @@ def _status_icon(status: str, dark: bool) -> QIcon:
         p.setPen(QPen(QColor("black"), 1.8))
         p.drawLine(QPointF(8, 5.5), QPointF(8, 10))
         p.drawPoint(QPointF(8, 12.4))
+    elif status == "info":
+        p.setBrush(info_color())
+        p.setPen(Qt.PenStyle.NoPen)
+        p.drawEllipse(QRectF(1.5, 1.5, 13, 13))
+        p.setPen(QPen(QColor("white"), 2))
+        p.drawLine(QPointF(8, 7), QPointF(8, 11.5))
+        p.drawPoint(QPointF(8, 4.5))
     elif status == "ok":
         p.setBrush(ok_color())
         p.setPen(Qt.PenStyle.NoPen)

@@ -6,7 +6,7 @@ PAGE children (a LazyChildren with a million tile offsets, say) shows buckets
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QFont
@@ -101,6 +101,8 @@ class NodeTreeModel(QAbstractItemModel):
         self._top = self._make_top()
         self._bold = QFont()
         self._bold.setBold(True)
+        # the worst finding at or under a node (findingmarks), shown as its icon
+        self.mark_of: Optional[Callable[[object], Optional[str]]] = None
 
     def _make_top(self) -> Item:
         """An invisible item whose children are the top rows."""
@@ -234,7 +236,8 @@ class NodeTreeModel(QAbstractItemModel):
         elif role == _DECORATIONROLE and col == 0:
             if node.status != "ok":
                 return theme.status_icon(node.status)
-            return theme.kind_icon(node.kind)
+            mark = self.mark_of(node) if self.mark_of is not None else None
+            return theme.status_icon(mark) if mark else theme.kind_icon(node.kind)
         elif role == _TOOLTIPROLE:
             lines = [f"<b>{_esc(node.name)}</b> — {node.kind}"]
             if node.message:

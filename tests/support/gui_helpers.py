@@ -15,3 +15,24 @@ def open_window(qtbot, tmp_path):
     qtbot.addWidget(w)
     w.show()
     return w
+
+
+def corrupted_dense_sample(dest) -> str:
+    """A copy of the bundled dense TileDB sample with one byte of attribute a1's first
+    fragment flipped inside its last compressed chunk (verify: LZ4 cannot decompress it).
+    Returns the copy's path; the damaged file is `<copy>/<first fragment>/a1.tdb`."""
+    import os
+    import shutil
+
+    from tests.support.paths import SAMPLES
+
+    path = os.path.join(str(dest), "corrupt_dense")
+    shutil.copytree(os.path.join(SAMPLES, "tiledb_dense"), path)
+    frags = os.path.join(path, "__fragments")
+    first = sorted(os.listdir(frags))[0]
+    f = os.path.join(frags, first, "a1.tdb")
+    data = bytearray(open(f, "rb").read())
+    data[len(data) - 20] ^= 0xFF
+    with open(f, "wb") as out:
+        out.write(bytes(data))
+    return path

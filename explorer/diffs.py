@@ -1,0 +1,110 @@
+"""Opening diffs: File ▸ Compare Files…, and on a file node "Compare with…" another file
+or the same file in a sibling folder (the same attribute in another fragment). A diff opens
+as a tab beside the hex tabs. `install(window)` registers it."""
+from __future__ import annotations
+
+import os
+from typing import Callable, List, Optional
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QMenu
+
+from arrayscope.formats.node import Node
+from arrayscope.formats.source import FileSource
+
+from .diffview import DiffView
+from .windowmenus import menu
+
+
+def same_file_elsewhere(node: Node) -> List[Node]:
+    """Files named like `node` in the folders beside its folder (other fragments)."""
+    folder = node.parent
+    up = folder.parent if folder is not None else None
+    if folder is None or up is None or folder.kind != "dir" or up.is_lazy:
+        return []
+    out = []
+    for sib in up.iter_children():
+        if sib is folder or sib.kind != "dir" or sib.is_lazy:
+            continue
+        other = sib.find(node.name)
+        if other is not None and other.kind == "file" and not isinstance(other.source, str) \
+                and other.source is not None:
+            out.append(other)
+    return out
+
+
+class Diffs:
+    def __init__(self, window):
+        self.win = window
+        a = QAction("Compare &Files…", window)
+        a.setStatusTip("Side-by-side diff of two files, with the list of differing ranges")
+        a.triggered.connect(self.compare_dialog)
+        f = menu(window, "&File")
+        acts = f.actions()
+        if len(acts) > 3:
+            f.insertAction(acts[3], a)   # after the Open entries
+        else:
+            f.addAction(a)
+        cm = getattr(window, "context_menus", None)
+        if cm is not None:
+            cm.node_menu_hooks.append(self._node_menu)
+
+    def compare_dialog(self) -> Optional[DiffView]:
+        start = os.path.dirname(self.win.path.rstrip("/")) if self.win.path else os.getcwd()
+        a, _ = QFileDialog.getOpenFileName(self.win, "Compare: first file", start)
+        if not a:
+            return None
+        b, _ = QFileDialog.getOpenFileName(self.win, "Compare: second file", os.path.dirname(a))
+        if not b:
+            return None
+        return self.compare_paths(a, b)
+
+    def compare_paths(self, a: str, b: str) -> Optional[DiffView]:
+        try:
+            sa, sb = FileSource(a), FileSource(b)
+        except OSError as e:
+            self.win.st_value.setText(f"Cannot compare: {e}")
+            return None
+        return self.compare(sa, sb)
+
+    def compare(self, a, b) -> DiffView:
+        dv = DiffView(a, b, self.win.tabs)
+        tabs = self.win.tabs
+        i = tabs.addTab(dv, f"⇆ {_short(a.name)} ↔ {_short(b.name)}")
+        tabs.setTabToolTip(i, f"{a.name}\n↔ {b.name}")
+        tabs.setCurrentIndex(i)
+        self.win.stack.setCurrentIndex(1)
+        self.win.diff_view = dv
+        return dv
+
+    def _node_menu(self, m: QMenu, node: Node) -> None:
+        if node.kind != "file" or node.source is None or isinstance(node.source, str):
+            return
+        sub = m.addMenu("Compare with")
+        for other in same_file_elsewhere(node):
+            label = f"{other.parent.name if other.parent else ''}/{other.name}"
+            sub.addAction(label, self._compare_with(node, other))
+        sub.addAction("Another file…", lambda: self._pick_other(node))
+
+    def _compare_with(self, node: Node, other: Node) -> Callable[[], None]:
+        return lambda: (self.compare(node.source, other.source), None)[1]
+
+    def _pick_other(self, node: Node) -> None:
+        start = os.path.dirname(getattr(node.source, "path", "") or os.getcwd())
+        b, _ = QFileDialog.getOpenFileName(self.win, f"Compare {node.name} with", start)
+        if b:
+            try:
+                self.compare(node.source, FileSource(b))
+            except OSError as e:
+                self.win.st_value.setText(f"Cannot compare: {e}")
+
+
+def _short(name: str) -> str:
+    base = name.rstrip("/").split("/")[-1]
+    return base if len(base) <= 24 else base[:10] + "…" + base[-10:]
+
+
+def install(window) -> Diffs:
+    d = Diffs(window)
+    window.diffs = d
+    return d

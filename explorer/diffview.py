@@ -1,0 +1,212 @@
+"""Side-by-side diff of two files (or two fragments' files): both hex views scroll
+together, differing bytes are marked, and the list of differing ranges selects a range in
+both. The comparison runs in a worker thread, in constant memory (bytediff)."""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import List, Optional
+
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from arrayscope.formats.source import FileSource
+
+from .bytediff import DiffRange, diff_ranges
+from .hexview import HexView
+
+MAX_RANGES = 100_000
+_ids = itertools.count(1)
+
+
+class _Signals(QObject):
+    ranges = Signal(int, object)      # job id, list of DiffRange
+    progress = Signal(int, object, object)
+    finished = Signal(int, bool)      # job id, truncated
+
+
+class _Job(QRunnable):
+    def __init__(self, a, b, signals: _Signals):
+        super().__init__()
+        self.job_id = next(_ids)
+        self.a, self.b, self.signals = a, b, signals
+        self.stop = threading.Event()
+        self.setAutoDelete(True)
+
+    def _emit(self, name: str, *args) -> None:
+        try:
+            getattr(self.signals, name).emit(self.job_id, *args)
+        except RuntimeError:
+            pass
+
+    def run(self) -> None:
+        own = [FileSource(s.path, s.name) if isinstance(s, FileSource) else s for s in (self.a, self.b)]
+        batch: List[DiffRange] = []
+        n = 0
+        truncated = False
+        try:
+            for r in diff_ranges(own[0], own[1], cancelled=self.stop.is_set,
+                                 progress=lambda d, t: self._emit("progress", d, t)):
+                batch.append(r)
+                n += 1
+                if len(batch) >= 500:
+                    self._emit("ranges", batch)
+                    batch = []
+                if n >= MAX_RANGES:
+                    truncated = True
+                    break
+        except Exception:  # noqa: BLE001 - a failing read ends the diff, never the window
+            pass
+        finally:
+            for s, o in zip(own, (self.a, self.b)):
+                if s is not o:
+                    s.close()
+        if batch:
+            self._emit("ranges", batch)
+        self._emit("finished", truncated)
+
+
+class DiffView(QWidget):
+    """Two sources side by side. `finished` when the comparison is complete."""
+
+    finished = Signal()
+
+    def __init__(self, a, b, parent: Optional[QWidget] = None):
+        super().__init__(parent)
+        self.a, self.b = a, b
+        self.ranges: List[DiffRange] = []
+        self.done = False
+        self.left, self.right = HexView(a, self), HexView(b, self)
+        for v in (self.left, self.right):
+            v.verticalScrollBar().valueChanged.connect(lambda _v, src=v: self._sync_scroll(src))
+            v.selectionChanged.connect(lambda _a, _b, src=v: self._sync_selection(src))
+        self._syncing = False
+        self.title_a, self.title_b = QLabel(self), QLabel(self)
+        for lab, s in ((self.title_a, a), (self.title_b, b)):
+            lab.setText(f"<b>{s.name}</b> — {s.size:,} bytes")
+            lab.setToolTip(getattr(s, "path", s.name))
+            lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(0, 3, self)
+        self.table.setHorizontalHeaderLabels(["Offset", "Size", "Left → right"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setWordWrap(False)
+        h = self.table.horizontalHeader()
+        h.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        h.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        h.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.currentCellChanged.connect(lambda r, _c, _pr, _pc: self.go(r))
+        self.summary = QLabel("Comparing…", self)
+        self.bar = QProgressBar(self)
+        self.bar.setRange(0, 1000)
+        self.bar.setMaximumWidth(200)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        for title, view in ((self.title_a, self.left), (self.title_b, self.right)):
+            w = QWidget(split)
+            lay = QVBoxLayout(w)
+            lay.setContentsMargins(0, 0, 0, 0)
+            lay.setSpacing(2)
+            lay.addWidget(title)
+            lay.addWidget(view, 1)
+            split.addWidget(w)
+        lower = QWidget(self)
+        ll = QVBoxLayout(lower)
+        ll.setContentsMargins(0, 0, 0, 0)
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.bar)
+        ll.addLayout(top)
+        ll.addWidget(self.table, 1)
+        vsplit = QSplitter(Qt.Orientation.Vertical, self)
+        vsplit.addWidget(split)
+        vsplit.addWidget(lower)
+        vsplit.setStretchFactor(0, 3)
+        vsplit.setStretchFactor(1, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(vsplit)
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(1)
+        self.signals = _Signals(self)
+        self.signals.ranges.connect(self._ranges)
+        self.signals.progress.connect(lambda _id, d, t: self.bar.setValue(int(1000 * d / max(t, 1))))
+        self.signals.finished.connect(self._finished)
+        self.job = _Job(a, b, self.signals)
+        self.pool.start(self.job)
+
+    def closeEvent(self, e) -> None:
+        self.job.stop.set()
+        self.pool.waitForDone(5000)
+        super().closeEvent(e)
+
+    def _ranges(self, _job_id: int, ranges: List[DiffRange]) -> None:
+        first = len(self.ranges)
+        self.ranges.extend(ranges)
+        self.table.setRowCount(len(self.ranges))
+        for i, r in enumerate(ranges, first):
+            left = self.a.read(r.start, min(r.size, 8)).hex(" ")
+            right = self.b.read(r.start, min(r.size, 8)).hex(" ")
+            more = " …" if r.size > 8 else ""
+            text = (f"only in {'left' if self.a.size > self.b.size else 'right'}" if r.tail
+                    else f"{left}{more}  →  {right}{more}")
+            for c, t in enumerate((f"0x{r.start:X}", f"{r.size:,}", text)):
+                self.table.setItem(i, c, QTableWidgetItem(t))
+        marks = [(r.start, r.end, "warning") for r in self.ranges]
+        self.left.set_marks(marks)
+        self.right.set_marks(marks)
+
+    def _finished(self, _job_id: int, truncated: bool) -> None:
+        self.done = True
+        self.bar.hide()
+        n = len(self.ranges)
+        changed = sum(r.size for r in self.ranges if not r.tail)
+        if n == 0:
+            self.summary.setText("The two are identical.")
+        else:
+            self.summary.setText(f"{n:,} differing range{'s' * (n != 1)}, {changed:,} bytes differ"
+                                 + (" (first ranges only)" if truncated else ""))
+        self.finished.emit()
+
+    def _sync_scroll(self, src: HexView) -> None:
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            other = self.right if src is self.left else self.left
+            other.set_top_row(src.top_row)
+        finally:
+            self._syncing = False
+
+    def _sync_selection(self, src: HexView) -> None:
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            other = self.right if src is self.left else self.left
+            a, b = src.selection()
+            if other.size_bytes > a:
+                other.select_range(a, min(b, other.size_bytes), scroll=False)
+                other.set_top_row(src.top_row)
+        finally:
+            self._syncing = False
+
+    def go(self, row: int) -> None:
+        if not 0 <= row < len(self.ranges):
+            return
+        r = self.ranges[row]
+        for v in (self.left, self.right):
+            if v.size_bytes > r.start:
+                v.select_range(r.start, min(r.end, v.size_bytes))

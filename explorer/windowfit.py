@@ -1,0 +1,80 @@
+"""Fitting the window to small screens and long content: the minimum window fits
+1024×700 (docks with tall or wide content scroll instead of forcing the window's size),
+long status texts are cut rather than widening the window, and the Structure tree's Name
+column follows its content (still resizable by hand). `install(window)` applies it."""
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QFrame, QHeaderView, QScrollArea, QSizePolicy
+
+NAME_MAX_SHARE = 0.6    # the Name column takes at most this share of the tree's width
+
+
+def scroll_dock(dock: QDockWidget) -> QScrollArea:
+    """Put the dock's widget in a scroll area: its minimum size no longer sets the window's;
+    a long unbreakable line scrolls instead of widening the dock."""
+    w = dock.widget()
+    area = QScrollArea(dock)
+    area.setObjectName(f"{dock.objectName()}_scroll")
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    area.setWidget(w)
+    area.setMinimumSize(160, 120)
+    dock.setWidget(area)
+    return area
+
+
+def fit_name_column(window) -> None:
+    view = window.tree.view
+    view.resizeColumnToContents(0)
+    cap = int(view.viewport().width() * NAME_MAX_SHARE)
+    if cap > 120 and view.columnWidth(0) > cap:
+        view.setColumnWidth(0, cap)
+
+
+def install(window) -> None:
+    for name in ("d_pipeline", "d_health"):
+        dock = getattr(window, name, None)
+        if isinstance(dock, QDockWidget):
+            scroll_dock(dock)
+    window.st_value.setMinimumWidth(40)
+    window.st_value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+    hdr = window.tree.view.header()
+    hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+    window.tree.view.expanded.connect(lambda _i: fit_name_column(window))
+    window.documentChanged.connect(lambda _d: fit_name_column(window))
+    window.documentChanged.connect(
+        lambda d: d is not None and QTimer.singleShot(0, window, lambda: share_docks(window)))
+    window.window_fit = _Resized(window)
+
+
+class _Resized(QObject):
+    """Re-share the side docks when the window is resized (debounced): Qt gives all the
+    new width to the bytes, and the tree would stay squeezed on a large screen."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.win = window
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(120)
+        self.timer.timeout.connect(lambda: share_docks(self.win))
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj, e) -> bool:
+        if e.type() == QEvent.Type.Resize and obj is self.win and self.win.session is not None:
+            self.timer.start()
+        return False
+
+
+def share_docks(window) -> None:
+    """Give the side docks a share of the window's width (the tree needs room for deep
+    names; the default sizes were made for one screen size)."""
+    w = window.width()
+    side = max(260, int(w * 0.21))
+    left = [d for d in (window.d_tree,) if d.isVisible()]
+    right = [d for d in (window.d_inspector,) if d.isVisible()]
+    if left and right:
+        window.resizeDocks(left + right, [side, side], Qt.Orientation.Horizontal)
+    fit_name_column(window)

@@ -1,0 +1,80 @@
+"""Diff (pytest-qt, offscreen): differing ranges of two sources (blocks, joins, tails)
+match a direct comparison; the diff tab of two fragments' files lists them, marks them in
+both views and selects a range in both."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+
+from arrayscope.explorer.bytediff import DiffRange, diff_ranges  # noqa: E402
+from arrayscope.explorer.diffs import same_file_elsewhere  # noqa: E402
+from arrayscope.formats.source import BytesSource  # noqa: E402
+from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.paths import SAMPLES  # noqa: E402
+
+
+def _direct(a: bytes, b: bytes, join: int):
+    """Reference: differing offsets, runs joined when the gap is at most `join`."""
+    n = min(len(a), len(b))
+    idx = [i for i in range(n) if a[i] != b[i]]
+    out = []
+    for i in idx:
+        if out and i - out[-1][1] <= join:
+            out[-1][1] = i + 1
+        else:
+            out.append([i, i + 1])
+    res = [DiffRange(s, e) for s, e in out]
+    if len(a) != len(b):
+        res.append(DiffRange(n, max(len(a), len(b)), tail=True))
+    return res
+
+
+def test_diff_ranges_match_direct_comparison():
+    rng = np.random.default_rng(5)
+    a = bytearray(rng.integers(0, 256, 5000, dtype=np.uint8).tobytes())
+    b = bytearray(a)
+    for off in (0, 63, 64, 65, 70, 127, 128, 1000, 1003, 4999):
+        b[off] ^= 0x5A
+    b += b"tail!"
+    for join in (0, 4):
+        got = list(diff_ranges(BytesSource(bytes(a), "a"), BytesSource(bytes(b), "b"), join=join, block=64))
+        assert got == _direct(bytes(a), bytes(b), join)
+    assert list(diff_ranges(BytesSource(bytes(a), "a"), BytesSource(bytes(a), "a"))) == []
+
+
+def test_diff_two_fragments_files(qtbot, tmp_path):
+    win = open_window(qtbot, tmp_path)
+    assert win.open_path(os.path.join(SAMPLES, "tiledb_dense"), sync=True)
+    frags = list(win.session.document.root.find("__fragments").iter_children())
+    a0 = frags[0].find("a0.tdb")
+    others = same_file_elsewhere(a0)
+    assert [o.parent.name for o in others] == [frags[1].name]
+    labels = []
+    menu = win.context_menus.node_menu(a0)
+    for act in menu.actions():
+        if act.menu() is not None and act.text() == "Compare with":
+            labels = [x.text() for x in act.menu().actions()]
+    assert labels == [f"{frags[1].name}/a0.tdb", "Another file…"]
+    dv = win.diffs.compare(a0.source, others[0].source)
+    if not dv.done:
+        with qtbot.waitSignal(dv.finished, timeout=30000):
+            pass
+    x = open(a0.source.path, "rb").read()
+    y = open(others[0].source.path, "rb").read()
+    assert dv.ranges == _direct(x, y, 4)
+    assert len(dv.ranges) > 0 and dv.table.rowCount() == len(dv.ranges)
+    assert win.tabs.currentWidget() is dv
+    assert dv.left.marks == [(r.start, r.end, "warning") for r in dv.ranges]
+    assert dv.right.marks == dv.left.marks
+    assert "differing range" in dv.summary.text()
+    # a row selects the range in both views; scrolling one scrolls the other
+    row = max(i for i, r in enumerate(dv.ranges) if not r.tail)
+    dv.table.setCurrentCell(row, 0)
+    r = dv.ranges[row]
+    assert dv.left.selection() == (r.start, r.end)
+    assert dv.right.selection() == (r.start, r.end)
+    dv.left.set_top_row(3)
+    assert dv.right.top_row == min(3, dv.right.max_top)

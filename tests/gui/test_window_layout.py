@@ -1,0 +1,115 @@
+"""Layout (pytest-qt, offscreen): the window fits 1024×700 with a document open, long
+texts do not widen it, the Name column follows its content, Data at cursor reads every
+integer and float width both ways, Diagnostics drops the common prefix, tab titles are
+elided in the middle and do not pile up, the start page's lists fill the page."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QHeaderView, QScrollArea  # noqa: E402
+
+from arrayscope.explorer.diagnostics import common_folder  # noqa: E402
+from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.paths import SAMPLES  # noqa: E402
+
+
+def test_fits_1024_by_700(qtbot, tmp_path):
+    win = open_window(qtbot, tmp_path)
+    assert win.open_path(os.path.join(SAMPLES, "tiledb_sparse"), sync=True)
+    win.st_value.setText("x" * 3000)                       # an unbreakable status text
+    hint = win.minimumSizeHint()
+    assert hint.width() <= 1024 and hint.height() <= 700
+    win.resize(1024, 700)
+    qtbot.waitUntil(lambda: win.size().width() == 1024)
+    assert (win.width(), win.height()) == (1024, 700)
+    assert isinstance(win.d_pipeline.widget(), QScrollArea)
+    assert win.d_pipeline.widget().widget() is win.pipeline
+
+
+def test_name_column_sizes_to_content(qtbot, tmp_path):
+    win = open_window(qtbot, tmp_path)
+    assert win.open_path(os.path.join(SAMPLES, "tiledb_dense"), sync=True)
+    view = win.tree.view
+    assert view.header().sectionResizeMode(0) == QHeaderView.ResizeMode.Interactive
+    frag = next(win.session.document.root.find("__fragments").iter_children())
+    win.select_node(frag)                                   # expands down to the fragment
+    view.expand(win.tree.model.index_for_node(frag))
+    idx = win.tree.model.index_for_node(frag)
+    need = view.sizeHintForColumn(0)
+    assert view.columnWidth(0) >= min(need, int(view.viewport().width() * 0.6)) - 1
+    assert view.columnWidth(0) != 210
+    assert idx.isValid()
+
+
+def test_data_at_cursor_every_width_both_ways(qtbot, tmp_path):
+    win = open_window(qtbot, tmp_path)
+    assert win.open_path(os.path.join(SAMPLES, "tiledb_dense"), sync=True)
+    win.tabs.current_view().set_cursor(0)
+    t = win.inspector.table
+    names = [t.item(r, 0).text() for r in range(t.rowCount())]
+    for n in ("u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f16", "f32", "f64"):
+        r = names.index(n)
+        assert t.item(r, 1).text() and t.item(r, 2).text()      # little and big endian
+
+
+def test_diagnostics_common_prefix():
+    assert common_folder(["a/b/c.tdb", "a/b/d.tdb"]) == "a/b/"
+    assert common_folder(["a/b/c.tdb", "a/x/d.tdb"]) == "a/"
+    assert common_folder(["a/b", "a/b"]) == "a/"            # the last part always stays
+    assert common_folder(["c.tdb", "d.tdb"]) == ""
+    assert common_folder(["a/b/c"]) == ""
+
+
+def test_diagnostics_rows_without_prefix(qtbot, tmp_path):
+    from tests.support.gui_helpers import corrupted_dense_sample
+
+    win = open_window(qtbot, tmp_path)
+    with qtbot.waitSignal(win.verifier.done, timeout=60000):
+        assert win.open_path(corrupted_dense_sample(tmp_path), sync=True)
+    m = win.diag.model
+    assert m.rows
+    for r in range(m.rowCount()):
+        row = m.rows[r]
+        shown = m.data(m.index(r, 2), Qt.ItemDataRole.DisplayRole)
+        assert shown.endswith(row.source.split("/")[-1])
+        tip = m.data(m.index(r, 2), Qt.ItemDataRole.ToolTipRole)
+        assert row.source in tip                           # the full name stays in the tooltip
+
+
+def test_tabs_elided_closable_and_bounded(qtbot, tmp_path):
+    from arrayscope.explorer.hextabs import MAX_FILE_TABS
+
+    win = open_window(qtbot, tmp_path)
+    assert win.open_path(os.path.join(SAMPLES, "tiledb_sparse"), sync=True)
+    tabs = win.tabs
+    assert tabs.elideMode() == Qt.TextElideMode.ElideMiddle and tabs.tabsClosable()
+    files = [n for n in win.session.document.root.walk() if n.kind == "file" and n.size > 0]
+    assert len(files) > MAX_FILE_TABS
+    for n in files:
+        win.select_node(n)
+    assert tabs.count() == MAX_FILE_TABS
+    assert tabs.current_view().source is files[-1].source
+    shown = {id(v.source) for v in tabs.views()}
+    assert shown == {id(n.source) for n in files[-MAX_FILE_TABS:]}   # the most recent ones
+
+
+def test_start_page_lists_fill_the_page(qtbot, tmp_path):
+    win = open_window(qtbot, tmp_path)
+    win.resize(1024, 700)
+    qtbot.waitUntil(lambda: win.start.height() > 400)
+    assert win.start.samples.height() > win.start.height() * 0.55
+
+
+def test_about_names_the_version(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    from arrayscope.explorer.cli import _version
+
+    shown = []
+    monkeypatch.setattr(QMessageBox, "about", lambda parent, title, text: shown.append(text))
+    win = open_window(qtbot, tmp_path)
+    win.about()
+    assert shown and f"arrayscope {_version()}" in shown[0]
