@@ -7,6 +7,7 @@ matters: a result from an earlier job, superseded or cancelled, is dropped.
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Dict, Optional
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool
@@ -14,15 +15,15 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool
 _ids = itertools.count(1)
 
 
-class PathJob(QRunnable):
-    """A job on (path, key, format); subclasses give `run` and the `signals` object."""
+class BackgroundJob(QRunnable):
+    """A job in the thread pool: a unique id, a stop flag, and the `signals` it reports
+    through; subclasses give `run`."""
 
-    def __init__(self, path: str, key: Optional[bytes], as_format: Optional[str],
-                 signals: QObject):
+    def __init__(self, signals: QObject):
         super().__init__()
         self.job_id = next(_ids)
-        self.path, self.key, self.as_format = path, key, as_format
         self.signals = signals
+        self.stop = threading.Event()
         self.setAutoDelete(True)
 
     def emit(self, signal_name: str, *args) -> None:
@@ -32,6 +33,19 @@ class PathJob(QRunnable):
             getattr(self.signals, signal_name).emit(*args)
         except RuntimeError:
             pass
+
+    def report(self, signal_name: str, *args) -> None:
+        """`emit` with this job's id first (for signals that carry it)."""
+        self.emit(signal_name, self.job_id, *args)
+
+
+class PathJob(BackgroundJob):
+    """A job on (path, key, format)."""
+
+    def __init__(self, path: str, key: Optional[bytes], as_format: Optional[str],
+                 signals: QObject):
+        super().__init__(signals)
+        self.path, self.key, self.as_format = path, key, as_format
 
 
 class JobRunner(QObject):

@@ -3,11 +3,9 @@ together, differing bytes are marked, and the list of differing ranges selects a
 both. The comparison runs in a worker thread, in constant memory (bytediff)."""
 from __future__ import annotations
 
-import itertools
-import threading
 from typing import List, Optional
 
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -23,11 +21,11 @@ from PySide6.QtWidgets import (
 
 from arrayscope.formats.source import FileSource
 
+from .background import BackgroundJob
 from .bytediff import DiffRange, diff_ranges
 from .hexview import HexView
 
 MAX_RANGES = 100_000
-_ids = itertools.count(1)
 
 
 class _Signals(QObject):
@@ -36,19 +34,10 @@ class _Signals(QObject):
     finished = Signal(int, bool)      # job id, truncated
 
 
-class _Job(QRunnable):
+class _Job(BackgroundJob):
     def __init__(self, a, b, signals: _Signals):
-        super().__init__()
-        self.job_id = next(_ids)
-        self.a, self.b, self.signals = a, b, signals
-        self.stop = threading.Event()
-        self.setAutoDelete(True)
-
-    def _emit(self, name: str, *args) -> None:
-        try:
-            getattr(self.signals, name).emit(self.job_id, *args)
-        except RuntimeError:
-            pass
+        super().__init__(signals)
+        self.a, self.b = a, b
 
     def run(self) -> None:
         own = [FileSource(s.path, s.name) if isinstance(s, FileSource) else s for s in (self.a, self.b)]
@@ -57,11 +46,11 @@ class _Job(QRunnable):
         truncated = False
         try:
             for r in diff_ranges(own[0], own[1], cancelled=self.stop.is_set,
-                                 progress=lambda d, t: self._emit("progress", d, t)):
+                                 progress=lambda d, t: self.report("progress", d, t)):
                 batch.append(r)
                 n += 1
                 if len(batch) >= 500:
-                    self._emit("ranges", batch)
+                    self.report("ranges", batch)
                     batch = []
                 if n >= MAX_RANGES:
                     truncated = True
@@ -73,8 +62,8 @@ class _Job(QRunnable):
                 if s is not o:
                     s.close()
         if batch:
-            self._emit("ranges", batch)
-        self._emit("finished", truncated)
+            self.report("ranges", batch)
+        self.report("finished", truncated)
 
 
 class DiffView(QWidget):

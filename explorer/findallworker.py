@@ -3,19 +3,17 @@ between blocks; a search superseded by a newer one is dropped. The worker reads 
 mapping of a file (FileSource), so the hex view's reads are never shared across threads."""
 from __future__ import annotations
 
-import itertools
-import threading
 from typing import List, Optional
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from arrayscope.formats.source import FileSource
 
+from .background import BackgroundJob
 from .findall import Compiled, Hit, find_all
 
 MAX_HITS = 100_000
 BATCH = 500
-_ids = itertools.count(1)
 
 
 class _Signals(QObject):
@@ -24,19 +22,10 @@ class _Signals(QObject):
     finished = Signal(int, bool, bool)  # job id, cancelled, truncated at MAX_HITS
 
 
-class _Job(QRunnable):
+class _Job(BackgroundJob):
     def __init__(self, source, pat: Compiled, signals: _Signals):
-        super().__init__()
-        self.job_id = next(_ids)
-        self.source, self.pat, self.signals = source, pat, signals
-        self.stop = threading.Event()
-        self.setAutoDelete(True)
-
-    def _emit(self, name: str, *args) -> None:
-        try:
-            getattr(self.signals, name).emit(self.job_id, *args)
-        except RuntimeError:
-            pass   # the window went away meanwhile
+        super().__init__(signals)
+        self.source, self.pat = source, pat
 
     def run(self) -> None:
         src = self.source
@@ -51,11 +40,11 @@ class _Job(QRunnable):
         truncated = False
         try:
             for h in find_all(src, self.pat, self.stop.is_set,
-                              lambda d, t: self._emit("progress", d, t)):
+                              lambda d, t: self.report("progress", d, t)):
                 batch.append(h)
                 count += 1
                 if len(batch) >= BATCH:
-                    self._emit("hits", batch)
+                    self.report("hits", batch)
                     batch = []
                 if count >= MAX_HITS:
                     truncated = True
@@ -66,8 +55,8 @@ class _Job(QRunnable):
             if own is not None:
                 own.close()
         if batch:
-            self._emit("hits", batch)
-        self._emit("finished", self.stop.is_set(), truncated)
+            self.report("hits", batch)
+        self.report("finished", self.stop.is_set(), truncated)
 
 
 class FindAllRunner(QObject):
