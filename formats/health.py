@@ -137,6 +137,24 @@ class ArrayHealth:
 
 
 @dataclass
+class GroupHealth:
+    """`arrayscope fragments` on a group: each member array's health at one T (by member
+    path, e.g. `ms/RNA/X/data`) and the verdict on the group's own files."""
+
+    path: str
+    at: int
+    members: List[Tuple[str, ArrayHealth]] = field(default_factory=list)
+    versions: Optional[VersionVerdict] = None
+    notes: List[str] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"path": self.path, "at": self.at, "group": True,
+                "members": [dict(member=m, **h.to_json()) for m, h in self.members],
+                "versions": self.versions.to_json() if self.versions else None,
+                "notes": self.notes}
+
+
+@dataclass
 class StageBytes:
     """Bytes of a field after reversing one filter (`stage` names the filter reversed)."""
 
@@ -209,6 +227,24 @@ class SpaceReport:
 
 
 @dataclass
+class GroupSpace:
+    """`arrayscope stats` on a group: each member array's space report."""
+
+    path: str
+    members: List[Tuple[str, "SpaceReport"]] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(r.total for _m, r in self.members)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"path": self.path, "group": True, "total_bytes": self.total,
+                "members": [dict(member=m, **r.to_json()) for m, r in self.members],
+                "notes": self.notes}
+
+
+@dataclass
 class Extents:
     """What the extent plot draws: per fragment, boxes of [lo, hi] per dimension (the MBR of
     each data tile of a sparse fragment, the non-empty domain of a dense one)."""
@@ -256,3 +292,20 @@ def space(document) -> Optional[SpaceReport]:
     p = _plugin(document)
     fn = getattr(p, "space", None) if p is not None else None
     return None if fn is None else fn(document)
+
+
+def group_health(document, at: Optional[int] = None, reader: Optional[str] = None,
+                 member: Optional[str] = None) -> Optional[GroupHealth]:
+    """The health of every member array of the group `document` was opened on (or of
+    `member`, a member path: LookupError listing the arrays when there is none), at one T;
+    None when `document` is not a group of a format with fragments."""
+    p = _plugin(document)
+    fn = getattr(p, "group_health", None) if p is not None else None
+    return None if fn is None else fn(document, at, reader, member)
+
+
+def group_space(document, member: Optional[str] = None) -> Optional[GroupSpace]:
+    """Where the bytes of every member array of a group go (None: not such a group)."""
+    p = _plugin(document)
+    fn = getattr(p, "group_space", None) if p is not None else None
+    return None if fn is None else fn(document, member)

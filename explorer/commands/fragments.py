@@ -1,4 +1,6 @@
-"""`arrayscope fragments PATH`: every fragment, its state, and whether a reader at T sees it."""
+"""`arrayscope fragments PATH`: every fragment, its state, and whether a reader at T sees it.
+On a group: one section per member array (recursively; `--array` picks one), then the
+verdict on the group's own files."""
 from __future__ import annotations
 
 import argparse
@@ -13,12 +15,20 @@ HELP = "list the fragments a reader sees at time T, why not the others, and vers
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path")
+    add_array_option(p)
     p.add_argument("--at", metavar="T", help="the reader's timestamp: ms since 1970 (or an ISO "
                                              "date, UTC); default: now")
     p.add_argument("--reader", metavar="VERSION",
                    help="a libtiledb version (e.g. 2.15): what it would do with this array")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_key_file(p)
+
+
+def add_array_option(p: argparse.ArgumentParser) -> None:
+    """`--array`: the same option as `values` (a member of a group by its member path)."""
+    p.add_argument("--array", metavar="MEMBER",
+                   help="a member array of a TileDB group, by its path of member names "
+                        "(e.g. ms/RNA/X/data); default: every member array")
 
 
 def parse_time(text: str) -> int:
@@ -68,8 +78,23 @@ def run(args: argparse.Namespace) -> int:
     at = parse_time(args.at) if args.at else None
     doc = open_light(args.path, key_of(args))
     report = H.health(doc, at, args.reader)
+    if report is not None and args.array:
+        return fail(f"{args.path}: --array names a member of a group; this is an array")
     if report is None:
-        return fail(f"{args.path}: not an array with fragments (a TileDB array directory)")
+        try:
+            group = H.group_health(doc, at, args.reader, args.array)
+        except LookupError as e:
+            return fail(f"{args.path}: {e.args[0] if e.args else e}")
+        if group is None:
+            return fail(f"{args.path}: not an array with fragments (a TileDB array directory "
+                        f"or group)")
+        if args.json:
+            json.dump(group.to_json(), sys.stdout, indent=1, default=str)
+            sys.stdout.write("\n")
+        else:
+            for line in group_lines(group):
+                print(line)
+        return 0
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1, default=str)
         sys.stdout.write("\n")
@@ -77,6 +102,26 @@ def run(args: argparse.Namespace) -> int:
         for line in text_lines(report):
             print(line)
     return 0
+
+
+def group_lines(group) -> List[str]:
+    """One section per member array (its path as the header), then the group's files."""
+    out: List[str] = []
+    for member, report in group.members:
+        out.append(f"== {member} ==")
+        out.extend(text_lines(report))
+        out.append("")
+    if not group.members:
+        out.append("the group has no member arrays")
+    for n in group.notes:
+        out.append(f"note: {n}")
+    v = group.versions
+    if v is not None:
+        out.append(f"group files: {v.summary}")
+        for f in v.files:
+            if f.refused:
+                out.append(f"  refuses {f.path}: {f.message}")
+    return out
 
 
 def text_lines(report) -> List[str]:

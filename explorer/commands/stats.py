@@ -1,4 +1,5 @@
-"""`arrayscope stats PATH`: where the bytes go — per fragment, field and filter stage."""
+"""`arrayscope stats PATH`: where the bytes go — per fragment, field and filter stage (on a
+group: per member array, `--array` picks one)."""
 from __future__ import annotations
 
 import argparse
@@ -7,13 +8,14 @@ import sys
 from typing import List
 
 from .common import add_key_file, fail, key_of
-from .fragments import open_light
+from .fragments import add_array_option, open_light
 
 HELP = "space per fragment, field and filter stage: stored, each reverse stage, decoded"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path")
+    add_array_option(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     add_key_file(p)
 
@@ -23,8 +25,29 @@ def run(args: argparse.Namespace) -> int:
 
     doc = open_light(args.path, key_of(args))
     report = H.space(doc)
+    if report is not None and args.array:
+        return fail(f"{args.path}: --array names a member of a group; this is an array")
     if report is None:
-        return fail(f"{args.path}: no space breakdown for this format (a TileDB array directory)")
+        try:
+            group = H.group_space(doc, args.array)
+        except LookupError as e:
+            return fail(f"{args.path}: {e.args[0] if e.args else e}")
+        if group is None:
+            return fail(f"{args.path}: no space breakdown for this format (a TileDB array "
+                        f"directory or group)")
+        if args.json:
+            json.dump(group.to_json(), sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            for member, r in group.members:
+                print(f"== {member} ==")
+                for line in text_lines(r):
+                    print(line)
+                print()
+            for n in group.notes:
+                print(f"note: {n}")
+            print(f"group total {group.total} B in {len(group.members)} member array(s)")
+        return 0
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")

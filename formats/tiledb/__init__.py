@@ -85,6 +85,16 @@ class _TileDBPlugin:
 
         return None if _is_group(document) else array_space(document)
 
+    def group_health(self, document, at=None, reader=None, member=None):
+        from .group_health import group_health
+
+        return group_health(document, at, reader, member) if _is_group(document) else None
+
+    def group_space(self, document, member=None):
+        from .group_health import group_space
+
+        return group_space(document, member) if _is_group(document) else None
+
     def describe_entry(self, document, node):
         from .entries import describe_entry
 

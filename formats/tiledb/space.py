@@ -36,6 +36,9 @@ def _space(snap: Snapshot, path: str) -> SpaceReport:
     out.other = {"schemas": sum(lst.schemas.values()), "commits": sum(lst.commits.values()),
                  "consolidated fragment metadata": sum(lst.fragment_meta.values()),
                  "array metadata": sum(lst.meta.values()), "other files": sum(lst.other.values())}
+    enums = _enumeration_bytes(snap.path)
+    if enums:   # the listing keeps `__schema`'s own files only; enumerations are a folder in it
+        out.other["enumerations"] = enums
     for name, fd in sorted(lst.fragments.items(), key=lambda kv: (kv[1].t1 or 0, kv[0])):
         fm = snap.metadata.get(name)
         fs = FragmentSpace(name, fd.files.get(layout.FRAGMENT_METADATA_FILE, 0), 0, 0)
@@ -48,6 +51,15 @@ def _space(snap: Snapshot, path: str) -> SpaceReport:
                              f"not decoded")
         out.fragments.append(fs)
     return out
+
+
+def _enumeration_bytes(path: str) -> int:
+    """Bytes of the files of `__schema/__enumerations` (format 20+: one file per
+    enumeration, written with the schema that adds it)."""
+    from .listing import _walk_sizes
+
+    d = os.path.join(path, layout.SCHEMA_DIR, layout.ENUMERATIONS_DIR)
+    return sum(_walk_sizes(fs_of(None, d), d, "").values())
 
 
 def _padding(schema: ArraySchema, fm: FragmentMetadata) -> int:

@@ -71,3 +71,34 @@ def test_opening_reads_only_the_experiments_own_files(soma, s3_server, capsys):
                         p.split("/")[-2] == "__meta" for p in gets), gets
     assert sorted(p.split("/")[0] for p in gets if "/" in p) == sorted(
         ["__group", "__meta", "ms", "obs", "obs"])   # obs has two metadata files
+
+
+def _no_paths(x):
+    """A report with every "path" dropped (a local path there, a URL here)."""
+    if isinstance(x, dict):
+        return {k: _no_paths(v) for k, v in x.items() if k != "path"}
+    if isinstance(x, list):
+        return [_no_paths(v) for v in x]
+    return x
+
+
+@pytest.mark.parametrize("argv", [("fragments", "--at", "1795550412600", "--reader", "2.14"),
+                                  ("stats",),
+                                  ("fragments", "--array", "ms/RNA/X/data", "--at",
+                                   "1795550412600")])
+def test_fragments_and_stats_of_the_group_over_s3_equal_local(soma, capsys, argv):
+    local_path, url = soma
+    code_l, out_l = _cli(capsys, argv[0], local_path, "--json", *argv[1:])
+    code_r, out_r = _cli(capsys, argv[0], url, "--json", *argv[1:])
+    assert code_l == code_r == 0, (out_l.err, out_r.err)
+    local, remote = json.loads(out_l.out), json.loads(out_r.out)
+    assert local["members"] and _no_paths(remote) == _no_paths(local)
+    assert remote["path"] == url and all(m["path"].startswith(url + "/")
+                                         for m in remote["members"])
+    if "--array" not in argv:
+        assert len(remote["members"]) == 9
+    if argv[0] == "fragments":
+        # at T between the writes: members written later are not seen yet
+        seen = {m["member"]: sum(f["visible"] for f in m["fragments"])
+                for m in remote["members"]}
+        assert seen["ms/RNA/X/data"] == 1 and seen.get("ms/RNA/varm/PCs", 0) == 0
