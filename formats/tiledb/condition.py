@@ -58,6 +58,13 @@ D_OFFSETS = doc("Offsets: start of each set member in the value (uint64)", spec=
                 note="not in the document")
 D_CONDITION = doc("The delete condition, stored negated: the cells it matches are kept; the "
                   "delete removes the others", spec=SPEC)
+D_UPD_CONDITION = doc("The update condition, stored negated like a delete's: the cells it "
+                      "matches are left alone, the update was meant for the others. libtiledb "
+                      "2.30 readers apply it as a delete condition (those cells vanish from "
+                      "reads of fragments written at or before the commit) and never apply "
+                      "the values", spec="update_commit_file.md",
+                      note="checked on `.upd` files libtiledb 2.30 wrote through its "
+                           "experimental update query (tests/data/tiledb_updates)")
 D_UPD_COUNT = doc("Number of values: update values that follow", spec="update_commit_file.md")
 D_UPD_VALUE = doc("Update value: a field and the value written into it",
                   spec="update_commit_file.md")
@@ -215,7 +222,7 @@ def parse_update(cur: Cursor, ctx=None):
     ctx = ctx if ctx is not None else cur.ctx
     values: List[UpdateValue] = []
     try:
-        cond = parse_condition(cur, ctx, "Update condition")
+        cond = parse_condition(cur, ctx, "Update condition", node_doc=D_UPD_CONDITION)
         n = cur.length("u64", "Number of values", 16, D_UPD_COUNT, "values").value
         for i in range(n):
             def one(c: Cursor):

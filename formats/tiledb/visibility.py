@@ -18,7 +18,12 @@ The rules are libtiledb's (`tiledb/sm/array/array_directory.cc`, read mode, 2.30
    deletes. The `.vac` needs nothing else: when the fragment it was written for is gone,
    the fragments it lists are still hidden (their cells are then unreachable).
 4. Delete and update commits count when their range lies inside `[start, T]`; a delete with
-   timestamp D removes the matching cells written at or before D.
+   timestamp D removes the matching cells written at or before D. An update commit (`.upd`,
+   written only through the experimental C API with `sm.allow_updates_experimental`) is
+   loaded with the deletes (`load_delete_and_update_conditions`): libtiledb 2.30 readers
+   apply its condition exactly as a delete's and never its update values, so the cells it
+   was meant to update vanish from reads (checked on bytes libtiledb 2.30 wrote:
+   tests/data/tiledb_updates).
 5. Opening the array loads the metadata of every fragment left: a missing
    `__fragment_metadata.tdb` (or fragment directory) makes the open fail; a missing data
    file makes reads fail.
@@ -419,15 +424,15 @@ def _conditions(snap: Snapshot, b: Bookkeeping, start: int, end: int, rows, visi
         text = _condition_text(kind, cond)
         considered = _inside(name, start, end)
         applies = []
-        if considered and kind == "delete":
+        if considered:   # an update's condition is applied as a delete (rule 4)
             for f in sorted(visible):
                 ft1 = _range(f)[0]
                 if ft1 is not None and t2 is not None and ft1 <= t2:
                     applies.append(f.rsplit("/", 1)[-1])
-        if kind == "update":
-            reason = ("an update commit; format_spec (version 16) says readers do not apply "
-                      "update commits yet")
-            considered = False
+        if kind == "update" and considered:
+            reason = (f"an update commit: libtiledb applies its condition as a delete (the "
+                      f"cells it matches, written at or before {t2}, vanish from reads) and "
+                      f"not its values")
         elif considered:
             reason = f"applies to the cells written at or before {t2}"
         else:
