@@ -21,6 +21,7 @@ import re
 import threading
 import weakref
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -98,6 +99,21 @@ class TransferStats:
 
 # Everything this process transferred (what `--stats` reports when a command ends).
 TOTAL = TransferStats()
+# What the current thread transferred inside `counting()` (a verify task in a worker: its
+# counts go back with its findings, and the caller adds them to its own TOTAL).
+_THREAD = threading.local()
+
+
+@contextmanager
+def counting() -> Iterator[TransferStats]:
+    """The transfers this thread makes inside the block (nested blocks each count)."""
+    outer = getattr(_THREAD, "stats", ())
+    mine = TransferStats()
+    _THREAD.stats = outer + (mine,)
+    try:
+        yield mine
+    finally:
+        _THREAD.stats = outer
 
 
 @dataclass(frozen=True)
@@ -172,6 +188,8 @@ class RemoteStore:
     def _count(self, requests: int, nbytes: int, errors: int = 0) -> None:
         self.stats.add(requests, nbytes, errors)
         TOTAL.add(requests, nbytes, errors)
+        for t in getattr(_THREAD, "stats", ()):
+            t.add(requests, nbytes, errors)
 
     # ---- paths -------------------------------------------------------------------------
     def rel(self, path: str) -> Optional[str]:

@@ -166,6 +166,24 @@ def run_task(task: Task) -> List[Finding]:
     return out
 
 
+def _here() -> Tuple[str, int]:
+    import os
+    import socket
+
+    return socket.gethostname(), os.getpid()
+
+
+def run_task_counted(task: Task) -> Tuple[List[Finding], int, int, Tuple[str, int]]:
+    """`run_task`, with the requests and bytes it transferred and the process it ran in:
+    a worker's transfers are not in the caller's `--stats` totals unless sent back."""
+    from .remote import counting
+
+    with counting() as stats:
+        found = run_task(task)
+    requests, nbytes = stats.snapshot()
+    return found, requests, nbytes, _here()
+
+
 def _check_tiledb(document, node: Node) -> List[Any]:
     from .tiledb.checks import verify_chunks
 
@@ -246,8 +264,15 @@ def verify_with(document, executor: Executor) -> List[Finding]:
 
 
 def _run(executor: Executor, tasks: List[Task]) -> List[List[Finding]]:
+    from .remote import TOTAL
+
     try:
-        return executor.map(run_task, tasks)
+        results = executor.map(run_task_counted, tasks)
+        here = _here()
+        for _found, requests, nbytes, where in results:
+            if where != here:   # in this process (threads, in-process) TOTAL has them already
+                TOTAL.add(requests, nbytes)
+        return [found for found, _r, _b, _w in results]
     except Exception as e:  # noqa: BLE001 - a lost worker is a finding, not a traceback
         return [[Finding(status="error", code=CHECK_CRASHED, source="", offset=0, node="",
                          message=f"verify workers failed: {type(e).__name__}: {e}")]]
