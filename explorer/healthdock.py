@@ -4,20 +4,32 @@ chart, and the version verdict in the status bar (details on click). Everything 
 
 `install(window)` is the whole registration: it adds the dock and the status-bar button and
 follows the window's document. A fragment clicked in any of the three selects its directory
-node everywhere (`window.select_node`) and in the other two."""
+node everywhere (`window.select_node`) and in the other two. On a group (a SOMA experiment)
+a member box picks the member array shown; selecting a node inside a member array in the
+tree picks that member."""
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget, QMessageBox, QPushButton, QTabWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from arrayscope.formats import health as H
 
 from .extentplot import ExtentPlot
 from .fragmentspanel import FragmentsPanel
 from .spacechart import SpaceChart
-from .state import AppState, DocumentChanged, Event
+from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 
 class HealthView(QTabWidget):
@@ -68,6 +80,74 @@ class HealthView(QTabWidget):
             self.on_select(name)
 
 
+class GroupHealthView(QWidget):
+    """The health view with, on a group, a box of its member arrays above it: the view shows
+    the member picked (a light document of its own, closed when another is picked)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.view = HealthView(self)
+        self.members: List[Tuple[str, str]] = []    # (member path, folder or URL)
+        self.group = None
+        self._member_doc = None
+        self.bar = QWidget(self)
+        row = QHBoxLayout(self.bar)
+        row.setContentsMargins(4, 2, 4, 0)
+        row.addWidget(QLabel("Member array:", self.bar))
+        self.box = QComboBox(self.bar)
+        self.box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        row.addWidget(self.box)
+        row.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.bar)
+        lay.addWidget(self.view, 1)
+        self.bar.hide()
+        self.box.currentIndexChanged.connect(self._picked)
+
+    def set_document(self, doc) -> Tuple[Optional[H.ArrayHealth], bool]:
+        """(the health shown, whether the document is a group with member arrays)."""
+        self._close_member()
+        self.group, self.members = None, []
+        h = self.view.set_document(doc)
+        if h is None and doc is not None and getattr(doc, "is_dir", False):
+            self.members = _safe(lambda: H.group_arrays(doc)) or []
+        self.bar.setVisible(bool(self.members))
+        if not self.members:
+            return h, False
+        self.group = doc
+        self.box.blockSignals(True)
+        self.box.clear()
+        self.box.addItems([m for m, _p in self.members])
+        self.box.blockSignals(False)
+        self._picked(0)
+        return self.view.fragments.health, True
+
+    def pick_member_of(self, rel: str) -> None:
+        """Show the member array holding `rel` (a path relative to the group), if any."""
+        if not self.members or self.group is None:
+            return
+        for i, (_m, path) in enumerate(self.members):
+            mine = self.group.relname(path)
+            if (rel == mine or rel.startswith(mine + "/")) and i != self.box.currentIndex():
+                self.box.setCurrentIndex(i)
+                return
+
+    def _picked(self, i: int) -> None:
+        if not 0 <= i < len(self.members) or self.group is None:
+            return
+        self._close_member()
+        group = self.group
+        self._member_doc = _safe(lambda: H.member_document(group, self.members[i][1]))
+        self.view.set_document(self._member_doc)
+
+    def _close_member(self) -> None:
+        if self._member_doc is not None:
+            self._member_doc.close()
+            self._member_doc = None
+
+
 def _safe(fn):
     """The panels never take the window down: a failure shows as no data."""
     try:
@@ -103,10 +183,11 @@ class _Follower:
 
 def install(window) -> HealthView:
     """Add the health dock and the status-bar verdict to `window` and follow its document."""
-    view = HealthView(window)
+    outer = GroupHealthView(window)
+    view = outer.view
     dock = QDockWidget("Health", window)
     dock.setObjectName("dock_health")
-    dock.setWidget(view)
+    dock.setWidget(outer)
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
     if hasattr(window, "d_diag"):
         window.tabifyDockWidget(window.d_diag, dock)
@@ -125,30 +206,41 @@ def install(window) -> HealthView:
     button.clicked.connect(details)
 
     def select(name: str) -> None:
-        doc = view.document
-        root = getattr(doc, "root", None)
-        if root is None:
+        doc = outer.group or view.document
+        start = getattr(doc, "root", None)
+        if outer.group is not None:   # the member's node (opened: the user asked for it)
+            for part in outer.box.currentText().split("/"):
+                start = start.find(part) if start is not None else None
+        if start is None:
             return
-        for n in root.walk():
+        if start.pending:
+            start.ensure_built()
+        for n in start.walk():
             if n.kind == "dir" and n.name == name:
                 window.select_node(n, origin="health")
                 return
 
     view.on_select = select
     def state_changed(app: AppState, event: Event) -> None:
+        if isinstance(event, SelectionChanged) and event.origin != "health":
+            src = event.node.source
+            rel = src if isinstance(src, str) else getattr(src, "name", "")
+            outer.pick_member_of(rel or "")
+            return
         if not isinstance(event, DocumentChanged):
             return
         if app.session is None:
-            view.set_document(None)
+            outer.set_document(None)
             button.setVisible(False)
             dock.hide()
             return
-        h = view.set_document(app.session.document)
+        h, is_group = outer.set_document(app.session.document)
         state["health"] = h
-        button.setText(verdict_text(h))
+        button.setText("" if is_group else verdict_text(h))
         button.setVisible(bool(button.text()))
         dock.setVisible(h is not None)
 
     window.state.subscribe(_Follower(state_changed))
     window.health_view, window.d_health, window.health_button = view, dock, button
+    window.group_health_view = outer
     return view

@@ -309,3 +309,18 @@ def group_space(document, member: Optional[str] = None) -> Optional[GroupSpace]:
     p = _plugin(document)
     fn = getattr(p, "group_space", None) if p is not None else None
     return None if fn is None else fn(document, member)
+
+
+def group_arrays(document) -> Optional[List[Tuple[str, str]]]:
+    """(member path, folder or URL) of every member array of the group `document` was opened
+    on, recursively, in member-path order; None when it is not a group with such members."""
+    p = _plugin(document)
+    fn = getattr(p, "group_arrays", None) if p is not None else None
+    return None if fn is None else fn(document)
+
+
+def member_document(document, path: str):
+    """A light document on the member array at `path` (from `group_arrays`), with the
+    group's key: give it to `health`, `extents`, `space`; close it when done."""
+    p = _plugin(document)
+    return p.member_document_light(document, path)

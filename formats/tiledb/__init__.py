@@ -95,6 +95,16 @@ class _TileDBPlugin:
 
         return group_space(document, member) if _is_group(document) else None
 
+    def group_arrays(self, document):
+        from .group_health import arrays_of
+
+        return arrays_of(document) if _is_group(document) else None
+
+    def member_document_light(self, document, path: str):
+        from .group_health import member_document
+
+        return member_document(document, path)
+
     def describe_entry(self, document, node):
         from .entries import describe_entry
 

@@ -64,6 +64,16 @@ def walk(document) -> Walk:
     return sorted(arrays), sorted(groups, key=lambda g: g[0]), sorted(notes)
 
 
+def arrays_of(document) -> List[Tuple[str, str]]:
+    """The array members of `document`'s group, walked on a document of their own (a
+    window's tree is not built further behind its back)."""
+    scratch = Document(document.path, Context(key=getattr(document.ctx, "key", None)))
+    try:
+        return walk(scratch)[0]
+    finally:
+        scratch.close()
+
+
 def pick(arrays: List[Tuple[str, str]], member: Optional[str]) -> List[Tuple[str, str]]:
     """The members to report: all, or the one named (LookupError listing the arrays)."""
     if member is None:

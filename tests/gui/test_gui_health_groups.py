@@ -1,0 +1,54 @@
+"""The Health dock on a group (the SOMA experiment tiledbsoma 2.3 wrote): a box of the member
+arrays, the panels showing the member picked, the tree's selection picking the member, and a
+click on a fragment selecting its node inside the member (pytest-qt, offscreen)."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QPoint, Qt  # noqa: E402
+
+from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.paths import DATA  # noqa: E402
+
+SOMA = os.path.join(DATA, "soma", "pbmc68k")
+ARRAYS = ["ms/RNA/X/data", "ms/RNA/obsm/X_pca", "ms/RNA/obsm/X_umap",
+          "ms/RNA/uns/bulk_labels_colors", "ms/RNA/uns/louvain_colors",
+          "ms/RNA/uns/pca/variance_ratio", "ms/RNA/var", "ms/RNA/varm/PCs", "obs"]
+
+
+def test_health_dock_on_a_soma_experiment(qtbot, tmp_path):
+    win = open_window(qtbot, tmp_path)
+    assert win.open_path(SOMA, sync=True)
+    outer = win.group_health_view
+    assert win.d_health.isVisibleTo(win) and outer.bar.isVisibleTo(win)
+    assert [outer.box.itemText(i) for i in range(outer.box.count())] == ARRAYS
+    # the first member is shown: X/data, one sparse fragment of 2400 cells
+    panel = win.health_view.fragments
+    assert [(r.cell_num, r.state) for r in panel.timeline.rows] == [(2400, "committed")]
+    assert "sees 1 of 1" in panel.caption.text()
+    assert win.health_view.extents.area.order == [panel.timeline.rows[0].name]
+    # another member by the box: obs (a dataframe with two schemas, one fragment of 60)
+    outer.box.setCurrentIndex(ARRAYS.index("obs"))
+    assert [r.cell_num for r in panel.timeline.rows] == [60]
+    win.health_view.setCurrentWidget(win.health_view.space)
+    rep = win.health_view.space.bars.report
+    assert rep is not None and rep.other.get("enumerations", 0) > 0
+    # a click on the fragment selects its directory node, inside the obs member
+    view = win.health_view
+    view.setCurrentWidget(panel)
+    panel.timeline.resize(900, 300)
+    target = panel.timeline.rows[0]
+    rect = panel.timeline._bar(0, target)
+    qtbot.mouseClick(panel.timeline, Qt.MouseButton.LeftButton,
+                     pos=QPoint(int(rect.center().x()), int(rect.center().y())))
+    node = win.current_node
+    assert node is not None and node.name == target.name and node.source.startswith("obs/")
+    # selecting a node inside another member in the tree shows that member
+    x = win.state.session.document.root.find("ms").find("RNA").find("X").find("data")
+    win.select_node(x, origin="tree")
+    assert outer.box.currentText() == "ms/RNA/X/data"
+    assert [r.cell_num for r in panel.timeline.rows] == [2400]
+    win.close_document()
+    assert not outer.bar.isVisible()
