@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from arrayscope.formats.health import Extents
 
-from .fragmentspanel import state_colour
+from .fragmentspanel import short_name, state_colour
 
 
 def _num(v) -> Optional[float]:
@@ -40,16 +40,19 @@ class PlotArea(QWidget):
         self._hits: List[Tuple[QRectF, str]] = []
         self.setMinimumSize(300, 220)
 
-    def _range(self, d: int) -> Tuple[float, float]:
+    def _span(self, d: int) -> Tuple[float, float]:
+        """[lo, hi] of the boxes over dimension `d` (what the axis label says)."""
         vals: List[float] = []
         if self.extents is not None:
             for boxes in self.extents.boxes.values():
                 for b in boxes:
                     if d < len(b):
                         vals += [x for x in (_num(b[d][0]), _num(b[d][1])) if x is not None]
-        if not vals:
-            return 0.0, 1.0
-        lo, hi = min(vals), max(vals)
+        return (min(vals), max(vals)) if vals else (0.0, 1.0)
+
+    def _range(self, d: int) -> Tuple[float, float]:
+        """The span with a margin (what the plot shows)."""
+        lo, hi = self._span(d)
         return (lo - 0.5, hi + 0.5) if lo == hi else (lo - (hi - lo) * 0.03, hi + (hi - lo) * 0.03)
 
     def paintEvent(self, _e) -> None:
@@ -84,13 +87,13 @@ class PlotArea(QWidget):
         p.drawRect(QRectF(left, self.M, w, h))
         p.setPen(QPen(self.palette().text().color()))
         p.drawText(QRectF(left, self.height() - self.M + 4, w, 16), Qt.AlignmentFlag.AlignCenter,
-                   f"{e.dimensions[self.dx]}  [{x0:g}, {x1:g}]")
+                   "{}  [{:g}, {:g}]".format(e.dimensions[self.dx], *self._span(self.dx)))
         if not one_d:
             p.save()
             p.translate(12, self.M + h / 2)
             p.rotate(-90)
             p.drawText(QRectF(-h / 2, -8, h, 16), Qt.AlignmentFlag.AlignCenter,
-                       f"{e.dimensions[self.dy]}  [{y0:g}, {y1:g}]")
+                       "{}  [{:g}, {:g}]".format(e.dimensions[self.dy], *self._span(self.dy)))
             p.restore()
         skipped = 0
         for row, name in enumerate(self.order):
@@ -118,7 +121,7 @@ class PlotArea(QWidget):
             if one_d:
                 p.setPen(QPen(self.palette().text().color()))
                 right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                p.drawText(QRectF(2, Y(row) - 8, left - 6, 16), right, name[2:9])
+                p.drawText(QRectF(2, Y(row) - 8, left - 6, 16), right, short_name(name, 6))
         if skipped:
             p.drawText(QRectF(self.M, 4, w, 16), Qt.AlignmentFlag.AlignLeft,
                        f"{skipped} box(es) over non-numeric dimensions not drawn")

@@ -22,6 +22,26 @@ def state_colour(state: str) -> QColor:
     return QColor(STATE_COLOURS.get(state, "#757575"))
 
 
+def short_name(name: str, n: int = 8) -> str:
+    """A fragment's name, short: the first characters of its uuid (its times are on the
+    axis); a name that is not `__t1_t2_uuid[_v]` is cut."""
+    parts = name.split("_")
+    if len(parts) >= 5 and parts[0] == parts[1] == "" and parts[2].isdigit() and parts[4]:
+        return parts[4][:n]
+    return name[:n + 2]
+
+
+def time_text(t: int) -> str:
+    """A timestamp as shown: ms since 1970 as a UTC date and time when it is a real date
+    (after 1973), else the number (arrays written at explicit small timestamps)."""
+    import datetime as dt
+
+    if t < 10 ** 11:
+        return str(t)
+    d = dt.datetime.fromtimestamp(t / 1000, tz=dt.timezone.utc)
+    return d.strftime("%Y-%m-%d %H:%M:%S.") + f"{t % 1000:03d}Z"
+
+
 class Timeline(QWidget):
     """Fragments as bars over their [t1, t2] on an axis of the distinct timestamps (ranks, so
     close and far writes are equally readable); a vertical line at T."""
@@ -84,7 +104,7 @@ class Timeline(QWidget):
         for t in self.ticks:
             x = self._x(t)
             p.drawLine(QPointF(x, self.TOP - 4), QPointF(x, self.height() - 4))
-            p.drawText(QRectF(x - 60, 2, 120, 16), Qt.AlignmentFlag.AlignCenter, str(t))
+            p.drawText(QRectF(x - 90, 2, 180, 16), Qt.AlignmentFlag.AlignCenter, time_text(t))
         for i, r in enumerate(self.rows):
             rect = self._bar(i, r)
             c = state_colour(r.state)
@@ -98,14 +118,17 @@ class Timeline(QWidget):
             p.setPen(pen)
             p.drawRoundedRect(rect, 4, 4)
             p.setPen(QPen(self.palette().text().color()))
-            label = f"{r.name[:22]}…  {r.state}" + ("" if r.visible else " (not read)")
+            label = f"{short_name(r.name)}…  {r.state}" + ("" if r.visible else " (not read)")
             room = p.fontMetrics().horizontalAdvance(label) + 12
             mid = Qt.AlignmentFlag.AlignVCenter
             if rect.left() + room > self.width():   # near the right edge: label on the left
                 p.drawText(QRectF(rect.left() - room, rect.top(), room - 4, rect.height()),
                            mid | Qt.AlignmentFlag.AlignRight, label)
             else:
-                p.drawText(rect.adjusted(6, 0, room, 0), mid | Qt.AlignmentFlag.AlignLeft, label)
+                # after the bar's start, clear of a one-timestamp fragment's short mark
+                x = rect.left() + 6 if rect.width() > 24 else rect.right() + 4
+                p.drawText(QRectF(x, rect.top(), room, rect.height()),
+                           mid | Qt.AlignmentFlag.AlignLeft, label)
         if self.at is not None and self.ticks:
             x = self._x(self.at) if self.at <= self.ticks[-1] else self.width() - self.LEFT
             p.setPen(QPen(QColor("#1e88e5"), 2))
@@ -192,7 +215,8 @@ class FragmentsPanel(QWidget):
             return
         self.timeline.set_rows(h.fragments, self.ticks, h.at)
         frags = [f for f in h.fragments if f.state != "orphan"]
-        when = "now" if at is None else f"at T = {at}"
+        when = "now" if at is None else f"at T = {at}" + \
+            (f" ({time_text(at)})" if time_text(at) != str(at) else "")
         text = f"A reader opening the array {when} sees {len(h.visible)} of {len(frags)} " \
                f"fragment(s)."
         if h.open_error:

@@ -238,7 +238,11 @@ def install(window) -> HealthView:
         state["health"] = h
         button.setText("" if is_group else verdict_text(h))
         button.setVisible(bool(button.text()))
+        was = dock.isVisible()
         dock.setVisible(h is not None)
+        if h is not None and not was:   # room for the timeline, slider and caption
+            window.resizeDocks([dock], [max(400, window.height() * 2 // 5)],
+                               Qt.Orientation.Vertical)
 
     window.state.subscribe(_Follower(state_changed))
     window.health_view, window.d_health, window.health_button = view, dock, button

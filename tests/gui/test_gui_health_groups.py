@@ -29,6 +29,9 @@ def test_health_dock_on_a_soma_experiment(qtbot, tmp_path):
     assert [(r.cell_num, r.state) for r in panel.timeline.rows] == [(2400, "committed")]
     assert "sees 1 of 1" in panel.caption.text()
     assert win.health_view.extents.area.order == [panel.timeline.rows[0].name]
+    # the axis says the cells' span (60 cells x 40 genes), not the padded view
+    area = win.health_view.extents.area
+    assert (area._span(0), area._span(1)) == ((0, 59), (0, 39))
     # another member by the box: obs (a dataframe with two schemas, one fragment of 60)
     outer.box.setCurrentIndex(ARRAYS.index("obs"))
     assert [r.cell_num for r in panel.timeline.rows] == [60]
@@ -52,3 +55,14 @@ def test_health_dock_on_a_soma_experiment(qtbot, tmp_path):
     assert [r.cell_num for r in panel.timeline.rows] == [2400]
     win.close_document()
     assert not outer.bar.isVisible()
+
+
+def test_timeline_labels_read_as_dates_and_uuids():
+    from arrayscope.explorer.fragmentspanel import short_name, time_text
+
+    # tiledbsoma writes at the wall clock: ms since 1970 read as a UTC date
+    assert time_text(1795550412597) == "2026-11-24 20:00:12.597Z"
+    assert time_text(3) == "3"      # explicit small timestamps stay numbers
+    name = "__1795550412597_1795550412597_3fc1aa4d7c580b52391d710e0296056a_22"
+    assert short_name(name) == "3fc1aa4d" and short_name(name, 6) == "3fc1aa"
+    assert short_name("a0.tdb") == "a0.tdb"
