@@ -179,7 +179,11 @@ class FragmentsPanel(QWidget):
         self.compute = fn
         self.health = fn(None) if fn is not None else None
         rows = self.health.fragments if self.health else []
-        ts = sorted({t for r in rows for t in r.timestamps if t is not None})
+        # the slider stops at every write and at every delete/update commit (what it
+        # applies changes there)
+        conds = self.health.conditions if self.health else []
+        ts = sorted({t for r in rows for t in r.timestamps if t is not None} |
+                    {c.timestamp for c in conds if c.timestamp is not None})
         self.ticks = ts
         self.slider.blockSignals(True)
         self.slider.setRange(0, len(ts))          # the last position is "now"
@@ -225,6 +229,9 @@ class FragmentsPanel(QWidget):
             text += f" Reads fail: {h.read_error}"
         dels = [c for c in h.conditions if c.considered]
         if dels:
-            text += " " + "; ".join(f"{c.kind} {c.name[:14]}…: {c.text}" for c in dels)
+            text += " " + "; ".join(
+                f"{c.kind} {c.name[:14]}…: {c.text}" +
+                (" (libtiledb reads it as a delete)" if c.kind == "update" else "")
+                for c in dels)
         self.caption.setText(text)
 

@@ -66,3 +66,19 @@ def test_timeline_labels_read_as_dates_and_uuids():
     name = "__1795550412597_1795550412597_3fc1aa4d7c580b52391d710e0296056a_22"
     assert short_name(name) == "3fc1aa4d" and short_name(name, 6) == "3fc1aa"
     assert short_name("a0.tdb") == "a0.tdb"
+
+
+def test_slider_stops_at_update_commits(qtbot, tmp_path):
+    """The array libtiledb 2.30 wrote with two update commits (tests/data/tiledb_updates):
+    the slider stops at the updates' times too, and the caption says what a reader does."""
+    win = open_window(qtbot, tmp_path)
+    assert win.open_path(os.path.join(DATA, "tiledb_updates", "sparse_upd"), sync=True)
+    panel = win.health_view.fragments
+    assert panel.ticks == [1, 2, 3, 4]          # writes at 1 and 3, updates at 2 and 4
+    panel.set_at(1)
+    assert "T = 1 sees 1 of 2" in panel.caption.text() and "update" not in panel.caption.text()
+    panel.set_at(2)
+    text = panel.caption.text()
+    assert "T = 2 sees 1 of 2" in text
+    assert "update __2_2_" in text and "sets b = 7.25 where NOT a >= 10" in text
+    assert "reads it as a delete" in text and "update __4_4_" not in text
