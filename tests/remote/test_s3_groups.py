@@ -102,3 +102,16 @@ def test_fragments_and_stats_of_the_group_over_s3_equal_local(soma, capsys, argv
         seen = {m["member"]: sum(f["visible"] for f in m["fragments"])
                 for m in remote["members"]}
         assert seen["ms/RNA/X/data"] == 1 and seen.get("ms/RNA/varm/PCs", 0) == 0
+
+
+def test_fragments_of_the_group_over_s3_reads_no_data_file(soma, s3_server, capsys):
+    url = s3_server.upload(soma[0], "s3://groups/fragments_fresh")  # nothing read yet
+    (code, _out), seen = s3_server.count(lambda: _cli(capsys, "fragments", url, "--json"))
+    assert code == 0
+    gets = [p for m, p, _q, _r in seen if m == "GET" and "/fragments_fresh/" in p]
+    names = [p.rsplit("/", 1)[-1] for p in gets]
+    # schemas, fragment metadata, group and array metadata, commits: never a tile's file
+    assert "__fragment_metadata.tdb" in names
+    assert not [n for n in names if n.endswith(".tdb") and n != "__fragment_metadata.tdb"]
+    print(f"\nfragments on the SOMA experiment over S3: {len(seen)} requests, "
+          f"{len(gets)} object reads")
