@@ -310,7 +310,10 @@ class BitWidthReduction(_WindowedFilter):
             wbits = _bits_required((rng.view(ut) + ut.type(1)).view(t), signed)
             if wrapping:  # only a range of exactly T max was stored unreduced
                 exact = (rng == tmax) & has
-                lossy += int(np.count_nonzero(full & ~exact))
+                # an overflowed range loses values only when its wrapped value still fits
+                # fewer bits; else (e.g. INT64_MIN fill beside small values, libtiledb < 2.3
+                # dense padding) the window is stored unreduced and reads back as written
+                lossy += int(np.count_nonzero(full & ~exact & (wbits < 8 * size)))
                 full = exact
             wbits[full] = 8 * size
             empty = ~has
