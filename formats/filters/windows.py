@@ -213,8 +213,9 @@ BWR_WRAPPING_RANGE = WriterRule(
     "libtiledb < 2.29 (wrapping range subtraction: a window with no whole value is stored "
     "with bit width 8 and offset T max)", last_format=22)
 BWR_LOSSY_NOTE = ("libtiledb < 2.29 reduced a signed window whose range overflows T "
-                  "(wrapping subtraction): its values do not read back as written; a writer "
-                  "bug, fixed in 2.29 (TileDB PR 5506)")
+                  "(wrapping subtraction): values written further than the reduced width from "
+                  "the window minimum do not read back as written (the bytes cannot tell "
+                  "which); a writer bug, fixed in 2.29 (TileDB PR 5506)")
 
 
 class BitWidthReduction(_WindowedFilter):
@@ -310,9 +311,10 @@ class BitWidthReduction(_WindowedFilter):
             wbits = _bits_required((rng.view(ut) + ut.type(1)).view(t), signed)
             if wrapping:  # only a range of exactly T max was stored unreduced
                 exact = (rng == tmax) & has
-                # an overflowed range loses values only when its wrapped value still fits
-                # fewer bits; else (e.g. INT64_MIN fill beside small values, libtiledb < 2.3
-                # dense padding) the window is stored unreduced and reads back as written
+                # an overflowed range reduced to fewer bits may lose values (which, the
+                # bytes cannot tell: the cells decode to values that encode the same way);
+                # one stored unreduced (width 8 * sizeof(T): e.g. INT64_MIN dense padding of
+                # libtiledb < 2.3 beside small values) reads back exactly as written
                 lossy += int(np.count_nonzero(full & ~exact & (wbits < 8 * size)))
                 full = exact
             wbits[full] = 8 * size

@@ -3,14 +3,21 @@ exercising every filter with edge sizes and values), each on the bytes the write
 verify is silent on the clean array, and the check that misfired still finds the damage."""
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+
 import numpy as np
 import pytest
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats.filters import RunContext
 from arrayscope.formats.findings import COORD_ORDER
+from arrayscope.formats.forward_check import check_forward
 from arrayscope.formats.tiledb import cell_checks as C
 from arrayscope.formats.verify import verify_report
+from tests.support import paths
 
 
 def _sparse(uri, dtype, domain, xs):
@@ -48,3 +55,63 @@ def test_global_order_with_coordinates_far_from_the_domain_low(tmp_path, dtype, 
         out = C._Out()
         C._check_order(out, "d0.tdb", schema, {0: cols, 1: [y]}, [0])
         assert any(f.code == COORD_ORDER for f in out.finish()) == bad
+
+
+# ---- deltas that wrap: libtiledb < 2.29 stored them (tests/data/writer_rules/wrapping) --------
+WRAPPING = os.path.join(paths.DATA, "writer_rules", "wrapping")
+
+
+def _expected(lib):
+    with open(os.path.join(WRAPPING, lib, "expected.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _decoded(uri):
+    from arrayscope.formats.tiledb.values import values
+
+    (frag,) = values(formats.open(uri), "a", None)
+    assert "error" not in frag, frag["error"]
+    return frag["values"]
+
+
+@pytest.mark.parametrize("lib", ["1.5.0", "2.19.2"])
+@pytest.mark.parametrize("name", ["dd_int64_extremes", "dd_uint64_extremes"])
+def test_double_delta_wrapping_deltas_before_2_29(lib, name):
+    """Deltas outside int64 (INT64_MIN next to INT64_MAX; uint64 0 next to 2**64 - 1): libtiledb
+    >= 2.29 refuses the tile, older writers stored the wrapped deltas, which read back. The
+    forward check reproduces them by the < 2.29 rule (named, at info level), never an error."""
+    from arrayscope.formats.filters.deltas import DD_DELTAS_OF_DELTAS_ONLY
+    from arrayscope.formats.forward_check import IDENTICAL
+    from arrayscope.formats.tiledb.checks import iter_chunks_with_tiles
+
+    uri = os.path.join(WRAPPING, lib, name)
+    assert _decoded(uri) == _expected(lib)["arrays"][name]
+    (ci,) = [ci for ci, _t in iter_chunks_with_tiles(formats.open(uri).root)
+             if os.path.basename(ci.source.name) in ("a.tdb", "a0.tdb")]
+    run = ci.reverse()
+    assert run.error is None
+    for fv in (ci.info.format_version, 22):   # 22: both rules tried, the old one matches
+        info = dataclasses.replace(ci.info, format_version=fv)
+        (c,) = check_forward(ci.specs, run.stages, info,
+                             RunContext(None, ci.original_length, offsets=run.offsets))
+        assert c.status == IDENTICAL and c.rule == DD_DELTAS_OF_DELTAS_ONLY.name, c.message
+    report = verify_report(formats.open(uri))
+    assert report.exit_code() == 0
+    assert [f.status for f in report.findings] == ["info"], [f.line() for f in report.findings]
+    assert "libtiledb < 2.29" in report.findings[0].message
+
+
+@pytest.mark.parametrize("lib", ["1.5.0", "2.19.2"])
+def test_bwr_window_of_int64_min_and_max_before_2_29(lib):
+    """[INT64_MIN, INT64_MAX] x 20 under BIT_WIDTH_REDUCTION: the wrapped range (-1) gives 8-bit
+    windows of offsets 0 and -1, which read back. The bytes cannot tell this from a window
+    whose other values were lost (they decode to values that encode the same way): verify
+    names the pre-2.29 writer bug as a warning, never an error."""
+    uri = os.path.join(WRAPPING, lib, "bwr_int64_extremes")
+    assert _decoded(uri) == _expected(lib)["arrays"]["bwr_int64_extremes"] == \
+        [-2 ** 63, 2 ** 63 - 1] * 20
+    report = verify_report(formats.open(uri))
+    assert report.exit_code() == 0
+    bugs = [f for f in report.findings if f.status != "info"]
+    assert [(f.status, f.code) for f in bugs] == [("warning", "writer-bug")]
+    assert "2 window(s)" in bugs[0].message and "libtiledb < 2.29" in bugs[0].message
