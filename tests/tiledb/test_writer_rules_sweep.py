@@ -115,3 +115,61 @@ def test_bwr_window_of_int64_min_and_max_before_2_29(lib):
     bugs = [f for f in report.findings if f.status != "info"]
     assert [(f.status, f.code) for f in bugs] == [("warning", "writer-bug")]
     assert "2 window(s)" in bugs[0].message and "libtiledb < 2.29" in bugs[0].message
+
+
+WRITTEN_LOST = [-2 ** 63, 2 ** 63 - 1, 0, -1, 1, -2 ** 63 + 1, 2 ** 63 - 2]
+
+
+@pytest.mark.parametrize("lib", ["1.5.0", "2.19.2"])
+def test_bwr_windows_that_lost_values_before_2_29(lib):
+    """[INT64_MIN, INT64_MAX, 0, -1 | 1, INT64_MIN + 1, INT64_MAX - 1, padding]: both windows
+    wrap to 8 bits and lose values, as the writer's own read shows (0 -> INT64_MIN, 1 ->
+    INT64_MIN + 1). 2.19 pads with 0, so the second window's offset (its minimum as written,
+    INT64_MIN + 1) is above a cell as read: forward from the cells cannot give the stored
+    bytes, and the < 2.29 rule for lost windows names that writer bug (a warning, not a
+    forward-mismatch error). 1.5 pads with INT64_MIN: the loss cannot be told from a clean
+    window there, the general < 2.29 note says so."""
+    uri = os.path.join(WRAPPING, lib, "bwr_lost_padded")
+    read = _expected(lib)["arrays"]["bwr_lost_padded"]
+    assert read != WRITTEN_LOST and read[2] == -2 ** 63 and read[4] == -2 ** 63 + 1
+    assert _decoded(uri)[:7] == read
+    report = verify_report(formats.open(uri))
+    assert report.exit_code() == 0
+    assert {f.status for f in report.findings} <= {"info", "warning"}
+    bugs = [f.message for f in report.findings if f.code == "writer-bug"]
+    assert bugs and all("libtiledb < 2.29" in m for m in bugs)
+    assert any("lost values" in m for m in bugs) == (lib == "2.19.2")
+
+
+@pytest.mark.parametrize("name,offset,flip,lost", [
+    ("bwr_lost_padded", -2 ** 63 + 1, False, True),   # the writer's bytes: the lost rule
+    ("bwr_lost_padded", -2 ** 63 + 1, True, False),   # that offset changed to INT64_MIN + 3
+    ("bwr_int64_extremes", -2 ** 63, True, False),    # a clean window's: to INT64_MIN + 2
+])
+def test_bwr_lost_rule_does_not_hide_damage(name, offset, flip, lost):
+    """The lost-window rule accepts only windows that wrapped (offset near T min, a cell near
+    T max) and decode below their offset: a changed window offset stays a forward-mismatch.
+    (A changed cell offset inside a reduced window re-encodes to the same bytes: only a
+    checksum filter can see that.)"""
+    from arrayscope.formats.filters import get, stage_infos
+    from arrayscope.formats.filters.windows import BWR_WRAPPING_LOST
+    from arrayscope.formats.forward_check import DIFFERENT, TOLERATED
+    from arrayscope.formats.tiledb.checks import iter_chunks_with_tiles
+
+    uri = os.path.join(WRAPPING, "2.19.2", name)
+    want = offset.to_bytes(8, "little", signed=True)
+    ((ci, stored),) = [(ci, st) for ci, st in (
+        (ci, ci.reverse().stages[1]) for ci, _t in iter_chunks_with_tiles(formats.open(uri).root)
+        if ci.source.name.endswith("/a0.tdb")) if st.metadata_bytes[8:16] == want]
+    md = bytearray(stored.metadata_bytes)
+    if flip:
+        md[8] ^= 0x02   # the low byte of window 1's offset
+    bad = dataclasses.replace(stored, metadata=[bytes(md)])
+    spec = ci.specs[0]
+    cells = get(spec.type).reverse(spec, bad, stage_infos(ci.specs, ci.info)[0], RunContext())
+    (c,) = check_forward(ci.specs[:1], [cells, bad], ci.info)
+    if lost:
+        assert c.status == TOLERATED and c.rule == BWR_WRAPPING_LOST.name
+        assert c.notes == (BWR_WRAPPING_LOST.note,)
+    else:
+        assert c.status == DIFFERENT and not c.notes, c.message

@@ -14,6 +14,10 @@ Committed: libtiledb 1.5.0 (tiledb-py 0.4.1, format 2) and 2.19.2 (tiledb-py 0.2
 - `dd_uint64_extremes`: DOUBLE_DELTA on uint64 0, 2**64 - 1, 2**63, 2**63 - 1, 1.
 - `bwr_int64_extremes`: BIT_WIDTH_REDUCTION on int64 [INT64_MIN, INT64_MAX] x 20: the range
   wraps to -1, so the window is reduced to 8 bits (offsets 0 and -1, which read back).
+- `bwr_lost_padded`: BIT_WIDTH_REDUCTION, ZSTD on int64 INT64_MIN, INT64_MAX, 0, -1, 1,
+  INT64_MIN + 1, INT64_MAX - 1 in tiles of 4 (the second one padded): both windows wrap to
+  8 bits and lose values (0 reads back as INT64_MIN, 1 as INT64_MIN + 1); 2.19 pads with 0,
+  so the second window's minimum as written (INT64_MIN + 1) is above a cell as read.
 """
 from __future__ import annotations
 
@@ -29,9 +33,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LIB = ".".join(map(str, tiledb.libtiledb.version()))
 
 
-def dense(uri, data, filters):
+def dense(uri, data, filters, tile=None):
     n = len(data)
-    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, n - 1), tile=n, dtype=np.uint64))
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, n - 1), tile=tile or n, dtype=np.uint64))
     attr = tiledb.Attr("a", dtype=data.dtype, filters=tiledb.FilterList(filters))
     tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[attr], sparse=False))
     with tiledb.open(uri, mode="w") as A:
@@ -62,6 +66,10 @@ def main(out_root):
         [tiledb.DoubleDeltaFilter()])
     arrays["bwr_int64_extremes"] = dense(os.path.join(out, "bwr_int64_extremes"), ext,
                                          [tiledb.BitWidthReductionFilter()])
+    arrays["bwr_lost_padded"] = dense(
+        os.path.join(out, "bwr_lost_padded"),
+        np.array([-(2**63), 2**63 - 1, 0, -1, 1, -(2**63) + 1, 2**63 - 2], dtype=np.int64),
+        [tiledb.BitWidthReductionFilter(), tiledb.ZstdFilter()], tile=4)
     expected = {"libtiledb": LIB, "tiledb-py": _py_version(),
                 "arrays": arrays}
     with open(os.path.join(out, "expected.json"), "w") as f:
