@@ -158,7 +158,8 @@ def check_forward(specs: Sequence[FilterSpec], stages: Sequence[Optional[Stage]]
             if rule.accepts is not None:
                 if rule.accepts(made, stored):
                     best = rep(proto, status=TOLERATED, rule=rule.name,
-                               default_rule=rule is rules0, made_size=len(made_b))
+                               default_rule=rule is rules0, made_size=len(made_b),
+                               notes=(rule.note,) if rule.note else ())
                     made_ok = stored
                     break
                 continue

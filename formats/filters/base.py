@@ -176,6 +176,7 @@ class WriterRule:
     first_format: int = 0
     last_format: int = 1 << 30
     accepts: Optional[Callable[["Stage", "Stage"], bool]] = None
+    note: str = ""   # a known writer bug the stored bytes show when this rule matched
 
     def applies(self, format_version: Optional[int]) -> bool:
         return format_version is None or self.first_format <= format_version <= self.last_format

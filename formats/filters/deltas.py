@@ -93,7 +93,20 @@ class DoubleDelta(_TypedCodec):
         vals = np.frombuffer(data, dtype=t, count=n)
         v = vals.astype(np.int64)
         bitsize = 0
-        if n > 2:
+        old = run is not None and run.writer_rule == DD_DELTAS_OF_DELTAS_ONLY.name
+        if n > 2 and old:
+            # libtiledb < 2.29 (TileDB PR 5506): deltas and deltas of deltas wrap in int64;
+            # it refuses only a delta of deltas whose sign contradicts the deltas' signs, and
+            # takes the bit size from max(std::abs(dd)), where abs(INT64_MIN) stays negative
+            d = v[1:] - v[:-1]
+            dd = d[1:] - d[:-1]
+            cur, prev = d[1:], d[:-1]
+            if (((cur < 0) & (prev > 0) & (dd > 0)) | ((cur > 0) & (prev < 0) & (dd < 0))).any():
+                raise FilterError(f"{spec.name}: some negative double delta is out of bounds; "
+                                  f"the writer refuses this tile")
+            biggest = max(0, int(np.abs(dd).max())) if len(dd) else 0
+            bitsize = max(1, biggest.bit_length())
+        elif n > 2:
             d = v[1:] - v[:-1]
             if t == np.dtype("<u8"):
                 u = vals
@@ -110,9 +123,8 @@ class DoubleDelta(_TypedCodec):
             if _sub_overflows(d[1:], d[:-1], dd).any():
                 raise FilterError(f"{spec.name}: a delta of deltas exceeds int64; the writer "
                                   f"refuses this tile")
-            biggest = int(_abs_u64(dd).max()) if len(dd) else 0
-            if run is None or run.writer_rule != DD_DELTAS_OF_DELTAS_ONLY.name:
-                biggest = max(biggest, int(_abs_u64(d[:1]).max()))
+            biggest = max(int(_abs_u64(dd).max()) if len(dd) else 0,
+                          int(_abs_u64(d[:1]).max()))
             bitsize = max(1, biggest.bit_length())
         head = struct.pack("<BQ", bitsize, n)
         if bitsize >= 8 * size - 1:
@@ -165,7 +177,7 @@ class DoubleDelta(_TypedCodec):
         # [v0, v1 - v0, dd...] summed twice gives the values (int64 wrap-around as the writer)
         vals = np.empty(n, dtype=np.int64)
         vals[0] = f[0]
-        vals[1] = f[1] - f[0]
+        vals[1:2] = f[1:2] - f[:1]   # array arithmetic: wraps without a warning
         np.cumsum(dd, out=vals[2:])
         vals[2:] += vals[1]
         np.cumsum(vals, out=vals)

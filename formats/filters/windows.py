@@ -213,14 +213,83 @@ BWR_WRAPPING_RANGE = WriterRule(
     "libtiledb < 2.29 (wrapping range subtraction: a window with no whole value is stored "
     "with bit width 8 and offset T max)", last_format=22)
 BWR_LOSSY_NOTE = ("libtiledb < 2.29 reduced a signed window whose range overflows T "
-                  "(wrapping subtraction): its values do not read back as written; a writer "
-                  "bug, fixed in 2.29 (TileDB PR 5506)")
+                  "(wrapping subtraction): values written further than the reduced width from "
+                  "the window minimum do not read back as written (the bytes cannot tell "
+                  "which); a writer bug, fixed in 2.29 (TileDB PR 5506)")
+
+
+def _lost_windows(made: Stage, stored: Stage) -> bool:
+    """The stored bytes are the wrapping writer's where forward differs only in windows that
+    provably lost values: reduced (width w < T) with a range that wrapped (the offset within
+    2**(w-1) of T min, a cell within 2**(w-1) of T max), and a cell decodes below the
+    window's stored offset - the minimum of the values written, which no lossless window
+    decodes below.
+    libtiledb < 2.29 does this when a window's range overflows T (a dense tile of 2.3+
+    whose zero padding sits beside values near T's limits): forward from the decoded cells
+    then takes another minimum. Signed T only: an unsigned range cannot wrap that way."""
+    if not made.metadata:
+        return False
+    n_md = len(made.metadata[0])
+    mmd, smd = made.metadata_bytes, stored.metadata_bytes
+    if len(mmd) != len(smd) or mmd[n_md:] != smd[n_md:] or mmd[:8] != smd[:8] or n_md < 8:
+        return False
+    nw = int(np.frombuffer(smd, "<u4", 1, 4)[0])
+    if nw == 0 or (n_md - 8) % nw or (n_md - 8) // nw - 5 not in (2, 4, 8):
+        return False
+    size = (n_md - 8) // nw - 5
+    t = np.dtype(f"<i{size}")
+    rec_t = BitWidthReduction._rec(t)
+    mrec = np.frombuffer(mmd, rec_t, nw, 8)
+    srec = np.frombuffer(smd, rec_t, nw, 8)
+    if np.any(mrec["length"] != srec["length"]):
+        return False
+    try:
+        cells = BitWidthReduction()._reverse(FilterSpec(FilterType.BIT_WIDTH_REDUCTION),
+                                             Stage([smd[:n_md]], [stored.data_bytes]), t,
+                                             RunContext()).data_bytes
+    except FilterError:
+        return False
+    lens = srec["length"].astype(np.int64)
+
+    def out_lens(rec: np.ndarray) -> np.ndarray:
+        bits = rec["bits"].astype(np.int64)
+        red = (bits < 8 * size) & (lens % size == 0)
+        return np.where(red, lens // size * (bits // 8), lens)
+
+    m_len, s_len = out_lens(mrec), out_lens(srec)
+    m_pos, s_pos, c_pos = 0, 0, 0
+    lost = 0
+    for i in range(nw):
+        m_seg = made.data_bytes[m_pos:m_pos + int(m_len[i])]
+        s_seg = stored.data_bytes[s_pos:s_pos + int(s_len[i])]
+        vals = np.frombuffer(cells, t, int(lens[i]) // size, c_pos)
+        m_pos, s_pos, c_pos = m_pos + int(m_len[i]), s_pos + int(s_len[i]), c_pos + int(lens[i])
+        if mrec[i].tobytes() == srec[i].tobytes() and m_seg == s_seg:
+            continue
+        w, o = int(srec["bits"][i]), int(srec["offset"][i])
+        # a wrapped range of w bits needs its minimum within 2**(w-1) of T min and its
+        # maximum (which survives: its offset is -1 or so) near T max; damage to a window
+        # rarely looks like that
+        if w >= 8 * size or not len(vals) or o > -(1 << (8 * size - 1)) + (1 << (w - 1)) or \
+                int(vals.max()) - o < (1 << (8 * size)) - (1 << (w - 1)) - 1 or \
+                not int(vals.min()) < o:
+            return False   # a difference that is not a window that lost values
+        lost += 1
+    return lost > 0 and m_pos == len(made.data_bytes) and s_pos == len(stored.data_bytes)
+
+
+BWR_WRAPPING_LOST = WriterRule(
+    "libtiledb < 2.29 (wrapping range subtraction), in a window that lost values",
+    last_format=22, accepts=_lost_windows,
+    note=("libtiledb < 2.29 reduced a signed window whose range overflows T (wrapping "
+          "subtraction) and lost values: cells decode below the window's minimum as written "
+          "(which the window offset records); a writer bug, fixed in 2.29 (TileDB PR 5506)"))
 
 
 class BitWidthReduction(_WindowedFilter):
     type = FilterType.BIT_WIDTH_REDUCTION
     type_of = staticmethod(bwr_type)
-    writer_rules = (BWR_CHECKED_RANGE, BWR_WRAPPING_RANGE)
+    writer_rules = (BWR_CHECKED_RANGE, BWR_WRAPPING_RANGE, BWR_WRAPPING_LOST)
 
     def _parse_windows(self, cur: Cursor, t: np.dtype) -> None:
         cur.u32("Length of input", D_BWR_INPUT)
@@ -285,7 +354,7 @@ class BitWidthReduction(_WindowedFilter):
         size, ut = t.itemsize, unsigned_of(t)
         signed = t.kind == "i"
         tmax = np.iinfo(t).max
-        wrapping = run.writer_rule == BWR_WRAPPING_RANGE.name
+        wrapping = run.writer_rule in (BWR_WRAPPING_RANGE.name, BWR_WRAPPING_LOST.name)
         lossy = 0
         recs: List[np.ndarray] = []
         outs: List[bytes] = []
@@ -310,7 +379,11 @@ class BitWidthReduction(_WindowedFilter):
             wbits = _bits_required((rng.view(ut) + ut.type(1)).view(t), signed)
             if wrapping:  # only a range of exactly T max was stored unreduced
                 exact = (rng == tmax) & has
-                lossy += int(np.count_nonzero(full & ~exact))
+                # an overflowed range reduced to fewer bits may lose values (which, the
+                # bytes cannot tell: the cells decode to values that encode the same way);
+                # one stored unreduced (width 8 * sizeof(T): e.g. INT64_MIN dense padding of
+                # libtiledb < 2.3 beside small values) reads back exactly as written
+                lossy += int(np.count_nonzero(full & ~exact & (wbits < 8 * size)))
                 full = exact
             wbits[full] = 8 * size
             empty = ~has

@@ -542,7 +542,10 @@ def _order_keys(schema: ArraySchema, cols: List[np.ndarray]) -> Optional[List[np
         ext = d.tile_extent
         if ext is None or d.domain is None or c.dtype.kind == "f":
             return list(cols if schema.cell_order == 0 else cols[::-1])
-        tiles.append((c.astype(np.int64) - int(d.domain[0])) // int(ext))
+        # c - domain low is >= 0 but may pass INT64 max (an int64 domain near +-2**62, a
+        # uint64 one above 2**63): taken modulo 2**64 in uint64, as exact as libtiledb's
+        u = c.astype(np.uint64) if c.dtype.kind == "u" else c.astype(np.int64).view(np.uint64)
+        tiles.append((u - np.uint64(int(d.domain[0]) % (1 << 64))) // np.uint64(int(ext)))
     cell = cols if schema.cell_order == 0 else cols[::-1]
     tile = tiles if schema.tile_order == 0 else tiles[::-1]
     return list(tile) + list(cell)

@@ -154,6 +154,29 @@ def test_bwr_signed_overflow_is_a_named_writer_bug_before_2_29():
             assert bugs[0].source.endswith("/a0.tdb")
 
 
+SOMA_UNS = os.path.join(paths.DATA, "soma", "pbmc68k", "ms", "RNA", "uns")
+
+
+@pytest.mark.parametrize("name", ["louvain_colors", "bulk_labels_colors"])
+def test_bwr_trailing_window_on_tiledbsoma_bytes(name):
+    """Issue 15 item 1 on the named writer's bytes: tiledbsoma 2.3 (libtiledb 2.30) writes
+    uns string columns with offsets filters [DOUBLE_DELTA, BIT_WIDTH_REDUCTION, ZSTD]; for
+    these 3-value columns DOUBLE_DELTA gives 33 bytes of UINT64, so BIT_WIDTH_REDUCTION ends
+    in a 1-byte window, stored with width 64 and offset 0 (the >= 2.29 rule, named)."""
+    uri = os.path.join(SOMA_UNS, name)
+    ((ci, run),) = _chunks(uri, "a0.tdb")
+    assert [s.name for s in ci.specs] == ["DOUBLE_DELTA", "BIT_WIDTH_REDUCTION", "ZSTD"]
+    assert len(run.stages[1].data_bytes) == 33
+    md = run.stages[2].metadata_bytes
+    assert md[:8] == (33).to_bytes(4, "little") + (2).to_bytes(4, "little")
+    assert md[8 + 13:8 + 26] == bytes(8) + b"\x40" + (1).to_bytes(4, "little")
+    c = _by_filter(_checks(ci, run), "BIT_WIDTH_REDUCTION")
+    assert c.status == IDENTICAL and c.rule == BWR_CHECKED_RANGE.name and c.default_rule
+    report = _report(uri)
+    _assert_clean(report)
+    assert not report.findings, [f.line() for f in report.findings]
+
+
 # ---- bytes written here by tiledb-py 0.36.1 ------------------------------------------------
 def _dense(uri, data, filters, dtype=None, var=False, offsets_filters=None):
     n = len(data)
