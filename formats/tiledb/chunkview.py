@@ -428,7 +428,7 @@ class TileDBChunkView:
     def cells_message(self) -> str:
         run = self.run
         if run is None or run.error is None:
-            return "Decoding the chunk…"
+            return "Not reversed yet: a chunk is reversed when it is selected (open)."
         return f"Cannot reach the cells: {run.error}"
 
     def cell_table(self, key: Optional[bytes]):
