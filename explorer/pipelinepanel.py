@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QTreeWidgetItem,
@@ -65,10 +66,13 @@ class PipelinePanel(QWidget):
         self.chunk_combo = QComboBox(self)
         self.chunk_combo.setVisible(False)
         self.chunk_combo.activated.connect(self._chunk_picked)
-        self.btn_cells = QPushButton("⏮ Cells", self)
+        self.btn_cells = QPushButton("|◀ Cells", self)
         self.btn_back = QPushButton("◀ Back", self)
         self.btn_step = QPushButton("Forward ▶", self)
         self.btn_fwd = QPushButton("Apply forward", self)
+        for b in (self.btn_cells, self.btn_back, self.btn_step, self.btn_fwd):
+            b.setAutoDefault(False)
+            b.setStyleSheet("padding: 2px 6px")   # four fit a 1024-px screen's dock
         self.btn_cells.setToolTip("Show the cells: every stage reversed")
         self.btn_back.setToolTip(f"Reverse one stage: the bytes before the next filter ({KEY_BACK})")
         self.btn_step.setToolTip(f"Re-apply one stage: the bytes after the next filter ({KEY_FORWARD})")
@@ -80,9 +84,13 @@ class PipelinePanel(QWidget):
         self.btn_fwd.clicked.connect(lambda: self.apply_forward())
         btns = QHBoxLayout()
         btns.setContentsMargins(0, 0, 0, 0)
-        for b in (self.btn_cells, self.btn_back, self.btn_step, self.btn_fwd):
+        btns.setSpacing(3)
+        for b in (self.btn_cells, self.btn_back, self.btn_step):
             btns.addWidget(b)
         btns.addStretch(1)
+        fwd_row = QHBoxLayout()   # Apply forward with its verdict beside it
+        fwd_row.setContentsMargins(0, 0, 0, 0)
+        fwd_row.addWidget(self.btn_fwd, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.shortcuts = []
         for key, fn in ((KEY_BACK, self.step_back), (KEY_FORWARD, self.step_forward),
                         (KEY_APPLY, self.apply_forward)):
@@ -94,6 +102,7 @@ class PipelinePanel(QWidget):
         self.verdict.setWordWrap(True)
         self.verdict.setTextFormat(Qt.TextFormat.RichText)
         self.verdict.setVisible(False)
+        fwd_row.addWidget(self.verdict, 1)
 
         self.tree = StageTree(self)
         self.tree.itemDoubleClicked.connect(self._row_activated)
@@ -109,11 +118,14 @@ class PipelinePanel(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.cells_pane, "Cells")
         self.tabs.addTab(self.editor, "Edit pipeline")
+        # narrow docks (a 1024-px screen): the tables scroll rather than widen the panel
+        for w in (self.tree, self.cells_pane, self.editor, self.tabs):
+            w.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
 
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.tree)
         split.addWidget(self.tabs)
-        self.tree.setMinimumHeight(150)
+        self.tree.setMinimumHeight(96)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         lay = QVBoxLayout(self)
@@ -122,7 +134,7 @@ class PipelinePanel(QWidget):
         lay.addWidget(self.title)
         lay.addWidget(self.chunk_combo)
         lay.addLayout(btns)
-        lay.addWidget(self.verdict)
+        lay.addLayout(fwd_row)
         lay.addWidget(split, 1)
         self._enable(False)
 
