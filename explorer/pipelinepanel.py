@@ -72,7 +72,7 @@ class PipelinePanel(QWidget):
         self.btn_fwd = QPushButton("Apply forward", self)
         for b in (self.btn_cells, self.btn_back, self.btn_step, self.btn_fwd):
             b.setAutoDefault(False)
-            b.setStyleSheet("padding: 2px 6px")   # four fit a 1024-px screen's dock
+            b.setStyleSheet("padding: 2px 4px")   # they fit a 1024-px screen's dock
         self.btn_cells.setToolTip("Show the cells: every stage reversed")
         self.btn_back.setToolTip(f"Reverse one stage: the bytes before the next filter ({KEY_BACK})")
         self.btn_step.setToolTip(f"Re-apply one stage: the bytes after the next filter ({KEY_FORWARD})")
@@ -129,7 +129,7 @@ class PipelinePanel(QWidget):
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
+        lay.setContentsMargins(2, 4, 2, 4)
         lay.setSpacing(4)
         lay.addWidget(self.title)
         lay.addWidget(self.chunk_combo)
