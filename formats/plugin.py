@@ -331,6 +331,20 @@ class ChunkView(Protocol):
         ...
 
 
+# ---- the array as a whole (the window's Array dock) -----------------------------------------
+@dataclass
+class SummaryRow:
+    """One row of an array's summary: what the structure tree's file list does not say at a
+    glance (schema, fields, fragments with their times and cell counts)."""
+
+    label: str
+    text: str = ""
+    size: str = ""                # right column (bytes, cells)
+    node: Optional[Node] = None   # what selecting the row shows
+    tooltip: str = ""
+    children: List["SummaryRow"] = field(default_factory=list)
+
+
 # ---- the plugin -----------------------------------------------------------------------------
 class FormatPlugin(Protocol):
     """One format. Members beyond `name` and `detection` may be missing where a format has
@@ -339,7 +353,8 @@ class FormatPlugin(Protocol):
     Optional members not listed as methods here (duck-typed by their single callers):
     `open_model(document, path)` (the model without the tree, for `values`),
     `health` / `extents` / `space` (`formats.health`), `member_names` / `member_document`
-    (a group's member arrays, `--array`)."""
+    (a group's member arrays, `--array`), `array_summary(document) -> Optional[SummaryRow]`
+    (the array as a whole, for the Array dock; None: the dock lists the folders and files)."""
 
     name: str
     detection: Detection

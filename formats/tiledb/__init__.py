@@ -85,6 +85,11 @@ class _TileDBPlugin:
 
         return None if _is_group(document) else array_space(document)
 
+    def array_summary(self, document):
+        from .summary import array_summary
+
+        return None if _is_group(document) else array_summary(document)
+
     def describe_entry(self, document, node):
         from .entries import describe_entry
 
