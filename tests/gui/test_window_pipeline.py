@@ -300,3 +300,36 @@ def test_clicking_a_nullable_cell_selects_value_and_validity_byte(qtbot, win, va
     assert _selected(win, validity) == (validity.offset, validity.offset + 1)
     null = panel.cells.table.cell_ranges(1)[1]
     assert null.source.read(null.offset, 1) == b"\x00"
+
+
+# ---- the same rule and steps for a Zarr chunk (written by zarr) ---------------------------
+def test_zarr_chunk_steps_and_record_bytes(qtbot, win):
+    import zarr
+
+    from tests.support.paths import SAMPLES
+
+    path = os.path.join(SAMPLES, "zarr_struct")
+    doc = _open(qtbot, win, path)
+    chunk = doc.root.resolve("c/0/0")
+    win.select_node(chunk)
+    panel = win.pipeline
+    st = panel.state
+    assert st.stage_count() == 1 and panel.current == 1
+    assert panel.cells.rowCount() == 16                        # the records at once
+    assert panel.tree.current_stage_row() is panel.tree.topLevelItem(0)
+    QTest.keyClick(win, Qt.Key_BracketLeft, Qt.ControlModifier)   # reverse zstd
+    rec = chunk["Records"]
+    assert panel.current == 0 and win.current_node is rec
+    assert panel.tree.current_stage_row().data(0, Qt.UserRole) == ("stage", 0)
+    QTest.keyClick(win, Qt.Key_BracketRight, Qt.ControlModifier)  # back to the stored chunk
+    assert panel.current == 1 and win.current_node is chunk
+    # a record's bytes are selected in the decoded tab; its array index is zarr's
+    _click_row(panel, 5, 1)
+    (r,) = panel.cells.table.cell_ranges(5)
+    size = rec.size // 16
+    assert (r.source, r.offset, r.length) == (rec.source, rec.offset + 5 * size, size)
+    assert win.tabs.current_view().source is rec.source
+    assert win.tabs.current_view().selection() == (r.offset, r.offset + size)
+    z = zarr.open_array(path, mode="r")
+    idx = tuple(int(v) for v in panel.cells.data(panel.cells.index(5, 0)).strip("[]").split(","))
+    assert r.source.read(r.offset, size) == z[idx].tobytes()
