@@ -126,8 +126,9 @@ class PipelinePanel(QWidget):
         split.addWidget(self.tree)
         split.addWidget(self.tabs)
         self.tree.setMinimumHeight(96)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 1)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setSizes([200, 300])   # the cells get the larger part, on any screen
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 4, 2, 4)
         lay.setSpacing(4)
@@ -137,6 +138,16 @@ class PipelinePanel(QWidget):
         lay.addLayout(fwd_row)
         lay.addWidget(split, 1)
         self._enable(False)
+
+    def heightForWidth(self, width: int) -> int:
+        # the dock's scroll area asks this (the title wraps): the least height at `width`,
+        # not the tables' wishes, which would make the panel taller than a 700-px screen
+        # and push the cells below the fold
+        extra = 0
+        for label in (self.title, self.verdict):
+            if label.isVisible():
+                extra += max(0, label.heightForWidth(width) - label.minimumSizeHint().height())
+        return self.minimumSizeHint().height() + extra
 
     # ---- context ---------------------------------------------------------------------
     @property

@@ -87,6 +87,9 @@ def share_docks(window) -> None:
     right = [d for d in (window.d_inspector,) if d.isVisible()]
     if left and right:
         window.resizeDocks(left + right, [tree_side, side], Qt.Orientation.Horizontal)
+    if window.height() < 800 and window.d_inspector.isVisible() and window.d_pipeline.isVisible():
+        # a short screen: the pipeline panel (stages and cells) before the inspector's text
+        window.resizeDocks([window.d_inspector, window.d_pipeline], [2, 3], Qt.Orientation.Vertical)
     if w < 1300 and window.d_browser.isVisible() and window.d_tree.isVisible():
         # the Array dock (the array as a whole) gives its height to the tree
         window.resizeDocks([window.d_browser, window.d_tree], [160, 10000],
