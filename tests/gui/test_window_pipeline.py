@@ -99,6 +99,16 @@ def test_filtered_tiledb_chunk_is_reversed_at_selection_like_zarr(qtbot, win, sh
     assert win.tabs.view_for(st.sources[0], create=False) is None
     # and the forward checks of both (deterministic) filters are in the rows already
     assert {c.k: c.status for c in st.checks} == {0: "identical", 1: "identical"}
+    # the stage nodes are indexed without rebuilding the document's index
+    session = win.session
+    assert session.node_at(chunk.source, chunk.offset) is not None   # the index is built
+    built = session.index._by_source
+    chunk2 = _frag(doc)["a0.tdb"]["Tile 2"]["Chunk 1"]
+    win.select_node(chunk2)
+    st2 = panel.state
+    assert session.index._by_source is built
+    cell = session.node_at(st2.sources[0], 8 * 41 + 2)
+    assert cell.name == "Cell 41" and cell.value == int(((100 + 41) ** 2) - 7)
 
 
 # ---- 2. a node outside any chunk clears the panel ------------------------------------------
