@@ -1,7 +1,9 @@
-"""The array browser: the opened directory as an array (schema versions, fragments with their
-timestamps, commits, metadata, enumerations, labels), from the document's dir/file nodes.
-For SCDL archives and Zarr hierarchies it lists the same folders and files. What each entry
-is comes from the format's plugin (`registry.describe_entry`)."""
+"""The array browser (the Array dock): the array as a whole, what the Structure tree does not
+say at a glance — the schema in one line, its dimensions and attributes with types and
+filters, the fragments in read order with their time, cell count, domain and size — from the
+format's plugin (`registry.array_summary`). Where the format gives no summary (SCDL archives,
+Zarr hierarchies, TileDB groups) it lists the folders and files, each described by the
+plugin (`registry.describe_entry`)."""
 from __future__ import annotations
 
 import os
@@ -41,6 +43,7 @@ class ArrayBrowser(QTreeWidget):
         self._loading: Optional[QTreeWidgetItem] = None
         self._loading_more = 0
         self.document = None
+        self.summary = None   # plugin.SummaryRow shown, or None (the file list)
 
     def state_changed(self, state: AppState, event: Event) -> None:
         if isinstance(event, DocumentChanged):
@@ -55,8 +58,17 @@ class ArrayBrowser(QTreeWidget):
         self._loading = None
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.document = document
+        self.summary = None
         root = document.root if document is not None and document.is_dir else None
+        self.setHeaderLabels(["Entry", "What", "Size"])
         if root is None:
+            return
+        try:
+            summary = registry.array_summary(document)
+        except Exception:  # noqa: BLE001 - the file list is shown instead
+            summary = None
+        if summary is not None:
+            self._show_summary(summary)
             return
         top, _ = self._add(None, root)
         self.addTopLevelItem(top)
@@ -66,10 +78,41 @@ class ArrayBrowser(QTreeWidget):
             if c.childCount() and c.childCount() <= 12:
                 c.setExpanded(True)
 
+    def _show_summary(self, summary) -> None:
+        self.summary = summary
+        self.setHeaderLabels(["Array", "What", "Size"])
+
+        def add(row, parent):
+            it = QTreeWidgetItem([row.label, row.text, row.size])
+            it.setToolTip(0, row.tooltip or row.label)
+            it.setToolTip(1, row.text)
+            it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if row.node is not None:
+                it.setData(0, Qt.ItemDataRole.UserRole, row.node)
+                self._items.setdefault(id(row.node), it)
+                worst = _worst(row.node) if row.node.kind != "dir" else "ok"
+                it.setIcon(0, theme.status_icon(worst) if worst != "ok"
+                           else theme.kind_icon(row.node.kind))
+            for c in row.children:
+                it.addChild(add(c, it))
+            return it
+        top = add(summary, None)
+        self.addTopLevelItem(top)
+        top.setExpanded(True)
+        for i in range(top.childCount()):   # two levels open where they are short
+            c = top.child(i)
+            if c is not None and c.childCount() <= 12:
+                c.setExpanded(True)
+                for j in range(c.childCount()):
+                    g = c.child(j)
+                    if g is not None and 0 < g.childCount() <= 12:
+                        g.setExpanded(True)
+
     # ---- while a path is being opened: the files parsed so far ----------------------------
     def begin_loading(self, path: str) -> None:
         """Replace the tree with a 'Loading…' list (no nodes: names and sizes only)."""
         self.set_root(None)
+        self.setHeaderLabels(["Entry", "What", "Size"])
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)   # long relative paths: keep the file name
         top = QTreeWidgetItem([f"Loading {os.path.basename(path.rstrip(os.sep)) or path}…",
                                "parsing", ""])
@@ -158,7 +201,7 @@ class ArrayBrowser(QTreeWidget):
     def _expanded(self, it: QTreeWidgetItem) -> None:
         """A deferred folder (a group member) opens: build it, then list its entries."""
         node = it.data(0, Qt.ItemDataRole.UserRole)
-        if node is None or it.childCount() or node.kind != "dir":
+        if self.summary is not None or node is None or it.childCount() or node.kind != "dir":
             return
         worst = self._add_children(it, node)   # builds the member with its own context
         it.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.DontShowIndicatorWhenChildless)
@@ -169,6 +212,17 @@ class ArrayBrowser(QTreeWidget):
             it.setIcon(0, theme.status_icon(worst))
 
     def select_file_of(self, node) -> None:
+        if self.summary is not None:   # the nearest row of the node or an ancestor
+            n = node
+            while n is not None and id(n) not in self._items:
+                n = n.parent
+            it = self._items.get(id(n)) if n is not None else None
+            if it is not None and it is not self.currentItem():
+                self.blockSignals(True)
+                self.setCurrentItem(it)
+                self.scrollToItem(it)
+                self.blockSignals(False)
+            return
         chain = []
         n = node
         while n is not None and id(n) not in self._items:

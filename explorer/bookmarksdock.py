@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from .bookmarkstore import COLOURS, Bookmark, BookmarkStore
+from .state import AppState, DocumentChanged, Event
 from .windowmenus import menu
 
 COLS = ("Name", "Source", "Offset", "Size")
@@ -44,6 +45,7 @@ class BookmarksPanel(QWidget):
     def __init__(self, window):
         super().__init__(window)
         self.win = window
+        self.dock: Optional[QDockWidget] = None   # set by install
         self.store = BookmarkStore(window.settings)
         self.table = QTableWidget(0, len(COLS), self)
         self.table.setHorizontalHeaderLabels(list(COLS))
@@ -82,6 +84,13 @@ class BookmarksPanel(QWidget):
         self._filling = False
 
     # ---- the list --------------------------------------------------------------------
+    def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged):
+            doc = state.session.document if state.session is not None else None
+            self.set_document(doc)
+            if self.dock is not None:
+                self.dock.setVisible(doc is not None and bool(self.store.items))
+
     def set_document(self, doc) -> None:
         self.store.load(doc.path if doc is not None else None)
         self.refresh()
@@ -218,8 +227,8 @@ def install(window) -> BookmarksPanel:
     window.d_diag.raise_()
     dock.hide()
     window.d_bookmarks, window.bookmarks = dock, panel
-    window.documentChanged.connect(panel.set_document)
-    window.documentChanged.connect(lambda doc: dock.setVisible(doc is not None and bool(panel.store.items)))
+    panel.dock = dock
+    window.state.subscribe(panel)   # DocumentChanged: this document's bookmarks
     window.tabs.viewCreated.connect(panel.decorate)
     window.tabs.viewCreated.connect(lambda v: v.menu_hooks.append(_hex_menu(panel)))
     add = QAction("Add &Bookmark…", window)

@@ -8,7 +8,7 @@ from arrayscope.formats.plugin import CellTable
 
 from .celltable import CellTableModel
 
-HINT = "Reverse the pipeline to see the cells."
+HINT = "Select a tile, a chunk or a cell to see its values."
 
 
 class CellsPane(QWidget):
@@ -42,6 +42,8 @@ class CellsPane(QWidget):
         h.setStretchLastSection(not wide)
         if wide:
             self.view.resizeColumnsToContents()
+        else:
+            self.view.resizeColumnToContents(0)   # coordinates / the value: read in full
 
     def show_message(self, text: str) -> None:
         self.model.set_table(None)

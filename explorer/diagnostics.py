@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats.findings import Finding
+from arrayscope.formats.findings import AES_TAG, WRONG_KEY, Finding
 
 from . import theme
 from .state import AppState, DocumentChanged, Event, FindingsAdded
@@ -232,6 +232,7 @@ class DiagnosticsPanel(QWidget):
     def add_findings(self, findings) -> int:
         """Merge `verify` findings: those the tree already shows (same source, offset and
         message) are not repeated. Returns how many rows were added."""
+        self._drop_summarised(findings)
         have = {r.key for r in self.model.rows}
         new = []
         for f in findings:
@@ -246,6 +247,17 @@ class DiagnosticsPanel(QWidget):
         self._verify_state = "done"
         self._update_summary()
         return len(new)
+
+    def _drop_summarised(self, findings) -> None:
+        """A wrong key is said once per file (verify's WRONG_KEY finding): the tree's row for
+        each chunk of that file that failed its AES-GCM tag goes, so no chunk is listed twice."""
+        files = {f.source for f in findings if f.code == WRONG_KEY}
+        if not files:
+            return
+        keep = [r for r in self.model.rows
+                if not (r.source in files and r.node is not None and r.node.code == AES_TAG)]
+        if len(keep) != len(self.model.rows):
+            self.model.set_rows(keep)
 
     def verify_failed(self, msg: str) -> None:
         self._verify_state = f"failed: {msg}"

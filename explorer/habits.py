@@ -1,7 +1,9 @@
 """What hex-editor users expect, installed into the main window: findings in place,
 bookmarks, find-all, export, diff, overview bar, legend, theme.
-Each feature is its own module with an `install(window)`; this is the one line the window
-calls (the shell's panel protocol will list them instead)."""
+Each feature is its own module with an `install(window)` that builds its widgets; the ones
+that follow the document and the selection do it as panels of the window's state
+(`window.state.subscribe`: findings in place, bookmarks), like the docks. This is the one
+line the window calls."""
 from __future__ import annotations
 
 from . import (

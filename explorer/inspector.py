@@ -3,9 +3,9 @@ at the cursor read as every common type."""
 from __future__ import annotations
 
 import html
-from typing import Optional
+from typing import List, Optional
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from arrayscope.formats.specref import SpecLink, resolve
+
 from . import theme
 from .interpret import interpretations
 from .state import AppState, DocumentChanged, Event, SelectionChanged
@@ -31,6 +33,9 @@ class Inspector(QWidget):
         super().__init__(parent)
         self.info = QTextBrowser(self)
         self.info.setOpenLinks(False)
+        self.info.anchorClicked.connect(self._anchor)
+        self.spec_links: List[SpecLink] = []     # the shown field's spec references
+        self.spec_viewer = None                  # specviewer.SpecViewer, made on first use
         self.info.setPlaceholderText("Select a node to see what its bytes mean.")
         self.table = QTableWidget(0, 3, self)
         self.table.setHorizontalHeaderLabels(["Type", "Little endian", "Big endian"])
@@ -67,6 +72,30 @@ class Inspector(QWidget):
         lay.addWidget(split)
         self._mono = theme.mono_font()
 
+    # ---- spec references: links to the bundled format documents -----------------------
+    def _spec_html(self, spec: str) -> str:
+        e = html.escape
+        self.spec_links = resolve(spec)
+        if not self.spec_links:
+            return f"spec: <i>{e(spec)}</i>"
+        links = ", ".join(f"<a href='spec:{i}'>{e(link.file)}"
+                          f"{' § ' + e(link.heading[-1]) if link.heading else ''}</a>"
+                          for i, link in enumerate(self.spec_links))
+        return f"spec: <i>{e(spec)}</i><br>open: {links}"
+
+    def _anchor(self, url: QUrl) -> None:
+        if url.scheme() == "spec" and url.path().isdigit():
+            i = int(url.path())
+            if 0 <= i < len(self.spec_links):
+                self.open_spec(self.spec_links[i])
+
+    def open_spec(self, link: SpecLink) -> bool:
+        from .specviewer import SpecViewer
+
+        if self.spec_viewer is None:
+            self.spec_viewer = SpecViewer(self.window())
+        return self.spec_viewer.show_link(link)
+
     # ---- the node --------------------------------------------------------------------
     def state_changed(self, state: AppState, event: Event) -> None:
         if isinstance(event, DocumentChanged) and state.session is None:
@@ -98,7 +127,7 @@ class Inspector(QWidget):
             meta = []
             meta.append(e(d.presence_text(version)))
             if d.spec:
-                meta.append(f"spec: <i>{e(d.spec)}</i>")
+                meta.append(self._spec_html(d.spec))
             parts.append("<p style='color:gray'>" + "<br>".join(meta) + "</p>")
             if d.note:
                 parts.append(f"<p><b>Note</b>: {e(d.note)}</p>")

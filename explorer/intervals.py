@@ -140,9 +140,22 @@ class DocumentIndex:
     def invalidate(self) -> None:
         self._by_source = None
 
-    def _build(self) -> Dict[int, SourceIndex]:
+    def add(self, node) -> None:
+        """Index a subtree hung under the tree (a stage made by the pipeline panel): its
+        sources are new ones, so only they are indexed, not the whole document again (a
+        chunk is reversed at each first selection). A source indexed already: rebuild."""
+        if self._by_source is None:
+            return
+        new = self._build(node)
+        if any(k in self._by_source for k in new):
+            self._by_source = None
+            return
+        self._by_source.update(new)
+
+    def _build(self, top=None) -> Dict[int, SourceIndex]:
         groups: Dict[int, Tuple[object, List[object]]] = {}
-        stack = [self.root] if self.root is not None else []
+        top = self.root if top is None else top
+        stack = [top] if top is not None else []
         while stack:
             n = stack.pop()
             src = n.source

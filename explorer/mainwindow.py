@@ -102,6 +102,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self.pipeline = PipelinePanel(self)
         self.pipeline.stageReady.connect(self._stage_ready)
         self.pipeline.nodeRequested.connect(lambda n: self.select_node(n))
+        self.pipeline.rangesRequested.connect(self._select_ranges)
         self.browser = ArrayBrowser(self)
         self.browser.nodeActivated.connect(lambda n: self.select_node(n, origin="browser"))
         self.diag = DiagnosticsPanel(self)
@@ -340,11 +341,21 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
             self.tree.model.notify_children_added(stage_node.parent)
         if unit:
             self._units[id(stage_node.source)] = unit
+        if show_source is False:   # attached only (a chunk reversed at selection)
+            return
         if show_source is not None:
             self.tabs.view_for(show_source)
             self.select_node(stage_node)
         else:
             self.tabs.view_for(stage_node.source, activate=False)
+
+    def _select_ranges(self, ranges) -> None:
+        """A cell's bytes (plugin.CellRange list, its own buffer first): each selected in its
+        source's tab, the first tab in front."""
+        for r in reversed(ranges):
+            view = self.tabs.view_for(r.source, activate=r is ranges[0])
+            if view is not None:
+                view.select_range(r.offset, r.offset + r.length)
 
     # ---- misc ------------------------------------------------------------------------
     def _diag_counts(self, errors: int, warnings: int) -> None:

@@ -1,7 +1,12 @@
 """The pipeline panel: a chunk's stages (TileDB filters, Zarr codecs: a `ChunkView` from the
-format's plugin), reversed step by step or all at once, checked forward, ending in a table
-of the chunk's values; and a pipeline editor to try other filters on the decoded cells
-(teaching).
+format's plugin), ending in a table of the chunk's values; and a pipeline editor to try other
+filters on the decoded cells (teaching).
+
+One rule for every format: a selected chunk is reversed down to its cells at once (lazily,
+when first selected: `ChunkView.open`); the stage shown is highlighted, and one stage back
+(reverse) or forward (re-apply) is a button or a key away. "Apply forward" re-encodes the
+cells: its bytes open as a tab, with a match / differ verdict. Clicking a cell selects its
+bytes (value, offset entry, var bytes, validity byte) in the hex views.
 
 The parts: `stagetree` (the stage list), `cellspane` (the values table), `pipelineeditor`
 (the editor). What was done with each chunk lives in its view (kept per chunk here)."""
@@ -11,11 +16,13 @@ import html
 from typing import Dict, Optional
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QTreeWidgetItem,
@@ -35,18 +42,23 @@ from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 __all__ = ["PipelineEditor", "PipelinePanel"]
 
+KEY_BACK, KEY_FORWARD, KEY_APPLY = "Ctrl+[", "Ctrl+]", "Ctrl+Shift+F"
+NO_TAB = False   # stageReady's source: attach the stage, open no tab
+
 
 class PipelinePanel(QWidget):
     # chunk node, stage root node, source to show (None: open its tab without switching),
     # the stage's datetime unit (None: not datetimes)
     stageReady = Signal(object, object, object, object)
     nodeRequested = Signal(object)
+    rangesRequested = Signal(object)   # [plugin.CellRange]: a clicked cell's bytes
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.session = None
         self.state: Optional[ChunkView] = None
         self._views: Dict[object, ChunkView] = {}
+        self.current: Optional[int] = None   # the stage shown (n: the stored chunk)
 
         self.title = QLabel("Select a tile or a chunk to see its filter pipeline.", self)
         self.title.setWordWrap(True)
@@ -54,20 +66,43 @@ class PipelinePanel(QWidget):
         self.chunk_combo = QComboBox(self)
         self.chunk_combo.setVisible(False)
         self.chunk_combo.activated.connect(self._chunk_picked)
-        self.btn_next = QPushButton("Reverse next stage", self)
-        self.btn_all = QPushButton("Reverse all", self)
+        self.btn_cells = QPushButton("|◀ Cells", self)
+        self.btn_back = QPushButton("◀ Back", self)
+        self.btn_step = QPushButton("Forward ▶", self)
         self.btn_fwd = QPushButton("Apply forward", self)
-        self.btn_next.setToolTip("Undo the next filter (from the disk side): its output opens as a hex tab")
-        self.btn_all.setToolTip("Undo every filter down to the cells")
-        self.btn_fwd.setToolTip("Apply each filter again to the reversed bytes and compare with the stored bytes")
-        self.btn_next.clicked.connect(self.reverse_next)
-        self.btn_all.clicked.connect(self.reverse_all)
-        self.btn_fwd.clicked.connect(self.apply_forward)
+        for b in (self.btn_cells, self.btn_back, self.btn_step, self.btn_fwd):
+            b.setAutoDefault(False)
+            b.setStyleSheet("padding: 2px 4px")   # they fit a 1024-px screen's dock
+        self.btn_cells.setToolTip("Show the cells: every stage reversed")
+        self.btn_back.setToolTip(f"Reverse one stage: the bytes before the next filter ({KEY_BACK})")
+        self.btn_step.setToolTip(f"Re-apply one stage: the bytes after the next filter ({KEY_FORWARD})")
+        self.btn_fwd.setToolTip("Apply the whole pipeline to the cells: the re-encoded bytes open "
+                                f"as a tab, compared with the stored bytes ({KEY_APPLY})")
+        self.btn_cells.clicked.connect(self.reverse_all)
+        self.btn_back.clicked.connect(self.step_back)
+        self.btn_step.clicked.connect(self.step_forward)
+        self.btn_fwd.clicked.connect(lambda: self.apply_forward())
         btns = QHBoxLayout()
         btns.setContentsMargins(0, 0, 0, 0)
-        for b in (self.btn_next, self.btn_all, self.btn_fwd):
+        btns.setSpacing(3)
+        for b in (self.btn_cells, self.btn_back, self.btn_step):
             btns.addWidget(b)
         btns.addStretch(1)
+        fwd_row = QHBoxLayout()   # Apply forward with its verdict beside it
+        fwd_row.setContentsMargins(0, 0, 0, 0)
+        fwd_row.addWidget(self.btn_fwd, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.shortcuts = []
+        for key, fn in ((KEY_BACK, self.step_back), (KEY_FORWARD, self.step_forward),
+                        (KEY_APPLY, self.apply_forward)):
+            sc = QShortcut(QKeySequence(key), self)
+            sc.setContext(Qt.ShortcutContext.WindowShortcut)
+            sc.activated.connect(fn)
+            self.shortcuts.append(sc)
+        self.verdict = QLabel("", self)
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextFormat(Qt.TextFormat.RichText)
+        self.verdict.setVisible(False)
+        fwd_row.addWidget(self.verdict, 1)
 
         self.tree = StageTree(self)
         self.tree.itemDoubleClicked.connect(self._row_activated)
@@ -83,21 +118,36 @@ class PipelinePanel(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.cells_pane, "Cells")
         self.tabs.addTab(self.editor, "Edit pipeline")
+        # narrow docks (a 1024-px screen): the tables scroll rather than widen the panel
+        for w in (self.tree, self.cells_pane, self.editor, self.tabs):
+            w.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
 
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.tree)
         split.addWidget(self.tabs)
-        self.tree.setMinimumHeight(150)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 1)
+        self.tree.setMinimumHeight(96)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setSizes([200, 300])   # the cells get the larger part, on any screen
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
+        lay.setContentsMargins(2, 4, 2, 4)
         lay.setSpacing(4)
         lay.addWidget(self.title)
         lay.addWidget(self.chunk_combo)
         lay.addLayout(btns)
+        lay.addLayout(fwd_row)
         lay.addWidget(split, 1)
         self._enable(False)
+
+    def heightForWidth(self, width: int) -> int:
+        # the dock's scroll area asks this (the title wraps): the least height at `width`,
+        # not the tables' wishes, which would make the panel taller than a 700-px screen
+        # and push the cells below the fold
+        extra = 0
+        for label in (self.title, self.verdict):
+            if label.isVisible():
+                extra += max(0, label.heightForWidth(width) - label.minimumSizeHint().height())
+        return self.minimumSizeHint().height() + extra
 
     # ---- context ---------------------------------------------------------------------
     @property
@@ -116,35 +166,46 @@ class PipelinePanel(QWidget):
 
     def set_session(self, session) -> None:
         self.session = session
-        self.state = None
         self._views.clear()
+        self.clear()
+
+    def clear(self) -> None:
+        """No chunk: an empty panel saying what to select."""
+        self.state = None
+        self.current = None
         self.tree.clear()
-        self.cells_pane.clear()
+        self.cells_pane.show_message("")
         self.editor.set_lab(None)
         self.editor.set_cells(None)
         self.title.setText(registry.pipeline_hint(self._document))
+        self.title.setToolTip("")
         self.chunk_combo.setVisible(False)
+        self.verdict.setVisible(False)
         self._enable(False)
 
     def _enable(self, on: bool) -> None:
-        for b in (self.btn_next, self.btn_all, self.btn_fwd):
+        for b in (self.btn_cells, self.btn_back, self.btn_step, self.btn_fwd):
             b.setEnabled(on)
         self.editor.setEnabled(on)
 
     def set_node(self, node: Optional[Node]) -> bool:
-        """Show the stages of the chunk `node` belongs to; False when none."""
+        """Show the stages of the chunk `node` belongs to; False (an empty panel) when none."""
         try:
             view = registry.chunk_view(self._document, node)
         except Exception:  # noqa: BLE001 - a panel is not worth an exception
             view = None
         if view is None:
+            self.clear()
             return False
         known = self._views.get(view.identity)
-        if known is not None and known is self.state:
-            self._follow(node)
-            return True
-        self._show(known or view)
+        if known is None or known is not self.state:
+            self._show(known or view)
+        st = self.state
+        if st is not None:
+            k = st.stage_of(node)
+            self.current = st.stage_count() if k is None else k
         self._follow(node)
+        self._sync_buttons()
         return True
 
     def _show(self, view: ChunkView) -> None:
@@ -167,7 +228,15 @@ class PipelinePanel(QWidget):
         self.title.setToolTip(view.tooltip)
         lab = view.lab()
         self.editor.set_lab(lab)
-        self._enable(lab is not None)   # stages to reverse by hand, a pipeline to apply forward
+        self.editor.setEnabled(lab is not None)
+        self.verdict.setVisible(False)
+        self.current = view.stage_count()
+        try:
+            made = view.open(self._key)   # the one rule: shown reversed down to the cells
+        except Exception:  # noqa: BLE001 - a chunk that cannot be reversed says so in its rows
+            made = []
+        for j in made:
+            self._attach(view, j, show=NO_TAB)
         self._refresh()
 
     def _follow(self, node: Optional[Node]) -> None:
@@ -189,49 +258,80 @@ class PipelinePanel(QWidget):
             self.nodeRequested.emit(view.node)
 
     # ---- actions ---------------------------------------------------------------------
-    def reverse_next(self) -> None:
+    def step_back(self) -> None:
+        """Reverse one stage (towards the cells)."""
+        if self.state is not None and self.current is not None and self.current > 0:
+            self.go_to_stage(self.current - 1)
+
+    def step_forward(self) -> None:
+        """Re-apply one stage (towards the stored bytes)."""
         st = self.state
-        if st is not None and st.can_reverse():
-            self._reverse_to(st.lowest() - 1)
+        if st is not None and self.current is not None and self.current < st.stage_count():
+            self.go_to_stage(self.current + 1)
+
+    # the names of the first panel (tests, menus)
+    reverse_next = step_back
 
     def reverse_all(self) -> None:
-        if self.state is not None and self.state.can_reverse():
-            self._reverse_to(0)
+        self.go_to_stage(0)
 
-    def _reverse_to(self, k: int) -> None:
+    def go_to_stage(self, k: int) -> None:
+        """Show stage k of the chunk (n: the stored chunk) and select its node."""
         st = self.state
         if st is None or self.session is None:
             return
-        for j in st.reverse_to(k, self._key):
-            self._attach(st, j, show=False)
+        n = st.stage_count()
+        k = max(0, min(n, k))
+        for j in st.open(self._key):
+            self._attach(st, j, show=NO_TAB)
+        node = st.stage_node(k) if k < n else st.node
+        if node is None and k < n and st.remake_stage(k):   # its tab was closed
+            self._attach(st, k, show=NO_TAB)
+            node = st.stage_node(k)
         self._refresh()
-        low = st.lowest()
-        last = st.stage_node(low)
-        if last is not None:
-            self.stageReady.emit(st.node, last, st.stage_source(low), self._unit(st, low))
+        if node is None:
+            return
+        self.current = k
+        self._sync_buttons()
+        self.nodeRequested.emit(node)
 
-    def _attach(self, st: ChunkView, k: int, show: bool) -> None:
+    def _attach(self, st: ChunkView, k: int, show: object) -> None:
         node = st.stage_node(k)
         if node is None or self.session is None:
             return
-        if st.node is not None:
+        if st.node is not None and node.parent is None:
             self.session.attach(st.node, node)
-        self.stageReady.emit(st.node, node, st.stage_source(k) if show else None, self._unit(st, k))
+        self.stageReady.emit(st.node, node, st.stage_source(k) if show is True else show,
+                             self._unit(st, k))
 
     @staticmethod
     def _unit(st: ChunkView, k: int) -> Optional[str]:
         return st.value_unit() if k == 0 else None
 
-    def apply_forward(self, refresh: bool = True) -> None:
+    def apply_forward(self) -> None:
+        """Re-encode the cells with the whole pipeline: its bytes as a tab, and the verdict."""
         st = self.state
-        if st is None:
+        if st is None or self.session is None:
             return
-        if st.lowest() > 0 or st.cells() is None:
-            self._reverse_to(0)
+        res = st.forward_result(self._key)
+        if res is None:
+            self._say("This format's codecs are not applied forward here.", "warning")
             return
-        st.forward_check(self._key)
-        if refresh:
-            self._refresh()
+        self._say(res.verdict, res.status, res.detail)
+        node = res.node
+        if node is not None:
+            if st.node is not None and node.parent is None:
+                self.session.attach(st.node, node)
+            self.stageReady.emit(st.node, node, node.source, None)
+        self._refresh()
+
+    def _say(self, text: str, status: str, detail: str = "") -> None:
+        col = {"ok": theme.ok_color(), "warning": theme.warning_color()}.get(
+            status, theme.error_color()).name()
+        self.verdict.setText(f"<span style='color:{col}'><b>Forward:</b> "
+                             f"{html.escape(text, quote=False)}</span>")
+        self.verdict.setToolTip(detail)
+        self.verdict.setVisible(True)
 
     # ---- display ---------------------------------------------------------------------
     def _refresh(self) -> None:
@@ -247,8 +347,20 @@ class PipelinePanel(QWidget):
             self.cells_pane.show_table(table)
         else:
             self.cells_pane.show_message(st.cells_message())
-        self.btn_next.setEnabled(st.can_reverse())
-        self.btn_all.setEnabled(st.can_reverse())
+        self._sync_buttons()
+
+    def _sync_buttons(self) -> None:
+        """Back / forward as far as the stages go; the stage shown highlighted."""
+        st, k = self.state, self.current
+        if st is None or k is None:
+            self._enable(False)
+            return
+        n = st.stage_count()
+        self.btn_cells.setEnabled(k > 0)
+        self.btn_back.setEnabled(k > 0)
+        self.btn_step.setEnabled(k < n)
+        self.btn_fwd.setEnabled(n > 0 and st.lab() is not None)
+        self.tree.mark_current(k, n)
 
     def is_stage_source(self, src) -> bool:
         return any(v.owns_source(src) for v in self._views.values())
@@ -265,28 +377,24 @@ class PipelinePanel(QWidget):
         return None
 
     def _cell_clicked(self, index: QModelIndex) -> None:
-        """A row of the values table: select that cell's or record's node."""
+        """A row of the values table: select that cell's or record's node, and its bytes
+        (value, offset entry and var bytes, validity byte) in the hex views."""
         table = self.cells.table
-        node = table.node_of_row(index.row()) if table is not None else None
+        if table is None:
+            return
+        node = table.node_of_row(index.row())
         if node is not None:
             self.nodeRequested.emit(node)
+        ranges = table.cell_ranges(index.row())
+        if ranges:
+            self.rangesRequested.emit(ranges)
 
     def _row_clicked(self, item: QTreeWidgetItem, _c: int) -> None:
         d = item.data(0, ROLE)
         if d and d[0] == "node":
             self.nodeRequested.emit(d[1])
+        elif d and d[0] == "stage":
+            self.go_to_stage(d[1])
 
-    def _row_activated(self, item: QTreeWidgetItem, _c: int) -> None:
-        d = item.data(0, ROLE)
-        st = self.state
-        if not d or st is None or d[0] != "stage":
-            return
-        k = d[1]
-        if st.stage_node(k) is None and st.lowest() > k:
-            self._reverse_to(k)
-        elif st.stage_node(k) is None and st.remake_stage(k):   # its tab was closed
-            self._attach(st, k, show=False)
-            self._refresh()
-        node = st.stage_node(k)
-        if node is not None:
-            self.nodeRequested.emit(node)
+    def _row_activated(self, item: QTreeWidgetItem, c: int) -> None:
+        self._row_clicked(item, c)

@@ -63,7 +63,7 @@ class Session:
     def attach(self, parent: Node, child: Node) -> None:
         """Hang a window-made node (a stage output) under `parent` and index it."""
         parent.add(child)
-        self.index.invalidate()
+        self.index.add(child)
 
     def close(self) -> None:
         self.document.close()

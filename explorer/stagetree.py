@@ -6,10 +6,10 @@ Each row's `Qt.ItemDataRole.UserRole` data says what it stands for: ("stage", k)
 reverse to) or ("node", node) (a node to select)."""
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
 from arrayscope.formats.plugin import StageRow
@@ -65,6 +65,39 @@ class StageTree(QTreeWidget):
             self.addTopLevelItem(it)
             if row.error is not None or row.expanded:
                 it.setExpanded(True)
+        self._current: Optional[QTreeWidgetItem] = None
+
+    def mark_current(self, k: int, n: int) -> None:
+        """Highlight the row of stage k (the stored row for k == n): bold on a tint."""
+        want = None
+        items = [self.topLevelItem(i) for i in range(self.topLevelItemCount())]
+        for i, it in enumerate(items):
+            assert it is not None
+            d = it.data(0, ROLE)
+            if (k == n and i == 0) or (k < n and d == ("stage", k)):
+                want = it
+                break
+        for it in items:
+            assert it is not None
+            on = it is want
+            for c in range(self.columnCount()):
+                f = QFont(it.font(c))
+                f.setBold(on)
+                it.setFont(c, f)
+                it.setBackground(c, QBrush(_tint()) if on else QBrush())
+        if want is not None:
+            self.setCurrentItem(want)
+            self.scrollToItem(want)
+        self._current = want
+
+    def current_stage_row(self) -> Optional[QTreeWidgetItem]:
+        return getattr(self, "_current", None)
+
+
+def _tint() -> QColor:
+    c = QColor(theme.info_color())
+    c.setAlpha(70)
+    return c
 
 
 def _icon(row: StageRow):

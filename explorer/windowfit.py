@@ -8,6 +8,9 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFrame, QHeaderView, QScrollArea, QSizePolicy
 
 NAME_MAX_SHARE = 0.6    # the Name column takes at most this share of the tree's width
+NARROW_TREE = 420       # a tree narrower than this (a 1024-px screen): names first
+NARROW_NAME_SHARE = 0.82
+NARROW_INDENT = 12
 
 
 def scroll_dock(dock: QDockWidget) -> QScrollArea:
@@ -26,9 +29,14 @@ def scroll_dock(dock: QDockWidget) -> QScrollArea:
 
 
 def fit_name_column(window) -> None:
+    """The Name column follows its content, up to a share of the tree; in a narrow tree the
+    names take nearly all of it (values and offsets scroll) and levels indent less."""
     view = window.tree.view
+    vw = view.viewport().width()
+    narrow = vw < NARROW_TREE
+    view.setIndentation(NARROW_INDENT if narrow else 20)
     view.resizeColumnToContents(0)
-    cap = int(view.viewport().width() * NAME_MAX_SHARE)
+    cap = int(vw * (NARROW_NAME_SHARE if narrow else NAME_MAX_SHARE))
     if cap > 120 and view.columnWidth(0) > cap:
         view.setColumnWidth(0, cap)
 
@@ -73,8 +81,17 @@ def share_docks(window) -> None:
     names; the default sizes were made for one screen size)."""
     w = window.width()
     side = max(260, int(w * 0.21))
+    # the tree's names need the width more than the inspector on a small screen
+    tree_side = max(300, side) if w < 1300 else side
     left = [d for d in (window.d_tree,) if d.isVisible()]
     right = [d for d in (window.d_inspector,) if d.isVisible()]
     if left and right:
-        window.resizeDocks(left + right, [side, side], Qt.Orientation.Horizontal)
+        window.resizeDocks(left + right, [tree_side, side], Qt.Orientation.Horizontal)
+    if window.height() < 800 and window.d_inspector.isVisible() and window.d_pipeline.isVisible():
+        # a short screen: the pipeline panel (stages and cells) before the inspector's text
+        window.resizeDocks([window.d_inspector, window.d_pipeline], [2, 3], Qt.Orientation.Vertical)
+    if w < 1300 and window.d_browser.isVisible() and window.d_tree.isVisible():
+        # the Array dock (the array as a whole) gives its height to the tree
+        window.resizeDocks([window.d_browser, window.d_tree], [160, 10000],
+                           Qt.Orientation.Vertical)
     fit_name_column(window)

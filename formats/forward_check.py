@@ -18,7 +18,7 @@ stages keep their parts), and from the stored stage once a codec re-encoded it.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
 from .filters import DataInfo, FilterSpec, RunContext, Stage, get, stage_infos
@@ -49,6 +49,8 @@ class StageCheck:
     stored_size: int = 0
     detail: str = ""
     notes: Tuple[str, ...] = ()   # known writer bugs the matching encoding reproduced
+    # what forward made ([metadata][data]) with the rule reported (the window shows it)
+    made: bytes = field(default=b"", repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -158,7 +160,7 @@ def check_forward(specs: Sequence[FilterSpec], stages: Sequence[Optional[Stage]]
             if rule.accepts is not None:
                 if rule.accepts(made, stored):
                     best = rep(proto, status=TOLERATED, rule=rule.name,
-                               default_rule=rule is rules0, made_size=len(made_b),
+                               default_rule=rule is rules0, made_size=len(made_b), made=made_b,
                                notes=(rule.note,) if rule.note else ())
                     made_ok = stored
                     break
@@ -169,12 +171,12 @@ def check_forward(specs: Sequence[FilterSpec], stages: Sequence[Optional[Stage]]
                 tol = tuple(made.uninitialised) if status == TOLERATED else ()
                 best = rep(proto, status=status, rule=rule.name, default_rule=rule is rules0,
                            ranges=_merge(tol, len(stored_b)), made_size=len(made_b),
-                           notes=tuple(made.notes))
+                           notes=tuple(made.notes), made=made_b)
                 made_ok = made if status == IDENTICAL else _with_bytes_of(made, stored)
                 break
             if best is None or best.status == FAILED:
                 best = rep(proto, rule=rule.name if len(rules) > 1 else "",
-                           ranges=tuple(bad), made_size=len(made_b))
+                           ranges=tuple(bad), made_size=len(made_b), made=made_b)
         assert best is not None
         if best.ok and not best.default_rule and rules0 not in rules:
             best = dataclasses.replace(best, default_rule=_matches(f, spec, src, infos[k], run,

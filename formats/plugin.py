@@ -12,9 +12,12 @@ through these types; the window imports this module, never a plugin module
     ChunkView      one chunk or codec chain, stage by stage: stage k is the bytes before
                    filter/codec k was applied (stage 0 the cells, stage n the stored bytes);
                    reversing makes derived sources with nodes, a forward check says whether
-                   re-applying a stage gives the stored bytes, and `cell_table` the values
+                   re-applying a stage gives the stored bytes, and `cell_table` the values.
+                   One rule for every format: a chunk is shown reversed down to its cells
+                   (`open`, when it is first selected), its stages stay steppable
     CellTable      the values of one chunk as rows and columns of text (coordinates, units
-                   and nulls already rendered), painted lazily by the window
+                   and nulls already rendered), painted lazily by the window, and the
+                   bytes of each cell (`cell_ranges`) for the hex view to select
     PipelineLab    an editable copy of a chunk's pipeline to try on its cells (teaching)
     FieldValues    one entry of the `values` command
 
@@ -127,6 +130,27 @@ class Column:
     mono: bool = False            # offsets and hex bytes
 
 
+@dataclass(frozen=True)
+class CellRange:
+    """Bytes of one cell in a buffer the window can show: `source` is a file's source (an
+    unfiltered tile) or a derived stage source (the decoded tile)."""
+
+    source: object
+    offset: int
+    length: int
+    part: str = "value"           # "value", "offset" (var cell's entry), "var", "validity"
+
+
+@dataclass(frozen=True)
+class ForwardResult:
+    """A chunk's cells re-encoded by its pipeline, compared with the stored bytes."""
+
+    node: Optional[Node]          # root node of the re-encoded bytes (a derived source)
+    status: Status                # ok: reproduced; warning: re-encoded / writer quirk; error
+    verdict: str                  # one line ("✓ forward reproduces the stored 1,234 B")
+    detail: str = ""              # each filter's check, one per line
+
+
 @runtime_checkable
 class CellTable(Protocol):
     """The values of one chunk, a row per cell or record; only painted rows are formatted."""
@@ -149,6 +173,11 @@ class CellTable(Protocol):
         ...
 
     def row_of_node(self, node: Node) -> Optional[int]: ...
+
+    def cell_ranges(self, row: int) -> List[CellRange]:
+        """The bytes of that cell: its value (fixed), its offset entry and its var bytes
+        (var-sized), its validity byte (nullable); the first is the table's own buffer."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -226,6 +255,25 @@ class ChunkView(Protocol):
         """The stage list as it stands."""
         ...
 
+    def open(self, key: Optional[bytes]) -> List[int]:
+        """Reverse every stage down to the cells (the one rule: a selected chunk is shown
+        reversed); the stages newly made. Cheap when already done."""
+        ...
+
+    def stage_count(self) -> int:
+        """n: the number of filters / codecs (stage n is the stored bytes)."""
+        ...
+
+    def stage_of(self, node: Optional[Node]) -> Optional[int]:
+        """The stage `node` shows (n for the stored chunk), None when not this chunk's."""
+        ...
+
+    def forward_result(self, key: Optional[bytes]) -> Optional[ForwardResult]:
+        """Apply the pipeline forward to the cells: the re-encoded bytes (a derived source
+        with a node, for the window to attach and show) and the verdict; None when the
+        format cannot apply it forward."""
+        ...
+
     def siblings(self) -> List[Tuple[str, Optional[Node]]]:
         """Other chunks of the same tile (label, node), empty when there is one."""
         ...
@@ -283,6 +331,20 @@ class ChunkView(Protocol):
         ...
 
 
+# ---- the array as a whole (the window's Array dock) -----------------------------------------
+@dataclass
+class SummaryRow:
+    """One row of an array's summary: what the structure tree's file list does not say at a
+    glance (schema, fields, fragments with their times and cell counts)."""
+
+    label: str
+    text: str = ""
+    size: str = ""                # right column (bytes, cells)
+    node: Optional[Node] = None   # what selecting the row shows
+    tooltip: str = ""
+    children: List["SummaryRow"] = field(default_factory=list)
+
+
 # ---- the plugin -----------------------------------------------------------------------------
 class FormatPlugin(Protocol):
     """One format. Members beyond `name` and `detection` may be missing where a format has
@@ -291,7 +353,8 @@ class FormatPlugin(Protocol):
     Optional members not listed as methods here (duck-typed by their single callers):
     `open_model(document, path)` (the model without the tree, for `values`),
     `health` / `extents` / `space` (`formats.health`), `member_names` / `member_document`
-    (a group's member arrays, `--array`)."""
+    (a group's member arrays, `--array`), `array_summary(document) -> Optional[SummaryRow]`
+    (the array as a whole, for the Array dock; None: the dock lists the folders and files)."""
 
     name: str
     detection: Detection

@@ -119,6 +119,13 @@ def describe_entry(document, node) -> str:
     return fn(document, node)
 
 
+def array_summary(document):
+    """The array as a whole (`plugin.SummaryRow`), or None when the format gives none."""
+    p = plugin_named(getattr(document, "format", None))
+    fn = getattr(p, "array_summary", None)
+    return fn(document) if fn is not None else None
+
+
 def pipeline_hint(document) -> str:
     p = plugin_named(getattr(document, "format", None))
     return getattr(p, "pipeline_hint", "") or "Select a tile or a chunk to see its filter pipeline."

@@ -247,7 +247,7 @@ def _collapse_keys(found: List[Finding], document) -> List[Finding]:
                 out.append(Finding("error", WRONG_KEY, src, fs[0].offset, fs[0].node,
                                    f"the key given does not open this file ({len(fs)} encrypted "
                                    f"part{'s' * (len(fs) != 1)} fail{'s' * (len(fs) == 1)} "
-                                   f"their AES-GCM tag)", KEY_HINT))
+                                   f"{'its' if len(fs) == 1 else 'their'} AES-GCM tag)", KEY_HINT))
             else:
                 out.extend(fs)
     return out

@@ -105,6 +105,11 @@ class _TileDBPlugin:
 
         return member_document(document, path)
 
+    def array_summary(self, document):
+        from .summary import array_summary
+
+        return None if _is_group(document) else array_summary(document)
+
     def describe_entry(self, document, node):
         from .entries import describe_entry
 

@@ -1,31 +1,62 @@
 """A TileDB chunk's cells as a `plugin.CellTable`: the typed cells of one reversed chunk, or
 a tile's cells paired with its sibling tiles (offsets, var data, validity). Rows are
-numpy-backed and formatted only when asked for."""
+numpy-backed and formatted only when asked for. Each row has its coordinates (`cell_coords`)
+and its byte ranges in the decoded buffers (`cell_ranges`)."""
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from ..cursor import format_scalar
 from ..node import Node
-from ..plugin import Column
+from ..plugin import CellRange, Column
+from .cell_coords import TileCoords
 from .enums import BYTE_STRING_TYPES, DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS, Datatype
 from .tile_cells import FieldTile, TileCells, scalar_text
 
+Buffer = Tuple[object, int]   # (source, offset of the tile's first decoded byte in it)
+
+
+def coords_column(coords: Optional[TileCoords]) -> List[Column]:
+    if coords is None:
+        return []
+    tip = "coordinates of the cell" + (f" ({coords.error})" if coords.error else
+                                       " (implied by the tile's position for dense fragments)")
+    return [Column(f"Coords {coords.header}", tip, mono=True)]
+
 
 class TypedCells:
-    """The cells of one chunk: an Offset column, one column per value of a cell, the bytes."""
+    """The cells of one chunk: coordinates (when known), an Offset column, one column per
+    value of a cell, the bytes. `first` is the chunk's first cell's index in its tile;
+    `buffer` where the chunk's cells are (the stage-0 source, or the file when unfiltered)."""
 
-    def __init__(self, arr: np.ndarray, datatype: int, caption: str, cells_node: Optional[Node]):
+    def __init__(self, arr: np.ndarray, datatype: int, caption: str, cells_node: Optional[Node],
+                 coords: Optional[TileCoords] = None, first: int = 0,
+                 buffer: Optional[Buffer] = None):
         self.arr = arr
         self.datatype = datatype
         self.caption = caption
         self.cells_node = cells_node
+        self.coords = coords
+        self.first = first
+        self.buffer = buffer
         name = DATATYPE_NAMES.get(datatype, "value")
         values = [Column(name, numeric=True)] if self.per_row == 1 else \
             [Column(f"{name} [{i}]", numeric=True) for i in range(self.per_row)]
-        self.columns: List[Column] = [Column("Offset", mono=True), *values, Column("Bytes", mono=True)]
+        self.lead = coords_column(coords)
+        self.columns: List[Column] = [*self.lead, Column("Offset", mono=True), *values,
+                                      Column("Bytes", mono=True)]
+
+    @property
+    def row_size(self) -> int:
+        return self.arr.itemsize * self.per_row
+
+    def cell_ranges(self, row: int) -> List[CellRange]:
+        if self.buffer is None or not 0 <= row < self.row_count():
+            return []
+        src, base = self.buffer
+        return [CellRange(src, base + row * self.row_size, self.row_size)]
 
     @property
     def per_row(self) -> int:
@@ -47,9 +78,13 @@ class TypedCells:
 
     def text(self, row: int, col: int) -> str:
         r = self.arr[row]
+        if self.lead:
+            if col == 0:
+                return self.coords.text(self.first + row) if self.coords is not None else ""
+            col -= 1
         if col == 0:
             return f"0x{row * self.arr.itemsize * self.per_row:X}"
-        if col == len(self.columns) - 1:
+        if col == len(self.columns) - 1 - len(self.lead):
             return np.ascontiguousarray(r).tobytes().hex(" ")
         return self.value_text(r if self.arr.ndim == 1 else r[col - 1])
 
@@ -64,18 +99,28 @@ class TypedCells:
         return c.child(row) if c is not None and row < c.child_count() else None
 
     def row_of_node(self, node: Node) -> Optional[int]:
-        return None
+        c = self.cells_node
+        if c is None or node.parent is not c or not self.row_size:
+            return None
+        return (node.offset - c.offset) // self.row_size
 
 
 class PairedCells:
     """The cells of one tile with its sibling tiles paired (`tile_cells`): strings as text,
     var numerics as lists, nulls greyed."""
 
-    def __init__(self, tc: TileCells, where: FieldTile):
+    def __init__(self, tc: TileCells, where: FieldTile, coords: Optional[TileCoords] = None,
+                 buffers: Optional[Callable[[str], Optional[Buffer]]] = None):
         self.tc = tc
+        self.where = where
+        self.coords = coords
+        self.buffers = buffers     # part -> where its decoded tile is (made on first use)
+        self._buf: Dict[str, Optional[Buffer]] = {}
         name = DATATYPE_NAMES.get(tc.datatype, "value")
         var = tc.var is not None
+        self.lead = coords_column(coords)
         self.columns: List[Column] = [
+            *self.lead,
             Column(f"{where.field_name} ({name}{', var' if var else ''})"),
             Column("Offset (var tile)" if var else "Offset", numeric=True, mono=True),
             Column("Size", numeric=True), Column("Bytes", mono=True)]
@@ -92,8 +137,42 @@ class PairedCells:
     def row_count(self) -> int:
         return int(self.tc.count)
 
+    def _part(self, part: str) -> Optional[Buffer]:
+        if part not in self._buf:
+            self._buf[part] = self.buffers(part) if self.buffers is not None else None
+        return self._buf[part]
+
+    def cell_ranges(self, row: int) -> List[CellRange]:
+        """The cell's value bytes (or its offset entry and var bytes) and validity byte, the
+        part of the selected chunk's file first."""
+        tc = self.tc
+        if not 0 <= row < tc.count:
+            return []
+        want: List[Tuple[str, str, int, int]] = []   # (file part, range part, offset, length)
+        if tc.var is not None:
+            if self.tc.sources.get("fixed") and not any("rebuilt" in n for n in tc.notes):
+                want.append(("fixed", "offset", 8 * row, 8))
+            assert tc.starts is not None and tc.ends is not None
+            a, b = int(tc.starts[row]), int(tc.ends[row])
+            want.append(("var", "var", a, b - a))
+        else:
+            want.append(("fixed", "value", tc.location(row), len(tc.raw(row))))
+        if tc.validity is not None:
+            want.append(("validity", "validity", row, 1))
+        want.sort(key=lambda w: w[0] != self.where.part)
+        out = []
+        for part, what, off, n in want:
+            buf = self._part(part)
+            if buf is not None:
+                out.append(CellRange(buf[0], buf[1] + off, n, what))
+        return out
+
     def text(self, row: int, col: int) -> str:
         tc = self.tc
+        if self.lead:
+            if col == 0:
+                return self.coords.text(row) if self.coords is not None else ""
+            col -= 1
         if col == 0:
             return tc.text(row)
         if col == 1:
@@ -104,10 +183,10 @@ class PairedCells:
         return raw[:16].hex(" ") + (" …" if len(raw) > 16 else "")
 
     def muted(self, row: int, col: int) -> bool:
-        return col == 0 and self.tc.is_null(row)
+        return col == len(self.lead) and self.tc.is_null(row)
 
     def tooltip(self, row: int, col: int) -> Optional[str]:
-        if col != 0:
+        if col != len(self.lead):
             return None
         if self.tc.is_null(row):
             return f"cell {row}: null (validity byte 0 in {self.tc.sources.get('validity', '')})"

@@ -16,9 +16,10 @@ from .. import filters as F
 from ..cursor import Cursor
 from ..engine import fill_gaps
 from ..node import LazyChildren, Node, hex_preview
-from ..plugin import CheckStatus, ForwardCheck, StageRow
+from ..plugin import CheckStatus, ForwardCheck, ForwardResult, StageRow, Status
 from ..source import ByteSource
 from . import tile_cells as TC
+from .cell_coords import TileCoords, tile_coords
 from .cellstable import PairedCells, TypedCells
 from .enums import DATATYPE_NAMES, DATETIME_UNITS, datatype_size, format_value, numpy_dtype
 from .lab import TileDBLab, describe_spec
@@ -35,6 +36,7 @@ class StageMark:
 
     chunk: ChunkInfo
     k: int
+    forward: bool = False    # the cells re-encoded by "Apply forward" (shows stage n)
 
 
 def find_chunk_context(node: Optional[Node]) -> Tuple[Optional[Node], Optional[ChunkInfo],
@@ -136,20 +138,43 @@ def cells_node(src: ByteSource, offset: int, size: int, info: F.DataInfo) -> Nod
     return node
 
 
-def forward_checks(specs, stages, info: F.DataInfo, key: Optional[bytes] = None,
-                   original_length: Optional[int] = None,
-                   offsets: Optional[bytes] = None) -> List[ForwardCheck]:
+def stage_checks(specs, stages, info: F.DataInfo, key: Optional[bytes] = None,
+                 original_length: Optional[int] = None, offsets: Optional[bytes] = None):
     """Apply each filter forward to the reversed stage before it and compare with the stage
     after it (the on-disk bytes for the last filter): the core's one forward check
     (formats/forward_check.py), which knows each released writer's rules."""
     from ..forward_check import check_forward
 
-    status: Dict[str, CheckStatus] = {"identical": "identical", "tolerated": "identical",
-                                      "re-encoded": "re-encoded", "different": "different",
-                                      "failed": "failed"}
-    return [ForwardCheck(c.k, status[c.status], c.message)
-            for c in check_forward(specs, stages, info,
-                                   F.RunContext(key, original_length, offsets=offsets))]
+    return check_forward(specs, stages, info, F.RunContext(key, original_length, offsets=offsets))
+
+
+_STATUS: Dict[str, CheckStatus] = {"identical": "identical", "tolerated": "identical",
+                                   "re-encoded": "re-encoded", "different": "different",
+                                   "failed": "failed"}
+
+
+def forward_checks(specs, stages, info: F.DataInfo, key: Optional[bytes] = None,
+                   original_length: Optional[int] = None,
+                   offsets: Optional[bytes] = None) -> List[ForwardCheck]:
+    """`stage_checks` as the panel's rows show them."""
+    return [ForwardCheck(c.k, _STATUS[c.status], c.message)
+            for c in stage_checks(specs, stages, info, key, original_length, offsets)]
+
+
+def forward_verdict(checks, stored_size: int) -> Tuple[Status, str]:
+    """(status, one line) for a chunk's stage checks: damage only when a deterministic
+    filter does not reproduce its stage; re-encoding codecs and writer quirks are info."""
+    bad = [c for c in checks if not c.ok]
+    if bad:
+        return "error", f"✗ differs from the stored bytes: {bad[0].message}"
+    recoded = [c for c in checks if c.status == "re-encoded"]
+    if recoded:
+        return "warning", (f"≈ re-encoded differently ({recoded[0].message}) — not damage: "
+                           f"the stored bytes decode to these cells")
+    quirks = [c for c in checks if c.quirk]
+    if quirks:
+        return "ok", f"✓ matches the stored {stored_size:,} B (writer quirk: {quirks[0].message})"
+    return "ok", f"✓ forward reproduces the stored {stored_size:,} B exactly"
 
 
 class TileDBChunkView:
@@ -166,6 +191,10 @@ class TileDBChunkView:
         self.reached = len(ci.specs)   # lowest stage index reversed so far
         self.run: Optional[F.ChunkRun] = None
         self.checks: List[ForwardCheck] = []
+        self.stage_checks: list = []               # forward_check.StageCheck per filter
+        self.fwd_source: Optional[ByteSource] = None   # "Apply forward": re-encoded bytes
+        self.fwd_node: Optional[Node] = None
+        self.coords: Optional[TileCoords] = None   # the tile's cell coordinates, once asked
         self.sources: Dict[int, ByteSource] = {}   # k -> derived source
         self.nodes: Dict[int, Node] = {}           # k -> stage root node
         self.where = self._locate()
@@ -208,6 +237,26 @@ class TileDBChunkView:
         return TileDBChunkView(self.document, node, self.tile.chunks[i], self.tile_node, self.tile)
 
     # ---- stages ------------------------------------------------------------------------
+    def open(self, key: Optional[bytes]) -> List[int]:
+        """Reverse every filter (the rule for every format: a chunk shows its cells)."""
+        if self.run is not None and (self.reached == 0 or self.run.error is not None):
+            return []
+        return self.reverse_to(0, key)
+
+    def stage_count(self) -> int:
+        return len(self.ci.specs)
+
+    def stage_of(self, node: Optional[Node]) -> Optional[int]:
+        n = node
+        while n is not None:
+            d = n.data
+            if isinstance(d, StageMark) and d.chunk is self.ci:
+                return len(self.ci.specs) if d.forward else d.k
+            if n is self.node:
+                return len(self.ci.specs)
+            n = n.parent
+        return None
+
     def lowest(self) -> int:
         return self.reached
 
@@ -258,9 +307,12 @@ class TileDBChunkView:
         return self.sources.get(k)
 
     def owns_source(self, source: object) -> bool:
-        return any(s is source for s in self.sources.values())
+        return source is self.fwd_source or any(s is source for s in self.sources.values())
 
     def forget_source(self, source: object) -> Optional[Node]:
+        if source is self.fwd_source and source is not None:
+            node, self.fwd_source, self.fwd_node = self.fwd_node, None, None
+            return node
         for k, s in list(self.sources.items()):
             if s is source:
                 del self.sources[k]
@@ -274,9 +326,45 @@ class TileDBChunkView:
     def forward_check(self, key: Optional[bytes]) -> List[ForwardCheck]:
         if self.run is None:
             return []
-        self.checks = forward_checks(self.ci.specs, self.run.stages, self.ci.info, key,
-                                     self.ci.original_length, self.run.offsets)
+        self.stage_checks = stage_checks(self.ci.specs, self.run.stages, self.ci.info, key,
+                                         self.ci.original_length, self.run.offsets)
+        self.checks = [ForwardCheck(c.k, _STATUS[c.status], c.message) for c in self.stage_checks]
         return self.checks
+
+    def forward_result(self, key: Optional[bytes]) -> Optional[ForwardResult]:
+        """The cells re-encoded by the pipeline (a derived source: the last filter's forward
+        output, metadata then data, as the chunk stores them) and the verdict."""
+        ci = self.ci
+        stored = ci.metadata_length + ci.filtered_length
+        if not ci.specs:
+            return ForwardResult(None, "ok", "no filters: the stored bytes are the cells")
+        self.open(key)
+        run = self.run
+        if run is None or run.error is not None or run.stages[0] is None:
+            return ForwardResult(None, "error", f"✗ cannot apply forward: {self.cells_message()}")
+        self.forward_check(key)
+        checks = self.stage_checks
+        status, verdict = forward_verdict(checks, stored)
+        detail = "\n".join(c.message for c in checks)
+        last = checks[-1] if checks else None
+        if last is None or not last.made:
+            return ForwardResult(None, status, verdict, detail)
+        if self.fwd_source is None:
+            base = getattr(ci.source, "name", "chunk").rsplit("/", 1)[-1]
+            src = self.document.add_derived(
+                last.made, f"{base} @0x{ci.metadata_offset - 12:X} chunk {ci.index + 1} re-encoded",
+                origin=f"the cells of chunk {ci.index + 1} with every filter applied forward "
+                       f"({', '.join(s.name for s in ci.specs)})",
+                origin_node=self.node, parent=ci.source)
+            root = Node("Re-encoded (apply forward)", "payload", src, 0, src.size,
+                        data=StageMark(ci, len(ci.specs), forward=True),
+                        display=f"{src.size:,} B; stored {stored:,} B: {verdict}")
+            md = last.metadata_size if last.made_size == last.stored_size else 0
+            if 0 < md < src.size:
+                root.add(Node("Stage metadata", "metadata", src, 0, md))
+                root.add(Node("Stage data", "payload", src, md, src.size - md))
+            self.fwd_source, self.fwd_node = src, root
+        return ForwardResult(self.fwd_node, status, verdict, detail)
 
     # ---- rows --------------------------------------------------------------------------
     def rows(self) -> List[StageRow]:
@@ -340,7 +428,7 @@ class TileDBChunkView:
     def cells_message(self) -> str:
         run = self.run
         if run is None or run.error is None:
-            return "Reverse every stage to see the cells."
+            return "Not reversed yet: a chunk is reversed when it is selected (open)."
         return f"Cannot reach the cells: {run.error}"
 
     def cell_table(self, key: Optional[bytes]):
@@ -353,14 +441,63 @@ class TileDBChunkView:
                 self.paired = TC.tile_cells(self.document, w, key)
             tc = self.paired
             if not (tc.error is not None and tc.count == 0):
-                return PairedCells(tc, w)
+                return PairedCells(tc, w, self._coords(key), self._buffers(key))
         stage0 = self.nodes.get(0)
         cells = stage0.find("Cells") if stage0 is not None else None
         src = self.sources.get(0)
         arr = cell_array(data, self.ci.info)
-        caption = (f"{arr.shape[0]:,} cells of {DATATYPE_NAMES.get(self.ci.info.datatype, '?')} — "
-                   f"{len(data):,} B" + (f" (tab “{src.name}”)" if src is not None else ""))
-        return TypedCells(arr, self.ci.info.datatype, caption, cells)
+        ci = self.ci
+        buf: Optional[Tuple[object, int]]
+        if ci.specs:
+            where = f" (tab “{src.name}”)" if src is not None else ""
+            buf = (src, src.size - len(data)) if src is not None else None
+        else:
+            where = " (unfiltered: the stored bytes)"
+            buf = (ci.source, ci.data_offset)
+        caption = (f"{arr.shape[0]:,} cells of {DATATYPE_NAMES.get(ci.info.datatype, '?')} — "
+                   f"{len(data):,} B{where}")
+        table = TypedCells(arr, ci.info.datatype, caption, cells, self._coords(key),
+                           self._first_cell(arr), buf)
+        return table
+
+    def _coords(self, key: Optional[bytes]):
+        """The tile's cell coordinates, when the chunk is a field's tile (once per view)."""
+        w = self.where
+        if self.coords is None and w is not None and w.field_kind in ("attribute", "dimension"):
+            try:
+                self.coords = tile_coords(self.document, w, key)
+            except Exception:  # noqa: BLE001 - coordinates are not worth an exception
+                self.coords = None
+        return self.coords
+
+    def _first_cell(self, arr: np.ndarray) -> int:
+        """The index in its tile of this chunk's first cell (chunks split a tile in order)."""
+        ti = self.tile
+        if ti is None or self.ci.index == 0 or not len(arr):
+            return 0
+        per = arr.itemsize * (1 if arr.ndim == 1 else int(arr.shape[1]))
+        return sum(c.original_length for c in ti.chunks[: self.ci.index]) // max(1, per)
+
+    def _buffers(self, key: Optional[bytes]):
+        """part -> (source, base) of that part's decoded tile: this chunk's stage-0 tab when
+        the tile is this one chunk, else the file (unfiltered) or a derived decoded tile."""
+        w = self.where
+        assert w is not None
+
+        def buf(part: str):
+            ti = self.tile
+            if part == w.part and ti is not None and len(ti.chunks) == 1:
+                if not self.ci.specs:
+                    return self.ci.source, self.ci.data_offset
+                src = self.sources.get(0)
+                data = self.cells()
+                if src is not None and data is not None:
+                    return src, src.size - len(data)
+            try:
+                return TC.part_buffer(self.document, w, part, key)
+            except Exception:  # noqa: BLE001 - a missing part highlights nothing
+                return None
+        return buf
 
     def lab(self) -> TileDBLab:
         return TileDBLab(self.ci.specs, self.ci.info)

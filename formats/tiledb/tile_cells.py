@@ -348,3 +348,26 @@ def tile_cells(document, where: FieldTile, key: Optional[bytes] = None) -> TileC
 
 
 __all__ = ["FieldTile", "TileCells", "locate", "tile_cells", "decode_part", "scalar_text"]
+
+
+def part_buffer(document, where: FieldTile, part: str, key: Optional[bytes] = None):
+    """(source, base offset) of tile `where.tile_index` of `part`'s file, decoded: the file
+    itself when the tile is one unfiltered chunk (its cells are the stored bytes), else a
+    derived source of the decoded tile (`Document.add_derived`). Raises TileError."""
+    name = where.file_name(part)
+    role = file_role(where.schema, where.fm, name)
+    if role is None:
+        raise TileError(f"{name} is not a data file of this fragment's schema")
+    offs, why = tile_offsets_for(where.fm, role)
+    i = where.tile_index
+    if offs is None or i is None or i >= len(offs):
+        raise TileError(f"{name}: tile {0 if i is None else i + 1} cannot be located ({why})")
+    src = _source_for(document, os.path.join(where.fragment.path, name))
+    ends = tile_bounds(offs, src.size)
+    chunks = chunk_table(src, int(offs[i]), int(ends[i]))
+    if not role.specs and len(chunks) == 1:
+        return src, chunks[0][4]
+    data, _rle, _n = decode_part(document, where, part, key)
+    return document.add_derived(data, f"{name} tile {i + 1} decoded",
+                                origin=f"tile {i + 1} of {name}, every filter reversed",
+                                parent=src), 0

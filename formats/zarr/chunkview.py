@@ -14,7 +14,7 @@ import numpy as np
 
 from ..cursor import format_scalar
 from ..node import Node
-from ..plugin import Column, ForwardCheck, StageRow
+from ..plugin import CellRange, Column, ForwardCheck, ForwardResult, StageRow
 from .chunk import ChunkFile, CodecStage, decoder_of
 from .dtype import to_python
 from .meta import ArrayMeta
@@ -61,9 +61,11 @@ class ZarrChunkView:
         for st in self.stages:
             bad = any(n.status == "error" for n in st.walk())
             note = st.display_text()
-            out.append(StageRow(f"⟲ {st.name}", st.size, "failed" if bad else "reversed", node=st,
-                                note=note, tooltip=f"{st.name}: its input bytes "
-                                                   f"({getattr(st.source, 'name', '')}); {note}",
+            j = st.data.k   # reversing codec j gives stage j (its framing is in its input)
+            out.append(StageRow(f"⟲ {st.name}", st.size, "failed" if bad else "reversed", k=j,
+                                node=st, note=note,
+                                tooltip=f"{st.name}: reversed from its input bytes "
+                                        f"({getattr(st.source, 'name', '')}); {note}",
                                 details=list(st.iter_children())))
         rec = self.records
         if rec is not None:
@@ -87,10 +89,42 @@ class ZarrChunkView:
     def reverse_to(self, k: int, key: Optional[bytes]) -> List[int]:
         return []
 
+    def open(self, key: Optional[bytes]) -> List[int]:
+        return []   # reversed when the array was opened, or by `chunk_view` (a large array)
+
+    def stage_count(self) -> int:
+        return len(self.meta.codecs)
+
     def lowest(self) -> int:
         return 0
 
+    def _codec_node(self, j: int) -> Optional[Node]:
+        return next((st for st in self.stages if st.data.k == j), None)
+
     def stage_node(self, k: int) -> Optional[Node]:
+        """Stage n: the chunk file; stage k: the input of codec k - 1 (its node spans it);
+        stage 0: the records."""
+        n = self.stage_count()
+        if k >= n:
+            return self.file_node
+        if k == 0:
+            return self.records if self.records is not None else self._codec_node(-1)
+        return self._codec_node(k - 1)
+
+    def stage_of(self, node: Optional[Node]) -> Optional[int]:
+        n = node
+        while n is not None:
+            if n is self.records:
+                return 0
+            d = n.data
+            if isinstance(d, CodecStage) and n.parent is not None:
+                return min(d.k + 1, self.stage_count())
+            if n is self.file_node:
+                return self.stage_count()
+            n = n.parent
+        return None
+
+    def forward_result(self, key: Optional[bytes]) -> Optional[ForwardResult]:
         return None
 
     def stage_source(self, k: int) -> None:
@@ -193,6 +227,11 @@ class RecordsTable:
     def node_of_row(self, row: int) -> Optional[Node]:
         rec = self.rec
         return rec.child(row) if row < rec.child_count() else None
+
+    def cell_ranges(self, row: int) -> List[CellRange]:
+        if not 0 <= row < self.n:
+            return []
+        return [CellRange(self.rec.source, self.rec.offset + row * self.itemsize, self.itemsize)]
 
     def row_of_node(self, node: Node) -> Optional[int]:
         rec = self.rec

@@ -200,27 +200,28 @@ def test_pipeline_pairs_var_and_validity_tiles(qtbot, win, var_array):
     panel.reverse_all()
     m = panel.cells
     assert panel.cells_view.model() is m and m.rowCount() == 6
-    texts = [m.data(m.index(r, 0)) for r in range(6)]
+    texts = [m.data(m.index(r, 1)) for r in range(6)]
     assert texts == ["'w'", "'vv'", "null", "'u'", "'tt'", "'s'"]
+    assert [m.data(m.index(r, 0)) for r in range(6)] == [f"({x})" for x in range(6, 12)]
     from arrayscope.explorer import theme
 
-    assert m.data(m.index(2, 0), Qt.ForegroundRole) == theme.muted_color()
-    assert m.data(m.index(1, 0), Qt.ForegroundRole) is None
+    assert m.data(m.index(2, 1), Qt.ForegroundRole) == theme.muted_color()
+    assert m.data(m.index(1, 1), Qt.ForegroundRole) is None
     assert "a0.tdb" in panel.cells_label.text() and "a0_validity.tdb" in panel.cells_label.text()
     # the offsets tile of a var int32 list: lists
     win.select_node(_frag(doc)["a1.tdb"]["Tile 1"]["Chunk 1"])
     assert "offsets" in panel.title.text() and "'lst'" in panel.title.text()
     panel.reverse_all()
-    assert [m.data(m.index(r, 0)) for r in range(4)] == ["[]", "[0]", "[0, 10]", "[0, 10, 20]"]
+    assert [m.data(m.index(r, 1)) for r in range(4)] == ["[]", "[0]", "[0, 10]", "[0, 10, 20]"]
     # a nullable datetime: its unit, and null
     win.select_node(_frag(doc)["a2_validity.tdb"]["Tile 1"]["Chunk 1"])
     panel.reverse_all()
-    assert m.data(m.index(0, 0)) == "2024-05-01T00:00:00.000 (1714521600000 ms)"
-    assert m.data(m.index(2, 0)) == "null"
+    assert m.data(m.index(0, 1)) == "2024-05-01T00:00:00.000 (1714521600000 ms)"
+    assert m.data(m.index(2, 1)) == "null"
     # RLE strings: the offsets live in the var tile
     win.select_node(_frag(doc)["a3_var.tdb"]["Tile 1"]["Chunk 1"])
     panel.reverse_all()
-    assert [m.data(m.index(r, 0)) for r in range(6)] == ["'aa'", "'aa'", "'b'", "'b'", "'b'", "'c'"]
+    assert [m.data(m.index(r, 1)) for r in range(6)] == ["'aa'", "'aa'", "'b'", "'b'", "'b'", "'c'"]
     assert "rebuilt from the var tile" in panel.cells_label.text()
 
 

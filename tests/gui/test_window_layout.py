@@ -113,3 +113,25 @@ def test_about_names_the_version(qtbot, tmp_path, monkeypatch):
     win = open_window(qtbot, tmp_path)
     win.about()
     assert shown and f"arrayscope {_version()}" in shown[0]
+
+
+def test_names_take_the_tree_at_1024_by_700(qtbot, tmp_path):
+    """A 1024×700 screen: the Structure tree's Name column gets nearly all of the tree
+    (it read "a0.…" before), levels indent less, the pipeline panel does not widen its dock."""
+    from arrayscope.explorer.windowfit import NARROW_INDENT, NARROW_NAME_SHARE, share_docks
+
+    win = open_window(qtbot, tmp_path)
+    win.resize(1024, 700)
+    qtbot.waitUntil(lambda: win.size().width() == 1024)
+    assert win.open_path(os.path.join(SAMPLES, "tiledb_dense"), sync=True)
+    share_docks(win)
+    frag = next(win.session.document.root.find("__fragments").iter_children())
+    win.select_node(frag["a0.tdb"]["Tile 1"]["Chunk 1"])
+    view = win.tree.view
+    qtbot.waitUntil(lambda: view.indentation() == NARROW_INDENT)
+    vw = view.viewport().width()
+    assert vw < 420
+    assert view.columnWidth(0) >= min(view.sizeHintForColumn(0), int(vw * NARROW_NAME_SHARE)) - 1
+    assert view.columnWidth(0) > int(vw * 0.6)
+    area = win.d_pipeline.widget()
+    assert area.widget().width() <= area.viewport().width()

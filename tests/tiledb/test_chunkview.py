@@ -25,17 +25,24 @@ def test_stages_reverse_to_the_cells_tiledb_reads():
     assert v.subtitle == "pipeline: BYTESHUFFLE → ZSTD(5)"
     assert [(r.label, r.status) for r in v.rows()] == [
         ("On disk", "stored"), ("⟲ 2. ZSTD(5)", "pending"), ("⟲ 1. BYTESHUFFLE", "pending")]
-    assert v.cell_table(None) is None and "Reverse every stage" in v.cells_message()
+    assert v.cell_table(None) is None and "Not reversed yet" in v.cells_message()
     assert v.reverse_to(1, None) == [1] and v.lowest() == 1
     assert v.stage_source(1) in doc.derived and v.owns_source(v.stage_source(1))
     assert v.reverse_to(0, None) == [0] and not v.can_reverse()
     assert [(c.k, c.status) for c in v.checks] == [(0, "identical"), (1, "identical")]
     table = v.cell_table(None)
     with tiledb.open(DENSE, timestamp=(1700000000000, 1700000000000)) as A:
-        expected = A[:]["counts"].ravel()
+        grid = A[:]["counts"]
+        lows = [int(A.schema.domain.dim(i).domain[0]) for i in range(2)]
+    expected = grid.ravel()
     n = table.row_count()
-    assert [c.name for c in table.columns] == ["Offset", "INT64", "Bytes"]
-    assert [table.text(r, 1) for r in range(n)] == [str(int(x)) for x in expected[:n]]
+    assert [c.name for c in table.columns] == ["Coords (row, col)", "Offset", "INT64", "Bytes"]
+    assert [table.text(r, 2) for r in range(n)] == [str(int(x)) for x in expected[:n]]
+    # each cell's implied coordinates hold the value tiledb-py reads there
+    for r in range(n):
+        i, j = table.coords.value(r, 0) - lows[0], table.coords.value(r, 1) - lows[1]
+        assert int(grid[i, j]) == int(table.arr[r])
+    assert table.text(0, 0) == f"({lows[0]}, {lows[1]})"
     assert table.node_of_row(3).value == int(expected[3])
     # a closed tab: the stage is forgotten, and can be made again
     src = v.stage_source(0)

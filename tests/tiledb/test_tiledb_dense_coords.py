@@ -435,3 +435,21 @@ def test_values_reports_a_bad_grid_as_an_error(tiledb_array, monkeypatch):
     V._metadata(doc, doc.model, frag).non_empty_domain = None
     (e,) = V.values(doc, "d")
     assert "non-empty domain" in e["error"] and e["values"] == []
+
+
+@pytest.mark.parametrize("tile_order,cell_order", [(0, 0), (0, 1), (1, 0), (1, 1)])
+def test_one_tile_coords_equal_the_fragment_slice(tile_order, cell_order):
+    """`cell_coords.dense_tile_coords` (one tile, for the pipeline panel) is the slice of the
+    fragment's `dense_coords` for that tile, for every tile of a 3-D grid with edge tiles."""
+    from arrayscope.formats.tiledb.cell_coords import dense_tile_coords
+
+    schema = _schema(1, [(-5, 9), (0, 6), (10, 12)], [4, 3, 2], tile_order, cell_order)
+    ned = [(-3, 9), (0, 6), (10, 12)]
+    full = [dense_coords(schema, ned, k) for k in range(3)]
+    per = 4 * 3 * 2
+    n_tiles = len(full[0]) // per
+    assert n_tiles == 4 * 3 * 2
+    for t in range(n_tiles):
+        mine = dense_tile_coords(schema, ned, t)
+        for k in range(3):
+            assert mine[k].tolist() == full[k][t * per:(t + 1) * per].tolist()
