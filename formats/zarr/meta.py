@@ -230,9 +230,8 @@ def _codec_spec(meta: ArrayMeta, conf, node: Optional[Node], v3: bool) -> Option
     if node is not None:
         node.doc = D_CODEC
     spec = CodecSpec(name, cfg, node, written, meta.itemsize or 1)
-    from .codecs import get
-    from .codecs.simple import Undecodable
-    if isinstance(get(name), Undecodable) and node is not None:
+    from .codecs import known
+    if not known(name) and node is not None:
         what = "an object codec: its bytes are named, never unpickled or evaluated" \
             if name in OBJECT_CODECS else "not known to arrayscope: chunks stay undecoded"
         node.mark(WARNING, f"codec {written!r} is {what}")
