@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from ..fielddoc import FieldDoc, doc
 from ..jsontree import JsonDoc, element, member, value_node
@@ -17,6 +17,9 @@ from .codecs import OBJECT_CODECS, CodecSpec
 from .dtype import D_DTYPE_V2, D_DTYPE_V3, D_FIELD, DtypeError, RecordType, from_v2, from_v3, has_multibyte
 from .fill import D_FILL, FillError, encode
 from .vlen import VLEN_CODECS, is_object_dtype_v2, vlen_of_filters
+
+if TYPE_CHECKING:
+    from .shard import ShardSpec
 
 V2 = "zarr v2 spec: metadata"
 V3 = "zarr v3 core spec: array metadata"
@@ -84,6 +87,7 @@ class ArrayMeta:
     vlen: Optional[str] = None            # object arrays: vlen-utf8 / vlen-bytes / vlen-array
     vlen_dtype: Optional[str] = None      # vlen-array: the items' numpy dtype
     fill_json: object = None              # object arrays: the fill value as written
+    shard: Optional["ShardSpec"] = None   # v3 sharding_indexed: chunks are shards (shard.py)
 
     @property
     def ndim(self) -> int:
@@ -348,12 +352,29 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
             meta.separator = sep
     else:
         _fail(meta, knode, f"chunk_key_encoding: unknown encoding {kenc!r}"[:200])
-    # codecs: find the bytes codec first (its endian shapes the record type)
     codecs = v.get("codecs")
     cnode = member(root, "codecs")
+    if not _v3_chain(meta, codecs, cnode, v, member(root, "data_type")):
+        return meta
+    st = v.get("storage_transformers")
+    if st:
+        _fail(meta, member(root, "storage_transformers"), "storage transformers are not supported")
+    if not meta.vlen:
+        _fill(meta, v.get("fill_value"), member(root, "fill_value"))
+        if meta.shard is not None:
+            meta.shard.inner.fill = meta.fill
+    return meta
+
+
+def _v3_chain(meta: ArrayMeta, codecs, cnode: Optional[Node], v: dict, dnode: Optional[Node],
+              inner: bool = False) -> bool:
+    """Read a v3 codec list into `meta` (perm, endian, record type or vlen, bytes->bytes
+    codecs, shard); False when the chunks cannot be decoded. `inner`: the codecs of a
+    sharding_indexed codec (its inner chunks)."""
     if not isinstance(codecs, list) or not codecs:
         _fail(meta, cnode, "codecs must be a non-empty list")
-        return meta
+        return False
+    # the array->bytes codec first: its endian shapes the record type
     ab_index = None
     for i, c in enumerate(codecs):
         if _cname(c) in ARRAY_TO_BYTES:
@@ -361,35 +382,47 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
             break
     if ab_index is None:
         _fail(meta, cnode, "codecs has no array->bytes codec (bytes)")
-        return meta
+        return False
     ab = codecs[ab_index]
     ab_node = element(value_node(cnode), ab_index)
     ab_name = _cname(ab)
-    if ab_name in VLEN_CODECS:
+    if ab_name == "sharding_indexed":
+        if inner:
+            _fail(meta, ab_node, "sharding inside sharding is not supported", WARNING)
+            meta.usable, meta.problem = False, "nested sharding_indexed is not supported"
+            return False
+        from .shard import shard_spec
+        meta.shard = shard_spec(meta, ab, ab_node, v, dnode)
+        if meta.shard is None:
+            return False
+        inner_meta = meta.shard.inner
+        meta.rtype, meta.endian = inner_meta.rtype, inner_meta.endian
+        meta.vlen, meta.vlen_dtype, meta.fill_json = (inner_meta.vlen, inner_meta.vlen_dtype,
+                                                      inner_meta.fill_json)
+    elif ab_name in VLEN_CODECS:
         meta.vlen = ab_name
         meta.fill_json = v.get("fill_value")
     elif ab_name != "bytes":
-        _fail(meta, ab_node, f"array->bytes codec {ab_name!r} is not supported (struct arrays "
-                             f"use 'bytes'; sharding fails for structs in zarr 3.1.6)")
-        return meta
-    if ab_node is not None and not meta.vlen:
+        _fail(meta, ab_node, f"array->bytes codec {ab_name!r} is not supported")
+        return False
+    if ab_node is not None and ab_name == "bytes":
         ab_node.doc = D_BYTES
-    endian = None
-    conf = ab.get("configuration") if isinstance(ab, dict) else None
-    if isinstance(conf, dict) and "endian" in conf:
-        endian = conf["endian"]
-        if endian not in ("little", "big"):
-            _fail(meta, member(member(ab_node, "configuration"), "endian"),
-                  f"endian must be 'little' or 'big', found {endian!r}")
-            endian = None
-    meta.endian = endian
-    dnode = member(root, "data_type")
-    if not meta.vlen:
+    if ab_name == "bytes":
+        endian = None
+        conf = ab.get("configuration") if isinstance(ab, dict) else None
+        if isinstance(conf, dict) and "endian" in conf:
+            endian = conf["endian"]
+            if endian not in ("little", "big"):
+                _fail(meta, member(member(ab_node, "configuration"), "endian"),
+                      f"endian must be 'little' or 'big', found {endian!r}")
+                endian = None
+        meta.endian = endian
         _record_type(meta, lambda: from_v3(v["data_type"], value_node(dnode),
-                                           ">" if endian == "big" else "<"), dnode)
-    if meta.rtype is not None and endian is None and has_multibyte(meta.rtype) and ab_node:
-        ab_node.message = ("no configuration.endian: multi-byte fields are read little-endian "
-                           "(the struct extension's default)")
+                                           ">" if endian == "big" else "<"),
+                     None if inner else dnode)
+        if meta.rtype is not None and endian is None and has_multibyte(meta.rtype) and ab_node:
+            ab_node.message = ("no configuration.endian: multi-byte fields are read "
+                               "little-endian (the struct extension's default)")
     for i, c in enumerate(codecs[:ab_index]):
         n = element(value_node(cnode), i)
         name = _cname(c)
@@ -404,6 +437,10 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
             _fail(meta, n, f"transpose order must be a permutation of the axes, found {order!r}")
             continue
         meta.perm = tuple(meta.perm[o] for o in order)
+        if meta.shard is not None:
+            # a transpose before sharding reorders the shard's axes; arrayscope reads shards
+            # in array order only
+            _fail(meta, n, "transpose before sharding_indexed is not supported")
         if n is not None:
             n.doc = doc("transpose: chunks are stored with their axes in this order",
                         spec="zarr v3 transpose codec")
@@ -411,9 +448,4 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
         spec = _codec_spec(meta, c, element(value_node(cnode), i), True)
         if spec:
             meta.codecs.append(spec)
-    st = v.get("storage_transformers")
-    if st:
-        _fail(meta, member(root, "storage_transformers"), "storage transformers are not supported")
-    if not meta.vlen:
-        _fill(meta, v.get("fill_value"), member(root, "fill_value"))
-    return meta
+    return True
