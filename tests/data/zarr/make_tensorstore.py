@@ -15,10 +15,10 @@ import json
 import math
 import os
 import shutil
+from importlib.metadata import version
 
 import numpy as np
 import tensorstore as ts
-from importlib.metadata import version
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "tensorstore_" + version("tensorstore"))
