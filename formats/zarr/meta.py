@@ -116,7 +116,15 @@ class ArrayMeta:
         return self.separator.join(str(c) for c in coords) if coords else "0"
 
     def coords_of(self, key: str) -> Optional[Tuple[int, ...]]:
-        """Grid coordinates of a chunk key (relative path with '/'), None if not one."""
+        """Grid coordinates of a chunk key (relative path with '/'), None if not one (a key
+        that does not parse, or one outside the chunk grid)."""
+        coords = self.parse_key(key)
+        if coords is None or any(c >= g for c, g in zip(coords, self.grid)):
+            return None
+        return coords
+
+    def parse_key(self, key: str) -> Optional[Tuple[int, ...]]:
+        """The coordinates a key spells, inside the grid or not; None when it is no key."""
         if self.key_encoding == "default":
             if key == "c" and self.ndim == 0:
                 return ()
@@ -133,10 +141,7 @@ class ArrayMeta:
         if len(parts) != self.ndim or not all(p.isascii() and p.isdigit() and (p == "0" or p[0] != "0")
                                                for p in parts):
             return None
-        coords = tuple(int(p) for p in parts)
-        if any(c >= g for c, g in zip(coords, self.grid)):
-            return None
-        return coords
+        return tuple(int(p) for p in parts)
 
 
 def _ints(v, positive: bool) -> bool:
