@@ -8,7 +8,6 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
-import math
 import os
 
 import pytest
@@ -18,6 +17,7 @@ from arrayscope.formats import engine
 from arrayscope.formats.verify import verify
 from arrayscope.formats.zarr import PLUGIN
 from tests.support import paths
+from tests.zarr.test_zarr_versions import norm  # one reading of expected.json's values
 
 DATA = os.path.join(paths.DATA, "zarr")
 WRITERS = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(DATA, "*", "expected.json")))
@@ -26,18 +26,6 @@ WRITERS = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(DATA, "*", "
 def load(base: str) -> dict:
     with open(os.path.join(base, "expected.json")) as fh:
         return json.load(fh)
-
-
-def norm(v):
-    """arrayscope's value conventions → expected.json's (NaN/±Infinity as strings)."""
-    if isinstance(v, list):
-        return [norm(x) for x in v]
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        if math.isinf(v):
-            return "Infinity" if v > 0 else "-Infinity"
-    return v
 
 
 def stores(base: str):

@@ -16,9 +16,7 @@ nested dicts and scanpy's `rank_genes_groups` record arrays whose field names ho
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import os
 import shutil
 import warnings
@@ -29,6 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 import zarr
+from fixture_json import field_entry
 
 warnings.simplefilter("ignore")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,29 +64,6 @@ def adata() -> ad.AnnData:
     a.uns["neighbors"] = {"params": {"n_neighbors": 15, "method": "umap"}}
     a.uns["cell_type_colors"] = np.array(["#1f77b4", "#ff7f0e", "#279e68"], dtype=object)
     return a
-
-
-def jsonable(v):
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        if math.isinf(v):
-            return "Infinity" if v > 0 else "-Infinity"
-        return v
-    if isinstance(v, bytes):
-        return v.decode("latin-1")
-    if isinstance(v, list):
-        return [jsonable(x) for x in v]
-    return v
-
-
-def field_entry(a: np.ndarray) -> dict:
-    flat = np.ascontiguousarray(a).reshape(-1)
-    out = {"values": [jsonable(x) for x in flat.tolist()]}
-    if flat.dtype.kind not in "OUST":
-        le = flat.astype(flat.dtype.newbyteorder("<")) if flat.dtype.byteorder == ">" else flat
-        out["sha256"] = hashlib.sha256(le.tobytes()).hexdigest()
-    return out
 
 
 def arrays(group, prefix="") -> dict:

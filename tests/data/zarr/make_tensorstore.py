@@ -10,7 +10,6 @@ one entry per field), plus sha256 of the field's little-endian C-order bytes.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -19,6 +18,7 @@ from importlib.metadata import version
 
 import numpy as np
 import tensorstore as ts
+from fixture_json import field_entry
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "tensorstore_" + version("tensorstore"))
@@ -45,27 +45,6 @@ def data(dtype, shape, seed=3) -> np.ndarray:
     v = rng.integers(max(info.min, -1000), min(info.max, 1000), n, endpoint=True).astype(dt)
     v[1], v[2] = info.min, info.max
     return v.reshape(shape)
-
-
-def jsonable(v):
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        if math.isinf(v):
-            return "Infinity" if v > 0 else "-Infinity"
-        return v
-    if isinstance(v, complex):
-        return [jsonable(v.real), jsonable(v.imag)]
-    if isinstance(v, list):
-        return [jsonable(x) for x in v]
-    return v
-
-
-def field_entry(a: np.ndarray) -> dict:
-    flat = np.ascontiguousarray(a.reshape(-1))
-    le = flat.astype(flat.dtype.newbyteorder("<")) if flat.dtype.byteorder == ">" else flat
-    return {"values": [jsonable(x) for x in flat.tolist()],
-            "sha256": hashlib.sha256(le.tobytes()).hexdigest()}
 
 
 def write(name: str, driver: str, metadata: dict, value: np.ndarray, region=None) -> dict:
