@@ -172,7 +172,7 @@ def annotate_fields(rt: RecordType) -> None:
     for f in rt.leaves():
         # a subarray of structs shares one declaration among its unrolled elements: describe
         # it by element 0 (pts[0].x), not by whichever element came last
-        if f.node is not None and rt.is_struct and id(f.node) not in seen:
+        if isinstance(f.node, Node) and rt.is_struct and id(f.node) not in seen:
             seen.add(id(f.node))
             f.node.doc = D_FIELD
             f.node.display = (f"{f.name}: {f.type_text()} @ {f.offset}..{f.offset + f.size - 1}"
@@ -199,8 +199,9 @@ def _fill(meta: ArrayMeta, value, node: Optional[Node]) -> None:
     except FillError as e:
         meta.fill = bytes(meta.itemsize)
         meta.fill_note = f"fill_value unusable ({e}); zero bytes used instead"
-        if node is not None:
-            value_node(node).mark(ERROR, f"fill_value: {e}")
+        target = value_node(node)
+        if target is not None:
+            target.mark(ERROR, f"fill_value: {e}")
         return
     if meta.fill_note and node is not None:
         node.message = meta.fill_note  # a note, not a problem: status stays ok
@@ -208,12 +209,13 @@ def _fill(meta: ArrayMeta, value, node: Optional[Node]) -> None:
 
 def _common_shape(meta: ArrayMeta, v: dict, shape_node, chunks, chunks_node) -> None:
     shape = v.get("shape")
-    if not _ints(shape, positive=False):
+    if not isinstance(shape, list) or not _ints(shape, positive=False):
         _fail(meta, shape_node, f"shape must be a list of non-negative integers, found {shape!r}"
               [:200])
         return
     meta.shape = tuple(shape)
-    if not _ints(chunks, positive=True) or len(chunks) != len(shape):
+    if not isinstance(chunks, list) or not _ints(chunks, positive=True) \
+            or len(chunks) != len(shape):
         _fail(meta, chunks_node, f"chunk shape must be {len(shape)} positive integers, found "
                                  f"{chunks!r}"[:200])
         return

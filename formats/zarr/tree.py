@@ -222,9 +222,12 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
             decoded > EAGER_MAX_DECODED or  # a few stored bytes may declare gigabytes
             bool(document.ctx.extra.get("lazy_chunks")))  # `values`: it decodes them itself
     for dnode, i, full, coords, relkey, _size in jobs:
+        assert meta is not None   # a job is a chunk key of the array's metadata
         cn = chunk_file_node(document, meta, full, coords, relkey, lazy=lazy)
         cn.parent = dnode
-        dnode.children[i] = cn
+        kids = dnode.children
+        assert isinstance(kids, list)   # a directory node built here: a plain list
+        kids[i] = cn
         progress.step(document, full)
     if meta is not None and meta.usable:
         a = absent_node(document, meta, present)
@@ -273,7 +276,7 @@ def stray_file_node(document, meta: Optional[ArrayMeta], path: str, key: str) ->
     (zarr ignores it: stale after a shrink, or misplaced) or a name no key spells."""
     outside = meta.parse_key(key) if meta is not None and meta.usable and \
         (meta.chunks or meta.ndim == 0) else None
-    if outside is not None:
+    if meta is not None and outside is not None:
         code = ZARR_OUTSIDE_GRID
         message = (f"chunk key {key!r} is outside the chunk grid {list(meta.grid)} (array "
                    f"shape {list(meta.shape)}, chunks {list(meta.chunks)}): not part of the "

@@ -114,6 +114,8 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None, fs: Optional[Dataset
     straight into that one preallocated array (no decoded chunk outlives its turn);
     absent or undecodable chunks keep the fill value."""
     rt = meta.rtype
+    if rt is None:
+        raise ValueError(f"the array has no usable dtype: {meta.problem}")
     dt = rt.numpy_dtype()
     total = math.prod(meta.shape)
     probe = np.zeros(1, dt)
@@ -164,12 +166,13 @@ def values(meta: ArrayMeta, name: str, entry_name: str, with_values: bool = True
         f, errors = read_field(meta, name, fs)
     except ValueError as e:
         return {"name": entry_name, "values": [], "raw": b"", "error": str(e)}
-    field = meta.rtype.field(name) if meta.rtype.is_struct else meta.rtype.leaves()[0]
+    rt = meta.rtype
+    field = rt.field(name) if rt.is_struct else rt.leaves()[0]
     shape = field.shape if field is not None else ()
     flat = f.reshape((-1,) + tuple(shape))
     entry = {"name": entry_name, "values": to_python(flat) if with_values else [],
              "raw": memoryview(np.ascontiguousarray(little_endian(flat)).reshape(-1)
-                               .view(np.uint8))}   # the decoded buffer, never copied again
+                               .view(np.uint8).data)}   # the decoded buffer, never copied again
     if errors:
         entry["error"] = "; ".join(errors[:20]) + (f" (+{len(errors) - 20} more)"
                                                    if len(errors) > 20 else "")

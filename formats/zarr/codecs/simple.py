@@ -5,6 +5,7 @@ import bz2
 import lzma
 import struct
 import zlib
+from typing import Any
 
 import lz4.block
 import numpy as np
@@ -180,9 +181,11 @@ class Shuffle(Codec):
             cur.node.add(node)
             cur.pos += n * e
             if cur.remaining:
-                cur.raw("Trailing bytes", cur.remaining).display += " (not shuffled)"
+                t = cur.raw("Trailing bytes", cur.remaining)
+                t.display = f"{t.display_text()} (not shuffled)"
         else:
-            cur.raw("Unshuffled bytes", cur.remaining).display += " (fewer than 2 elements: as is)"
+            u = cur.raw("Unshuffled bytes", cur.remaining)
+            u.display = f"{u.display_text()} (fewer than 2 elements: as is)"
 
 
 @register
@@ -246,6 +249,7 @@ def _crc32c_table() -> np.ndarray:
 _TABLE = None
 
 
+_fast_crc32c: Any
 try:  # the C implementation when installed (it comes with zarr); the table loop otherwise
     import google_crc32c as _fast_crc32c
 except ImportError:  # pragma: no cover - depends on the environment
