@@ -302,16 +302,19 @@ class _InnerBuild:
         self.document, self.inner, self.node, self.src = document, inner, node, src
         self.off, self.nb, self.coords, self.label = off, nb, coords, label
         self.made: list = []
+        from .chunk import ChunkFile
+        self.chunk = ChunkFile(inner, coords, label)
+        node.data = self.chunk   # the chunk view shows an inner chunk as a chunk
 
     def build(self) -> List[Node]:
-        from .chunk import ChunkFile, chunk_parts
+        from .chunk import chunk_parts
 
         piece = self.document.add_derived(self.src.read(self.off, self.nb), self.label,
                                           origin="inner chunk of a shard",
                                           origin_node=self.node, parent=self.src)
         self.made = [piece]
         holder = Node("inner", "chunk", piece, 0, piece.size)
-        chunk = ChunkFile(self.inner, self.coords, self.label)
+        chunk = self.chunk
         chunk_parts(self.document, self.inner, holder, piece, self.label, self.coords, False,
                     chunk)
         if chunk.decoder is not None:
@@ -326,3 +329,4 @@ class _InnerBuild:
         for s in self.made:
             self.document.remove_derived(s)
         self.made = []
+        self.chunk.decoder = None

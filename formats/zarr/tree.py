@@ -218,7 +218,9 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
                     progress.step(document, full)
     walk(path, node)
     decoded = len(jobs) * meta.records_per_chunk * meta.itemsize if meta is not None and jobs else 0
-    lazy = (len(jobs) > EAGER_MAX_CHUNKS or sum(j[5] for j in jobs) > EAGER_MAX_BYTES or
+    # a shard is many chunks: what counts is its inner chunks
+    units = len(jobs) * (meta.shard.count if meta is not None and meta.shard else 1)
+    lazy = (units > EAGER_MAX_CHUNKS or sum(j[5] for j in jobs) > EAGER_MAX_BYTES or
             decoded > EAGER_MAX_DECODED or  # a few stored bytes may declare gigabytes
             bool(document.ctx.extra.get("lazy_chunks")))  # `values`: it decodes them itself
     for dnode, i, full, coords, relkey, _size in jobs:

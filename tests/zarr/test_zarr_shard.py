@@ -183,3 +183,36 @@ def test_shard_shorter_than_its_index(sharded, tmp_path):
     got = np.array(entry["values"]).reshape(truth.shape)
     np.testing.assert_array_equal(got[4:], truth[4:])
     np.testing.assert_array_equal(got[:4, :6], -7)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_chunk_view_of_an_inner_chunk(sharded, monkeypatch, lazy):
+    if lazy:
+        monkeypatch.setattr(ztree, "EAGER_MAX_CHUNKS", 1)
+    doc = formats.open(sharded)
+    shard = doc.root.resolve("c/0/0")
+    inner = shard["Inner chunk [0, 0]"]
+    view = PLUGIN.chunk_view(doc, inner)
+    assert view is not None and view.file_node is inner
+    assert [r.label for r in view.rows()][1:] == ["⟲ Codec 1: zstd", "Records"]
+    table = view.cell_table(None)
+    truth = zarr_read(sharded)
+    assert table.row_count() == 6 and table.text(2, 0) == "[0, 2]"
+    assert table.text(2, 1) == str(truth[0, 2])
+    # the shard itself has no stages or records of its own: no chunk view, no error
+    assert PLUGIN.chunk_view(doc, shard["Shard index"]) is None
+
+
+def test_eager_threshold_counts_inner_chunks(tmp_path):
+    """4 shards of 100 inner chunks: 400 chunks to decode, over EAGER_MAX_CHUNKS, so the
+    shards open lazily though there are only 4 files."""
+    path = str(tmp_path / "many")
+    z = zarr.create_array(path, shape=(40, 40), chunks=(2, 2), shards=(20, 20), dtype="<u2",
+                          compressors=[ZstdCodec(level=1)])
+    z[:] = np.arange(1600, dtype="<u2").reshape(40, 40)
+    assert 4 < ztree.EAGER_MAX_CHUNKS < 400
+    doc = formats.open(path)
+    assert sum(1 for n in doc.root.walk() if n.name == "decoded" and n.pending) == 400
+    assert not [s for s in doc.derived if " ← " in s.name]
+    assert [f for f in verify(doc) if f.status in ("error", "warning")] == []
+    assert_values(doc, zarr_read(path))
