@@ -47,13 +47,15 @@ def data(dtype, shape, seed=3) -> np.ndarray:
     return v.reshape(shape)
 
 
-def write(name: str, driver: str, metadata: dict, value: np.ndarray, region=None) -> dict:
+def write(name: str, driver: str, metadata: dict, value: np.ndarray, region=None,
+          schema=None) -> dict:
     path = os.path.join(OUT, name)
     spec = {"driver": driver, "kvstore": {"driver": "file", "path": path}}
     names = value.dtype.names or (None,)
     for i, f in enumerate(names):   # a struct array is written (and read) one field at a time
         extra = {"field": f} if f else {}
-        create = {"metadata": metadata, "create": True, "delete_existing": True} if i == 0 \
+        create = {"metadata": metadata, "create": True, "delete_existing": True,
+                  **({"schema": schema} if schema else {})} if i == 0 \
             else {"open": True}
         store = ts.open(dict(spec, **extra, **create)).result()
         v = value[f] if f else value
@@ -154,6 +156,14 @@ def main() -> None:
         elif name == "v3_f8_v2keys":
             region = np.s_[:4]
         out[name] = write(name, "zarr3", md, value, region)
+    # tensorstore's own choice: a write chunk larger than the read chunk makes it shard
+    # (sharding_indexed, inner chunks = read chunk, index crc32c at the end)
+    value = data(np.dtype("<f4"), (30, 20))
+    out["v3_layout_sharded"] = write(
+        "v3_layout_sharded", "zarr3", {"data_type": "float32"}, value, np.s_[:17, :],
+        schema={"domain": {"shape": [30, 20]},
+                "chunk_layout": {"write_chunk": {"shape": [16, 20]},
+                                 "read_chunk": {"shape": [4, 5]}}})
     with open(os.path.join(OUT, "expected.json"), "w") as fh:
         json.dump({"writer": f"tensorstore {version('tensorstore')}", "arrays": out}, fh, indent=1)
 
