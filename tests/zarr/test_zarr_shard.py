@@ -216,3 +216,24 @@ def test_eager_threshold_counts_inner_chunks(tmp_path):
     assert not [s for s in doc.derived if " ← " in s.name]
     assert [f for f in verify(doc) if f.status in ("error", "warning")] == []
     assert_values(doc, zarr_read(path))
+
+
+def test_sharded_strings(tmp_path):
+    """zarr 3.1.6 shards a string array: inner chunks encoded vlen-utf8 + zstd."""
+    path = str(tmp_path / "s")
+    z = zarr.create_array(path, shape=(11,), chunks=(2,), shards=(4,), dtype=str)
+    z[:7] = np.array(["a", "bé", "", "日本", "x" * 50, "q", "zz"])
+    doc = check_document(path)
+    assert doc.model.arrays["."].shard.inner.vlen == "vlen-utf8"
+    assert [f for f in verify(doc) if f.status in ("error", "warning")] == []
+    entry = values_of(doc)
+    assert "error" not in entry and entry["values"] == zarr_read(path).tolist()
+    assert entry["values"][3] == "日本" and entry["values"][7:] == ["", "", "", ""]
+
+
+def test_one_shard_file_opened_alone(sharded):
+    doc = formats.open(os.path.join(sharded, "c", "0", "0"))
+    root = doc.root
+    assert root["Shard index"].offset + root["Shard index"].size == root.size
+    assert root["Inner chunk [0, 0]"]["Records"].child_count() == 6
+    assert not [n for n in doc.diagnostics() if n.status in ("error", "warning")]
