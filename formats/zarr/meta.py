@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from ..fielddoc import FieldDoc, doc
+from ..findings import UNCHECKED
 from ..jsontree import JsonDoc, element, member, value_node
 from ..node import ERROR, WARNING, Node
 from .codecs import OBJECT_CODECS, CodecSpec
@@ -164,6 +165,18 @@ def _fail(meta: ArrayMeta, node: Optional[Node], message: str, status: str = ERR
     if status == ERROR:
         meta.usable = False
         meta.problem = meta.problem or message
+
+
+def _unsupported(meta: ArrayMeta, node: Optional[Node], message: str) -> None:
+    """Metadata arrayscope cannot decode but the spec allows: a warning (unchecked), never
+    an error (a valid store is not damaged because arrayscope cannot read it); the chunks
+    stay undecoded."""
+    target = value_node(node) if node is not None else meta.node
+    if target is not None:
+        target.mark(WARNING, message)
+        target.code = UNCHECKED
+    meta.usable = False
+    meta.problem = meta.problem or message
 
 
 def annotate_fields(rt: RecordType) -> None:
@@ -365,7 +378,8 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
         return meta
     st = v.get("storage_transformers")
     if st:
-        _fail(meta, member(root, "storage_transformers"), "storage transformers are not supported")
+        _unsupported(meta, member(root, "storage_transformers"),
+                     "storage transformers are not supported by arrayscope")
     if not meta.vlen:
         _fill(meta, v.get("fill_value"), member(root, "fill_value"))
         if meta.shard is not None:
@@ -395,8 +409,7 @@ def _v3_chain(meta: ArrayMeta, codecs, cnode: Optional[Node], v: dict, dnode: Op
     ab_name = _cname(ab)
     if ab_name == "sharding_indexed":
         if inner:
-            _fail(meta, ab_node, "sharding inside sharding is not supported", WARNING)
-            meta.usable, meta.problem = False, "nested sharding_indexed is not supported"
+            _unsupported(meta, ab_node, "sharding inside sharding is not supported by arrayscope")
             return False
         from .shard import shard_spec
         meta.shard = shard_spec(meta, ab, ab_node, v, dnode)
@@ -410,7 +423,8 @@ def _v3_chain(meta: ArrayMeta, codecs, cnode: Optional[Node], v: dict, dnode: Op
         meta.vlen = ab_name
         meta.fill_json = v.get("fill_value")
     elif ab_name != "bytes":
-        _fail(meta, ab_node, f"array->bytes codec {ab_name!r} is not supported")
+        _unsupported(meta, ab_node, f"array->bytes codec {ab_name!r} is not supported by "
+                                    f"arrayscope")
         return False
     if ab_node is not None and ab_name == "bytes":
         ab_node.doc = D_BYTES
@@ -434,7 +448,7 @@ def _v3_chain(meta: ArrayMeta, codecs, cnode: Optional[Node], v: dict, dnode: Op
         n = element(value_node(cnode), i)
         name = _cname(c)
         if name != "transpose":
-            _fail(meta, n, f"array->array codec {name!r} is not supported")
+            _unsupported(meta, n, f"array->array codec {name!r} is not supported by arrayscope")
             continue
         conf = c.get("configuration") if isinstance(c, dict) else None
         order = conf.get("order") if isinstance(conf, dict) else None
@@ -447,7 +461,8 @@ def _v3_chain(meta: ArrayMeta, codecs, cnode: Optional[Node], v: dict, dnode: Op
         if meta.shard is not None:
             # a transpose before sharding reorders the shard's axes; arrayscope reads shards
             # in array order only
-            _fail(meta, n, "transpose before sharding_indexed is not supported")
+            _unsupported(meta, n, "transpose before sharding_indexed is not supported by "
+                                  "arrayscope")
         if n is not None:
             n.doc = doc("transpose: chunks are stored with their axes in this order",
                         spec="zarr v3 transpose codec")

@@ -22,7 +22,7 @@ import numpy as np
 from ..fielddoc import doc
 from ..jsontree import element, member, value_node
 from ..node import ERROR, WARNING, DeferredChildren, LazyChildren, Node
-from .meta import ArrayMeta, _fail, _v3_chain
+from .meta import ArrayMeta, _fail, _unsupported, _v3_chain
 
 SPEC = "zarr v3 sharding_indexed codec"
 MISSING = (1 << 64) - 1
@@ -106,9 +106,8 @@ def _index_codecs(meta: ArrayMeta, codecs, node: Optional[Node]) -> Tuple[Option
     names = [c.get("name") if isinstance(c, dict) else c for c in codecs] \
         if isinstance(codecs, list) else None
     if names not in (["bytes"], ["bytes", "crc32c"]):
-        _fail(meta, node, f"index_codecs {names!r}: arrayscope reads 'bytes' with an optional "
-                          f"'crc32c' only"[:200], WARNING)
-        meta.usable, meta.problem = False, "the shard index codecs are not supported"
+        _unsupported(meta, node, f"index_codecs {names!r}: arrayscope reads 'bytes' with an "
+                                 f"optional 'crc32c' only"[:200])
         return None, False
     conf = codecs[0].get("configuration") if isinstance(codecs[0], dict) else None
     endian = conf.get("endian", "little") if isinstance(conf, dict) else "little"

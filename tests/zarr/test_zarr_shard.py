@@ -237,3 +237,38 @@ def test_one_shard_file_opened_alone(sharded):
     assert root["Shard index"].offset + root["Shard index"].size == root.size
     assert root["Inner chunk [0, 0]"]["Records"].child_count() == 6
     assert not [n for n in doc.diagnostics() if n.status in ("error", "warning")]
+
+
+def test_transpose_inside_shards(tmp_path):
+    """zarr 3.1.6 puts a transpose filter among the inner chunks' codecs."""
+    from zarr.codecs import TransposeCodec
+
+    path = str(tmp_path / "t")
+    z = zarr.create_array(path, shape=(6, 5), chunks=(2, 3), shards=(6, 6), dtype="<i2",
+                          filters=[TransposeCodec(order=(1, 0))])
+    z[:] = np.arange(30, dtype="<i2").reshape(6, 5) * 11 - 100
+    doc = check_document(path)
+    assert doc.model.arrays["."].shard.inner.perm == (1, 0)
+    assert verify(doc) == []
+    assert_values(doc, zarr_read(path))
+
+
+def test_transpose_before_sharding_is_unchecked_not_an_error(tmp_path):
+    """A layout the spec allows and arrayscope does not decode (a transpose outside the
+    sharding codec): warnings (unchecked), never an error."""
+    import json
+
+    from arrayscope.formats.findings import UNCHECKED
+
+    path = str(tmp_path / "t")
+    z = zarr.create_array(path, shape=(6, 4), chunks=(2, 2), shards=(6, 4), dtype="<i2")
+    z[:] = np.arange(24, dtype="<i2").reshape(6, 4)
+    with open(os.path.join(path, "zarr.json")) as fh:
+        meta = json.load(fh)
+    meta["codecs"].insert(0, {"name": "transpose", "configuration": {"order": [1, 0]}})
+    with open(os.path.join(path, "zarr.json"), "w") as fh:
+        json.dump(meta, fh)
+    doc = formats.open(path)
+    found = verify(doc)
+    assert found and all(f.status == "warning" and f.code == UNCHECKED for f in found), found
+    assert any("transpose before sharding_indexed" in f.message for f in found)
