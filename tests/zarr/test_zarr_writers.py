@@ -133,3 +133,14 @@ def test_tensorstore_shard_index_and_missing_inner_chunks():
         assert absent.value == 4
     finally:
         doc.close()
+
+
+@pytest.mark.parametrize("rel", ["tensorstore_0.1.86/v3_shard_i4",
+                                 "anndata_0.12.19_zarr3.1.6_v3/store",
+                                 "anndata_0.12.19_zarr2.18.7_v2/store"])
+def test_cli_verify_exits_0(capsys, rel):
+    from arrayscope.explorer.cli import main
+
+    assert main(["verify", os.path.join(DATA, rel)]) == 0
+    cap = capsys.readouterr()
+    assert ": 0 errors, 0 warnings" in cap.out + cap.err, (cap.out, cap.err)
