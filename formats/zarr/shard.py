@@ -20,6 +20,7 @@ from typing import Iterator, List, Optional, Tuple
 import numpy as np
 
 from ..fielddoc import doc
+from ..findings import ZARR_SHARD_INDEX, ZARR_SHARD_UNREFERENCED
 from ..jsontree import element, member, value_node
 from ..node import ERROR, WARNING, DeferredChildren, LazyChildren, Node
 from .meta import ArrayMeta, _fail, _unsupported, _v3_chain
@@ -227,7 +228,8 @@ def shard_into(document, meta: ArrayMeta, parent: Node, src, shard: Optional[Tup
     data = src.read(0, src.size)
     idx, why = read_index(sp, data)
     if idx is None:
-        parent.add(Node("shard index", "error", src, 0, src.size, status=ERROR, message=why))
+        parent.add(Node("shard index", "error", src, 0, src.size, status=ERROR, message=why,
+                        code=ZARR_SHARD_INDEX))
         return
     inode = Node("Shard index", "struct", src, idx.at, sp.index_size, doc=D_INDEX,
                  display=f"{sp.count} entries, {'crc32c, ' if sp.index_crc else ''}at the "
@@ -252,7 +254,7 @@ def shard_into(document, meta: ArrayMeta, parent: Node, src, shard: Optional[Tup
     for i, off, msg in idx.problems:
         # entries are built on demand: the problem is its own node, seen by verify
         inode.add(Node("index entry" if i is not None else "index CRC32C", "error", src, off,
-                       0, status=ERROR, message=msg))
+                       0, status=ERROR, message=msg, code=ZARR_SHARD_INDEX))
     bad = {i for i, _, _ in idx.problems if i is not None}
     spans = []
     for i in range(sp.count):
@@ -287,7 +289,7 @@ def _unreferenced(parent: Node, src, idx: Index, sp: ShardSpec, spans) -> None:
     for off, nb, _ in spans + [(hi, 0, -1)]:
         if off > pos:
             parent.add(Node("unreferenced bytes", "bytes", src, pos, off - pos,
-                            doc=D_UNREFERENCED, status=WARNING,
+                            doc=D_UNREFERENCED, status=WARNING, code=ZARR_SHARD_UNREFERENCED,
                             message=f"{off - pos} bytes at {pos} that no index entry points to"))
         pos = max(pos, off + nb)
 

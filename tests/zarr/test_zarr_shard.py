@@ -126,7 +126,12 @@ def _patch(path: str, offset: int, data: bytes) -> None:
 
 
 def _errors(doc):
-    return [(n.path(), n.message) for n in doc.diagnostics() if n.status == "error"]
+    """(node path, message) of every error; each is a shard index finding."""
+    from arrayscope.formats.findings import ZARR_SHARD_INDEX
+    out = [n for n in doc.diagnostics() if n.status == "error"]
+    assert all(n.code == ZARR_SHARD_INDEX for n in out if "Shard index" in n.path()
+               or n.name == "shard index"), [(n.path(), n.code) for n in out]
+    return [(n.path(), n.message) for n in out]
 
 
 def test_index_crc_mismatch(sharded, tmp_path):
@@ -272,3 +277,20 @@ def test_transpose_before_sharding_is_unchecked_not_an_error(tmp_path):
     found = verify(doc)
     assert found and all(f.status == "warning" and f.code == UNCHECKED for f in found), found
     assert any("transpose before sharding_indexed" in f.message for f in found)
+
+
+def test_unreferenced_bytes_in_a_shard(sharded, tmp_path):
+    """Five bytes slipped in before the index: every entry still holds, the bytes are a
+    warning of their own code, located, and the values are unchanged."""
+    from arrayscope.formats.findings import ZARR_SHARD_UNREFERENCED
+
+    path = _copy(sharded, tmp_path)
+    f = os.path.join(path, "c", "0", "0")
+    raw = open(f, "rb").read()
+    with open(f, "wb") as fh:
+        fh.write(raw[:-68] + b"\0junk" + raw[-68:])
+    doc = formats.open(path)
+    [w] = [f for f in verify(doc) if f.status != "info"]
+    assert (w.status, w.code, w.source, w.offset) == ("warning", ZARR_SHARD_UNREFERENCED,
+                                                      "c/0/0", len(raw) - 68)
+    assert_values(doc, zarr_read(sharded))
