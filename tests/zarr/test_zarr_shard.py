@@ -294,3 +294,19 @@ def test_unreferenced_bytes_in_a_shard(sharded, tmp_path):
     assert (w.status, w.code, w.source, w.offset) == ("warning", ZARR_SHARD_UNREFERENCED,
                                                       "c/0/0", len(raw) - 68)
     assert_values(doc, zarr_read(sharded))
+
+
+def test_half_missing_index_entry(sharded, tmp_path):
+    from arrayscope.formats.zarr.codecs.simple import crc32c
+
+    path = _copy(sharded, tmp_path)
+    f = os.path.join(path, "c", "0", "0")
+    raw = open(f, "rb").read()
+    at = len(raw) - 68
+    body = bytearray(raw[at:at + 64])
+    body[8:16] = b"\xff" * 8                      # entry 0: offset kept, nbytes "missing"
+    _patch(f, at, bytes(body) + struct.pack("<I", crc32c(bytes(body))))
+    doc = formats.open(path)
+    [(where, msg)] = _errors(doc)
+    assert msg.startswith("index entry 0:") and "only one of them" in msg
+    assert "index entry 0" in values_of(doc)["error"]
