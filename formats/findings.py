@@ -60,6 +60,12 @@ SCDL_LENGTHS = "scdl-lengths"               # data / col_ptr / feature index len
 SCDL_METADATA = "scdl-metadata"             # metadata.json rows vs row_ptr.npy
 SCDL_MISSING = "scdl-file-missing"          # a file header.sch lists is missing
 PLUGIN_FAILED = "plugin-failed"        # a format plugin could not be imported
+# Zarr
+ZARR_NOT_A_KEY = "zarr-not-a-chunk-key"            # a file in an array that no chunk key spells
+ZARR_OUTSIDE_GRID = "zarr-chunk-outside-grid"      # a chunk key beyond the array's chunk grid
+ZARR_SHARD_INDEX = "zarr-shard-index"              # a shard index short, failing its crc32c, or
+                                                   # with entries outside the shard / overlapping
+ZARR_SHARD_UNREFERENCED = "zarr-shard-unreferenced"  # shard bytes no index entry points to
 
 
 @dataclass(frozen=True)

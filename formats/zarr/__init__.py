@@ -69,7 +69,8 @@ class ZarrPlugin:
                 node, meta = tree.load_meta(document, container)
                 if meta is not None and meta.rtype is not None:
                     tree.add_fill_record(document, meta)
-                return node
+                if node is not None:
+                    return node
             return tree.json_file(document, path)[0]
         # a chunk file: its array's metadata gives the context (parsed, not shown)
         from .. import jsontree
@@ -115,7 +116,7 @@ class ZarrPlugin:
     def field_names(self, document) -> List[str]:
         arrays = self._arrays(document)
         model = document.model
-        out = []
+        out: List[str] = []
         for rel, meta in arrays:
             if meta.rtype is None and not meta.vlen:
                 continue

@@ -37,9 +37,22 @@ D_STAGE = doc("A codec stage: the encoded bytes this codec produced; reversing i
               "previous stage's bytes (shown as their own source)")
 
 
+def content_into(document, parent: Node, meta: ArrayMeta, src, coords, label: str,
+                 lazy: bool) -> None:
+    """What a chunk's decoded bytes hold: records, or a shard's index and inner chunks."""
+    if meta.shard is not None:
+        from .shard import shard_into
+        shard_into(document, meta, parent, src, coords, label, lazy)
+    else:
+        records_into(parent, meta, src, coords)
+
+
 def stage_limit(meta: ArrayMeta) -> int:
     """Most bytes a decoder may produce for one chunk (twice the expected size, so a wrong
     length is reported by the records check rather than as a codec failure)."""
+    if meta.shard is not None:   # a shard's codecs: its inner chunks may each grow a little
+        sp = meta.shard
+        return sp.count * (stage_limit(sp.inner) + 64) + sp.index_size
     if meta.vlen:
         from .vlen import stage_limit as vlen_limit
         return vlen_limit(meta)
@@ -211,7 +224,7 @@ class ChunkDecoder:
             src = decode_stages(self.document, meta, parent, src, self.label, k - 1,
                                 self.created)
         if src is not None:
-            records_into(parent, meta, src, self.coords)
+            content_into(self.document, parent, meta, src, self.coords, self.label, False)
         return src
 
     def release(self, _kids) -> None:
@@ -247,11 +260,11 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
         # node is the local one; verify builds them all first)
         from ..remote import ReadDeferred
 
-        deferred = ReadDeferred(lambda: _built(node, deferred, lambda: _chunk_parts(
-            document, meta, node, src, path, coords, lazy, chunk)))
+        deferred = ReadDeferred(lambda: _built(node, deferred, lambda: chunk_parts(
+            document, meta, node, src, document.relname(path), coords, lazy, chunk)))
         node.set_lazy(deferred)
         return node
-    _chunk_parts(document, meta, node, src, path, coords, lazy, chunk)
+    chunk_parts(document, meta, node, src, document.relname(path), coords, lazy, chunk)
     return node
 
 
@@ -266,8 +279,10 @@ def _built(node: Node, deferred, fill) -> List[Node]:
         node._children = deferred
 
 
-def _chunk_parts(document, meta: ArrayMeta, node: Node, src, path: str,
-                 coords: Optional[Tuple[int, ...]], lazy: bool, chunk: ChunkFile) -> None:
+def chunk_parts(document, meta: ArrayMeta, node: Node, src, label: str,
+                coords: Optional[Tuple[int, ...]], lazy: bool, chunk: ChunkFile) -> None:
+    """The nodes of one stored chunk `src` (a file, or an inner chunk of a shard) under
+    `node`; `label` names the derived sources (`<label> ← NAME`)."""
     if (meta.rtype is None and not meta.vlen) or not meta.usable:
         if src.size:
             node.add(Node("chunk data", "payload", src, 0, src.size,
@@ -275,14 +290,14 @@ def _chunk_parts(document, meta: ArrayMeta, node: Node, src, path: str,
                           message=f"not decoded: {meta.problem or 'the metadata has no usable dtype'}",
                           code=UNCHECKED))
         return
-    label = document.relname(path)
-    if not meta.codecs:   # the records are the file's bytes: nothing to decode
-        records_into(node, meta, src, coords)
+    if not meta.codecs:   # the records (or a shard's index and inner chunks) are the bytes
+        content_into(document, node, meta, src, coords, label, lazy)
         fill_gaps(node)
         return
     k = len(meta.codecs) - 1
     spec = meta.codecs[k]
-    decoded = meta.records_per_chunk * meta.itemsize
+    # a shard's budget is per inner chunk (shard.py): its records are never decoded at once
+    decoded = meta.records_per_chunk * meta.itemsize if meta.shard is None else 0
     if decoded > DECODE_BUDGET:
         # shape × item size is all the format says; decoding it for the tree or verify
         # would allocate that much from a few stored bytes: report, do not decode

@@ -43,11 +43,10 @@ class ZarrChunkView:
         self.identity: object = ("zarr", id(file_node))
         self.keeps_state = False
         meta = self.meta
-        dec = decoder_of(file_node)
         where = f" {list(chunk.coords)}" if chunk.coords is not None else ""
         arr = os.path.basename(meta.path.rstrip("/")) or meta.path
         codecs = " → ".join(c.label for c in meta.codecs) or "no codecs"
-        lazy = dec is not None and dec.node is not None
+        lazy = any(c.name == "decoded" and c.deferred for c in file_node.iter_children())
         self.heading = ""
         self.title = (f"Zarr v{meta.zarr_format} chunk{where} of array {arr}: "
                       f"{file_node.value or file_node.name}, {file_node.size:,} B stored")
@@ -264,10 +263,11 @@ def chunk_view(document, node: Node) -> Optional[ZarrChunkView]:
     if chunk.meta.rtype is None:
         return None
     kids = list(fn.iter_children())
-    dec = decoder_of(fn)
-    if dec is not None and dec.node is not None:   # a large array's chunk: decode it now
-        dec.node.ensure_built()
-        kids = [c for c in kids if c is not dec.node] + list(dec.node.iter_children())
+    # a large array's chunk (or a shard's inner chunk): its "decoded" node, decoded now
+    dn = next((c for c in kids if c.name == "decoded" and c.deferred), None)
+    if dn is not None:
+        dn.ensure_built()
+        kids = [c for c in kids if c is not dn] + list(dn.iter_children())
     stages = [c for c in kids if isinstance(c.data, CodecStage)]
     records = next((c for c in kids if isinstance(c.data, RecordView)), None)
     if not stages and records is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional, Tuple, Union
+from typing import Any, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -176,7 +176,8 @@ def v2_typestr(text, where) -> np.dtype:
 
 def v3_scalar(spec, endian: str, where) -> np.dtype:
     """A v3 field type (string name or {name, configuration}) as a numpy type."""
-    name, conf = spec, {}
+    name: Any = spec
+    conf: Any = {}
     if isinstance(spec, dict):
         name, conf = spec.get("name"), spec.get("configuration") or {}
         if not isinstance(conf, dict):

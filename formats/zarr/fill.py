@@ -112,7 +112,9 @@ def encode(value, rt: RecordType) -> Tuple[bytes, Optional[str]]:
                           "shown as zero bytes")
     dt = rt.numpy_dtype()
     arr = np.zeros((), dtype=dt)
-    if isinstance(value, str) and (rt.is_struct or rt.root.members[0].base.kind in "SV"):
+    first = rt.root.members[0] if rt.root.members else None
+    if isinstance(value, str) and (rt.is_struct or isinstance(first, Field)
+                                   and first.base.kind in "SV"):
         try:
             raw = base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError) as e:
@@ -123,9 +125,8 @@ def encode(value, rt: RecordType) -> Tuple[bytes, Optional[str]]:
     if isinstance(value, dict) and rt.is_struct:
         _assign(arr, rt.root, value)
         return arr.tobytes(), None
-    if not rt.is_struct:
-        f = rt.root.members[0]
-        arr["value"] = _scalar(value, f)
+    if not rt.is_struct and isinstance(first, Field):
+        arr["value"] = _scalar(value, first)
         return arr.tobytes(), None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         try:

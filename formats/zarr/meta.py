@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from ..fielddoc import FieldDoc, doc
+from ..findings import UNCHECKED
 from ..jsontree import JsonDoc, element, member, value_node
 from ..node import ERROR, WARNING, Node
 from .codecs import OBJECT_CODECS, CodecSpec
 from .dtype import D_DTYPE_V2, D_DTYPE_V3, D_FIELD, DtypeError, RecordType, from_v2, from_v3, has_multibyte
 from .fill import D_FILL, FillError, encode
 from .vlen import VLEN_CODECS, is_object_dtype_v2, vlen_of_filters
+
+if TYPE_CHECKING:
+    from .shard import ShardSpec
 
 V2 = "zarr v2 spec: metadata"
 V3 = "zarr v3 core spec: array metadata"
@@ -84,6 +88,7 @@ class ArrayMeta:
     vlen: Optional[str] = None            # object arrays: vlen-utf8 / vlen-bytes / vlen-array
     vlen_dtype: Optional[str] = None      # vlen-array: the items' numpy dtype
     fill_json: object = None              # object arrays: the fill value as written
+    shard: Optional["ShardSpec"] = None   # v3 sharding_indexed: chunks are shards (shard.py)
 
     @property
     def ndim(self) -> int:
@@ -112,7 +117,15 @@ class ArrayMeta:
         return self.separator.join(str(c) for c in coords) if coords else "0"
 
     def coords_of(self, key: str) -> Optional[Tuple[int, ...]]:
-        """Grid coordinates of a chunk key (relative path with '/'), None if not one."""
+        """Grid coordinates of a chunk key (relative path with '/'), None if not one (a key
+        that does not parse, or one outside the chunk grid)."""
+        coords = self.parse_key(key)
+        if coords is None or any(c >= g for c, g in zip(coords, self.grid)):
+            return None
+        return coords
+
+    def parse_key(self, key: str) -> Optional[Tuple[int, ...]]:
+        """The coordinates a key spells, inside the grid or not; None when it is no key."""
         if self.key_encoding == "default":
             if key == "c" and self.ndim == 0:
                 return ()
@@ -129,10 +142,7 @@ class ArrayMeta:
         if len(parts) != self.ndim or not all(p.isascii() and p.isdigit() and (p == "0" or p[0] != "0")
                                                for p in parts):
             return None
-        coords = tuple(int(p) for p in parts)
-        if any(c >= g for c, g in zip(coords, self.grid)):
-            return None
-        return coords
+        return tuple(int(p) for p in parts)
 
 
 def _ints(v, positive: bool) -> bool:
@@ -157,13 +167,25 @@ def _fail(meta: ArrayMeta, node: Optional[Node], message: str, status: str = ERR
         meta.problem = meta.problem or message
 
 
+def _unsupported(meta: ArrayMeta, node: Optional[Node], message: str) -> None:
+    """Metadata arrayscope cannot decode but the spec allows: a warning (unchecked), never
+    an error (a valid store is not damaged because arrayscope cannot read it); the chunks
+    stay undecoded."""
+    target = value_node(node) if node is not None else meta.node
+    if target is not None:
+        target.mark(WARNING, message)
+        target.code = UNCHECKED
+    meta.usable = False
+    meta.problem = meta.problem or message
+
+
 def annotate_fields(rt: RecordType) -> None:
     """Describe each field's declaration node with its packed place."""
     seen = set()
     for f in rt.leaves():
         # a subarray of structs shares one declaration among its unrolled elements: describe
         # it by element 0 (pts[0].x), not by whichever element came last
-        if f.node is not None and rt.is_struct and id(f.node) not in seen:
+        if isinstance(f.node, Node) and rt.is_struct and id(f.node) not in seen:
             seen.add(id(f.node))
             f.node.doc = D_FIELD
             f.node.display = (f"{f.name}: {f.type_text()} @ {f.offset}..{f.offset + f.size - 1}"
@@ -190,8 +212,9 @@ def _fill(meta: ArrayMeta, value, node: Optional[Node]) -> None:
     except FillError as e:
         meta.fill = bytes(meta.itemsize)
         meta.fill_note = f"fill_value unusable ({e}); zero bytes used instead"
-        if node is not None:
-            value_node(node).mark(ERROR, f"fill_value: {e}")
+        target = value_node(node)
+        if target is not None:
+            target.mark(ERROR, f"fill_value: {e}")
         return
     if meta.fill_note and node is not None:
         node.message = meta.fill_note  # a note, not a problem: status stays ok
@@ -199,12 +222,13 @@ def _fill(meta: ArrayMeta, value, node: Optional[Node]) -> None:
 
 def _common_shape(meta: ArrayMeta, v: dict, shape_node, chunks, chunks_node) -> None:
     shape = v.get("shape")
-    if not _ints(shape, positive=False):
+    if not isinstance(shape, list) or not _ints(shape, positive=False):
         _fail(meta, shape_node, f"shape must be a list of non-negative integers, found {shape!r}"
               [:200])
         return
     meta.shape = tuple(shape)
-    if not _ints(chunks, positive=True) or len(chunks) != len(shape):
+    if not isinstance(chunks, list) or not _ints(chunks, positive=True) \
+            or len(chunks) != len(shape):
         _fail(meta, chunks_node, f"chunk shape must be {len(shape)} positive integers, found "
                                  f"{chunks!r}"[:200])
         return
@@ -230,9 +254,8 @@ def _codec_spec(meta: ArrayMeta, conf, node: Optional[Node], v3: bool) -> Option
     if node is not None:
         node.doc = D_CODEC
     spec = CodecSpec(name, cfg, node, written, meta.itemsize or 1)
-    from .codecs import get
-    from .codecs.simple import Undecodable
-    if isinstance(get(name), Undecodable) and node is not None:
+    from .codecs import known
+    if not known(name) and node is not None:
         what = "an object codec: its bytes are named, never unpickled or evaluated" \
             if name in OBJECT_CODECS else "not known to arrayscope: chunks stay undecoded"
         node.mark(WARNING, f"codec {written!r} is {what}")
@@ -349,12 +372,30 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
             meta.separator = sep
     else:
         _fail(meta, knode, f"chunk_key_encoding: unknown encoding {kenc!r}"[:200])
-    # codecs: find the bytes codec first (its endian shapes the record type)
     codecs = v.get("codecs")
     cnode = member(root, "codecs")
+    if not _v3_chain(meta, codecs, cnode, v, member(root, "data_type")):
+        return meta
+    st = v.get("storage_transformers")
+    if st:
+        _unsupported(meta, member(root, "storage_transformers"),
+                     "storage transformers are not supported by arrayscope")
+    if not meta.vlen:
+        _fill(meta, v.get("fill_value"), member(root, "fill_value"))
+        if meta.shard is not None:
+            meta.shard.inner.fill = meta.fill
+    return meta
+
+
+def _v3_chain(meta: ArrayMeta, codecs, cnode: Optional[Node], v: dict, dnode: Optional[Node],
+              inner: bool = False) -> bool:
+    """Read a v3 codec list into `meta` (perm, endian, record type or vlen, bytes->bytes
+    codecs, shard); False when the chunks cannot be decoded. `inner`: the codecs of a
+    sharding_indexed codec (its inner chunks)."""
     if not isinstance(codecs, list) or not codecs:
         _fail(meta, cnode, "codecs must be a non-empty list")
-        return meta
+        return False
+    # the array->bytes codec first: its endian shapes the record type
     ab_index = None
     for i, c in enumerate(codecs):
         if _cname(c) in ARRAY_TO_BYTES:
@@ -362,40 +403,52 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
             break
     if ab_index is None:
         _fail(meta, cnode, "codecs has no array->bytes codec (bytes)")
-        return meta
+        return False
     ab = codecs[ab_index]
     ab_node = element(value_node(cnode), ab_index)
     ab_name = _cname(ab)
-    if ab_name in VLEN_CODECS:
+    if ab_name == "sharding_indexed":
+        if inner:
+            _unsupported(meta, ab_node, "sharding inside sharding is not supported by arrayscope")
+            return False
+        from .shard import shard_spec
+        meta.shard = shard_spec(meta, ab, ab_node, v, dnode)
+        if meta.shard is None:
+            return False
+        inner_meta = meta.shard.inner
+        meta.rtype, meta.endian = inner_meta.rtype, inner_meta.endian
+        meta.vlen, meta.vlen_dtype, meta.fill_json = (inner_meta.vlen, inner_meta.vlen_dtype,
+                                                      inner_meta.fill_json)
+    elif ab_name in VLEN_CODECS:
         meta.vlen = ab_name
         meta.fill_json = v.get("fill_value")
     elif ab_name != "bytes":
-        _fail(meta, ab_node, f"array->bytes codec {ab_name!r} is not supported (struct arrays "
-                             f"use 'bytes'; sharding fails for structs in zarr 3.1.6)")
-        return meta
-    if ab_node is not None and not meta.vlen:
+        _unsupported(meta, ab_node, f"array->bytes codec {ab_name!r} is not supported by "
+                                    f"arrayscope")
+        return False
+    if ab_node is not None and ab_name == "bytes":
         ab_node.doc = D_BYTES
-    endian = None
-    conf = ab.get("configuration") if isinstance(ab, dict) else None
-    if isinstance(conf, dict) and "endian" in conf:
-        endian = conf["endian"]
-        if endian not in ("little", "big"):
-            _fail(meta, member(member(ab_node, "configuration"), "endian"),
-                  f"endian must be 'little' or 'big', found {endian!r}")
-            endian = None
-    meta.endian = endian
-    dnode = member(root, "data_type")
-    if not meta.vlen:
+    if ab_name == "bytes":
+        endian = None
+        conf = ab.get("configuration") if isinstance(ab, dict) else None
+        if isinstance(conf, dict) and "endian" in conf:
+            endian = conf["endian"]
+            if endian not in ("little", "big"):
+                _fail(meta, member(member(ab_node, "configuration"), "endian"),
+                      f"endian must be 'little' or 'big', found {endian!r}")
+                endian = None
+        meta.endian = endian
         _record_type(meta, lambda: from_v3(v["data_type"], value_node(dnode),
-                                           ">" if endian == "big" else "<"), dnode)
-    if meta.rtype is not None and endian is None and has_multibyte(meta.rtype) and ab_node:
-        ab_node.message = ("no configuration.endian: multi-byte fields are read little-endian "
-                           "(the struct extension's default)")
+                                           ">" if endian == "big" else "<"),
+                     None if inner else dnode)
+        if meta.rtype is not None and endian is None and has_multibyte(meta.rtype) and ab_node:
+            ab_node.message = ("no configuration.endian: multi-byte fields are read "
+                               "little-endian (the struct extension's default)")
     for i, c in enumerate(codecs[:ab_index]):
         n = element(value_node(cnode), i)
         name = _cname(c)
         if name != "transpose":
-            _fail(meta, n, f"array->array codec {name!r} is not supported")
+            _unsupported(meta, n, f"array->array codec {name!r} is not supported by arrayscope")
             continue
         conf = c.get("configuration") if isinstance(c, dict) else None
         order = conf.get("order") if isinstance(conf, dict) else None
@@ -405,6 +458,11 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
             _fail(meta, n, f"transpose order must be a permutation of the axes, found {order!r}")
             continue
         meta.perm = tuple(meta.perm[o] for o in order)
+        if meta.shard is not None:
+            # a transpose before sharding reorders the shard's axes; arrayscope reads shards
+            # in array order only
+            _unsupported(meta, n, "transpose before sharding_indexed is not supported by "
+                                  "arrayscope")
         if n is not None:
             n.doc = doc("transpose: chunks are stored with their axes in this order",
                         spec="zarr v3 transpose codec")
@@ -412,9 +470,4 @@ def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
         spec = _codec_spec(meta, c, element(value_node(cnode), i), True)
         if spec:
             meta.codecs.append(spec)
-    st = v.get("storage_transformers")
-    if st:
-        _fail(meta, member(root, "storage_transformers"), "storage transformers are not supported")
-    if not meta.vlen:
-        _fill(meta, v.get("fill_value"), member(root, "fill_value"))
-    return meta
+    return True

@@ -159,7 +159,12 @@ class RecordView:
             n = Node(name or f"Record {i + 1}", k.kind, self.src, off, self.rt.itemsize,
                      value=k.value, display=k.display, doc=k.doc, type=k.type)
             if k.child_count():
-                n.set_lazy(k.children) if k.is_lazy else [n.add(c) for c in list(k.children)]
+                lazy = k.children
+                if isinstance(lazy, LazyChildren):
+                    n.set_lazy(lazy)
+                else:
+                    for c in list(lazy):
+                        n.add(c)
         else:
             n = Node(name or f"Record {i + 1}", "struct", self.src, off, self.rt.itemsize,
                      children=kids, doc=D_RECORD)
@@ -202,7 +207,7 @@ def check_byte_order(rt: RecordType, data: bytes, count: int,
                      inside: Optional[np.ndarray] = None) -> List[Tuple[Field, int, object, object]]:
     """Fields whose bytes look big-endian while read little-endian:
     [(field, first record index, little reading, big reading)]."""
-    found = []
+    found: List[Tuple[Field, int, object, object]] = []
     if count <= 0:
         return found
     recs = np.frombuffer(data, dtype=np.uint8, count=count * rt.itemsize).reshape(count, -1)

@@ -9,7 +9,8 @@ from typing import Dict, Optional, Tuple
 from .. import jsontree, progress
 from ..dataset_fs import DatasetFS, entry_node, fs_of
 from ..fielddoc import doc
-from ..node import ERROR, LazyChildren, Node
+from ..findings import ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
+from ..node import ERROR, WARNING, LazyChildren, Node
 from ..plain import file_node
 from ..plugin import Detection
 from .chunk import chunk_file_node
@@ -213,18 +214,22 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
                     jobs.append((dnode, dnode.child_count(), full, coords, relkey, size))
                     dnode.add(Node(name, "file", None, 0, 0))   # replaced below
                 else:
-                    dnode.add(file_node(document, full, f"not a chunk key of this array "
-                                                        f"({relkey!r})"))
+                    dnode.add(stray_file_node(document, meta, full, relkey))
                     progress.step(document, full)
     walk(path, node)
     decoded = len(jobs) * meta.records_per_chunk * meta.itemsize if meta is not None and jobs else 0
-    lazy = (len(jobs) > EAGER_MAX_CHUNKS or sum(j[5] for j in jobs) > EAGER_MAX_BYTES or
+    # a shard is many chunks: what counts is its inner chunks
+    units = len(jobs) * (meta.shard.count if meta is not None and meta.shard else 1)
+    lazy = (units > EAGER_MAX_CHUNKS or sum(j[5] for j in jobs) > EAGER_MAX_BYTES or
             decoded > EAGER_MAX_DECODED or  # a few stored bytes may declare gigabytes
             bool(document.ctx.extra.get("lazy_chunks")))  # `values`: it decodes them itself
     for dnode, i, full, coords, relkey, _size in jobs:
+        assert meta is not None   # a job is a chunk key of the array's metadata
         cn = chunk_file_node(document, meta, full, coords, relkey, lazy=lazy)
         cn.parent = dnode
-        dnode.children[i] = cn
+        kids = dnode.children
+        assert isinstance(kids, list)   # a directory node built here: a plain list
+        kids[i] = cn
         progress.step(document, full)
     if meta is not None and meta.usable:
         a = absent_node(document, meta, present)
@@ -265,6 +270,25 @@ def group_dir_node(document, path: str, model: ZarrModel) -> Node:
             else:
                 node.add(file_node(document, full, "not part of a zarr group"))
             progress.step(document, full)
+    return node
+
+
+def stray_file_node(document, meta: Optional[ArrayMeta], path: str, key: str) -> Node:
+    """A file in an array directory that is no chunk of it: a key outside the chunk grid
+    (zarr ignores it: stale after a shrink, or misplaced) or a name no key spells."""
+    outside = meta.parse_key(key) if meta is not None and meta.usable and \
+        (meta.chunks or meta.ndim == 0) else None
+    if meta is not None and outside is not None:
+        code = ZARR_OUTSIDE_GRID
+        message = (f"chunk key {key!r} is outside the chunk grid {list(meta.grid)} (array "
+                   f"shape {list(meta.shape)}, chunks {list(meta.chunks)}): not part of the "
+                   f"array, its bytes are not read")
+    else:
+        code = ZARR_NOT_A_KEY
+        message = f"not a chunk key of this array ({key!r})"
+    node = file_node(document, path, message)
+    target = node.children[0] if node.child_count() else node
+    target.status, target.message, target.code = WARNING, message, code
     return node
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -54,6 +54,51 @@ def chunk_files(meta: ArrayMeta, fs: Optional[DatasetFS] = None) -> Dict[tuple, 
     return out
 
 
+def decoded_chunks(meta: ArrayMeta, fs: DatasetFS, errors: List[str],
+                   files: Optional[Dict[tuple, Entry]] = None
+                   ) -> Iterator[Tuple[Tuple[int, ...], bytes]]:
+    """(coords, decoded bytes) of every stored chunk, in key order, one at a time; for a
+    sharded array each present inner chunk, by its coords in the inner grid
+    (`meta.shard.inner`). What cannot be read or decoded goes to `errors`."""
+    files = chunk_files(meta, fs) if files is None else files
+    for coords, entry in sorted(files.items()):
+        key = meta.key(coords)
+        if not entry.is_file:
+            problem = entry.problem()
+            errors.append(problem[2] if problem else f"{key}: not a regular file")
+            continue
+        try:
+            stored, _more = fs.read_bytes(entry.path, entry.size)
+            data = decode_chunk(meta, stored)
+        except CodecError as e:
+            errors.append(f"{key}: {e}")
+            continue
+        except Exception as e:  # noqa: BLE001 - a library error on corrupt input
+            errors.append(f"{key}: {type(e).__name__}: {e}")
+            continue
+        if meta.shard is None:
+            yield coords, data
+        else:
+            from .shard import inner_chunks
+            yield from inner_chunks(meta, coords, data, key, errors)
+
+
+def place(out: np.ndarray, unit: ArrayMeta, coords: Tuple[int, ...], recs: np.ndarray) -> None:
+    """Write chunk `coords` of `unit` (its records in storage order, flat, plus any
+    per-record shape) into `out` (the whole array): axes back in array order, edge chunks
+    cropped."""
+    extra = recs.shape[1:]
+    recs = recs.reshape(unit.storage_shape() + extra)
+    if not unit.ndim:
+        out[...] = recs.reshape(out.shape)
+        return
+    inverse = tuple(int(x) for x in np.argsort(unit.perm))
+    recs = recs.transpose(inverse + tuple(range(len(inverse), len(inverse) + len(extra))))
+    sl = tuple(slice(c * n, min((c + 1) * n, s))
+               for c, n, s in zip(coords, unit.chunks, unit.shape))
+    out[sl] = recs[tuple(slice(0, x.stop - x.start) for x in sl)]
+
+
 def field_array(arr: np.ndarray, name: str, is_struct: bool) -> np.ndarray:
     if not is_struct:
         return arr["value"]
@@ -69,6 +114,8 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None, fs: Optional[Dataset
     straight into that one preallocated array (no decoded chunk outlives its turn);
     absent or undecodable chunks keep the fill value."""
     rt = meta.rtype
+    if rt is None:
+        raise ValueError(f"the array has no usable dtype: {meta.problem}")
     dt = rt.numpy_dtype()
     total = math.prod(meta.shape)
     probe = np.zeros(1, dt)
@@ -93,39 +140,17 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None, fs: Optional[Dataset
     out = np.empty(tuple(meta.shape) + fshape, dtype=fdtype)
     out[...] = fill
     errors: List[str] = []
-    sshape = meta.storage_shape()
-    inverse = tuple(int(x) for x in np.argsort(meta.perm)) if meta.perm else ()
-    axes = inverse + tuple(range(len(inverse), len(inverse) + len(fshape)))
-    nrec = meta.records_per_chunk
-    for coords, entry in sorted(files.items()):
-        key = meta.key(coords)
-        if not entry.is_file:
-            problem = entry.problem()
-            errors.append(problem[2] if problem else f"{key}: not a regular file")
-            continue
-        try:
-            stored, _more = fs.read_bytes(entry.path, entry.size)
-            data = decode_chunk(meta, stored)
-        except CodecError as e:
-            errors.append(f"{key}: {e}")
-            continue
-        except Exception as e:  # a library error on corrupt input
-            errors.append(f"{key}: {type(e).__name__}: {e}")
-            continue
+    unit = meta.shard.inner if meta.shard is not None else meta
+    nrec = unit.records_per_chunk
+    for coords, data in decoded_chunks(meta, fs, errors, files):
         if len(data) != nrec * rt.itemsize:
-            errors.append(f"{key}: decoded chunk has {len(data)} bytes, expected "
-                          f"{nrec} × {rt.itemsize} = {nrec * rt.itemsize}")
+            errors.append(f"{unit.key(coords) if meta.shard is None else list(coords)}: decoded "
+                          f"chunk has {len(data)} bytes, expected {nrec} × {rt.itemsize} = "
+                          f"{nrec * rt.itemsize}")
             if len(data) < nrec * rt.itemsize:
                 continue
-        recs = sel(np.frombuffer(data, dtype=dt, count=nrec).reshape(sshape))
-        if meta.ndim:
-            recs = recs.transpose(axes)
-            sl = tuple(slice(c * n, min((c + 1) * n, s))
-                       for c, n, s in zip(coords, meta.chunks, meta.shape))
-            out[sl] = recs[tuple(slice(0, x.stop - x.start) for x in sl)]
-        else:
-            out[()] = recs.reshape(fshape)
-        del data, recs
+        place(out, unit, coords, sel(np.frombuffer(data, dtype=dt, count=nrec)))
+        del data
     return out, errors
 
 
@@ -141,12 +166,13 @@ def values(meta: ArrayMeta, name: str, entry_name: str, with_values: bool = True
         f, errors = read_field(meta, name, fs)
     except ValueError as e:
         return {"name": entry_name, "values": [], "raw": b"", "error": str(e)}
-    field = meta.rtype.field(name) if meta.rtype.is_struct else meta.rtype.leaves()[0]
+    rt = meta.rtype
+    field = rt.field(name) if rt.is_struct else rt.leaves()[0]
     shape = field.shape if field is not None else ()
     flat = f.reshape((-1,) + tuple(shape))
     entry = {"name": entry_name, "values": to_python(flat) if with_values else [],
              "raw": memoryview(np.ascontiguousarray(little_endian(flat)).reshape(-1)
-                               .view(np.uint8))}   # the decoded buffer, never copied again
+                               .view(np.uint8).data)}   # the decoded buffer, never copied again
     if errors:
         entry["error"] = "; ".join(errors[:20]) + (f" (+{len(errors) - 20} more)"
                                                    if len(errors) > 20 else "")

@@ -93,38 +93,23 @@ def read_items(meta, fs=None) -> Tuple[np.ndarray, List[str]]:
     """(object array of the whole array, C order; [errors]). Absent chunks give the fill;
     files are read through the dataset's `fs` (a FIFO or a link out of it is never read)."""
     from ..dataset_fs import fs_of
-    from .values import chunk_files, decode_chunk
+    from .values import decoded_chunks, place
 
     fs = fs_of(None, meta.path) if fs is None else fs
     out = np.empty(tuple(meta.shape), dtype=object)
     out[...] = meta.fill_json
     errors: List[str] = []
-    nrec = meta.records_per_chunk
-    sshape = meta.storage_shape()
-    inverse = tuple(int(x) for x in np.argsort(meta.perm)) if meta.perm else ()
-    for coords, entry in sorted(chunk_files(meta, fs).items()):
-        key = meta.key(coords)
-        if not entry.is_file:
-            problem = entry.problem()
-            errors.append(problem[2] if problem else f"{key}: not a regular file")
-            continue
+    unit = meta.shard.inner if meta.shard is not None else meta
+    nrec = unit.records_per_chunk
+    for coords, data in decoded_chunks(meta, fs, errors):
         try:
-            stored, _more = fs.read_bytes(entry.path, entry.size)
-            data = decode_chunk(meta, stored)
             items = parse_items(data, nrec, meta.vlen, meta.vlen_dtype)
-        except Exception as e:  # noqa: BLE001 - a damaged chunk is an error entry
-            errors.append(f"{key}: {e}")
+        except VlenError as e:
+            errors.append(f"{unit.key(coords)}: {e}")
             continue
         arr = np.empty(nrec, dtype=object)
         arr[:] = items if meta.vlen != "vlen-array" else [list(x) for x in items]
-        recs = arr.reshape(sshape)
-        if meta.ndim:
-            recs = recs.transpose(inverse)
-            sl = tuple(slice(c * n, min((c + 1) * n, s))
-                       for c, n, s in zip(coords, meta.chunks, meta.shape))
-            out[sl] = recs[tuple(slice(0, x.stop - x.start) for x in sl)]
-        else:
-            out[()] = recs.reshape(())[()]
+        place(out, unit, coords, arr)
     return out, errors
 
 

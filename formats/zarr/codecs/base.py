@@ -13,7 +13,7 @@ can tell (a content checksum, sizes that must agree), marking the nodes `frame` 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Optional
+from typing import Dict, Optional, Type, TypeVar
 
 from ...cursor import Cursor
 
@@ -44,7 +44,9 @@ class CodecSpec:
 
 
 class Codec:
-    """Base class: a bytes->bytes codec."""
+    """Base class: a bytes->bytes codec. A subclass decorated with `@register` is found by
+    `get(name)` under each of its `names` (the v2 numcodecs `id` and the v3 `name`; a v3
+    "numcodecs.X" name is looked up as "X"): a new codec is one module in this package."""
 
     names: tuple = ()
 
@@ -73,3 +75,43 @@ class Codec:
 
     def decode(self, spec: CodecSpec, data: bytes, limit: int) -> bytes:  # pragma: no cover
         raise CodecError(f"decoding {spec.label} is not supported")
+
+    def encode(self, spec: CodecSpec, data: bytes) -> bytes:
+        """The stage bytes `decode` reverses (optional: tests and forward checks use it)."""
+        raise CodecError(f"encoding {spec.label} is not supported", status="warning")
+
+
+# ---- the registry -------------------------------------------------------------------------
+REGISTRY: Dict[str, Codec] = {}
+C = TypeVar("C", bound=Type[Codec])
+
+
+def register(cls: C) -> C:
+    """Class decorator: one instance of `cls` answers for each of its names."""
+    inst = cls()
+    for n in cls.names:
+        if n in REGISTRY and type(REGISTRY[n]) is not cls:
+            raise ValueError(f"codec name {n!r} registered twice ({type(REGISTRY[n]).__name__},"
+                             f" {cls.__name__})")
+        REGISTRY[n] = inst
+    return cls
+
+
+# Object codecs (numcodecs' pickle, msgpack, ...): named, their bytes never unpickled or
+# evaluated; vlen-* are decoded by vlen.py as the array->bytes step, not as a stage.
+OBJECT_CODECS = {"pickle", "msgpack2", "json2", "vlen-utf8", "vlen-bytes", "vlen-array",
+                 "json", "msgpack", "categorize"}
+
+
+class Undecodable(Codec):
+    """A codec that is named, not decoded: its bytes one payload node and a warning."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def frame(self, spec, cur, limit):
+        cur.raw(f"{spec.label} data", cur.remaining).kind = "payload"
+        raise CodecError(self.message, status="warning")
+
+    def decode(self, spec, data, limit):
+        raise CodecError(self.message, status="warning")

@@ -25,7 +25,7 @@ from ...fielddoc import doc
 from ...filters.bits import byteunshuffle_rows
 from ...node import ERROR, Node
 from . import blosclz
-from .base import Codec, CodecError, CodecSpec
+from .base import Codec, CodecError, CodecSpec, register
 from .shuffle import bitunshuffle
 from .zstd import bounded_decompress
 
@@ -235,6 +235,7 @@ def describe_flags(flags: int) -> str:
     return f"0x{flags:02X} ({', '.join(names)})"
 
 
+@register
 class Blosc(Codec):
     names = ("blosc",)
 

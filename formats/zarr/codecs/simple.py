@@ -1,12 +1,11 @@
-"""zlib, gzip, LZ4 (numcodecs framing), bz2, lzma, the shuffle and delta filters, crc32c; object
-codecs named and left alone; unknown codecs named.
-"""
+"""zlib, gzip, LZ4 (numcodecs framing), bz2, lzma, the shuffle and delta filters, crc32c."""
 from __future__ import annotations
 
 import bz2
 import lzma
 import struct
 import zlib
+from typing import Any
 
 import lz4.block
 import numpy as np
@@ -14,7 +13,7 @@ import numpy as np
 from ...cursor import Cursor
 from ...fielddoc import doc
 from ...node import ERROR, Node
-from .base import Codec, CodecError, CodecSpec
+from .base import Codec, CodecError, CodecSpec, register
 from .shuffle import unshuffle
 
 D_ZLIB_CMF = doc("CMF: compression method 8 (deflate) and window size (0x78 = 32 KiB)",
@@ -52,6 +51,8 @@ def inflate(data: bytes, limit: int, wbits: int, name: str, unit: str) -> bytes:
         raise CodecError(f"{name}: the {unit} ends before its last block", len(data))
     return out
 
+
+@register
 class Zlib(Codec):
     names = ("zlib",)
 
@@ -70,6 +71,7 @@ class Zlib(Codec):
             cur.endian = old
 
 
+@register
 class Gzip(Codec):
     names = ("gzip",)
 
@@ -104,6 +106,7 @@ def _gzip_header_len(data: bytes) -> int:
     return min(pos, len(data))
 
 
+@register
 class LZ4(Codec):
     """numcodecs LZ4: `u32 LE decoded size | LZ4 raw block`."""
 
@@ -125,6 +128,7 @@ class LZ4(Codec):
         cur.raw("LZ4 block", cur.remaining, D_LZ4_BLOCK).kind = "payload"
 
 
+@register
 class Bz2(Codec):
     names = ("bz2",)
 
@@ -135,6 +139,7 @@ class Bz2(Codec):
             raise CodecError(f"bz2: {e}")
 
 
+@register
 class Lzma(Codec):
     names = ("lzma",)
 
@@ -145,6 +150,7 @@ class Lzma(Codec):
             raise CodecError(f"lzma: {e}")
 
 
+@register
 class Shuffle(Codec):
     """numcodecs `Shuffle` (v2 filter `shuffle`, v3 `numcodecs.shuffle`): byte planes."""
 
@@ -175,11 +181,14 @@ class Shuffle(Codec):
             cur.node.add(node)
             cur.pos += n * e
             if cur.remaining:
-                cur.raw("Trailing bytes", cur.remaining).display += " (not shuffled)"
+                t = cur.raw("Trailing bytes", cur.remaining)
+                t.display = f"{t.display_text()} (not shuffled)"
         else:
-            cur.raw("Unshuffled bytes", cur.remaining).display += " (fewer than 2 elements: as is)"
+            u = cur.raw("Unshuffled bytes", cur.remaining)
+            u.display = f"{u.display_text()} (fewer than 2 elements: as is)"
 
 
+@register
 class Delta(Codec):
     """numcodecs `Delta` (v2 filter `{"id": "delta", "dtype": …, "astype": …}`).
 
@@ -240,6 +249,7 @@ def _crc32c_table() -> np.ndarray:
 _TABLE = None
 
 
+_fast_crc32c: Any
 try:  # the C implementation when installed (it comes with zarr); the table loop otherwise
     import google_crc32c as _fast_crc32c
 except ImportError:  # pragma: no cover - depends on the environment
@@ -259,6 +269,7 @@ def crc32c(data: bytes) -> int:
     return crc ^ 0xFFFFFFFF
 
 
+@register
 class Crc32c(Codec):
     names = ("crc32c",)
 
@@ -280,40 +291,3 @@ class Crc32c(Codec):
         if n.value != want and n.status != ERROR:
             n.mark(ERROR, f"CRC32C: stored 0x{n.value:08X}, computed 0x{want:08X}")
         return out
-
-
-# ---- codecs that are named, not decoded -----------------------------------------------------
-OBJECT_CODECS = {"pickle", "msgpack2", "json2", "vlen-utf8", "vlen-bytes", "vlen-array",
-                 "json", "msgpack", "categorize"}
-
-
-class Undecodable(Codec):
-    def __init__(self, message: str):
-        self.message = message
-
-    def frame(self, spec, cur, limit):
-        cur.raw(f"{spec.label} data", cur.remaining).kind = "payload"
-        raise CodecError(self.message, status="warning")
-
-    def decode(self, spec, data, limit):
-        raise CodecError(self.message, status="warning")
-
-
-_REGISTRY = {}
-
-
-def get(name: str) -> Codec:
-    if not _REGISTRY:
-        from .blosc import Blosc
-        from .zstd import Zstd
-        for c in (Zlib(), Gzip(), LZ4(), Bz2(), Lzma(), Shuffle(), Delta(), Crc32c(), Blosc(),
-                  Zstd()):
-            for n in c.names:
-                _REGISTRY[n] = c
-    c = _REGISTRY.get(name)
-    if c is not None:
-        return c
-    if name in OBJECT_CODECS:
-        return Undecodable(f"{name} is an object codec: arrayscope names it and leaves the bytes "
-                           f"undecoded (it never unpickles or evaluates stored data)")
-    return Undecodable(f"codec {name!r} is not known to arrayscope: the chunk stays undecoded")

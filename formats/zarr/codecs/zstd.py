@@ -13,7 +13,7 @@ import zstandard
 from ...cursor import Cursor
 from ...fielddoc import doc
 from ...node import ERROR, Node
-from .base import Codec, CodecError, CodecSpec
+from .base import Codec, CodecError, CodecSpec, register
 
 MAGIC = 0xFD2FB528
 SPEC = "RFC 8878 §3.1"
@@ -167,6 +167,7 @@ def bounded_decompress(data: bytes, limit: int) -> bytes:
     return out
 
 
+@register
 class Zstd(Codec):
     names = ("zstd",)
 
