@@ -15,7 +15,7 @@ import numpy as np
 from ..cursor import format_scalar
 from ..node import Node
 from ..plugin import CellRange, Column, ForwardCheck, ForwardResult, StageRow
-from .chunk import ChunkFile, CodecStage, decoder_of
+from .chunk import ChunkFile, CodecStage
 from .dtype import to_python
 from .meta import ArrayMeta
 from .records import RecordView, chunk_coords, inside_mask
