@@ -7,6 +7,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from ..record import Record
 from ..tiledb.enums import Datatype as D
 from .base import FilterError, FilterSpec, RunContext, Stage
 
@@ -98,6 +99,23 @@ class MetaReader:
             raise FilterError(f"{self.name} metadata: {what} = {n} needs {n * item_size} bytes, "
                               f"only {self.remaining} left", self.pos - 4)
         return n
+
+    def record(self, rec: Record, what: str) -> Tuple:
+        """One declared record (`formats.record`), as its annotator reads it."""
+        self.need(rec.size, what)
+        v = rec.unpack_from(self.md, self.pos)
+        self.pos += rec.size
+        return v
+
+    def counts(self, rec: Record, entry: Record, what: str) -> Tuple:
+        """A record of counts whose entries (`entry` records, all counts together) must fit
+        in what is left."""
+        at = self.pos
+        v = self.record(rec, what)
+        if sum(v) * entry.size > self.remaining:
+            raise FilterError(f"{self.name} metadata: {what} = {'+'.join(map(str, v))} needs "
+                              f"{sum(v) * entry.size} bytes, only {self.remaining} left", at)
+        return v
 
     def records(self, dtype: np.dtype, n: int, what: str) -> np.ndarray:
         """n fixed-size records (a packed structured dtype) as one array."""
