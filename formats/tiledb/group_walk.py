@@ -90,7 +90,7 @@ def member_document(document, member_path: str) -> MemberView:
     if model is None:  # decoding needs the array model, not the member's tree
         from .model_loader import load_array_model
 
-        model = load_array_model(document, node.data.path, document.ctx.derive(extra={}))
+        model = load_array_model(document, node.data.path, document.ctx.derive(format=None))
     return MemberView(document, node, model)
 
 

@@ -88,9 +88,10 @@ def _decode_chunk(source, c, specs, info, key, i) -> Tuple[bytes, Optional[bytes
         return source.read(data, filt), None
     run = reverse_chunk(specs, source.read(md, mdl) if mdl else b"", source.read(data, filt), info,
                         RunContext(key, orig))
-    if run.error is not None:
+    cells = run.cells
+    if run.error is not None or cells is None:
         raise TileError(f"chunk {i + 1}: {run.error}", data)
-    return run.cells, getattr(run, "offsets", None)
+    return cells, run.offsets
 
 
 def peek_generic_tile(source, offset: int) -> Optional[Tuple[int, int, int, bool, int]]:

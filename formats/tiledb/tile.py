@@ -8,7 +8,7 @@ fragment-metadata sections...) are decoded at once and their payload parsed as w
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional, TypeVar
 
 from ..context import KEY_HINT
 from ..cursor import Cursor, ParseStop
@@ -26,6 +26,7 @@ from ..filters import (
 from ..findings import AES_TAG, CHUNK_DECODE, NO_KEY, SIZE_OVER_LIMIT, UNCHECKED
 from ..limits import DECODE_BUDGET
 from ..node import ERROR, WARNING, Node
+from ..source import ByteSource
 from .pipeline import parse_pipeline
 from .tile_layout import CHUNK_HEADER, D_DATA, D_MD, GENERIC_HEADER, NUM_CHUNKS
 
@@ -35,6 +36,7 @@ D_GT_PIPE = doc("Filter pipeline used to filter the tile: [GZIP(1)] as written b
 # The most unfiltered bytes a generic tile (schema, __meta, commits, fragment metadata
 # sections) is decoded to; real ones are far smaller (a million tile offsets: 8 MB).
 MAX_GENERIC_DECODE = DECODE_BUDGET
+M = TypeVar("M")  # the model a generic tile's payload parses into
 
 
 @dataclass
@@ -42,7 +44,7 @@ class ChunkInfo:
     """Where a chunk's parts are, for decoding it later (GUI pipeline panel, values)."""
 
     index: int
-    source: object
+    source: ByteSource
     original_length: int
     filtered_length: int
     metadata_offset: int
@@ -69,7 +71,7 @@ class ChunkInfo:
 
 @dataclass
 class TileInfo:
-    source: object
+    source: ByteSource
     offset: int
     size: int
     specs: List[FilterSpec]
@@ -84,7 +86,7 @@ class TileInfo:
 
     def decode(self, key: Optional[bytes] = None):
         """(cell bytes, None) or (partial bytes, (chunk index, FilterError))."""
-        out = []
+        out: List[bytes] = []
         for c in self.chunks:
             r = c.reverse(key)
             if r.error is not None:
@@ -237,7 +239,7 @@ def _chunk_data_node(tile_node: Node, idx: int) -> Optional[Node]:
 
 @dataclass
 class GenericTile:
-    node: Node
+    node: Node = field(init=False)  # set by parse_generic_tile before it returns
     version: Optional[int] = None
     encrypted: bool = False
     tile: Optional[TileInfo] = None
@@ -250,7 +252,7 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
                        payload_title: str = "Payload") -> GenericTile:
     """A generic tile at `cur`: header, pipeline, filtered tile; then the payload decoded and
     parsed with `parse_fn` into a child node `payload_title` (on a derived source)."""
-    gt = GenericTile(None)
+    gt = GenericTile()
     key = ctx.key if ctx is not None else None
 
     def body(c: Cursor):
@@ -290,8 +292,8 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
     return gt
 
 
-def parse_generic_tile_file(document, source, ctx, parse_payload: Callable[[Cursor, object], object],
-                            title: str, describe: Optional[Callable[[object], str]] = None) -> Node:
+def parse_generic_tile_file(document, source, ctx, parse_payload: Callable[[Cursor, Any], Optional[M]],
+                            title: str, describe: Optional[Callable[[M], str]] = None) -> Node:
     """A file that is one generic tile (schema, enumeration, `__meta`...): the file node,
     with the payload parsed by `parse_payload(cursor, ctx) -> model`. The model (or None when
     the bytes stop short) becomes the `data` of the file node and of the payload node;

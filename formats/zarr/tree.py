@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
 from .. import jsontree, progress
+from ..context import FormatContext
 from ..dataset_fs import DatasetFS, entry_node, fs_of
 from ..fielddoc import doc
 from ..node import ERROR, LazyChildren, Node
@@ -31,6 +32,13 @@ MAX_ABSENT_LIST = 1_000_000
 EAGER_MAX_BYTES = 8 << 20
 EAGER_MAX_CHUNKS = 256
 EAGER_MAX_DECODED = 64 << 20
+
+
+@dataclass
+class ZarrContext(FormatContext):
+    """Zarr's part of a parse `Context`."""
+
+    lazy_chunks: bool = False  # leave every chunk undecoded (`values` decodes them itself)
 
 
 @dataclass
@@ -220,7 +228,7 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
     decoded = len(jobs) * meta.records_per_chunk * meta.itemsize if meta is not None and jobs else 0
     lazy = (len(jobs) > EAGER_MAX_CHUNKS or sum(j[5] for j in jobs) > EAGER_MAX_BYTES or
             decoded > EAGER_MAX_DECODED or  # a few stored bytes may declare gigabytes
-            bool(document.ctx.extra.get("lazy_chunks")))  # `values`: it decodes them itself
+            document.ctx.of(ZarrContext).lazy_chunks)  # `values`: it decodes them itself
     for dnode, i, full, coords, relkey, _size in jobs:
         cn = chunk_file_node(document, meta, full, coords, relkey, lazy=lazy)
         cn.parent = dnode
