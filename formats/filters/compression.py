@@ -32,7 +32,7 @@ D_REINTERPRET = doc("Reinterpret datatype: the type the values are read as befor
 def compressor_options(compressor: Compressor, reinterpret: bool = False) -> Tuple[Option, ...]:
     """The options of a compression-style filter: its compressor id (which must be this
     filter's), its level and, for the delta codecs, the datatype values are read as."""
-    opts = (Option("compressor", "Compressor type", "u8", D_COMPRESSOR, default=compressor,
+    opts: Tuple[Option, ...] = (Option("compressor", "Compressor type", "u8", D_COMPRESSOR, default=compressor,
                    enum=COMPRESSORS, expected=compressor),
             Option("level", "Compression level", "i32", D_LEVEL, default=-1,
                    shown=lambda v: str(v), editor=Editor("int", -1, 22, special_text="default", label="Level")))
@@ -70,7 +70,7 @@ class CompressionFilter(Filter):
     def compress(self, data: bytes, level: int, info: DataInfo) -> bytes:
         raise NotImplementedError
 
-    def decompress(self, data: bytes, original: int, info: DataInfo) -> bytes:
+    def decompress(self, data: bytes | memoryview, original: int, info: DataInfo) -> bytes:
         raise NotImplementedError
 
     # Codecs that need the filter options (reinterpret datatype) override these two.
@@ -78,7 +78,7 @@ class CompressionFilter(Filter):
                       run: Optional[RunContext] = None) -> bytes:
         return self.compress(data, self.level(spec), info)
 
-    def decompress_part(self, data: bytes, original: int, spec: FilterSpec,
+    def decompress_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
                         info: DataInfo) -> bytes:
         return self.decompress(data, original, info)
 
@@ -101,7 +101,8 @@ class CompressionFilter(Filter):
         data = stage.data_bytes
         nmd, sizes = self.read_table(md, spec.name)
         pos = 0
-        out_md, out_data = [], []
+        out_md: List[bytes] = []
+        out_data: List[bytes] = []
         limit = run.size_limit()
         view = memoryview(data)
         for i, (orig, comp) in enumerate(sizes):

@@ -7,6 +7,7 @@ data-part count, then per part u32 plaintext length, u32 encrypted length, 12-by
 from __future__ import annotations
 
 import os
+from typing import List
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -58,7 +59,9 @@ class Aes256Gcm(Filter):
         r = MetaReader(md, spec.name)
         nmd, ndata = r.counts(PART_COUNTS, AES_PART, "part counts")
         aes = AESGCM(run.key)
-        pos, out_md, out_data = 0, [], []
+        pos = 0
+        out_md: List[bytes] = []
+        out_data: List[bytes] = []
         for i in range(nmd + ndata):
             plain_len, cipher_len, iv, tag = r.record(AES_PART, "AES part")
             if pos + cipher_len > len(data):
