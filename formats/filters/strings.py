@@ -95,13 +95,6 @@ def padded(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return rows
 
 
-def gather_cells(src: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> Tuple[bytes, bytes]:
-    """(cell bytes, u64 offsets) of cells copied from `src` segments."""
-    out = src[segment_index(starts, lens)]
-    offsets = np.cumsum(lens) - lens
-    return out.tobytes(), offsets.astype("<u8").tobytes()
-
-
 def gather_words(src: np.ndarray, starts: np.ndarray, lens: np.ndarray,
                  index: np.ndarray) -> Tuple[bytes, bytes]:
     """(cell bytes, u64 offsets) of the cells `words[index]` where word k is

@@ -89,7 +89,7 @@ def reference(damaged):
 
 def test_the_damage_is_found(reference):
     for name, found in reference.items():
-        errors = [f for f in found if f.is_error]
+        errors = [f for f in found if f.status == "error"]
         assert len(errors) >= 3, (name, found)
 
 
