@@ -9,7 +9,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDockWidget,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from .bookmarkstore import COLOURS, Bookmark, BookmarkStore
+from .docks import bottom_dock
 from .windowmenus import menu
 
 COLS = ("Name", "Source", "Offset", "Size")
@@ -210,13 +210,7 @@ def _hex_menu(panel: BookmarksPanel):
 
 def install(window) -> BookmarksPanel:
     panel = BookmarksPanel(window)
-    dock = QDockWidget("Bookmarks", window)
-    dock.setObjectName("dock_bookmarks")
-    dock.setWidget(panel)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    window.tabifyDockWidget(window.d_diag, dock)
-    window.d_diag.raise_()
-    dock.hide()
+    dock = bottom_dock(window, "Bookmarks", "dock_bookmarks", panel)
     window.d_bookmarks, window.bookmarks = dock, panel
     window.documentChanged.connect(panel.set_document)
     window.documentChanged.connect(lambda doc: dock.setVisible(doc is not None and bool(panel.store.items)))
