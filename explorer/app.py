@@ -23,7 +23,7 @@ def _app(offscreen: bool):
         app.setApplicationDisplayName("arrayscope")
     from . import theme
 
-    app.setWindowIcon(theme.app_icon())
+    QApplication.setWindowIcon(theme.app_icon())  # static: the running application's icon
     return app
 
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from .bookmarkstore import COLOURS, Bookmark, BookmarkStore
+from .docks import bottom_dock
 from .state import AppState, DocumentChanged, Event
 from .windowmenus import menu
 
@@ -219,13 +220,7 @@ def _hex_menu(panel: BookmarksPanel):
 
 def install(window) -> BookmarksPanel:
     panel = BookmarksPanel(window)
-    dock = QDockWidget("Bookmarks", window)
-    dock.setObjectName("dock_bookmarks")
-    dock.setWidget(panel)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    window.tabifyDockWidget(window.d_diag, dock)
-    window.d_diag.raise_()
-    dock.hide()
+    dock = bottom_dock(window, "Bookmarks", "dock_bookmarks", panel)
     window.d_bookmarks, window.bookmarks = dock, panel
     panel.dock = dock
     window.state.subscribe(panel)   # DocumentChanged: this document's bookmarks

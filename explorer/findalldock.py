@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from . import findall, search, theme
+from .docks import bottom_dock
 from .findall import Hit
 from .findallworker import MAX_HITS, FindAllRunner
 from .windowmenus import menu
@@ -219,13 +220,7 @@ class FindAllPanel(QWidget):
 
 def install(window) -> FindAllPanel:
     panel = FindAllPanel(window)
-    dock = QDockWidget("Find All", window)
-    dock.setObjectName("dock_findall")
-    dock.setWidget(panel)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    window.tabifyDockWidget(window.d_diag, dock)
-    window.d_diag.raise_()
-    dock.hide()
+    dock = bottom_dock(window, "Find All", "dock_findall", panel)
     window.d_findall, window.find_all = dock, panel
     window.documentChanged.connect(lambda _doc: panel.reset())
     a = QAction("Find &All…", window)

@@ -83,6 +83,8 @@ class HexTabs(QTabWidget):
         if src is None or isinstance(src, str):
             return None
         view = self.view_for(src)
+        if view is None:
+            return None
         anc = []
         p = node.parent
         while p is not None:
@@ -128,7 +130,8 @@ class HexTabs(QTabWidget):
             while self.count():
                 w = self.widget(0)
                 self.removeTab(0)
-                w.deleteLater()
+                if w is not None:
+                    w.deleteLater()
         finally:
             self.blockSignals(False)
         self._views.clear()
@@ -144,7 +147,8 @@ class HexTabs(QTabWidget):
                 self._used.remove(id(w.source))
             src = w.source
         self.removeTab(i)
-        w.deleteLater()
+        if w is not None:
+            w.deleteLater()
         if src is not None:
             self.sourceClosed.emit(src)
 

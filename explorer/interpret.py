@@ -72,6 +72,6 @@ def datetime_text(v: int, unit: str) -> str:
     if v == -(2 ** 63):
         return "NaT"
     try:
-        return str(np.datetime64(v, unit))
+        return str(np.datetime64(v, unit))  # type: ignore[call-overload]  # unit: a numpy code
     except (ValueError, OverflowError):
         return str(v)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Dict, Optional
 
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -43,6 +43,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
     # Qt signals for the feature modules of `habits` (they connect, never subscribe twice)
     documentChanged = Signal(object)   # the new document, or None when closed
     nodeShown = Signal(object)         # the node just selected and shown
+    diag: DiagnosticsPanel             # made after the loader and verifier that report to it
 
     def __init__(self, settings: Optional[QSettings] = None, key: Optional[bytes] = None,
                  restore: bool = True):
@@ -134,7 +135,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self._sync_timer.setSingleShot(True)
         self._sync_timer.setInterval(180)
         self._sync_timer.timeout.connect(self._sync_from_cursor)
-        self._units = {}
+        self._units: Dict[int, str] = {}  # source id -> the unit its bytes are shown in
         self._show_docks(False)
         self.resize(1500, 920)
         self.start.set_recent(self.recent())
@@ -295,8 +296,9 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         if node is not None and node is not self.current_node:
             self.select_node(node, origin="hex")
 
-    def _cursor_changed(self, view) -> None:
-        if view is not self.tabs.current_view():
+    def _cursor_changed(self, changed) -> None:
+        view = self.tabs.current_view()
+        if view is None or changed is not view:
             return
         off = view.cursor_offset
         a, b = view.selection()

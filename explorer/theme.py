@@ -19,7 +19,7 @@ KIND_HUES = {
 
 def is_dark() -> bool:
     app = QApplication.instance()
-    pal = app.palette() if app is not None else QPalette()
+    pal = app.palette() if isinstance(app, QApplication) else QPalette()
     return pal.color(QPalette.ColorRole.Window).lightness() < 128
 
 
@@ -84,7 +84,8 @@ def mono_font(point_size: int = 0) -> QFont:
 def _dpr() -> float:
     app = QApplication.instance()
     try:
-        return max(1.0, app.primaryScreen().devicePixelRatio()) if app else 1.0
+        return max(1.0, app.primaryScreen().devicePixelRatio()) if isinstance(app, QApplication) \
+            else 1.0
     except AttributeError:
         return 1.0
 

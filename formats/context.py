@@ -1,9 +1,11 @@
 """What a parser needs beyond the bytes."""
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Optional, Type, TypeVar
 
 KEY_ENV = "ARRAYSCOPE_KEY"
 KEY_HINT = (f"give the 32-byte key with --key-file FILE or the {KEY_ENV} environment variable "
@@ -48,22 +50,34 @@ def load_key(key_file: Optional[str] = None) -> Optional[bytes]:
     return None
 
 
+class FormatContext:
+    """A format's own part of a `Context` (TileDB: the schema and the array model; Zarr: how
+    chunks are shown), held in its one typed slot `Context.format`. Subclasses are
+    dataclasses; each derived context gets its own copy."""
+
+
+F = TypeVar("F", bound=FormatContext)
+
+
 @dataclass
 class Context:
-    """Format version, schema, pipeline, key and anything else parsers pass down.
-
-    `extra` holds format-specific objects (e.g. the TileDB array model for a fragment)."""
+    """What parsers pass down: the format version read so far, the decryption key, the
+    opened path, and the format's own typed context."""
 
     format_version: Optional[int] = None
-    schema: Any = None
-    pipeline: Any = None
     key: Optional[bytes] = field(default=None, repr=False)
     root_path: Optional[str] = None
-    extra: Dict[str, Any] = field(default_factory=dict)
+    format: Optional[FormatContext] = None
 
-    def derive(self, **changes) -> "Context":
-        c = Context(self.format_version, self.schema, self.pipeline, self.key, self.root_path,
-                    dict(self.extra))
+    def derive(self, **changes: Any) -> "Context":
+        c = dataclasses.replace(self, format=copy.copy(self.format))
         for k, v in changes.items():
             setattr(c, k, v)
         return c
+
+    def of(self, kind: Type[F]) -> F:
+        """The format context of type `kind`, made empty on first use (a document opens one
+        format: another format's context is replaced)."""
+        if not isinstance(self.format, kind):
+            self.format = kind()
+        return self.format

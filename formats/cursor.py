@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Callable, Optional
+from typing import Callable, NoReturn, Optional
 
 import numpy as np
 
@@ -123,7 +123,7 @@ class Cursor:
         return n
 
     # ---- errors ----------------------------------------------------------------------
-    def stop(self, name: str, message: str) -> None:
+    def stop(self, name: str, message: str) -> NoReturn:
         """End this range with a warning leaf over its remaining bytes (a limit was hit,
         not an error in the data)."""
         n = self.remaining
@@ -133,7 +133,7 @@ class Cursor:
         self.pos += n
         raise ParseStop(leaf)
 
-    def fail(self, name: str, message: str, size: Optional[int] = None) -> None:
+    def fail(self, name: str, message: str, size: Optional[int] = None) -> NoReturn:
         """Record an error node at the current offset covering `size` bytes (default: the
         rest of this cursor's range) and stop parsing this range."""
         n = self.remaining if size is None else max(0, min(size, self.remaining))

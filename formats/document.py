@@ -124,7 +124,7 @@ class Document:
         self._names.clear()
         self.root = None
         self.model = None
-        self.ctx.extra.clear()
+        self.ctx.format = None
 
     def __enter__(self):
         return self

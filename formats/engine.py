@@ -77,9 +77,7 @@ def fill_gaps(node: Node, depth: int = 0) -> None:
                     display=hex_preview(node.source.read(start, 16)), status=WARNING,
                     message=f"{stop - start} bytes at offset {start} not explained by the format")
         node.add(leaf)
-    # keep children in byte order (other-source children keep their relative place at the end)
-    ordered = sorted(node.children, key=lambda c: (c.source is not node.source, c.offset))
-    node.children[:] = ordered
+    node.order_children()
 
 
 def leaves(node: Node, source) -> Iterable[Node]:

@@ -78,10 +78,6 @@ class Finding:
     message: str
     hint: str = ""
 
-    @property
-    def is_error(self) -> bool:
-        return self.status == "error"
-
     def to_json(self) -> Dict[str, object]:
         return asdict(self)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Dict, List, Optional
 
 from .fielddoc import doc
 from .findings import SIZE_OVER_LIMIT
@@ -164,7 +164,8 @@ class _Parser:
         return v, end
 
     def obj(self, node: Node, i: int, depth: int):
-        out, members = {}, {}
+        out: Dict[str, object] = {}
+        members: Dict[str, Node] = {}
         node.data = members
         i = self.ws(i + 1)
         if self.buf[i:i + 1] == b"}":
@@ -199,7 +200,8 @@ class _Parser:
             i = self.ws(i + 1)
 
     def arr(self, node: Node, i: int, depth: int):
-        out, elems = [], []
+        out: List[object] = []
+        elems: List[Node] = []
         node.data = elems
         i = self.ws(i + 1)
         if self.buf[i:i + 1] == b"]":
@@ -240,7 +242,7 @@ def add_syntax(node: Node) -> None:
         node.add(Node("syntax", "padding", node.source, a, b - a, display=repr(text)[1:-1],
                       doc=D_SYNTAX))
     if gaps:
-        node.children.sort(key=lambda c: (c.source is not node.source, c.offset))
+        node.order_children()
 
 
 def parse(source, root: Node, offset: int = 0, end: Optional[int] = None) -> JsonDoc:
@@ -283,7 +285,7 @@ def parse(source, root: Node, offset: int = 0, end: Optional[int] = None) -> Jso
                         status=ERROR, message=f"invalid JSON at byte {p.base + e.pos}: {e.message}",
                         display=hex_preview(p.buf[e.pos:e.pos + 16]))
         if err_node.size == 0:
-            err_node.message += " (the file ends here)"
+            err_node.message = f"{err_node.message} (the file ends here)"
         target.add(err_node)
         value = None
     except RecursionError:

@@ -76,14 +76,15 @@ class DeferredChildren(LazyChildren):
         self.owner: Optional["Node"] = None
         self.uniform = False
         self.elements = False
-        self.factory = None
+        self.factory = self.__getitem__  # unused: indexing builds every child at once
         self._cache = {}
 
     def materialize(self) -> List["Node"]:
         """Build the children and hand them to the owner node as its list."""
         owner = self.owner
-        if owner is not None and owner._children is not self:
-            return owner._children  # already built
+        if owner is not None and owner._children is not self:  # already built
+            have = owner._children
+            return have if isinstance(have, list) else list(have)
         try:
             kids = list(self.build())
         except Exception as e:  # building must never raise into a view
@@ -91,11 +92,12 @@ class DeferredChildren(LazyChildren):
                          owner.offset if owner is not None else 0, 0, status=ERROR,
                          message=f"cannot build the children: {type(e).__name__}: {e}")]
         if owner is not None:
-            owner._children = []
+            built: List[Node] = []
+            owner._children = built
             for c in kids:
                 owner.add(c)
             owner._deferred = self
-            return owner._children
+            return built
         return kids
 
     @property
@@ -197,6 +199,12 @@ class Node:
         if d.on_release is not None:
             d.on_release(kids)
         return True
+
+    def order_children(self) -> None:
+        """Children in byte order; those in other sources (a decoded payload) keep their
+        relative place at the end. Lazy children are built in order already."""
+        if isinstance(self._children, list):
+            self._children.sort(key=lambda c: (c.source is not self.source, c.offset))
 
     def add(self, child: Optional["Node"]) -> Optional["Node"]:
         if child is None:

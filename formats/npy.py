@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import math
 import os
-from typing import Optional
+from typing import Dict, Optional
 
 import numpy as np
 
@@ -150,7 +150,7 @@ def _parse(cur: Cursor) -> None:
         major.mark(ERROR, f"major_version: expected 1, 2 or 3, found {major.value}")
         cur.fail("unknown NPY version", "bytes of an NPY version this parser does not know")
     encoding = "utf-8" if major.value >= 3 else "latin-1"
-    info = {}
+    info: Dict[str, object] = {}
     cur.group("header", lambda sub: _header(sub, hl.value, encoding, info), size=hl.value,
               doc=HEADER_DOC)
     if "dtype" not in info:
@@ -218,7 +218,7 @@ def _data(cur: Cursor, info: dict) -> None:
     if len(shape) == 0 and fit == 1:
         n.display = item_display(n.data[0])
     elif info["fortran"]:
-        n.display += " (Fortran order)"
+        n.display = f"{n.display} (Fortran order)"
     if fit < count:
         cur.fail("data (truncated)", f"data: shape {shape} of {dt.str} needs {need} bytes, "
                                      f"found {fit * size + cur.remaining}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any, Dict
 
 from .common import add_key_file, fail, key_of, open_path
 
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         if members is None:
             return fail(f"{args.path}: --array names a member of a group; this is not one")
         try:
-            doc = plugin.member_document(doc, args.array)
+            doc = getattr(plugin, "member_document")(doc, args.array)
         except LookupError as e:
             return fail(f"{args.path}: {e}")
     elif members is not None and members(doc):
@@ -67,33 +68,33 @@ def run(args: argparse.Namespace) -> int:
                         f"array holds bytes arrayscope did not read: {why}", 1)
     if args.raw:
         with open(args.raw, "wb") as fh:
-            for e in entries:
-                fh.write(e.get("raw", b""))
-        errs = [f"{e['name']}: {e['error']}" for e in entries if e.get("error")]
+            for ent in entries:
+                fh.write(ent.get("raw", b""))
+        errs = [f"{ent['name']}: {ent['error']}" for ent in entries if ent.get("error")]
         for err in errs:  # the bytes written are what could be decoded; say what could not
             print(f"arrayscope: {err}", file=sys.stderr)
         return 1 if errs else 0
     if args.json:
         from arrayscope.formats.node import json_value
 
-        payload = {"fragments": [{"name": e["name"], "values": json_value(e["values"])}
-                                 for e in entries]}
-        errs = [e["error"] for e in entries if e.get("error")]
+        payload: Dict[str, Any] = {"fragments": [
+            {"name": ent["name"], "values": json_value(ent["values"])} for ent in entries]}
+        errs = [ent["error"] for ent in entries if ent.get("error")]
         if errs:
             payload["errors"] = errs
         json.dump(payload, sys.stdout, separators=(",", ":"))
         sys.stdout.write("\n")
     else:
-        for e in entries:
-            vals = e["values"]
-            print(f"{e['name']}: {len(vals)} values")
+        for ent in entries:
+            vals = ent["values"]
+            print(f"{ent['name']}: {len(vals)} values")
             for v in vals[:1000]:
                 print(f"  {v!r}")
             if len(vals) > 1000:
                 print(f"  … {len(vals) - 1000} more")
-            if e.get("error"):
-                print(f"  error: {e['error']}")
-    return 1 if any(e.get("error") for e in entries) else 0
+            if ent.get("error"):
+                print(f"  error: {ent['error']}")
+    return 1 if any(ent.get("error") for ent in entries) else 0
 
 
 

@@ -118,8 +118,7 @@ def split_metadata(specs: List[FilterSpec], cur: Cursor, info: DataInfo,
         spec = specs[k]
         f = get(spec.type)
         cur.group(f"{name_prefix} {k + 1} {spec.name} metadata",
-                  lambda c, f=f, spec=spec, k=k: f.parse_metadata(spec, c, infos[k]),
-                  kind="metadata")
+                  lambda c: f.parse_metadata(spec, c, infos[k]), kind="metadata")  # called now
         if not f.passes_metadata:
             break
 
@@ -155,10 +154,12 @@ def reverse_chunk(specs: List[FilterSpec], md: bytes, data: bytes, info: DataInf
     stages: List[Optional[Stage]] = [None] * (len(specs) + 1)
     stages[len(specs)] = Stage([md] if md else [], [data])
     for k in range(len(specs) - 1, stop_at - 1, -1):
+        below = stages[k + 1]
+        assert below is not None  # stages are filled from the disk end down, one by one
         try:
-            out = get(specs[k].type).reverse(specs[k], stages[k + 1], infos[k], run)
-            if out.offsets is None and stages[k + 1].offsets is not None:
-                out.offsets = stages[k + 1].offsets
+            out = get(specs[k].type).reverse(specs[k], below, infos[k], run)
+            if out.offsets is None and below.offsets is not None:
+                out.offsets = below.offsets
             stages[k] = out
         except FilterError as e:
             return ChunkRun(stages, e, k)

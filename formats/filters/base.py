@@ -7,7 +7,7 @@ On disk a chunk holds the last stage's metadata and data, each concatenated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..cursor import Cursor
 from ..fielddoc import FieldDoc
@@ -40,7 +40,7 @@ class FilterSpec:
     `offset`, `byte_width`, `quality`, `format`, `lossless`, `y_extent`, `x_extent`."""
 
     type: int
-    options: Dict[str, object] = field(default_factory=dict)
+    options: Dict[str, Any] = field(default_factory=dict)  # values of the declared Options
 
     @property
     def name(self) -> str:

@@ -249,7 +249,7 @@ def chain(nxt: np.ndarray, end: int, limit: int):
     while levels[-1][0] < end and (1 << (len(levels) - 1)) < limit:
         prev = levels[-1]
         levels.append(prev[prev])
-    pos = np.zeros(1, dtype=it)
+    pos: np.ndarray = np.zeros(1, dtype=it)
     for lv in levels:
         pos = np.concatenate([pos, lv[pos]])
     keep = pos[pos < end]

@@ -7,10 +7,12 @@ parts pass through as they are. Reversing verifies every digest."""
 from __future__ import annotations
 
 import hashlib
-import struct
+from functools import lru_cache
+from typing import NamedTuple
 
 from ..cursor import Cursor
-from ..fielddoc import doc
+from ..fielddoc import FieldDoc, doc
+from ..record import Field, Record
 from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .util import MetaReader
@@ -26,6 +28,28 @@ D_DIGEST = doc("The digest (MD5: 16 bytes, SHA-256: 32 bytes) of the bytes it co
                spec="tile.md: Checksum Filters")
 
 
+
+class Layout(NamedTuple):
+    """A checksum filter's metadata: the counts, then an entry per metadata part and per
+    data part (the digest size makes one layout per algorithm)."""
+
+    counts: Record
+    md_entry: Record
+    data_entry: Record
+
+
+@lru_cache(maxsize=None)
+def layout(digest_size: int) -> Layout:
+    def entry(kind: str, d: FieldDoc) -> Record:
+        return Record(Field(f"Num input bytes for {kind} checksum {{n}}", "u64", d),
+                      Field(f"{kind.capitalize()} checksum {{n}}", raw=digest_size, doc=D_DIGEST))
+    md_entry = entry("metadata", D_NBYTES_MD)
+    size = md_entry.size
+    counts = Record(Field("Num metadata checksums", "u32", D_NMD, item_size=size, unit="checksums"),
+                    Field("Num data checksums", "u32", D_NDATA, item_size=size, unit="checksums"))
+    return Layout(counts, md_entry, entry("data", D_NBYTES_DATA))
+
+
 class _Checksum(Filter):
     algorithm = ""
     digest_size = 0
@@ -34,25 +58,22 @@ class _Checksum(Filter):
         return hashlib.new(self.algorithm, data).digest()
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
-        entry = 8 + self.digest_size
-        nmd = cur.length("u32", "Num metadata checksums", entry, D_NMD, "checksums").value
-        nd = cur.length("u32", "Num data checksums", entry, D_NDATA, "checksums").value
-        for kind, n, d in (("metadata", nmd, D_NBYTES_MD), ("data", nd, D_NBYTES_DATA)):
+        lay = layout(self.digest_size)
+        nmd, nd = lay.counts.annotate(cur)
+        for rec, n in ((lay.md_entry, nmd), (lay.data_entry, nd)):
             for i in range(n):
-                cur.u64(f"Num input bytes for {kind} checksum {i + 1}", d)
-                cur.raw(f"{kind.capitalize()} checksum {i + 1}", self.digest_size, D_DIGEST)
+                rec.annotate(cur, n=i + 1)
 
     def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         md = stage.metadata_bytes
         r = MetaReader(md, spec.name)
-        entry = 8 + self.digest_size
-        nmd = r.count("Num metadata checksums", entry)
-        nd = r.count("Num data checksums", entry)
+        lay = layout(self.digest_size)
+        nmd, nd = r.counts(lay.counts, lay.md_entry, "checksum counts")
         table = []
         for i in range(nmd + nd):
             at = r.pos
-            n = r.u64("checksummed bytes")
-            table.append((n, r.take(self.digest_size, "digest"), at))
+            n, digest = r.record(lay.md_entry, "checksum entry")
+            table.append((n, digest, at))
         rest = r.rest()
         data = stage.data_bytes
         for label, entries, buf, base in (("metadata", table[:nmd], rest, len(md) - len(rest)),
@@ -71,9 +92,10 @@ class _Checksum(Filter):
         return Stage([rest] if rest else [], list(stage.data))
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        out = [struct.pack("<II", len(stage.metadata), len(stage.data))]
+        lay = layout(self.digest_size)
+        out = [lay.counts.pack(len(stage.metadata), len(stage.data))]
         for p in list(stage.metadata) + list(stage.data):
-            out.append(struct.pack("<Q", len(p)) + self.digest(p))
+            out.append(lay.md_entry.pack(len(p), self.digest(p)))
         return Stage([b"".join(out)] + list(stage.metadata), list(stage.data))
 
 

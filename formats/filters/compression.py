@@ -7,20 +7,20 @@ from __future__ import annotations
 
 import bz2
 import io
-import struct
 import threading
 import zlib
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import lz4.block
 import zstandard
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..record import Field, Record
 from ..tiledb.enums import COMPRESSORS, DATATYPE_NAMES, Compressor, Datatype, FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .options import Editor, Option
-from .util import check_size
+from .util import MetaReader, check_size
 
 D_COMPRESSOR = doc("Compressor type: the compressor id, a separate enum from filter types "
                    "(Dictionary is compressor 7, Delta compressor 8)", spec="filter_pipeline.md")
@@ -32,7 +32,7 @@ D_REINTERPRET = doc("Reinterpret datatype: the type the values are read as befor
 def compressor_options(compressor: Compressor, reinterpret: bool = False) -> Tuple[Option, ...]:
     """The options of a compression-style filter: its compressor id (which must be this
     filter's), its level and, for the delta codecs, the datatype values are read as."""
-    opts = (Option("compressor", "Compressor type", "u8", D_COMPRESSOR, default=compressor,
+    opts: Tuple[Option, ...] = (Option("compressor", "Compressor type", "u8", D_COMPRESSOR, default=compressor,
                    enum=COMPRESSORS, expected=compressor),
             Option("level", "Compression level", "i32", D_LEVEL, default=-1,
                    shown=lambda v: str(v), editor=Editor("int", -1, 22, special_text="default", label="Level")))
@@ -50,6 +50,13 @@ D_NDATA = doc("Number of data parts compressed", spec="filters: compression")
 D_ORIG = doc("Part original length: input bytes of the part before compression")
 D_COMP = doc("Part compressed length: bytes of the part in this filter's output data")
 
+# The chunk metadata of a compressor: part counts, then per part its two lengths.
+COMPRESSED_PART = Record(Field("Part original length", "u32", D_ORIG),
+                         Field("Part compressed length", "u32", D_COMP), group="{kind} {n}")
+PART_COUNTS = Record(
+    Field("Number of metadata parts", "u32", D_NMD, item_size=COMPRESSED_PART.size, unit="parts"),
+    Field("Number of data parts", "u32", D_NDATA, item_size=COMPRESSED_PART.size, unit="parts"))
+
 
 class CompressionFilter(Filter):
     passes_metadata = False
@@ -63,7 +70,7 @@ class CompressionFilter(Filter):
     def compress(self, data: bytes, level: int, info: DataInfo) -> bytes:
         raise NotImplementedError
 
-    def decompress(self, data: bytes, original: int, info: DataInfo) -> bytes:
+    def decompress(self, data: bytes | memoryview, original: int, info: DataInfo) -> bytes:
         raise NotImplementedError
 
     # Codecs that need the filter options (reinterpret datatype) override these two.
@@ -71,39 +78,31 @@ class CompressionFilter(Filter):
                       run: Optional[RunContext] = None) -> bytes:
         return self.compress(data, self.level(spec), info)
 
-    def decompress_part(self, data: bytes, original: int, spec: FilterSpec,
+    def decompress_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
                         info: DataInfo) -> bytes:
         return self.decompress(data, original, info)
 
     # ---- metadata ------------------------------------------------------------------------
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
-        nmd = cur.length("u32", "Number of metadata parts", 8, D_NMD, "parts").value
-        ndata = cur.length("u32", "Number of data parts", 8, D_NDATA, "parts").value
+        nmd, ndata = PART_COUNTS.annotate(cur)
         for kind, n in (("Metadata part", nmd), ("Data part", ndata)):
             for i in range(n):
-                def part(c: Cursor):
-                    c.u32("Part original length", D_ORIG)
-                    c.u32("Part compressed length", D_COMP)
-                cur.group(f"{kind} {i + 1}", part, size=8)
+                COMPRESSED_PART.annotate(cur, kind=kind, n=i + 1)
 
     @staticmethod
-    def read_table(md: bytes):
-        if len(md) < 8:
-            raise FilterError(f"compression metadata needs 8 bytes, found {len(md)}", 0)
-        nmd, ndata = struct.unpack_from("<II", md, 0)
-        need = 8 + 8 * (nmd + ndata)
-        if need > len(md):
-            raise FilterError(f"compression metadata lists {nmd}+{ndata} parts ({need} bytes), "
-                              f"only {len(md)} bytes present", 0)
-        sizes = [struct.unpack_from("<II", md, 8 + 8 * i) for i in range(nmd + ndata)]
-        return nmd, ndata, sizes, md[need:]
+    def read_table(md: bytes, name: str) -> Tuple[int, List[Tuple[int, int]]]:
+        """(metadata part count, [(original, compressed length)] of every part)."""
+        r = MetaReader(md, name)
+        nmd, ndata = r.counts(PART_COUNTS, COMPRESSED_PART, "part counts")
+        return nmd, [r.record(COMPRESSED_PART, "part lengths") for _ in range(nmd + ndata)]
 
     def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         md = stage.metadata_bytes
         data = stage.data_bytes
-        nmd, ndata, sizes, _rest = self.read_table(md)
+        nmd, sizes = self.read_table(md, spec.name)
         pos = 0
-        out_md, out_data = [], []
+        out_md: List[bytes] = []
+        out_data: List[bytes] = []
         limit = run.size_limit()
         view = memoryview(data)
         for i, (orig, comp) in enumerate(sizes):
@@ -131,11 +130,11 @@ class CompressionFilter(Filter):
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         parts = [p for p in stage.metadata] + [p for p in stage.data]
-        table = [struct.pack("<II", len(stage.metadata), len(stage.data))]
+        table = [PART_COUNTS.pack(len(stage.metadata), len(stage.data))]
         out = []
         for p in parts:
             c = self.compress_part(bytes(p), spec, info, run)
-            table.append(struct.pack("<II", len(p), len(c)))
+            table.append(COMPRESSED_PART.pack(len(p), len(c)))
             out.append(c)
         return Stage([b"".join(table)], [b"".join(out)])
 

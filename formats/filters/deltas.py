@@ -135,7 +135,7 @@ class DoubleDelta(_TypedCodec):
             out.append(pack_msb(rec, bitsize + 1))
         return b"".join(out)
 
-    def decompress_part(self, data: bytes, original: int, spec: FilterSpec,
+    def decompress_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
                         info: DataInfo) -> bytes:
         t = self.value_type(spec, info)
         size = t.itemsize
@@ -202,7 +202,7 @@ class Delta(_TypedCodec):
         u = vals.view(ut)
         return struct.pack("<Q", n) + u[:1].tobytes() + (u[1:] - u[:-1]).tobytes()
 
-    def decompress_part(self, data: bytes, original: int, spec: FilterSpec,
+    def decompress_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
                         info: DataInfo) -> bytes:
         t = self.value_type(spec, info)
         if len(data) < 8:

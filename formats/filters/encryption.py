@@ -7,7 +7,7 @@ data-part count, then per part u32 plaintext length, u32 encrypted length, 12-by
 from __future__ import annotations
 
 import os
-import struct
+from typing import List
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -15,15 +15,28 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from ..context import KEY_HINT
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..record import Field, Record
 from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .util import MetaReader
 
-PART_SIZE = 4 + 4 + 12 + 16
 D_PLAIN = doc("Plaintext length: bytes of the part before encryption")
 D_CIPHER = doc("Encrypted length: bytes of ciphertext in this filter's data "
                "(equal to the plaintext length: GCM is a stream mode)")
 D_IV = doc("AES-256-GCM initialisation vector (12 random bytes per part)")
 D_TAG = doc("AES-256-GCM authentication tag: a wrong key or any changed byte fails it")
+D_NMD = doc("Number of metadata parts: input metadata parts (earlier filters' metadata) "
+            "encrypted into this filter's data")
+D_NDATA = doc("Number of data parts encrypted")
+
+# upstream `AESPart`: the chunk metadata is the part counts, then one of these per part
+AES_PART = Record(Field("Plaintext length", "u32", D_PLAIN),
+                  Field("Encrypted length", "u32", D_CIPHER),
+                  Field("IV", raw=12, doc=D_IV), Field("Tag", raw=16, doc=D_TAG),
+                  group="AES {kind} {n}")
+PART_COUNTS = Record(
+    Field("Number of metadata parts", "u32", D_NMD, item_size=AES_PART.size, unit="parts"),
+    Field("Number of data parts", "u32", D_NDATA, item_size=AES_PART.size, unit="parts"))
 
 
 class Aes256Gcm(Filter):
@@ -33,33 +46,24 @@ class Aes256Gcm(Filter):
     random_iv = True
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
-        nmd = cur.length("u32", "Number of metadata parts", PART_SIZE, what="parts").value
-        ndata = cur.length("u32", "Number of data parts", PART_SIZE, what="parts").value
-        for kind, n in (("Metadata part", nmd), ("Data part", ndata)):
+        nmd, ndata = PART_COUNTS.annotate(cur)
+        for kind, n in (("metadata part", nmd), ("data part", ndata)):
             for i in range(n):
-                def part(c: Cursor):
-                    c.u32("Plaintext length", D_PLAIN)
-                    c.u32("Encrypted length", D_CIPHER)
-                    c.raw("IV", 12, D_IV)
-                    c.raw("Tag", 16, D_TAG)
-                cur.group(f"AES {kind.lower()} {i + 1}", part, size=PART_SIZE)
+                AES_PART.annotate(cur, kind=kind, n=i + 1)
 
     def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         if not run.key:
             raise FilterError(f"encrypted with AES-256-GCM: no key given; {KEY_HINT}", 0,
                               FilterError.NO_KEY)
         md, data = stage.metadata_bytes, stage.data_bytes
-        if len(md) < 8:
-            raise FilterError("AES metadata needs 8 bytes", 0)
-        nmd, ndata = struct.unpack_from("<II", md, 0)
-        if 8 + PART_SIZE * (nmd + ndata) > len(md):
-            raise FilterError(f"AES metadata lists {nmd}+{ndata} parts, only {len(md)} bytes", 0)
+        r = MetaReader(md, spec.name)
+        nmd, ndata = r.counts(PART_COUNTS, AES_PART, "part counts")
         aes = AESGCM(run.key)
-        pos, out_md, out_data = 0, [], []
+        pos = 0
+        out_md: List[bytes] = []
+        out_data: List[bytes] = []
         for i in range(nmd + ndata):
-            o = 8 + PART_SIZE * i
-            plain_len, cipher_len = struct.unpack_from("<II", md, o)
-            iv, tag = md[o + 8:o + 20], md[o + 20:o + 36]
+            plain_len, cipher_len, iv, tag = r.record(AES_PART, "AES part")
             if pos + cipher_len > len(data):
                 raise FilterError(f"AES part {i + 1}: {cipher_len} bytes run past the data",
                                   len(md) + pos)
@@ -80,12 +84,12 @@ class Aes256Gcm(Filter):
         if not run.key:
             raise FilterError(f"no key to encrypt with; {KEY_HINT}")
         aes = AESGCM(run.key)
-        table = [struct.pack("<II", len(stage.metadata), len(stage.data))]
+        table = [PART_COUNTS.pack(len(stage.metadata), len(stage.data))]
         out = []
         for p in list(stage.metadata) + list(stage.data):
             iv = os.urandom(12)
             ct = aes.encrypt(iv, bytes(p), None)
             body, tag = ct[:-16], ct[-16:]
-            table.append(struct.pack("<II", len(p), len(body)) + iv + tag)
+            table.append(AES_PART.pack(len(p), len(body), iv, tag))
             out.append(body)
         return Stage([b"".join(table)], [b"".join(out)])

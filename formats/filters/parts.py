@@ -2,13 +2,11 @@
 of parts`, then `u32 length` of each part (tile.md, "Byteshuffle Filter")."""
 from __future__ import annotations
 
-import struct
-from typing import List, Tuple
-
-import numpy as np
+from typing import List, Sequence, Tuple
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..record import Field, Record
 from .base import FilterError, Stage
 from .util import MetaReader
 
@@ -19,22 +17,27 @@ D_PART_LEN = doc("Length of part: bytes of this data part in the filter's output
                  spec="tile.md: Byteshuffle / Bitshuffle filter")
 
 
+PART_LENGTH = Record(Field("Length of part {n}", "u32", D_PART_LEN))
+NUM_PARTS = Record(Field("Number of parts", "u32", D_NPARTS, item_size=PART_LENGTH.size,
+                         unit="parts"))
+
+
 def parse_parts(cur: Cursor) -> None:
-    n = cur.length("u32", "Number of parts", 4, D_NPARTS, "parts").value
+    (n,) = NUM_PARTS.annotate(cur)
     for i in range(n):
-        cur.u32(f"Length of part {i + 1}", D_PART_LEN)
+        PART_LENGTH.annotate(cur, n=i + 1)
 
 
 def read_parts(stage: Stage, name: str) -> Tuple[List[int], bytes]:
     """(part lengths, the metadata after this filter's table)."""
     r = MetaReader(stage.metadata_bytes, name)
-    n = r.count("Number of parts", 4)
-    sizes = r.records(np.dtype("<u4"), n, "part lengths").astype(np.int64).tolist()
-    return sizes, r.rest()
+    (n,) = r.counts(NUM_PARTS, PART_LENGTH, "Number of parts")
+    sizes = PART_LENGTH.array(r.take(n * PART_LENGTH.size, "part lengths"), n)["f0"]
+    return sizes.astype("i8").tolist(), r.rest()
 
 
-def table(sizes) -> bytes:
-    return struct.pack(f"<I{len(sizes)}I", len(sizes), *sizes)
+def table(sizes: Sequence[int]) -> bytes:
+    return NUM_PARTS.pack(len(sizes)) + b"".join(PART_LENGTH.pack(s) for s in sizes)
 
 
 def split(data: bytes, sizes: List[int], name: str, md_len: int) -> List[memoryview]:

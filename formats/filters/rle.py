@@ -56,7 +56,7 @@ class Rle(CompressionFilter):
         out[:, vs + 1] = plen & 0xFF
         return out.tobytes()
 
-    def decompress_part(self, data: bytes, original: int, spec: FilterSpec,
+    def decompress_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
                         info: DataInfo) -> bytes:
         vs = info.cell_size
         if len(data) % (vs + 2):

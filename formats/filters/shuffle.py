@@ -7,8 +7,6 @@ size is not a multiple of 8 into (multiple of 8, rest); a part that is not a mul
 bytes or of the element size is copied unshuffled."""
 from __future__ import annotations
 
-import struct
-
 from ..cursor import Cursor
 from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterSpec, RunContext, Stage
@@ -27,8 +25,10 @@ class ByteShuffle(Filter):
         md = stage.metadata_bytes
         data = stage.data_bytes
         e = info.value_size
-        if len(md) >= 8 and struct.unpack_from("<II", md) == (1, len(data)):  # one part
-            return Stage([md[8:]] if len(md) > 8 else [], [byteunshuffle(u8(data), e).tobytes()])
+        one = table([len(data)])
+        if md[:len(one)] == one:  # the common case: one part, the whole data
+            rest = md[len(one):]
+            return Stage([rest] if rest else [], [byteunshuffle(u8(data), e).tobytes()])
         sizes, rest = read_parts(stage, spec.name)
         parts = split(data, sizes, spec.name, len(md))
         return Stage(rest_md(rest), [b"".join(byteunshuffle(u8(p), e).tobytes() for p in parts)])

@@ -9,13 +9,13 @@ u32 uncompressed offsets size (8 × cells)`, then the encoding's own fields. Eve
 multi-byte integer inside the encoded data and the dictionary is big-endian."""
 from __future__ import annotations
 
-import struct
 from typing import Tuple
 
 import numpy as np
 
 from ..cursor import Cursor
 from ..fielddoc import doc
+from ..record import Field, Record
 from .base import DataInfo, FilterError, RunContext, Stage
 from .bits import chain
 from .util import MetaReader, check_size, ints_be, read_be, segment_index, u8
@@ -28,7 +28,11 @@ D_USIZE = doc("Uncompressed size: bytes of the string data (the var tile)")
 D_CSIZE = doc("Compressed size: bytes of the encoded data that follow in the chunk data")
 D_OSIZE = doc("Uncompressed offsets size: bytes of the tile's u64 cell offsets (8 per "
               "cell), which decoding rebuilds; the offsets tile itself is written empty")
-HEADER = struct.Struct("<5I")
+HEADER = Record(Field("Number of metadata parts", "u32", D_NMD),
+                Field("Number of data parts", "u32", D_NDATA),
+                Field("Uncompressed size", "u32", D_USIZE),
+                Field("Compressed size", "u32", D_CSIZE),
+                Field("Uncompressed offsets size", "u32", D_OSIZE))
 STRING_VERSIONS = {"rle": {11: 12, 12: 17}, "dictionary": {11: 13, 12: 17}}
 
 
@@ -48,20 +52,14 @@ def compute_bytesize(n: int) -> int:
 
 
 def parse_header(cur: Cursor) -> None:
-    cur.u32("Number of metadata parts", D_NMD)
-    cur.u32("Number of data parts", D_NDATA)
-    cur.u32("Uncompressed size", D_USIZE)
-    cur.u32("Compressed size", D_CSIZE)
-    cur.u32("Uncompressed offsets size", D_OSIZE)
+    HEADER.annotate(cur)
 
 
 def read_header(stage: Stage, name: str, run: RunContext) -> Tuple[MetaReader, int, int, int]:
     r = MetaReader(stage.metadata_bytes, name)
-    r.u32("Number of metadata parts")
-    r.u32("Number of data parts")
-    usize = check_size(r.u32("Uncompressed size"), run, f"{name} uncompressed size", 8)
-    csize = r.u32("Compressed size")
-    osize = check_size(r.u32("Uncompressed offsets size"), run, f"{name} offsets size", 16)
+    _nmd, _ndata, usize, csize, osize = r.record(HEADER, "string encoding header")
+    check_size(usize, run, f"{name} uncompressed size", 8)
+    check_size(osize, run, f"{name} offsets size", 16)
     if osize % 8:
         raise FilterError(f"{name}: offsets size {osize} is not a multiple of 8", 16)
     return r, usize, csize, osize
@@ -95,13 +93,6 @@ def padded(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
         rows[:, :width][mask] = buf[(starts[:, None] + col[None, :])[mask]]
     rows[:, width:] = lens.astype("<u8").view(np.uint8).reshape(-1, 8)
     return rows
-
-
-def gather_cells(src: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> Tuple[bytes, bytes]:
-    """(cell bytes, u64 offsets) of cells copied from `src` segments."""
-    out = src[segment_index(starts, lens)]
-    offsets = np.cumsum(lens) - lens
-    return out.tobytes(), offsets.astype("<u8").tobytes()
 
 
 def gather_words(src: np.ndarray, starts: np.ndarray, lens: np.ndarray,

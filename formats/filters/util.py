@@ -3,17 +3,18 @@ numpy mappings, and byte views. No filter logic lives here."""
 from __future__ import annotations
 
 import struct
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 
+from ..record import Record
 from ..tiledb.enums import Datatype as D
 from .base import FilterError, FilterSpec, RunContext, Stage
 
-_INTS = {D.INT8: "i1", D.UINT8: "u1", D.INT16: "<i2", D.UINT16: "<u2", D.INT32: "<i4",
+_INTS: Dict[int, str] = {D.INT8: "i1", D.UINT8: "u1", D.INT16: "<i2", D.UINT16: "<u2", D.INT32: "<i4",
          D.UINT32: "<u4", D.INT64: "<i8", D.UINT64: "<u8"}
-SIGNED_BY_SIZE = {1: np.dtype("i1"), 2: np.dtype("<i2"), 4: np.dtype("<i4"), 8: np.dtype("<i8")}
-UNSIGNED_BY_SIZE = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
+SIGNED_BY_SIZE: Dict[int, np.dtype] = {1: np.dtype("i1"), 2: np.dtype("<i2"), 4: np.dtype("<i4"), 8: np.dtype("<i8")}
+UNSIGNED_BY_SIZE: Dict[int, np.dtype] = {1: np.dtype("u1"), 2: np.dtype("<u2"), 4: np.dtype("<u4"), 8: np.dtype("<u8")}
 PRIM_OF = {"i1": "i8", "u1": "u8", "<i2": "i16", "<u2": "u16", "<i4": "i32", "<u4": "u32",
            "<i8": "i64", "<u8": "u64"}
 
@@ -98,6 +99,23 @@ class MetaReader:
             raise FilterError(f"{self.name} metadata: {what} = {n} needs {n * item_size} bytes, "
                               f"only {self.remaining} left", self.pos - 4)
         return n
+
+    def record(self, rec: Record, what: str) -> Tuple:
+        """One declared record (`formats.record`), as its annotator reads it."""
+        self.need(rec.size, what)
+        v = rec.unpack_from(self.md, self.pos)
+        self.pos += rec.size
+        return v
+
+    def counts(self, rec: Record, entry: Record, what: str) -> Tuple:
+        """A record of counts whose entries (`entry` records, all counts together) must fit
+        in what is left."""
+        at = self.pos
+        v = self.record(rec, what)
+        if sum(v) * entry.size > self.remaining:
+            raise FilterError(f"{self.name} metadata: {what} = {'+'.join(map(str, v))} needs "
+                              f"{sum(v) * entry.size} bytes, only {self.remaining} left", at)
+        return v
 
     def records(self, dtype: np.dtype, n: int, what: str) -> np.ndarray:
         """n fixed-size records (a packed structured dtype) as one array."""

@@ -64,7 +64,6 @@ PARQUET_DOC = doc("One feature block (dataframe_<i>.parquet): the var table (one
                   "feature/gene) or the obs table (one row per cell).",
                   note="The loader reads the blocks in sorted file-name order; i is zero-padded "
                        "to the width of the block count.")
-FOREIGN_DOC = doc("A file bionemo-scdl does not write in an archive.")
 
 
 # ---- detection ------------------------------------------------------------------------------

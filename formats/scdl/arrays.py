@@ -15,7 +15,7 @@ import numpy as np
 from ..cursor import Cursor, ParseStop
 from ..fielddoc import doc
 from ..findings import SCDL_LENGTHS
-from ..node import ERROR, WARNING, Node, hex_preview
+from ..node import ERROR, WARNING, LazyChildren, Node, hex_preview
 from ..npy import typed_items
 from .enums import ARRAY_DTYPE, HEADER_FILE
 from .model import ArrayDesc, ArrayFile
@@ -73,9 +73,10 @@ def _type(cur: Cursor, desc: ArrayDesc, af: ArrayFile, fname: str) -> None:
     src = cur.source
     if not desc.numpy:
         if src.size:
+            dname = ARRAY_DTYPE.get(desc.dtype) if desc.dtype is not None else None
             cur.raw(desc.name, src.size, UNTYPED_DOC).mark(
-                WARNING, f"{desc.name}: dtype {ARRAY_DTYPE.get(desc.dtype, desc.dtype)} has no "
-                         f"numeric layout; bytes shown untyped")
+                WARNING, f"{desc.name}: dtype {dname or desc.dtype} has no numeric layout; "
+                         f"bytes shown untyped")
         return
     dt = np.dtype(desc.numpy).newbyteorder("<")
     isz = dt.itemsize
@@ -101,13 +102,15 @@ def _type(cur: Cursor, desc: ArrayDesc, af: ArrayFile, fname: str) -> None:
             extra = typed_items(cur, "beyond header length", dt, whole - declared, BEYOND_DOC,
                                 item_name="[{i0}]")
             # items keep their index in the whole file
-            base_factory = extra.children.factory
+            lazy = extra.children
+            if isinstance(lazy, LazyChildren):  # typed_items builds its items lazily
+                base_factory = lazy.factory
 
-            def renamed(i, f=base_factory, off=declared):
-                n = f(i)
-                n.name = f"[{i + off}]"
-                return n
-            extra.children.factory = renamed
+                def renamed(i, f=base_factory, off=declared):
+                    n = f(i)
+                    n.name = f"[{i + off}]"
+                    return n
+                lazy.factory = renamed
             extra.mark(ERROR, msg)
         elif whole < declared:
             arr.mark(ERROR, msg)

@@ -7,6 +7,7 @@ what was expected and what was found.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -21,6 +22,7 @@ from ..findings import (
     SCDL_ROW_POINTERS,
 )
 from ..node import ERROR, WARNING, Node
+from ..source import ByteSource
 from .enums import ARRAY_FILES, HEADER_FILE
 from .model import Archive, ArrayFile
 
@@ -35,8 +37,10 @@ def run(archive: Archive, root: Node) -> None:
         _error(col, min(len(col.items), len(data.items)),
                f"COLPTR: col_ptr.npy has {len(col.items)} column indices but data.npy has "
                f"{len(data.items)} values; both must hold nnz items", code=SCDL_LENGTHS)
-    elif col is not None or data is not None:
-        nnz = len((col or data).items)
+    elif col is not None:
+        nnz = len(col.items)
+    elif data is not None:
+        nnz = len(data.items)
     n_rows = None
     if rp is not None and _rowptr(rp, nnz) and col is not None:
         _columns(archive, rp, col)
@@ -59,7 +63,8 @@ def _dtype_hints(archive: Archive, nnz: int) -> None:
         return
     for name in ("DATA", "COLPTR"):
         af = archive.arrays.get(name)
-        if af is None or af.items is None or _consistent(af) is not None:
+        if af is None or af.items is None or af.source is None or af.node is None or \
+                _consistent(af) is not None:
             continue
         size = af.source.size
         isz = size // nnz
@@ -86,23 +91,32 @@ def _find(mask_fn, n: int):
     return first, total
 
 
-def _consistent(af: Optional[ArrayFile]) -> Optional[ArrayFile]:
-    """The array file when its items can be trusted (typed, size agrees with the header)."""
-    if af is None or af.items is None:
+@dataclass
+class _Items:
+    """An array file whose items can be trusted: typed, its size as header.sch says."""
+
+    name: str
+    source: ByteSource
+    node: Node
+    items: np.ndarray
+
+
+def _consistent(af: Optional[ArrayFile]) -> Optional[_Items]:
+    if af is None or af.items is None or af.source is None or af.node is None:
         return None
     d = af.desc
     if d.length is not None and d.length * af.items.itemsize != af.source.size:
         return None
-    return af
+    return _Items(d.name, af.source, af.node, af.items)
 
 
-def _error(af: ArrayFile, index: int, message: str, status: str = ERROR,
+def _error(af: _Items, index: int, message: str, status: str = ERROR,
            code: str = SCDL_ROW_POINTERS) -> Node:
     isz = af.items.itemsize
     n = len(af.items)
     off = min(index, n) * isz
     size = isz if index < n else 0
-    node = Node(f"{af.desc.name}[{index}]", "error", af.source, off, size, status=status,
+    node = Node(f"{af.name}[{index}]", "error", af.source, off, size, status=status,
                 message=message,
                 value=af.items[index].item() if index < n else None,
                 display=str(af.items[index].item()) if index < n else "(end of file)",
@@ -111,7 +125,7 @@ def _error(af: ArrayFile, index: int, message: str, status: str = ERROR,
     return node
 
 
-def _rowptr(rp: ArrayFile, nnz: Optional[int]) -> bool:
+def _rowptr(rp: _Items, nnz: Optional[int]) -> bool:
     a = rp.items
     if len(a) == 0:
         rp.node.add(Node("ROWPTR (empty)", "error", rp.source, 0, 0, status=ERROR,
@@ -135,7 +149,7 @@ def _rowptr(rp: ArrayFile, nnz: Optional[int]) -> bool:
     return ok
 
 
-def _columns(archive: Archive, rp: ArrayFile, col: ArrayFile) -> None:
+def _columns(archive: Archive, rp: _Items, col: _Items) -> None:
     """Every column index below the feature count of its row's var block."""
     fdir = archive.feature_dirs.get("var_features") or archive.feature_dirs.get("features")
     if fdir is None or not fdir.cumsum or len(fdir.cumsum) < 2:

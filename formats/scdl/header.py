@@ -8,7 +8,7 @@ offending bytes; nothing here raises.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..cursor import Cursor
 from ..engine import run_parser
@@ -165,14 +165,12 @@ def _parse(cur: Cursor, model: Header) -> None:
                                f"{count * MIN_ARRAY_DESC} bytes, only {cur.remaining} remain")
 
     def descriptors(sub: Cursor) -> None:
-        for i in range(count):
-            model.arrays.append(None)  # placeholder so a stop inside keeps the index
-            model.arrays[-1] = _array_desc(sub, i + 1)
+        for i in range(count):  # a stop inside one keeps those before it
+            model.arrays.append(_array_desc(sub, i + 1))
 
-    grp = cur.group("Array descriptors", lambda sub: _guard_list(sub, descriptors, model.arrays),
-                    doc=DESCRIPTORS_DOC)
+    grp = cur.group("Array descriptors", descriptors, doc=DESCRIPTORS_DOC)
     grp.display = f"{count} arrays"
-    _check_unique([a for a in model.arrays if a is not None], "array name")
+    _check_unique(model.arrays, "array name")
 
     # Feature-index extension
     if cur.remaining == 0:
@@ -184,12 +182,11 @@ def _parse(cur: Cursor, model: Header) -> None:
         cur.fail("fi_count", f"fi_count: expected uint32 (4 bytes), found {cur.remaining} bytes "
                              f"before the end of file (bionemo-scdl's reader ignores them)")
     cur.group("Feature indices", lambda sub: _feature_indices(sub, model), doc=FI_BLOCK_DOC)
-    arrays = [a for a in model.arrays if a is not None]
-    fis = [f for f in model.feature_indices if f is not None]
+    fis = model.feature_indices
     _check_unique(fis, "feature index name")
-    names = {a.name: a for a in arrays}
+    names = {a.name: a for a in model.arrays}
     for f in fis:
-        if f.name in names:
+        if f.name in names and f.node is not None:
             f.node["name"].mark(ERROR, f"name conflict: feature index {f.name!r} has the name "
                                        f"of an array (the document forbids it)")
     if cur.remaining:
@@ -197,14 +194,6 @@ def _parse(cur: Cursor, model: Header) -> None:
             WARNING, f"{cur.remaining} bytes after the last feature index; the reader "
                      f"ignores them")
     model.complete = True
-
-
-def _guard_list(sub: Cursor, fn, items: list) -> None:
-    try:
-        fn(sub)
-    finally:
-        while items and items[-1] is None:
-            items.pop()
 
 
 def _string(cur: Cursor, len_name: str, name: str, len_doc, str_doc) -> Node:
@@ -277,20 +266,12 @@ def _feature_indices(cur: Cursor, model: Header) -> None:
                         f"{cnt.value * MIN_FI_DESC} bytes, only {cur.remaining} remain")
     cur.node.display = f"{cnt.value} feature indices"
 
-    def each(sub: Cursor) -> None:
-        for i in range(cnt.value):
-            model.feature_indices.append(None)
-            model.feature_indices[-1] = _fi_desc(sub, i + 1)
-
-    try:
-        each(cur)
-    finally:
-        while model.feature_indices and model.feature_indices[-1] is None:
-            model.feature_indices.pop()
+    for i in range(cnt.value):  # a stop inside one keeps those before it
+        model.feature_indices.append(_fi_desc(cur, i + 1))
 
 
 def _fi_desc(cur: Cursor, i: int) -> FeatureIndexDesc:
-    holder: Dict[str, object] = {"files": [], "file_nodes": []}
+    holder: Dict[str, Any] = {"files": [], "file_nodes": []}
 
     def body(sub: Cursor) -> None:
         holder["name"] = _string(sub, "name_len", "name", NAME_LEN_DOC, FI_NAME_DOC)
@@ -336,7 +317,8 @@ def _check_unique(items: List, what: str) -> None:
         if node is None:
             continue
         if it.name in first:
-            node.mark(ERROR, f"duplicate {what} {it.name!r} (first in {first[it.name].parent.name}"
-                             f"); names must be unique")
+            where = first[it.name].parent
+            node.mark(ERROR, f"duplicate {what} {it.name!r} (first in "
+                             f"{where.name if where is not None else '?'}); names must be unique")
         else:
             first[it.name] = node

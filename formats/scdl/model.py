@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+import numpy as np
+
 from ..node import Node
+from ..source import ByteSource
 
 
 @dataclass
@@ -50,9 +53,9 @@ class ArrayFile:
 
     desc: ArrayDesc
     path: str
-    source: object = None
+    source: Optional[ByteSource] = None
     node: Optional[Node] = None
-    items: object = None            # numpy view of the whole items in the file (header dtype)
+    items: Optional[np.ndarray] = None  # numpy view of the whole items in the file (header dtype)
 
 
 @dataclass

@@ -43,7 +43,7 @@ def values(document, name: str, with_values: bool = True) -> List[Dict]:
                           f"read" if outside else f"{name}: no file for this array in {archive.path}")
         return [entry]
     af = archive.arrays.get(name)
-    if af is not None and af.items is not None:
+    if af is not None and af.items is not None and af.source is not None:
         items, size, fname = af.items, af.source.size, os.path.basename(af.path)
     else:
         path = next(os.path.join(archive.path, rel) for rel, d in descriptors(archive).items()
@@ -61,7 +61,7 @@ def values(document, name: str, with_values: bool = True) -> List[Dict]:
         items = src.array(0, size // dt.itemsize, dt)
     if with_values:
         entry["values"] = items.tolist()
-    entry["raw"] = memoryview(np.ascontiguousarray(items).view(np.uint8))
+    entry["raw"] = np.ascontiguousarray(items).view(np.uint8).data
     isz = items.itemsize
     if desc.length is not None and desc.length * isz != size:
         entry["error"] = (f"{name}: {HEADER_FILE} says {desc.length} items "

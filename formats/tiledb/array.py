@@ -24,7 +24,7 @@ from . import (
     names,
 )
 from . import schema as schema_mod
-from .model import ArraySchema, Fragment, TileDBArray
+from .model import ArraySchema, Fragment, TileDBArray, tiledb_context, with_schema
 
 D_OK = doc("Fragment commit marker of format versions before 12: an empty file")
 
@@ -124,7 +124,7 @@ def load_array(document, array_dir: str, ctx: Context, only: Optional[str] = Non
     """Parse the files of `array_dir` (all of them, or just what `only` needs for context
     plus `only` itself). Returns the array model and {abs path: file node}."""
     array = TileDBArray(array_dir)
-    ctx.extra["array"] = array
+    tiledb_context(ctx).array = array
     fs = document.fs
     for fdir in _fragment_dirs(fs, array_dir):
         name = os.path.basename(fdir)
@@ -195,10 +195,10 @@ def _parse_role(document, src, ctx: Context, role: str, array: TileDBArray, path
         return node
     if role == "enumeration":
         return enumeration.parse_enumeration_file(document, src,
-                                                  ctx.derive(schema=array.latest_schema))
+                                                  with_schema(ctx, array.latest_schema))
     if role == "fragment_metadata":
         frag = _fragment_of(array, array.path, path)
-        node, fm = parse_fragment_metadata(document, src, ctx.derive(schema=array.latest_schema))
+        node, fm = parse_fragment_metadata(document, src, with_schema(ctx, array.latest_schema))
         if frag is not None:
             frag.metadata = fm
             if frag.version is None and fm is not None and fm.version:
@@ -209,16 +209,16 @@ def _parse_role(document, src, ctx: Context, role: str, array: TileDBArray, path
         schema = array.latest_schema
         if frag is not None and frag.metadata is not None:
             schema = array.schema_for(getattr(frag.metadata, "schema_name", None))
-        return parse_data(document, src, ctx.derive(schema=schema), frag, schema)
+        return parse_data(document, src, with_schema(ctx, schema), frag, schema)
     if role == "fragment_meta":
         return consolidated_meta.parse_consolidated_meta_file(
-            document, src, ctx.derive(schema=array.latest_schema))
+            document, src, with_schema(ctx, array.latest_schema))
     if role == "array_metadata":
         node = array_metadata.parse_array_metadata_file(document, src, ctx)
         node.display = _name_display(os.path.basename(path))
         return node
     if role in ("commit", "array_metadata_vac"):
-        node = commits.parse_commit_file(document, src, ctx.derive(schema=array.latest_schema))
+        node = commits.parse_commit_file(document, src, with_schema(ctx, array.latest_schema))
         node.display = node.display or _name_display(os.path.basename(path))
         return node
     if role == "ok_marker":
@@ -265,7 +265,7 @@ def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str
                     labels = []
                 for le in labels:
                     if le.is_dir and layout.is_array_dir(le.path):
-                        lab.add(open_array_dir(document, le.path, ctx.derive(extra={})))
+                        lab.add(open_array_dir(document, le.path, ctx.derive(format=None)))
                     elif le.is_dir:
                         from ..plain import dir_node
                         lab.add(dir_node(document, le.path))

@@ -95,7 +95,7 @@ def dense_tile_coords(schema, non_empty_domain, tile: int) -> List[np.ndarray]:
 
 def _dim_tile(where: FieldTile, i: int, dim: Dimension) -> Optional[FieldTile]:
     for name in (f"d{i}.tdb", f"{dim.name}.tdb"):
-        role = file_role(where.schema, where.fm, name)  # type: ignore[arg-type]
+        role = file_role(where.schema, where.fm, name)
         if role is not None and getattr(role.obj, "name", None) == dim.name:
             return dataclasses.replace(where, field_name=dim.name, field_kind="dimension",
                                        obj=role.obj, stem=name[:-4], part="fixed", role=role)
@@ -107,7 +107,7 @@ def tile_coords(document, where: FieldTile, key: Optional[bytes] = None) -> Opti
     when the fragment gives none (a tile of no field, legacy zipped coordinates)."""
     if where.tile_index is None:
         return None
-    schema: ArraySchema = where.schema  # type: ignore[assignment]
+    schema: ArraySchema = where.schema
     fm = where.fm
     dims = list(schema.dimensions)
     names = [d.name for d in dims]

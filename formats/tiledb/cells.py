@@ -11,7 +11,7 @@ Everything is vectorised with numpy except building the per-cell Python objects 
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Union
 
 import numpy as np
 
@@ -23,6 +23,9 @@ TEXT_ENCODINGS: Dict[int, str] = {Datatype.CHAR: "utf-8", Datatype.STRING_ASCII:
                   Datatype.STRING_UCS4: "utf-32-le"}
 BYTE_LIST_TYPES = {Datatype.ANY, Datatype.BLOB, Datatype.GEOM_WKB, Datatype.GEOM_WKT}
 
+# decoded bytes: bytes, or a view into one numpy buffer (never copied into `bytes`)
+Buffer = Union[bytes, memoryview]
+
 
 def _text(raw: bytes, enc: str) -> str:
     try:
@@ -31,7 +34,7 @@ def _text(raw: bytes, enc: str) -> str:
         return raw.decode("latin-1") if enc == "utf-8" else raw.decode(enc, errors="replace")
 
 
-def fixed_values(datatype: int, cell_val_num: int, data: bytes) -> list:
+def fixed_values(datatype: int, cell_val_num: int, data: Buffer) -> list:
     """Fixed-size cells of `data` as Python values."""
     if datatype not in DATATYPES:
         return list(data)
@@ -51,7 +54,7 @@ def fixed_values(datatype: int, cell_val_num: int, data: bytes) -> list:
     return arr.tolist()
 
 
-def var_values(datatype: int, offsets: np.ndarray, data: bytes) -> list:
+def var_values(datatype: int, offsets: np.ndarray, data: Buffer) -> list:
     """Var-sized cells: `offsets` (absolute, into `data`), each cell ending at the next."""
     n = len(offsets)
     if n == 0:
@@ -76,7 +79,7 @@ def var_values(datatype: int, offsets: np.ndarray, data: bytes) -> list:
     return [out[a // size:b // size] for a, b in zip(s, e)]
 
 
-def apply_validity(values: list, validity: Optional[bytes]) -> list:
+def apply_validity(values: list, validity: Optional[Buffer]) -> list:
     if validity is None:
         return values
     v = np.frombuffer(validity, dtype=np.uint8, count=min(len(validity), len(values)))
@@ -86,9 +89,9 @@ def apply_validity(values: list, validity: Optional[bytes]) -> list:
     return values
 
 
-def cell_values(datatype: int, cell_val_num: int, fixed: Optional[bytes],
-                offsets: Optional[np.ndarray] = None, var: Optional[bytes] = None,
-                validity: Optional[bytes] = None) -> List:
+def cell_values(datatype: int, cell_val_num: int, fixed: Optional[Buffer],
+                offsets: Optional[np.ndarray] = None, var: Optional[Buffer] = None,
+                validity: Optional[Buffer] = None) -> List:
     """Values of one field's cells: fixed-size from `fixed`, or var-sized from absolute
     `offsets` into `var`; None where `validity` is 0."""
     if cell_val_num == VAR_NUM:

@@ -45,8 +45,6 @@ D_CON_TILE = doc("Delete condition tile: the whole `.del`/`.upd` file, a generic
                  note="the document calls it a tile; it is the commit's full generic tile "
                       "(header, pipeline, GZIP'd condition), byte for byte the `.del` file")
 
-EXT_KIND = {".wrt": "write commit", ".vac": "vacuum file", ".ign": "ignore file",
-            ".con": "consolidated commits", ".del": "delete commit", ".upd": "update commit"}
 
 
 def _lines(cur: Cursor):
@@ -96,11 +94,8 @@ def parse_consolidated_commits(cur: Cursor, ctx=None, document=None) -> Optional
             entry = {"uri": None, "condition": None}
 
             def one(c: Cursor):
-                data = c.source.read(c.pos, c.remaining)
-                nl = data.find(b"\n")
-                a = c.pos
-                b = a + (nl if nl >= 0 else len(data))
-                uri = _line_node(c, "URI", a, b, nl >= 0, D_CON_URI).value
+                a, b, has_nl = next(_lines(c))  # the commit's URI line (c is not at its end)
+                uri = _line_node(c, "URI", a, b, has_nl, D_CON_URI).value
                 entry["uri"] = uri
                 c.node.display = uri
                 if uri.endswith(".del") or uri.endswith(".upd"):

@@ -21,7 +21,7 @@ A library release writes its own format version; it reads every version up to it
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 # array format version -> the first libtiledb release that writes it (array_format_history.md)
 ARRAY_FORMAT_INTRODUCED: Dict[int, Tuple[int, ...]] = {
@@ -123,9 +123,3 @@ def schema_refusal(version: int, release: Tuple[int, ...]) -> Optional[str]:
                 f"format version: got {version}; expected <= {mine}")
     return "[TileDB::ArraySchema] Error: Failed to deserialize array schema; Incompatible " \
            "format version."
-
-
-def table_rows() -> List[Dict[str, object]]:
-    """The table as rows (format version, written by, oldest reader, change)."""
-    return [{"format_version": v, "written_by": written_by(v), "oldest_reader": oldest_reader(v),
-             "change": ARRAY_FORMAT_CHANGE.get(v, "")} for v in sorted(ARRAY_FORMAT_INTRODUCED)]

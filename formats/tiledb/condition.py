@@ -26,6 +26,7 @@ from .enums import (
     TEXT_TYPES,
     format_value,
 )
+from .model import tiledb_context
 
 SPEC = "delete_commit_file.md"
 # Below the engine's generic nesting limit (formats.cursor.Limits.MAX_DEPTH = 64), so a
@@ -88,8 +89,10 @@ class ConditionNode:
 
     def text(self) -> str:
         if not self.is_expr:
-            return f"{self.field_name} {OP_SYMBOLS.get(self.op, f'op{self.op}')} {_vtext(self.value)}"
-        comb = QUERY_CONDITION_COMBINATION_OPS.get(self.combination_op, f"op{self.combination_op}")
+            op = OP_SYMBOLS.get(self.op, f"op{self.op}") if self.op is not None else "op?"
+            return f"{self.field_name} {op} {_vtext(self.value)}"
+        comb = QUERY_CONDITION_COMBINATION_OPS.get(self.combination_op, f"op{self.combination_op}") \
+            if self.combination_op is not None else "op?"
         if comb == "NOT":
             return "NOT (" + " AND ".join(c.text() for c in self.children) + ")"
         return "(" + f" {comb} ".join(c.text() for c in self.children) + ")"
@@ -106,7 +109,7 @@ def _vtext(v) -> str:
 
 
 def _field_type(ctx, name: str) -> Optional[int]:
-    schema = getattr(ctx, "schema", None) if ctx is not None else None
+    schema = tiledb_context(ctx).schema if ctx is not None else None
     if schema is None:
         return None
     f = schema.field(name)
@@ -182,7 +185,7 @@ def parse_condition(cur: Cursor, ctx=None, name: str = "Condition", depth: int =
                 vnode.kind = "string" if dt in TEXT_TYPES else "field"
                 if not isinstance(out.value, (bytes, bytearray)):
                     vnode.value = out.value
-            if ctx is not None and getattr(ctx, "schema", None) is not None and dt is None:
+            if ctx is not None and tiledb_context(ctx).schema is not None and dt is None:
                 fnode.mark(WARNING, f"field {out.field_name!r} is not in the array schema")
         else:
             nt.mark(ERROR, f"Node type {nt.value}: neither 0 (expression) nor 1 (value); "

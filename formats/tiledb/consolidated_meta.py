@@ -34,7 +34,7 @@ D_FOOTER = doc("The fragment's footer (see fragment.md Footer)", spec=SPEC)
 
 def parse_consolidated_meta_file(document, source, ctx) -> Node:
     """Parse a `.meta` file: its generic tile, the fragment table and every footer (with the
-    schema the footer names, via `ctx.extra["array"]`, else `ctx.schema`). Never raises."""
+    schema the footer names, via the TileDB context's array model, else its schema). Never raises."""
     name = os.path.basename(getattr(source, "name", "fragment.meta"))
 
     def parse(cur: Cursor):

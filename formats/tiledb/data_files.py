@@ -16,7 +16,7 @@ import os
 import re
 import urllib.parse
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Union
 
 import numpy as np
 
@@ -57,7 +57,7 @@ class DataFileRole:
 
     slot: int              # index into the fragment's slots
     slot_name: str
-    obj: object            # the Attribute or Dimension (or a stand-in for special slots)
+    obj: Union[Attribute, Dimension]  # (or a stand-in Attribute for special slots)
     part: str              # "fixed" (values or offsets), "var" or "validity"
     role: str              # DataInfo role: attribute, dimension, offsets, validity
     specs: List[FilterSpec]
@@ -124,6 +124,7 @@ def file_role(schema: ArraySchema, fm: FragmentMetadata, file_name: str) -> Opti
     kind, num, special, suffix = parts
     slots = fm.extra.get("slots") or schema.slot_names(fm.has_timestamps, fm.has_delete_meta)
     nattr = len(schema.attributes)
+    obj: Union[Attribute, Dimension]
     if kind == "a":
         i = int(num)
         if i >= nattr:

@@ -35,20 +35,11 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..fielddoc import doc
 from .enums import DATATYPES, numpy_dtype
 from .model import ArraySchema
 
 ROW_MAJOR, COL_MAJOR = 0, 1
 MAX_CELLS = 1 << 36   # more cells than any fragment could store: refuse, not MemoryError
-
-D_DENSE_COORDS = doc(
-    "Coordinates of a dense fragment's stored cells: not stored, implied by the schema "
-    "(domain, tile extents, tile and cell order) and the fragment's non-empty domain expanded "
-    "to whole tiles; cells of edge tiles past the domain's high bound are stored too and "
-    "get the coordinates past it that the tile grid gives (TileDB refuses to read them)",
-    spec="fragment.md, array_schema.md (dense arrays: tile order, cell order)")
-
 
 # INT32, INT64, INT8, UINT8, INT16, UINT16, UINT32, UINT64, DATETIME_*, TIME_*
 DENSE_DIM_TYPES = frozenset([0, 1, 5, 6, 7, 8, 9, 10]) | frozenset(range(18, 40))

@@ -171,7 +171,7 @@ def parse_enumeration_file(document, source, ctx=None) -> Node:
         if e is not None:
             e.file_name = name
             if e.path_name and e.path_name != name:
-                c.node.find("Path name").mark(
+                c.node["Path name"].mark(
                     WARNING, f"Path name {e.path_name!r} differs from the file name {name!r}")
         return e
 

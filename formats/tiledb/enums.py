@@ -10,7 +10,6 @@ import numpy as np
 
 FORMAT_VERSION = 22
 VAR_NUM = 0xFFFFFFFF  # cell_val_num of var-sized values
-OFFSET_SIZE = 8  # offsets are uint64
 
 class Datatype(IntEnum):
     INT32 = 0
@@ -172,7 +171,6 @@ _LAYOUT.update({t: (8, "<i8") for t in range(_D.DATETIME_YEAR, _D.TIME_AS + 1)})
 # value: (name, size in bytes, numpy dtype)
 DATATYPES = {int(t): (t.name, *_LAYOUT[t]) for t in Datatype}
 DATATYPE_NAMES = names(Datatype)
-DATATYPE_BY_NAME = {v: k for k, v in DATATYPE_NAMES.items()}
 
 # Datetime / time units for display (numpy unit codes).
 _UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
@@ -184,12 +182,9 @@ STRING_TYPES = frozenset({_D.STRING_ASCII, _D.STRING_UTF8, _D.STRING_UTF16, _D.S
                           _D.STRING_UCS2, _D.STRING_UCS4})
 TEXT_TYPES = STRING_TYPES | {_D.CHAR}
 BYTE_STRING_TYPES = frozenset({_D.CHAR, _D.STRING_ASCII, _D.STRING_UTF8})
-INTEGER_TYPES = frozenset({_D.INT32, _D.INT64, _D.INT8, _D.UINT8, _D.INT16, _D.UINT16, _D.UINT32,
-                           _D.UINT64}) | set(DATETIME_UNITS) | set(TIME_UNITS)
 FLOAT_TYPES = frozenset({_D.FLOAT32, _D.FLOAT64})
 
 FILTER_TYPES = names(FilterType)
-FILTER_BY_NAME = {v: k for k, v in FILTER_TYPES.items()}
 COMPRESSORS = names(Compressor)
 ENCRYPTION_TYPES = names(Encryption)
 ARRAY_TYPES = names(ArrayType)

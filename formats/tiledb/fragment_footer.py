@@ -207,7 +207,7 @@ def parse_footer(cur: Cursor, schema: Optional[ArraySchema], name: str = "Footer
         ft.null_ned = bool(c.boolean("Null non-empty domain", D_NULL_NED).value)
         use = schema
         if use is not None and ft.schema_name and use.name and use.name != ft.schema_name:
-            c.node.find("Array schema name").mark(
+            c.node["Array schema name"].mark(
                 WARNING, f"written with schema {ft.schema_name}; parsed with {use.name}")
         n_slots = None
         ned_bytes = None

@@ -58,7 +58,7 @@ from .fragment_sections import (  # noqa: F401
 )
 from .fragment_slots import SPECIAL_SLOTS, slot_field  # noqa: F401
 from .fragment_v1 import parse_v1_v2
-from .model import ArraySchema, FragmentMetadata
+from .model import ArraySchema, FragmentMetadata, tiledb_context
 from .rawtile import peek_generic_tile
 from .tile import parse_generic_tile
 
@@ -83,12 +83,12 @@ _section_parser = section_parser  # the name the tests know
 def _schema_for(ctx, name: Optional[str]) -> Optional[ArraySchema]:
     if ctx is None:
         return None
-    arr = ctx.extra.get("array") if getattr(ctx, "extra", None) else None
-    if arr is not None and hasattr(arr, "schema_for"):
-        s = arr.schema_for(name)
+    tdb = tiledb_context(ctx)
+    if tdb.array is not None:
+        s = tdb.array.schema_for(name)
         if s is not None:
             return s
-    return ctx.schema
+    return tdb.schema
 
 
 def parse_fragment_metadata_file(document, source, ctx) -> Tuple[Node, FragmentMetadata]:
@@ -96,8 +96,8 @@ def parse_fragment_metadata_file(document, source, ctx) -> Tuple[Node, FragmentM
 
     The footer is read from the end (u64 footer length, then the footer before it); every
     section is then parsed as a generic tile at the offset the footer gives. The schema is
-    `ctx.extra["array"].schema_for(<footer schema name>)` when the context carries the array
-    model, else `ctx.schema`; without one, the slot count is inferred and typed fields
+    the TileDB context's `array.schema_for(<footer schema name>)` when it carries the array
+    model, else its `schema`; without one, the slot count is inferred and typed fields
     (non-empty domain, MBRs, mins/maxs) are shown raw with a warning. `ctx.key` decrypts the
     sections of encrypted arrays (the footer is plaintext). Never raises."""
     fm = FragmentMetadata(version=0)
@@ -110,7 +110,7 @@ def parse_fragment_metadata_file(document, source, ctx) -> Tuple[Node, FragmentM
 
     root = run_parser(name, "file", source, parse, ctx)
     root.data = fm
-    root._children.sort(key=lambda n: (n.source is not source, n.offset))
+    root.order_children()
     return root, fm
 
 

@@ -99,6 +99,8 @@ def fragment_layout(schema: Optional[ArraySchema], footer: Footer) -> Dict[str, 
         try:
             tiles, cpt = 1, 1
             for d, (lo, hi) in zip(schema.dimensions, footer.non_empty_domain or []):
+                if d.domain is None or d.tile_extent is None:
+                    raise TypeError("dimension without a domain or tile extent")
                 dlo = d.domain[0]
                 ext = int(d.tile_extent)
                 tiles *= (int(hi) - dlo) // ext - (int(lo) - dlo) // ext + 1

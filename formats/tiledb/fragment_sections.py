@@ -146,10 +146,12 @@ def _parse_minmax(dt: Optional[int], cvn: int, var: bool, sink=None):
 
 def _typed_array(c: Cursor, name: str, dt: Optional[int], cvn: int, nbytes: int, fdoc,
                  item: str) -> Node:
-    kind = prim_kind(dt) if dt is not None else None
+    if dt is None:
+        return c.raw(name, nbytes, fdoc)
+    kind = prim_kind(dt)
     if kind is not None and cvn == 1 and nbytes % datatype_size(dt) == 0:
         return c.array(name, kind, nbytes // datatype_size(dt), fdoc, item_name=item)
-    cell = datatype_size(dt) * cvn if dt is not None and cvn not in (0, VAR_NUM) else 0
+    cell = datatype_size(dt) * cvn if cvn not in (0, VAR_NUM) else 0
     if not cell or nbytes % cell:
         return c.raw(name, nbytes, fdoc)
     n = nbytes // cell

@@ -227,7 +227,7 @@ def _builder(document, node: Node, ref: MemberRef, ctx: Context, parent: TileDBG
     def build() -> List[Node]:
         assert ref.path is not None  # only resolved members get a builder
         before = {id(s) for s in document.derived}
-        sub_ctx = ctx.derive(extra={})
+        sub_ctx = ctx.derive(format=None)
         if ref.kind == "array":
             from .array import open_array_dir
 

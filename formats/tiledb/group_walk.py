@@ -50,19 +50,6 @@ def array_member_paths(root: Node) -> List[str]:
     return sorted(out)
 
 
-def open_all(root: Node) -> List[Node]:
-    """Open every member (and non-member folder) under `root`, recursively; returns them."""
-    out: List[Node] = []
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        n.ensure_built()
-        kids = list(member_children(n))
-        out.extend(kids)
-        stack.extend(reversed(kids))
-    return out
-
-
 class MemberView:
     """A member array seen as a document of its own: its node as the root, its array as the
     model; sources, names and the key stay the group document's."""
@@ -90,7 +77,7 @@ def member_document(document, member_path: str) -> MemberView:
     if model is None:  # decoding needs the array model, not the member's tree
         from .model_loader import load_array_model
 
-        model = load_array_model(document, node.data.path, document.ctx.derive(extra={}))
+        model = load_array_model(document, node.data.path, document.ctx.derive(format=None))
     return MemberView(document, node, model)
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
+from ..context import Context, FormatContext
 from ..filters import DataInfo, FilterSpec
 from .enums import VAR_NUM, datatype_size
 
@@ -135,11 +136,12 @@ class FragmentMetadata:
     file_sizes: List[int] = field(default_factory=list)
     file_var_sizes: List[int] = field(default_factory=list)
     file_validity_sizes: List[int] = field(default_factory=list)
-    # per slot: numpy arrays (or None when absent)
-    tile_offsets: List[Any] = field(default_factory=list)
-    tile_var_offsets: List[Any] = field(default_factory=list)
-    tile_var_sizes: List[Any] = field(default_factory=list)
-    tile_validity_offsets: List[Any] = field(default_factory=list)
+    # per slot: numpy arrays (or None when absent); a list, or `fragment_model.SlotArrays`
+    # that decodes each on first access
+    tile_offsets: Sequence[Any] = field(default_factory=list)
+    tile_var_offsets: Sequence[Any] = field(default_factory=list)
+    tile_var_sizes: Sequence[Any] = field(default_factory=list)
+    tile_validity_offsets: Sequence[Any] = field(default_factory=list)
     tile_num: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
 
@@ -183,3 +185,25 @@ class TileDBArray:
         if name and name in self.schemas:
             return self.schemas[name]
         return self.latest_schema
+
+
+@dataclass
+class TileDBContext(FormatContext):
+    """TileDB's part of a parse `Context`."""
+
+    # what a file is parsed against when its own schema is not known by name (a lone file,
+    # or the latest schema for files that name none)
+    schema: Optional[ArraySchema] = None
+    # the array model: fragments' schemas by the name their metadata gives
+    array: Optional[TileDBArray] = None
+
+
+def tiledb_context(ctx: Context) -> TileDBContext:
+    return ctx.of(TileDBContext)
+
+
+def with_schema(ctx: Context, schema: Optional[ArraySchema]) -> Context:
+    """A context derived from `ctx` that parses against `schema`."""
+    c = ctx.derive()
+    tiledb_context(c).schema = schema
+    return c

@@ -15,13 +15,13 @@ from ..dataset_fs import fs_of
 from ..node import Node
 from . import layout
 from .array import _fragment_dirs, _Scratch, decode_name, parse_schema_file
-from .model import Fragment, TileDBArray
+from .model import Fragment, TileDBArray, tiledb_context
 
 
 def load_array_model(document, array_dir: str, ctx: Context) -> TileDBArray:
     """Schemas parsed, fragments listed (their metadata read later, on first use)."""
     array = TileDBArray(array_dir)
-    ctx.extra["array"] = array
+    tiledb_context(ctx).array = array
     fs = fs_of(document, array_dir)
     for fdir in _fragment_dirs(fs, array_dir):
         name = os.path.basename(fdir)

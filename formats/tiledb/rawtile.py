@@ -6,17 +6,14 @@ these helpers, which read the same on-disk layout (format_spec/tile.md, generic_
 `struct` and run the same filters (`formats.filters.reverse_chunk`)."""
 from __future__ import annotations
 
-import struct
 from typing import List, Optional, Tuple
 
 import numpy as np
 
 from ..filters import DataInfo, FilterSpec, RunContext, reverse_chunk
+from .tile_layout import CHUNK_HEADER, GENERIC_HEADER, NUM_CHUNKS
 
-_U64 = struct.Struct("<Q")
-_CHUNK = struct.Struct("<III")
-_GT_HEAD = struct.Struct("<IQQBQBI")  # version, persisted, tile size, datatype, cell size, enc, psize
-GT_HEAD_SIZE = _GT_HEAD.size  # 34
+GT_HEAD_SIZE = GENERIC_HEADER.size  # 34
 
 
 class TileError(Exception):
@@ -31,21 +28,22 @@ def chunk_table(source, offset: int, end: int) -> List[Tuple[int, int, int, int,
     """[(original length, filtered length, md offset, md length, data offset)] of the bare tile
     at `offset` (which must end by `end`)."""
     end = min(end, source.size)
-    if offset + 8 > end:
-        raise TileError(f"tile at {offset}: needs 8 bytes for Num chunks, {max(0, end - offset)} "
-                        f"remain", offset)
+    head, entry = NUM_CHUNKS.size, CHUNK_HEADER.size
+    if offset + head > end:
+        raise TileError(f"tile at {offset}: needs {head} bytes for Num chunks, "
+                        f"{max(0, end - offset)} remain", offset)
     mv = source.view(offset, end - offset)  # one view: no bytes copied per chunk header
-    n = _U64.unpack_from(mv, 0)[0]
-    if n * 12 > end - offset - 8:
+    (n,) = NUM_CHUNKS.unpack_from(mv)
+    if n * entry > end - offset - head:
         raise TileError(f"tile at {offset}: {n} chunks cannot fit in {end - offset} bytes", offset)
-    pos = offset + 8
+    pos = offset + head
     out = []
-    unpack = _CHUNK.unpack_from
+    unpack = CHUNK_HEADER.unpack_from
     for _ in range(n):
-        if pos + 12 > end:
+        if pos + entry > end:
             raise TileError(f"tile at {offset}: chunk header at {pos} runs past the tile", pos)
         orig, filt, mdl = unpack(mv, pos - offset)
-        md = pos + 12
+        md = pos + entry
         data = md + mdl
         if data + filt > end:
             raise TileError(f"tile at {offset}: chunk at {pos} ({mdl} B metadata + {filt} B data) "
@@ -85,13 +83,15 @@ def _decode_chunk(source, c, specs, info, key, i) -> Tuple[bytes, Optional[bytes
     orig, filt, md, mdl, data = c
     if not specs:
         if orig != filt:
-            raise TileError(f"chunk {i + 1}: no filters, yet {filt} B stored for {orig} B", md - 12)
+            raise TileError(f"chunk {i + 1}: no filters, yet {filt} B stored for {orig} B",
+                            md - CHUNK_HEADER.size)
         return source.read(data, filt), None
     run = reverse_chunk(specs, source.read(md, mdl) if mdl else b"", source.read(data, filt), info,
                         RunContext(key, orig))
-    if run.error is not None:
+    cells = run.cells
+    if run.error is not None or cells is None:
         raise TileError(f"chunk {i + 1}: {run.error}", data)
-    return run.cells, getattr(run, "offsets", None)
+    return cells, run.offsets
 
 
 def peek_generic_tile(source, offset: int) -> Optional[Tuple[int, int, int, bool, int]]:
@@ -99,7 +99,8 @@ def peek_generic_tile(source, offset: int) -> Optional[Tuple[int, int, int, bool
     generic tile at `offset`, or None when its header does not fit."""
     if offset < 0 or offset + GT_HEAD_SIZE > source.size:
         return None
-    _v, persisted, tsize, _dt, _cs, enc, psize = _GT_HEAD.unpack(source.read(offset, GT_HEAD_SIZE))
+    _v, persisted, tsize, _dt, _cs, enc, psize = GENERIC_HEADER.unpack_from(
+        source.read(offset, GT_HEAD_SIZE))
     return GT_HEAD_SIZE + psize + persisted, psize, persisted, enc == 1, tsize
 
 

@@ -296,7 +296,7 @@ def _parse(cur: Cursor, s: ArraySchema, ctx) -> None:
     n = cur.length("u32", "Num attributes", _MIN_ATTR, D_NUM_ATTRS, "attributes").value
     for i in range(n):
         a = Attribute("", 0)
-        g = cur.group(f"Attribute {i + 1}", lambda c, a=a: _parse_attribute(c, a, v),
+        g = cur.group(f"Attribute {i + 1}", lambda c: _parse_attribute(c, a, v),
                       doc=D_ATTRIBUTE)
         s.attributes.append(a)
         g.value = a.name
@@ -306,7 +306,7 @@ def _parse(cur: Cursor, s: ArraySchema, ctx) -> None:
         n = cur.length("u32", "Num labels", _MIN_LABEL, D_NUM_LABELS, "labels").value
         for i in range(n):
             holder: list = []
-            g = cur.group(f"Label {i + 1}", lambda c, h=holder: h.append(_parse_label(c)),
+            g = cur.group(f"Label {i + 1}", lambda c: holder.append(_parse_label(c)),
                           doc=D_LABEL)
             lab = holder[0]
             s.labels.append(lab)
@@ -358,7 +358,7 @@ def _parse_domain(cur: Cursor, s: ArraySchema, v: int) -> None:
         cur.node.mark(WARNING, "the domain has no dimensions")
     for i in range(n):
         d = Dimension("", shared_type if shared_type is not None else 0)
-        g = cur.group(f"Dimension {i + 1}", lambda c, d=d: _parse_dimension(c, d, v, shared_type),
+        g = cur.group(f"Dimension {i + 1}", lambda c: _parse_dimension(c, d, v, shared_type),
                       doc=D_DIMENSION)
         s.dimensions.append(d)
         g.value = d.name
@@ -380,7 +380,7 @@ def _parse_dimension(cur: Cursor, d: Dimension, v: int, shared_type: Optional[in
         d.filters = parse_pipeline(cur, "Filters", D_DIM_FILTERS)
         dsize = cur.length("u64", "Domain size", 1, D_DIM_DOMAIN_SIZE, "bytes").value
     else:
-        d.datatype = shared_type
+        d.datatype = shared_type if shared_type is not None else 0
         d.cell_val_num = VAR_NUM if shared_type in TEXT_TYPES else 1
         dsize = 2 * datatype_size(d.datatype)
     dt = d.datatype

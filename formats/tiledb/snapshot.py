@@ -18,7 +18,7 @@ from ..remote import absolute
 from . import commits as commits_mod
 from . import fragment_metadata, layout, listing
 from . import schema as schema_mod
-from .model import ArraySchema, FragmentMetadata, TileDBArray
+from .model import ArraySchema, FragmentMetadata, TileDBArray, TileDBContext, with_schema
 
 
 @dataclass
@@ -90,9 +90,8 @@ def take(document) -> Snapshot:
         model = None
     scratch = _scratch(path, key)
     snap.scratch = scratch
-    ctx = Context(key=key)
     array = model or TileDBArray(path)
-    ctx.extra["array"] = array
+    ctx = Context(key=key, format=TileDBContext(array=array))
     try:
         _schemas(snap, scratch, ctx, model)
         if model is None:
@@ -136,7 +135,7 @@ def _fragments(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
             continue
         try:
             _node, fm = fragment_metadata.parse_fragment_metadata_file(
-                scratch, scratch.open_source(fm_path), ctx.derive(schema=snap.latest_schema))
+                scratch, scratch.open_source(fm_path), with_schema(ctx, snap.latest_schema))
         except Exception:
             fm = None
         snap.metadata[name] = fm
@@ -153,7 +152,7 @@ def _commits(snap: Snapshot, scratch: Document, ctx: Context) -> None:
         full = os.path.join(snap.path, rel)
         try:
             src = scratch.open_source(full)
-            node = commits_mod.parse_commit_file(scratch, src, ctx.derive(schema=snap.latest_schema))
+            node = commits_mod.parse_commit_file(scratch, src, with_schema(ctx, snap.latest_schema))
         except Exception as e:  # the parsers never raise; an OS error still might
             cf.error = f"{type(e).__name__}: {e}"
             continue

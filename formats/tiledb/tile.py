@@ -1,14 +1,14 @@
 """Tiles and chunks (format_spec/tile.md) and generic tiles (format_spec/generic_tile.md).
 
-A tile is `u64 num chunks`, then per chunk `u32 original length, u32 filtered length,
-u32 metadata length, metadata, filtered data`. The chunk metadata is split into one node
+A tile is its chunk table (laid out once in `tile_layout`): per chunk a header, the chunk
+metadata and the filtered data. The chunk metadata is split into one node
 group per filter (`formats.filters.split_metadata`). Generic tiles (schemas, metadata,
 fragment-metadata sections...) are decoded at once and their payload parsed as what it holds.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional, TypeVar
 
 from ..context import KEY_HINT
 from ..cursor import Cursor, ParseStop
@@ -26,37 +26,17 @@ from ..filters import (
 from ..findings import AES_TAG, CHUNK_DECODE, NO_KEY, SIZE_OVER_LIMIT, UNCHECKED
 from ..limits import DECODE_BUDGET
 from ..node import ERROR, WARNING, Node
-from .enums import DATATYPE_NAMES, ENCRYPTION_TYPES
+from ..source import ByteSource
 from .pipeline import parse_pipeline
+from .tile_layout import CHUNK_HEADER, D_DATA, D_MD, GENERIC_HEADER, NUM_CHUNKS
 
-D_NCHUNKS = doc("Num chunks: number of chunks in the tile", spec="tile.md")
-D_ORIG = doc("Original length of chunk: unfiltered bytes of the chunk's data", spec="tile.md")
-D_FILT = doc("Filtered chunk length: bytes of the chunk's filtered data on disk", spec="tile.md")
-D_MDLEN = doc("Chunk metadata length: bytes of the chunk metadata (0 for an empty pipeline)",
-              spec="tile.md")
-D_MD = doc("Chunk metadata: each filter's metadata, the last filter's first; compressors and "
-           "encryption hold the earlier filters' metadata inside their data", spec="tile.md")
-D_DATA = doc("Chunk filtered data: the chunk's bytes after the whole pipeline", spec="tile.md")
-
-D_GT_VERSION = doc("Version number: format version of the generic tile", spec="generic_tile.md")
-D_GT_PERSISTED = doc("Persisted size: bytes of the filtered tile that follows the header",
-                     spec="generic_tile.md")
-D_GT_SIZE = doc("Tile size: bytes of the tile before filtering (the payload)",
-                spec="generic_tile.md")
-D_GT_TYPE = doc("Datatype of the tile's cells (CHAR for every generic tile written by 2.30)",
-                spec="generic_tile.md")
-D_GT_CELL = doc("Cell size of the tile's cells (1)", spec="generic_tile.md")
-D_GT_ENC = doc("Encryption type used in filtering the tile (1 = AES-256-GCM: the pipeline "
-               "then also lists filter 11)", spec="generic_tile.md")
-D_GT_PIPE_SIZE = doc("Filter pipeline size: bytes of the serialized pipeline that follows",
-                     spec="generic_tile.md")
 D_GT_PIPE = doc("Filter pipeline used to filter the tile: [GZIP(1)] as written by 2.30 "
                 "(plus filter 11 when encrypted)", spec="generic_tile.md")
 
-GENERIC_HEADER = 34  # bytes before the pipeline
 # The most unfiltered bytes a generic tile (schema, __meta, commits, fragment metadata
 # sections) is decoded to; real ones are far smaller (a million tile offsets: 8 MB).
 MAX_GENERIC_DECODE = DECODE_BUDGET
+M = TypeVar("M")  # the model a generic tile's payload parses into
 
 
 @dataclass
@@ -64,7 +44,7 @@ class ChunkInfo:
     """Where a chunk's parts are, for decoding it later (GUI pipeline panel, values)."""
 
     index: int
-    source: object
+    source: ByteSource
     original_length: int
     filtered_length: int
     metadata_offset: int
@@ -91,7 +71,7 @@ class ChunkInfo:
 
 @dataclass
 class TileInfo:
-    source: object
+    source: ByteSource
     offset: int
     size: int
     specs: List[FilterSpec]
@@ -106,7 +86,7 @@ class TileInfo:
 
     def decode(self, key: Optional[bytes] = None):
         """(cell bytes, None) or (partial bytes, (chunk index, FilterError))."""
-        out = []
+        out: List[bytes] = []
         for c in self.chunks:
             r = c.reverse(key)
             if r.error is not None:
@@ -126,12 +106,10 @@ def _tile_body(tinfo: TileInfo, known: Optional[List[ChunkInfo]] = None
 
     def body(c: Cursor):
         tinfo.complete = False
-        n = c.length("u64", "Num chunks", 12, D_NCHUNKS, "chunks").value
+        (n,) = NUM_CHUNKS.annotate(c)
         for i in range(n):
             def chunk(cc: Cursor, i=i):
-                orig = cc.u32("Original length of chunk", D_ORIG).value
-                filt = cc.u32("Filtered chunk length", D_FILT).value
-                mdl = cc.length("u32", "Chunk metadata length", 1, D_MDLEN, "bytes").value
+                orig, filt, mdl = CHUNK_HEADER.annotate(cc)
                 md_off = cc.pos
                 cc.group("Chunk metadata", lambda mc: split_metadata(specs, mc, info), size=mdl,
                          kind="metadata", doc=D_MD)
@@ -261,7 +239,7 @@ def _chunk_data_node(tile_node: Node, idx: int) -> Optional[Node]:
 
 @dataclass
 class GenericTile:
-    node: Node
+    node: Node = field(init=False)  # set by parse_generic_tile before it returns
     version: Optional[int] = None
     encrypted: bool = False
     tile: Optional[TileInfo] = None
@@ -274,22 +252,17 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
                        payload_title: str = "Payload") -> GenericTile:
     """A generic tile at `cur`: header, pipeline, filtered tile; then the payload decoded and
     parsed with `parse_fn` into a child node `payload_title` (on a derived source)."""
-    gt = GenericTile(None)
+    gt = GenericTile()
     key = ctx.key if ctx is not None else None
 
     def body(c: Cursor):
         def header(h: Cursor):
-            gt.version = h.u32("Version number", D_GT_VERSION).value
-            persisted = h.u64("Persisted size", D_GT_PERSISTED)
-            h.u64("Tile size", D_GT_SIZE)
-            h.u8("Datatype", D_GT_TYPE, enum=DATATYPE_NAMES)
-            h.u64("Cell size", D_GT_CELL)
-            gt.encrypted = h.u8("Encryption type", D_GT_ENC, enum=ENCRYPTION_TYPES).value == 1
-            psize = h.length("u32", "Filter pipeline size", 1, D_GT_PIPE_SIZE, "bytes").value
+            gt.version, persisted, _size, _type, _cell, enc, psize = GENERIC_HEADER.annotate(h)
+            gt.encrypted = enc == 1
             specs_holder = []
             h.group("Filter pipeline", lambda pc: specs_holder.extend(
                 parse_pipeline(pc, "Filters")), size=psize, doc=D_GT_PIPE)
-            h.node.data = (persisted.value, specs_holder)
+            h.node.data = (persisted, specs_holder)
         hg = c.group("Generic tile header", header)
         persisted, specs = hg.data
         hg.data = None
@@ -319,8 +292,8 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
     return gt
 
 
-def parse_generic_tile_file(document, source, ctx, parse_payload: Callable[[Cursor, object], object],
-                            title: str, describe: Optional[Callable[[object], str]] = None) -> Node:
+def parse_generic_tile_file(document, source, ctx, parse_payload: Callable[[Cursor, Any], Optional[M]],
+                            title: str, describe: Optional[Callable[[M], str]] = None) -> Node:
     """A file that is one generic tile (schema, enumeration, `__meta`...): the file node,
     with the payload parsed by `parse_payload(cursor, ctx) -> model`. The model (or None when
     the bytes stop short) becomes the `data` of the file node and of the payload node;

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Union
 
 import numpy as np
 
 from .cells import BYTE_LIST_TYPES, TEXT_ENCODINGS
 from .data_files import DataFileRole, file_role, over_limit, tile_bounds, tile_offsets_for
 from .enums import DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS, VAR_NUM, Datatype, datatype_size, numpy_dtype
-from .model import Attribute, Dimension, Fragment, FragmentMetadata
+from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
 from .rawtile import TileError, chunk_table, decode_tile_ex
 
 PART_SUFFIX = {"fixed": "", "var": "_var", "validity": "_validity"}
@@ -35,10 +35,10 @@ class FieldTile:
 
     field_name: str
     field_kind: str               # "attribute", "dimension" or "special" (timestamps...)
-    obj: object                   # the Attribute / Dimension
+    obj: Union[Attribute, Dimension]
     fragment: Fragment
     fm: FragmentMetadata
-    schema: object
+    schema: ArraySchema
     stem: str                     # "a0", "d1", "t"
     part: str                     # the part of the file the byte is in: fixed / var / validity
     role: DataFileRole
@@ -161,7 +161,7 @@ class TileCells:
 
     def raw(self, i: int) -> bytes:
         """The cell's bytes (its var bytes for var-sized cells)."""
-        if self.var is not None:
+        if self.var is not None and self.starts is not None and self.ends is not None:
             return self.var[int(self.starts[i]):int(self.ends[i])].tobytes()
         if self.fixed is not None:
             return np.ascontiguousarray(self.fixed[i]).tobytes()
@@ -169,7 +169,7 @@ class TileCells:
 
     def location(self, i: int) -> int:
         """Byte offset of cell i in its decoded tile (the var tile for var-sized cells)."""
-        if self.var is not None:
+        if self.var is not None and self.starts is not None:
             return int(self.starts[i])
         size = datatype_size(self.datatype) * (1 if self.cell_val_num in (0, VAR_NUM)
                                                 else self.cell_val_num)
@@ -232,7 +232,7 @@ def scalar_text(dt: int, v) -> str:
         iv = int(v)
         if iv == NAT:
             return "NaT"
-        return f"{np.datetime64(iv, unit)} ({iv} {unit})"
+        return f"{np.datetime64(iv, unit)} ({iv} {unit})"  # type: ignore[call-overload]
     if dt in TIME_UNITS:
         return f"{int(v)} {TIME_UNITS[dt]}"
     if dt == Datatype.BOOL:

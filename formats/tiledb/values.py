@@ -22,11 +22,18 @@ import numpy as np
 from ..filters.batch import plan, reverse_into
 from ..remote import is_url
 from ..source import FileSource
-from .cells import cell_values
+from .cells import Buffer, cell_values
 from .data_files import data_file_stem, file_role, over_limit, tile_bounds, tile_offsets_for
 from .dense_coords import fragment_dense_coords
 from .legacy_coords import dimension_values
-from .model import ArraySchema, Dimension, Fragment, FragmentMetadata, TileDBArray
+from .model import (
+    ArraySchema,
+    Dimension,
+    Fragment,
+    FragmentMetadata,
+    TileDBArray,
+    TileDBContext,
+)
 from .rawtile import TileError, _decode_chunk, chunk_table
 
 # Decode chunks on every core when there are many (zstd, zlib, bz2, lz4, numpy and the AES
@@ -87,8 +94,8 @@ def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
     path = os.path.join(frag.path, "__fragment_metadata.tdb")
     if not _exists(document, path):
         raise ValuesError("fragment has no __fragment_metadata.tdb")
-    ctx = Context(key=getattr(document.ctx, "key", None) if document is not None else None)
-    ctx.extra["array"] = array
+    ctx = Context(key=document.ctx.key if document is not None else None,
+                  format=TileDBContext(array=array))
     fm = load_fragment_metadata(_source(document, path), ctx)  # no nodes: the model only
     frag.metadata = fm
     return fm
@@ -108,7 +115,7 @@ def _source(document, path: str):
 
 
 def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
-                    key: Optional[bytes], with_values: bool = True) -> Tuple[list, bytes]:
+                    key: Optional[bytes], with_values: bool = True) -> Tuple[list, Buffer]:
     """(values, raw bytes) of field `name` in one fragment."""
     fm = _metadata(document, array, frag)
     if fm.extra.get("footer") is None or not fm.extra["footer"].complete:
@@ -128,7 +135,7 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
             coords = fragment_dense_coords(schema, fm, schema.dimensions.index(fld))
         except ValueError as e:
             raise ValuesError(f"dimension {name!r}: {e}")
-        raw = memoryview(coords.view(np.uint8))
+        raw: Buffer = coords.view(np.uint8).data
         if not with_values:
             return [], raw
         return cell_values(fld.datatype, 1, raw), raw
@@ -147,8 +154,8 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
     validity = None
     if getattr(fld, "nullable", False):
         vrole = file_role(schema, fm, stem + "_validity.tdb")
-        vt, _ = _decode_file(document, frag, fm, vrole, stem + "_validity.tdb", key)
-        validity = b"".join(vt)  # views into one buffer
+        vtiles, _ = _decode_file(document, frag, fm, vrole, stem + "_validity.tdb", key)
+        validity = b"".join(vtiles)  # views into one buffer
     if not fld.var:
         raw, _b, _o = _decode_file_buffer(document, frag, fm, fixed_role, stem + ".tdb", key)
         if not with_values:
@@ -164,9 +171,9 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         raise ValuesError(f"{len(fixed_tiles)} offsets tiles but {len(var_tiles)} var tiles")
     parts, total = [], 0
     for i, (ot, vt) in enumerate(zip(fixed_tiles, var_tiles)):
-        if len(ot) == 0 and len(vt) and rle_offs[i] is not None:
-            ot = rle_offs[i]
-        offs = np.frombuffer(ot, "<u8", count=len(ot) // 8)
+        rebuilt = rle_offs[i]
+        cell_offs: Buffer = rebuilt if len(ot) == 0 and len(vt) and rebuilt is not None else ot
+        offs = np.frombuffer(cell_offs, "<u8", count=len(cell_offs) // 8)
         if len(offs) and (int(offs[-1]) > len(vt) or np.any(offs[1:] < offs[:-1])):
             raise ValuesError(f"tile {i + 1}: cell offsets are not increasing within the "
                               f"{len(vt)} bytes of its var tile")
@@ -198,7 +205,7 @@ def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, fi
     if offsets is None:
         raise ValuesError(f"{file_name}: tiles cannot be located: {why}")
     if len(offsets) == 0:
-        return b"", [], []
+        return memoryview(b""), [], []
     path = os.path.join(frag.path, file_name)
     if not _exists(document, path):
         raise ValuesError(f"{file_name} is missing from the fragment")
@@ -272,4 +279,4 @@ def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, fi
             if rel and len(arr) and int(arr[0]) == 0:
                 arr = arr + np.uint64(rel)   # chunk-relative: make tile-relative
             toffs[t].append(arr)
-    return memoryview(buf), bounds, [np.concatenate(o).tobytes() if o else None for o in toffs]
+    return buf.data, bounds, [np.concatenate(o).tobytes() if o else None for o in toffs]

@@ -16,7 +16,7 @@ from ..node import Node
 from ..plugin import generic_entry_text
 from ..remote import is_url
 from . import tree
-from .tree import METADATA_NAMES, ZarrModel
+from .tree import METADATA_NAMES, ZarrContext, ZarrModel
 
 KNOWN_FILES = {".zarray": "Zarr v2 array metadata", ".zattrs": "Zarr v2 attributes",
                ".zgroup": "Zarr v2 group metadata", ".zmetadata": "Zarr consolidated metadata",
@@ -47,7 +47,7 @@ class ZarrPlugin:
         """The tree with every chunk left undecoded (`values` decodes them once, itself)."""
         from ..engine import guarded
 
-        document.ctx.extra["lazy_chunks"] = True
+        document.ctx.of(ZarrContext).lazy_chunks = True
         return guarded(lambda: self.open_dir(document, path), os.path.basename(path), None)
 
     def open_dir(self, document, path: str) -> Node:

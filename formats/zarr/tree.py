@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
 from .. import jsontree, progress
+from ..context import FormatContext
 from ..dataset_fs import DatasetFS, entry_node, fs_of
 from ..fielddoc import doc
 from ..findings import ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
@@ -32,6 +33,13 @@ MAX_ABSENT_LIST = 1_000_000
 EAGER_MAX_BYTES = 8 << 20
 EAGER_MAX_CHUNKS = 256
 EAGER_MAX_DECODED = 64 << 20
+
+
+@dataclass
+class ZarrContext(FormatContext):
+    """Zarr's part of a parse `Context`."""
+
+    lazy_chunks: bool = False  # leave every chunk undecoded (`values` decodes them itself)
 
 
 @dataclass
@@ -222,7 +230,7 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
     units = len(jobs) * (meta.shard.count if meta is not None and meta.shard else 1)
     lazy = (units > EAGER_MAX_CHUNKS or sum(j[5] for j in jobs) > EAGER_MAX_BYTES or
             decoded > EAGER_MAX_DECODED or  # a few stored bytes may declare gigabytes
-            bool(document.ctx.extra.get("lazy_chunks")))  # `values`: it decodes them itself
+            document.ctx.of(ZarrContext).lazy_chunks)  # `values`: it decodes them itself
     for dnode, i, full, coords, relkey, _size in jobs:
         assert meta is not None   # a job is a chunk key of the array's metadata
         cn = chunk_file_node(document, meta, full, coords, relkey, lazy=lazy)

@@ -20,6 +20,7 @@ from arrayscope.formats.context import Context
 from arrayscope.formats.document import Document
 from arrayscope.formats.tiledb import values as V
 from arrayscope.formats.tiledb.fragment_metadata import parse_fragment_metadata_file
+from arrayscope.formats.tiledb.model import TileDBContext
 
 N_TILES = 100_000
 N_CELLS = 8 * 1024 * 1024
@@ -60,7 +61,7 @@ def test_fragment_metadata_first_level(benchmark, many_tiles):
     path = glob.glob(os.path.join(many_tiles, "__fragments", "*", "__fragment_metadata.tdb"))[0]
 
     def first_level():
-        d = Document(path, Context(schema=schema))
+        d = Document(path, Context(format=TileDBContext(schema=schema)))
         src = d.open_source(path)
         node, fm = parse_fragment_metadata_file(d, src, d.ctx)
         shown = [(c.name, c.display_text(), c.child_count()) for c in node.iter_children()]

@@ -95,7 +95,7 @@ def test_tiles_scale(benchmark, bench_dir, n):
                      for f in fs)
         return t_open, t_verify, mem, found, stored
     t_open, t_verify, mem, found, stored = benchmark.pedantic(measure, rounds=1, iterations=1)
-    assert not [f for f in found if f.is_error]
+    assert not [f for f in found if f.status == "error"]
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     benchmark.extra_info.update(open_s=t_open, verify_s=t_verify, verify_peak_mib=mem / 2 ** 20)
     print(f"\n{n} tiles: open {t_open:.2f} s; verify {t_verify:.1f} s, "

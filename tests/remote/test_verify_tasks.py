@@ -89,7 +89,7 @@ def reference(damaged):
 
 def test_the_damage_is_found(reference):
     for name, found in reference.items():
-        errors = [f for f in found if f.is_error]
+        errors = [f for f in found if f.status == "error"]
         assert len(errors) >= 3, (name, found)
 
 
@@ -192,6 +192,6 @@ def test_a_group_verifies_member_by_member_with_an_executor(tmp_path):
     for dim in ("d0.tdb", "d1.tdb"):              # zstd-compressed coordinates
         _flip(os.path.join(frags, frag, dim), (0.5,))
     serial = verify(formats.open(path))
-    assert [f for f in serial if f.is_error and f.source.startswith("ms/RNA/X/data/")]
+    assert [f for f in serial if f.status == "error" and f.source.startswith("ms/RNA/X/data/")]
     assert verify(formats.open(path), InProcess()) == serial
     assert verify_tasks.plan(formats.open(path), 2) == ("", [])

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import glob
 import os
-import struct
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 import tiledb
 
 from arrayscope.formats.filters import DataInfo, FilterSpec, RunContext, reverse_chunk
 from arrayscope.formats.forward_check import RE_ENCODED, check_forward
+from arrayscope.formats.source import BytesSource
+from arrayscope.formats.tiledb.rawtile import chunk_table
+from arrayscope.formats.tiledb.tile_layout import CHUNK_HEADER, NUM_CHUNKS
 
 KEY = b"0123456789abcdeF0123456789abcdeF"  # 32 bytes: AES-256
 VAR_NUM = 0xFFFFFFFF
@@ -54,18 +56,30 @@ def walk(path: str) -> List[List[Tuple[int, bytes, bytes]]]:
     """The tiles of a data file: per tile, its chunks as (original length, md, data)."""
     with open(path, "rb") as fh:
         b = fh.read()
-    pos, tiles = 0, []
+    return [chunks for _start, _end, chunks in tiles(b)]
+
+
+def tiles(b: bytes) -> List[Tuple[int, int, List[Tuple[int, bytes, bytes]]]]:
+    """(start, end, chunks) of each tile of a data file's bytes, read by `rawtile.chunk_table`
+    (tiles back to back: each ends with its last chunk's data)."""
+    src = BytesSource(b, "data file")
+    pos, out = 0, []
     while pos < len(b):
-        (n,) = struct.unpack_from("<Q", b, pos)
-        pos += 8
-        chunks = []
-        for _ in range(n):
-            orig, filt, mdl = struct.unpack_from("<III", b, pos)
-            pos += 12
-            chunks.append((orig, b[pos:pos + mdl], b[pos + mdl:pos + mdl + filt]))
-            pos += mdl + filt
-        tiles.append(chunks)
-    return tiles
+        table = chunk_table(src, pos, len(b))
+        end = table[-1][4] + table[-1][1] if table else pos + NUM_CHUNKS.size
+        out.append((pos, end, [(o, b[mo:mo + ml], b[d:d + f]) for o, f, mo, ml, d in table]))
+        pos = end
+    return out
+
+
+def encode_tile(chunks: Iterable[Tuple[int, bytes, bytes]]) -> bytes:
+    """The bytes of a tile of `(original length, chunk metadata, filtered data)` chunks,
+    written from the same records `tile.py` annotates and `rawtile.py` decodes."""
+    chunks = list(chunks)
+    out = [NUM_CHUNKS.pack(len(chunks))]
+    for orig, md, data in chunks:
+        out += [CHUNK_HEADER.pack(orig, len(data), len(md)), md, data]
+    return b"".join(out)
 
 
 def fragment_files(uri: str) -> Dict[str, str]:

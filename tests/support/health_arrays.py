@@ -13,29 +13,22 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-from typing import Callable, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 import tiledb
 
+from tests.support.catalogue import Catalogue
+
 WRITES: Tuple[int, ...] = (1, 2, 3)
 DELETE_X = 30
-CATALOG: Dict[str, Callable[[str], None]] = {}
+_CATALOGUE = Catalogue()
+CATALOG = _CATALOGUE.builders
+array = _CATALOGUE.array
+build = _CATALOGUE.build
 # name -> the timestamps written (when not WRITES), and the delete timestamps
 WRITTEN: Dict[str, Tuple[int, ...]] = {}
 DELETES: Dict[str, Tuple[int, ...]] = {}
-
-
-def array(fn: Callable[[str], None]) -> Callable[[str], None]:
-    CATALOG[fn.__name__] = fn
-    return fn
-
-
-def build(name: str, dest_dir: str) -> str:
-    uri = os.path.join(dest_dir, name)
-    if not os.path.exists(uri):
-        CATALOG[name](uri)
-    return uri
 
 
 def cells_of_write(t: int) -> np.ndarray:

@@ -6,30 +6,20 @@ where a test needs to read one fragment at a time (`tiledb.open(uri, timestamp=(
 """
 from __future__ import annotations
 
-import os
-from typing import Callable, Dict
-
 import numpy as np
 import tiledb
 
+from tests.support.catalogue import Catalogue
+
 KEY = "0123456789abcdeF0123456789abcdeF"  # 32 bytes: AES-256
-CATALOG: Dict[str, Callable[[str], None]] = {}
-
-
-def array(fn: Callable[[str], None]) -> Callable[[str], None]:
-    CATALOG[fn.__name__] = fn
-    return fn
+_CATALOGUE = Catalogue()
+CATALOG = _CATALOGUE.builders
+array = _CATALOGUE.array
+build = _CATALOGUE.build
 
 
 def enc_ctx() -> tiledb.Ctx:
     return tiledb.Ctx({"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": KEY})
-
-
-def build(name: str, dest_dir: str) -> str:
-    uri = os.path.join(dest_dir, name)
-    if not os.path.exists(uri):
-        CATALOG[name](uri)
-    return uri
 
 
 def _dense_1d(uri, attrs, n=100, tile=10, dtype=np.int32, **schema_kw):

@@ -15,12 +15,9 @@ from arrayscope import formats
 from arrayscope.formats import registry
 from arrayscope.formats.tiledb.enumeration import Enumeration
 from arrayscope.formats.tiledb.group import MemberRef, TileDBGroup
-from arrayscope.formats.tiledb.group_walk import (
-    array_member_paths,
-    member_document,
-    open_all,
-)
+from arrayscope.formats.tiledb.group_walk import array_member_paths, member_document
 from arrayscope.formats.verify import verify
+from tests.support.groups import open_all
 from tests.support.paths import DATA
 
 SOMA = os.path.join(DATA, "soma", "pbmc68k")

@@ -26,7 +26,7 @@ from arrayscope.formats.source import BytesSource
 from arrayscope.formats.tiledb import data_files as DF
 from arrayscope.formats.tiledb import fragment_metadata as FM
 from arrayscope.formats.tiledb.consolidated_meta import parse_consolidated_meta_file
-from arrayscope.formats.tiledb.model import FragmentMetadata
+from arrayscope.formats.tiledb.model import FragmentMetadata, TileDBContext
 from tests.support import tiledb_arrays
 from tests.support.schema_from_tiledb import schema_from_tiledb
 from tests.support.tiledb_oracle import ctx_for
@@ -145,7 +145,7 @@ def test_without_schema(tiledb_array, name):
                                                                fm.has_delete_meta))
         assert any("no array schema" in (x.message or "") for x in node.walk())
         # and the per-slot tile offsets still decode
-        doc2 = Document(uri, Context(schema=schema))
+        doc2 = Document(uri, Context(format=TileDBContext(schema=schema)))
         _n2, fm2 = FM.parse_fragment_metadata_file(doc2, doc2.open_source(path), doc2.ctx)
         for i in range(len(fm.tile_offsets)):
             assert list(fm.tile_offsets[i]) == list(fm2.tile_offsets[i])
@@ -189,7 +189,7 @@ def test_encrypted_without_key(tiledb_array):
     uri = tiledb_array("encrypted")
     schema = schema_from_tiledb(uri, tiledb_arrays.KEY)
     path = glob.glob(os.path.join(uri, "__fragments", "*", "__fragment_metadata.tdb"))[0]
-    doc = Document(uri, Context(schema=schema))
+    doc = Document(uri, Context(format=TileDBContext(schema=schema)))
     src = doc.open_source(path)
     node, fm = FM.parse_fragment_metadata_file(doc, src, doc.ctx)
     assert not _errors(node)                     # a missing key is a warning, not an error
@@ -202,7 +202,8 @@ def test_encrypted_without_key(tiledb_array):
     dnode = DF.parse_data_file(doc, data, doc.ctx, fm, schema, "a0.tdb")
     assert not _errors(dnode) and coverage(dnode, data) == (data.size, data.size)
     # with the key, everything decodes
-    doc = Document(uri, Context(schema=schema, key=tiledb_arrays.KEY.encode()))
+    doc = Document(uri, Context(key=tiledb_arrays.KEY.encode(),
+                                format=TileDBContext(schema=schema)))
     node, fm = FM.parse_fragment_metadata_file(doc, doc.open_source(path), doc.ctx)
     assert not [x for x in node.walk() if x.status != "ok"]
     assert list(fm.tile_offsets[0]) == [0, list(fm.tile_offsets[0])[1]]
@@ -226,7 +227,7 @@ def test_lazy_sections_and_tiles(tmp_path, monkeypatch):
     path = glob.glob(os.path.join(uri, "__fragments", "*", "__fragment_metadata.tdb"))[0]
 
     def parse():
-        doc = Document(uri, Context(schema=schema))
+        doc = Document(uri, Context(format=TileDBContext(schema=schema)))
         src = doc.open_source(path)
         return doc, src, FM.parse_fragment_metadata_file(doc, src, doc.ctx)
     _d, src, (eager, fm_e) = parse()
@@ -301,7 +302,8 @@ def _no_internal_errors(node):
 
 
 def _run_all(schema, data: bytes, meta: bytes, files: dict, use_schema: bool):
-    doc = Document("/nonexistent", Context(schema=schema if use_schema else None))
+    doc = Document("/nonexistent",
+                   Context(format=TileDBContext(schema=schema if use_schema else None)))
     src = BytesSource(data, "__fragment_metadata.tdb")
     node, fm = FM.parse_fragment_metadata_file(doc, src, doc.ctx)
     _no_internal_errors(node)
@@ -427,7 +429,7 @@ def test_section_payload_parsers_never_raise(tmp_path_factory, payload, kind, sl
     from arrayscope.formats.engine import run_parser
 
     schema, fmd, _meta, _files = _sample(tmp_path_factory, name)
-    doc = Document("/nonexistent", Context(schema=schema))
+    doc = Document("/nonexistent", Context(format=TileDBContext(schema=schema)))
     _n, fm = FM.parse_fragment_metadata_file(doc, BytesSource(fmd, "f"), doc.ctx)
     footer = fm.extra["footer"]
     loader = fm.extra["loader"]

@@ -23,8 +23,9 @@ from arrayscope.formats.findings import (
 from arrayscope.formats.source import BytesSource
 from arrayscope.formats.tiledb.group import TileDBGroup
 from arrayscope.formats.tiledb.group_details import GroupDetails, parse_group_details
-from arrayscope.formats.tiledb.group_walk import member_document, open_all
+from arrayscope.formats.tiledb.group_walk import member_document
 from arrayscope.formats.verify import verify
+from tests.support.groups import open_all
 
 PLUGIN = registry.plugin_named("tiledb")
 

@@ -13,6 +13,7 @@ from arrayscope.formats.tiledb.fragment_metadata import (
     load_fragment_metadata,
     parse_fragment_metadata_file,
 )
+from arrayscope.formats.tiledb.model import TileDBContext
 from arrayscope.formats.tiledb.values import field_names
 from tests.support import paths
 from tests.support.tiledb_arrays import CATALOG, KEY
@@ -42,7 +43,7 @@ def _same_footers(uri, key):
     assert found or not doc.model.fragments
     for p in found:
         ctx = Context(key=key)
-        ctx.extra["array"] = doc.model
+        ctx.format = TileDBContext(array=doc.model)
         src = doc.open_source(p)
         _node, slow = parse_fragment_metadata_file(doc, src, ctx)
         fast = load_fragment_metadata(src, ctx)

@@ -23,13 +23,14 @@ from arrayscope.formats.tiledb import commits as C
 from arrayscope.formats.tiledb import condition as Q
 from arrayscope.formats.tiledb import enumeration as E
 from arrayscope.formats.tiledb import schema as S
+from arrayscope.formats.tiledb.model import TileDBContext
 from arrayscope.formats.tiledb.names import decode_name, describe_name
 from tests.support import metadata_dict, tiledb_arrays
 from tests.support.parse_checks import assert_clean
 
 
 def _doc(path, key=None, schema=None):
-    doc = Document(path, Context(key=key, schema=schema))
+    doc = Document(path, Context(key=key, format=TileDBContext(schema=schema)))
     return doc, doc.open_source(path)
 
 
@@ -454,7 +455,7 @@ def test_mutated_payloads_never_crash(real_payloads, data):
     if kind in ("delete", "update", "con"):
         from arrayscope.formats.tiledb.model import ArraySchema, Attribute
         sch = ArraySchema(22, attributes=[Attribute("v", 0), Attribute("s", 12, 0xFFFFFFFF)])
-    _run(kind, bytes(base), Context(schema=sch))
+    _run(kind, bytes(base), Context(format=TileDBContext(schema=sch)))
 
 
 def test_deep_condition_is_bounded():

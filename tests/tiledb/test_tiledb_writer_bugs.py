@@ -27,7 +27,7 @@ def test_rle_string_tile_libtiledb_cannot_read_is_reported(tmp_path):
     uri = str(tmp_path / "rle_bug")
     _rle_last_string_too_long(uri)
     doc = formats.open(uri)
-    found = [f for f in verify(doc) if f.is_error]
+    found = [f for f in verify(doc) if f.status == "error"]
     var_file = os.path.relpath(glob.glob(os.path.join(uri, "__fragments", "*", "a0_var.tdb"))[0],
                                uri)
     assert [f.source for f in found] == [var_file]
