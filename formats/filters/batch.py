@@ -85,18 +85,25 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
     rows_fn = _UNSHUFFLE_ROWS[p.shuffle] if p.shuffle else byteunshuffle_rows
     is_bit = p.shuffle == FilterType.BITSHUFFLE
     md_cache = {}
-    # the pending group: equal-sized chunks, consecutive in `out`
+    # the pending group: equal-sized chunks (anywhere in `out`: rows of many small
+    # fragments interleave with their short last chunks)
     g_rows: Optional[np.ndarray] = None
-    g_n = 0
+    g_pos: List[int] = []
     g_size = 0
-    g_start = 0
 
     def flush():
-        nonlocal g_n
-        if g_n:
-            dst = out[g_start:g_start + g_n * g_size].reshape(g_n, g_size)
-            rows_fn(g_rows[:g_n], esize, dst)
-            g_n = 0
+        n = len(g_pos)
+        if not n:
+            return
+        start = g_pos[0]
+        if all(at == start + r * g_size for r, at in enumerate(g_pos)):  # consecutive
+            rows_fn(g_rows[:n], esize, out[start:start + n * g_size].reshape(n, g_size))
+        else:
+            dst = _scratch("batch out", (n, g_size), np.uint8)
+            rows_fn(g_rows[:n], esize, dst)
+            for r, at in enumerate(g_pos):
+                out[at:at + g_size] = dst[r]
+        g_pos.clear()
 
     for i, (md, data, orig, pos) in enumerate(chunks):
         plain = _decompress(comp, cspec, cinfo, md, data, orig, esize, md_cache) \
@@ -107,17 +114,17 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
         if not esize:
             out[pos:pos + orig] = np.frombuffer(plain, np.uint8, orig)
             continue
-        if g_n and (orig != g_size or pos != g_start + g_n * g_size or g_n == GROUP):
-            flush()
         if orig < esize * 64:  # small chunk: alone
             src = np.frombuffer(plain, np.uint8, orig).reshape(1, orig)
             rows_fn(src, esize, out[pos:pos + orig].reshape(1, orig))
             continue
-        if not g_n:
-            g_size, g_start = orig, pos
+        if g_pos and (orig != g_size or len(g_pos) == GROUP):
+            flush()
+        if not g_pos:
+            g_size = orig
             g_rows = _scratch("batch rows", (GROUP, orig), np.uint8)
-        g_rows[g_n] = np.frombuffer(plain, np.uint8, orig)
-        g_n += 1
+        g_rows[len(g_pos)] = np.frombuffer(plain, np.uint8, orig)
+        g_pos.append(pos)
     flush()
     return left
 

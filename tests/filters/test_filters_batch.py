@@ -150,3 +150,23 @@ def test_bitunshuffle_rows_many_blocks(esize):
             assert _small_block(ref, esize, b, True).tobytes() == seg.tobytes()
         assert bitshuffle(out[g], esize).tobytes() == src[g].tobytes()
         assert bitunshuffle(src[g], esize).tobytes() == out[g].tobytes()
+
+
+@pytest.mark.parametrize("name", ["byteshuffle+zstd", "bitshuffle+zstd"])
+def test_batch_groups_scattered_chunks(name):
+    """Equal-sized chunks far apart in the output (the full chunks of many small fragments,
+    each followed by its short last chunk, out of order) are grouped and land where they
+    belong."""
+    rng = np.random.default_rng(11)
+    specs = PIPELINES[name]
+    info = DataInfo(1, 1, "attribute", False)
+    raws = _chunks(rng, np.int64, [8192, 1568] * 9)
+    encoded = [(st.metadata_bytes, st.data_bytes, len(raw)) for raw in raws
+               for st in [forward_chunk(specs, raw, info)[-1]]]
+    order = list(rng.permutation(len(encoded)))
+    total = sum(len(r) for r in raws)
+    starts = np.cumsum([0] + [len(r) for r in raws])
+    chunks = [(encoded[i][0], encoded[i][1], encoded[i][2], int(starts[i])) for i in order]
+    out = np.full(total, 0xA5, np.uint8)
+    assert reverse_into(specs, info, chunks, out) == []
+    assert out.tobytes() == b"".join(raws)
