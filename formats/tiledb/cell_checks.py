@@ -125,17 +125,19 @@ def _decode_all(document, frag: Fragment, fm: FragmentMetadata, schema: ArraySch
         except (TileError, Exception):  # noqa: BLE001 - reported by the chunk checks
             return None
         return _Tile(i, a, bytes(data), rle)
-    for i, t in zip(todo, _map_tiles(decode, todo)):
+    stored = sum(int(ends[i]) - int(offs[i]) for i in todo)
+    for i, t in zip(todo, _map_tiles(decode, todo, stored)):
         out[i] = t
     return out
 
 
-def _map_tiles(fn, items: List[int]) -> List[Optional[_Tile]]:
-    """`fn` over the tiles, on a thread pool when there are many (decoding releases the
-    GIL); results in order."""
+def _map_tiles(fn, items: List[int], stored: int) -> List[Optional[_Tile]]:
+    """`fn` over the tiles, on a thread pool when there are many and they are not tiny
+    (decoding releases the GIL; Python-bound tiny tiles would only fight over it); results
+    in order."""
     from .values import _WORKERS
 
-    if _WORKERS <= 1 or len(items) < 8:
+    if _WORKERS <= 1 or len(items) < 8 or stored < 16384 * len(items):
         return [fn(i) for i in items]
     from concurrent.futures import ThreadPoolExecutor
 

@@ -365,6 +365,7 @@ def verify_array(document) -> List[Node]:
 # the GIL) in batches of this many chunks or bytes, so tiny chunks cost no task each.
 _BATCH_CHUNKS = 256
 _BATCH_BYTES = 4 << 20
+_THREAD_MIN_BYTES = 1 << 20   # a batch of less runs in the calling thread
 
 
 def verify_chunks(document, root: Node) -> List[object]:
@@ -429,14 +430,21 @@ def _in_threads(items: Iterable[Tuple[ChunkInfo, Optional[TileInfo]]], key):
             batch.append((ci, tile))
             size += ci.filtered_length + ci.original_length
             if len(batch) >= _BATCH_CHUNKS or size >= _BATCH_BYTES:
-                yield batch
+                yield batch, size
                 batch, size = [], 0
         if batch:
-            yield batch
+            yield batch, size
 
     with ThreadPoolExecutor(workers) as ex:
         pending: deque = deque()
-        for batch in batches():
+        for batch, size in batches():
+            if size < _THREAD_MIN_BYTES:
+                # tiny chunks: Python-bound, threads would only fight over the GIL
+                while pending:
+                    b, fut = pending.popleft()
+                    yield b, fut.result()
+                yield batch, run(batch)
+                continue
             pending.append((batch, ex.submit(run, batch)))
             if len(pending) > 2 * workers:
                 b, fut = pending.popleft()
@@ -476,7 +484,7 @@ class _TileKeeper:
             return
         name = getattr(t.source, "name", None)
         if name is not None:
-            self.cache.put(tile_cache.TileCache.key(name, t.offset, t.specs, t.info),
+            self.cache.put(self.cache.key(name, t.offset, t.specs, t.info),
                            join_chunks(parts))
 
 

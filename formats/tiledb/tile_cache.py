@@ -24,10 +24,22 @@ class TileCache:
         self.held = 0
         self.tiles: Dict[Hashable, Decoded] = {}
         self.hits = 0
+        self._by_id: Dict[Tuple[int, int], Tuple[object, object, int]] = {}
+        self._by_text: Dict[Tuple[str, str], int] = {}
 
-    @staticmethod
-    def key(source_name: str, offset: int, specs, info) -> Hashable:
-        return (source_name, offset, repr(specs), repr(info))
+    def key(self, source_name: str, offset: int, specs, info) -> Hashable:
+        return (source_name, offset, self._pipeline(specs, info))
+
+    def _pipeline(self, specs, info) -> int:
+        """A small number per distinct (pipeline, data description), by value; the objects
+        are remembered by identity (and kept alive, so an id is never reused meanwhile):
+        a million tiles repr their few pipelines once."""
+        k = (id(specs), id(info))
+        hit = self._by_id.get(k)
+        if hit is None:
+            text = (repr(specs), repr(info))
+            hit = self._by_id[k] = (specs, info, self._by_text.setdefault(text, len(self._by_text)))
+        return hit[2]
 
     def put(self, key: Hashable, decoded: Decoded) -> None:
         size = len(decoded[0]) + (len(decoded[1]) if decoded[1] is not None else 0)
