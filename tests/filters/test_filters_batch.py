@@ -134,9 +134,17 @@ def test_byteunshuffle_rows(esize, rows):
 @pytest.mark.parametrize("esize", [1, 2, 4, 8])
 def test_bitunshuffle_rows_many_blocks(esize):
     """Whole-block rows run as one flat array through the word transposes: equal to the
-    reference byte-at-a-time transform (`_small_block`), block by block, and to bitshuffle's
-    inverse."""
-    from arrayscope.formats.filters.bits import _small_block, bitshuffle, bitunshuffle, bitunshuffle_rows, default_block
+    byte-plane transform (`_bytewise`, what one small chunk takes), block by block, and to
+    bitshuffle's inverse; so is one long array both ways (plus a short last block and a raw
+    tail)."""
+    from arrayscope.formats.filters.bits import (
+        _WORDS_MIN_BLOCKS,
+        _bytewise,
+        bitshuffle,
+        bitunshuffle,
+        bitunshuffle_rows,
+        default_block,
+    )
     rng = np.random.default_rng(esize)
     b = default_block(esize)
     src = rng.integers(0, 256, (7, 3 * b * esize)).astype(np.uint8)
@@ -145,11 +153,21 @@ def test_bitunshuffle_rows_many_blocks(esize):
     for g in range(7):
         for k in range(3):
             seg = src[g, k * b * esize:(k + 1) * b * esize]
-            ref = _small_block(seg, esize, b, False)
+            ref = _bytewise(seg, esize, 1, b, False)
             assert out[g, k * b * esize:(k + 1) * b * esize].tobytes() == ref.tobytes()
-            assert _small_block(ref, esize, b, True).tobytes() == seg.tobytes()
+            assert _bytewise(ref, esize, 1, b, True).tobytes() == seg.tobytes()
         assert bitshuffle(out[g], esize).tobytes() == src[g].tobytes()
         assert bitunshuffle(src[g], esize).tobytes() == out[g].tobytes()
+    nb = _WORDS_MIN_BLOCKS + 3
+    tail = 8 * 5 * esize + 3 * esize + 1   # a short block of 40 elements, 3 raw ones, a byte
+    flat = rng.integers(0, 256, nb * b * esize + tail).astype(np.uint8)
+    body = nb * b * esize
+    for forward, fn in ((False, bitunshuffle), (True, bitshuffle)):
+        got = fn(flat, esize)
+        assert got[:body].tobytes() == _bytewise(flat[:body], esize, nb, b, forward).tobytes()
+        assert got[body:body + 40 * esize].tobytes() == \
+            _bytewise(flat[body:body + 40 * esize], esize, 1, 40, forward).tobytes()
+        assert got[body + 40 * esize:].tobytes() == flat[body + 40 * esize:].tobytes()
 
 
 @pytest.mark.parametrize("name", ["byteshuffle+zstd", "bitshuffle+zstd"])
