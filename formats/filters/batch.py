@@ -17,7 +17,7 @@ reports exactly what it always reported.
 from __future__ import annotations
 
 import struct
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -30,6 +30,8 @@ from .compression import CompressionFilter
 _UNSHUFFLE_ROWS = {FilterType.BYTESHUFFLE: byteunshuffle_rows,
                    FilterType.BITSHUFFLE: bitunshuffle_rows}
 GROUP = 32  # chunks un-shuffled per numpy call (64 KiB chunks: 1 MiB, about L2)
+_SIZES = 2  # chunk sizes grouped at once (a scratch array each)
+_GROUP_MAX = 1 << 20  # a bigger chunk is un-shuffled alone (bounds the scratch arrays)
 
 _II = struct.Struct("<II")
 _IIII = struct.Struct("<IIII")
@@ -85,25 +87,21 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
     rows_fn = _UNSHUFFLE_ROWS[p.shuffle] if p.shuffle else byteunshuffle_rows
     is_bit = p.shuffle == FilterType.BITSHUFFLE
     md_cache = {}
-    # the pending group: equal-sized chunks (anywhere in `out`: rows of many small
-    # fragments interleave with their short last chunks)
-    g_rows: Optional[np.ndarray] = None
-    g_pos: List[int] = []
-    g_size = 0
+    # pending groups of equal-sized chunks, one per size (at most `_SIZES`: the full chunks
+    # of many small fragments alternate with their short last chunks), rows anywhere in `out`
+    groups: Dict[int, Tuple[np.ndarray, List[int], int]] = {}   # size -> rows, positions, slot
 
-    def flush():
-        n = len(g_pos)
-        if not n:
-            return
-        start = g_pos[0]
-        if all(at == start + r * g_size for r, at in enumerate(g_pos)):  # consecutive
-            rows_fn(g_rows[:n], esize, out[start:start + n * g_size].reshape(n, g_size))
+    def flush(size: int) -> None:
+        rows, at, _slot = groups.pop(size)
+        n = len(at)
+        start = at[0]
+        if all(a == start + r * size for r, a in enumerate(at)):  # consecutive
+            rows_fn(rows[:n], esize, out[start:start + n * size].reshape(n, size))
         else:
-            dst = _scratch("batch out", (n, g_size), np.uint8)
-            rows_fn(g_rows[:n], esize, dst)
-            for r, at in enumerate(g_pos):
-                out[at:at + g_size] = dst[r]
-        g_pos.clear()
+            dst = _scratch("batch out", (n, size), np.uint8)
+            rows_fn(rows[:n], esize, dst)
+            for r, a in enumerate(at):
+                out[a:a + size] = dst[r]
 
     for i, (md, data, orig, pos) in enumerate(chunks):
         plain = _decompress(comp, cspec, cinfo, md, data, orig, esize, md_cache) \
@@ -114,18 +112,23 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
         if not esize:
             out[pos:pos + orig] = np.frombuffer(plain, np.uint8, orig)
             continue
-        if orig < esize * 64:  # small chunk: alone
+        if orig < esize * 64 or orig > _GROUP_MAX:  # small or big chunk: alone
             src = np.frombuffer(plain, np.uint8, orig).reshape(1, orig)
             rows_fn(src, esize, out[pos:pos + orig].reshape(1, orig))
             continue
-        if g_pos and (orig != g_size or len(g_pos) == GROUP):
-            flush()
-        if not g_pos:
-            g_size = orig
-            g_rows = _scratch("batch rows", (GROUP, orig), np.uint8)
-        g_rows[len(g_pos)] = np.frombuffer(plain, np.uint8, orig)
-        g_pos.append(pos)
-    flush()
+        g = groups.get(orig)
+        if g is None:
+            if len(groups) == _SIZES:
+                flush(next(iter(groups)))   # the oldest size
+            slot = min(set(range(_SIZES)) - {v[2] for v in groups.values()})
+            g = groups[orig] = (_scratch(f"batch rows {slot}", (GROUP, orig), np.uint8), [], slot)
+        rows, at, _slot = g
+        rows[len(at)] = np.frombuffer(plain, np.uint8, orig)
+        at.append(pos)
+        if len(at) == GROUP:
+            flush(orig)
+    for size in list(groups):
+        flush(size)
     return left
 
 
