@@ -1,12 +1,13 @@
 """Reversing many chunks of one pipeline at once, straight into an output buffer.
 
 `reverse_chunk` builds a `Stage` per filter per chunk (what the GUI shows); decoding a whole
-attribute only needs the cell bytes. For the common pipelines — an optional BYTESHUFFLE
-followed by one compressor (ZSTD, LZ4, GZIP, BZIP2 or another `CompressionFilter` that
-keeps the standard framing), or either alone — `reverse_into` decodes chunk after chunk
-without Stage objects: the compressor's own `decompress_part` (the same checks as
-`CompressionFilter.reverse`), then the byte un-shuffle of up to `GROUP` equal-sized chunks
-in one vectorised call (`bits.byteunshuffle_rows`), written where the cells belong.
+attribute only needs the cell bytes. For the common pipelines — an optional BYTESHUFFLE or
+BITSHUFFLE followed by one compressor (ZSTD, LZ4, GZIP, BZIP2 or another
+`CompressionFilter` that keeps the standard framing), or either alone — `reverse_into`
+decodes chunk after chunk without Stage objects: the compressor's own `decompress_part`
+(the same checks as `CompressionFilter.reverse`), then the un-shuffle of up to `GROUP`
+equal-sized chunks in one vectorised call (`bits.byteunshuffle_rows` /
+`bits.bitunshuffle_rows`), written where the cells belong.
 
 A chunk is only decoded here when everything the general path checks holds and the result
 is necessarily the same; anything else (another pipeline, a part table it does not expect,
@@ -16,29 +17,35 @@ reports exactly what it always reported.
 from __future__ import annotations
 
 import struct
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..tiledb.enums import FilterType
 from . import get, stage_infos
 from .base import DataInfo, FilterSpec
-from .bits import _scratch, byteunshuffle_rows
+from .bits import _scratch, bitunshuffle_rows, byteunshuffle_rows
 from .compression import CompressionFilter
 
-BYTESHUFFLE = 9
+_UNSHUFFLE_ROWS = {FilterType.BYTESHUFFLE: byteunshuffle_rows,
+                   FilterType.BITSHUFFLE: bitunshuffle_rows}
 GROUP = 32  # chunks un-shuffled per numpy call (64 KiB chunks: 1 MiB, about L2)
+_SIZES = 2  # chunk sizes grouped at once (a scratch array each)
+_GROUP_MAX = 1 << 20  # a bigger chunk is un-shuffled alone (bounds the scratch arrays)
 
 _II = struct.Struct("<II")
 _IIII = struct.Struct("<IIII")
 
 
 class Plan:
-    """How `reverse_into` runs a pipeline: `esize` (BYTESHUFFLE's element size, or 0) and
-    the compressor (or None) with its spec and DataInfo."""
+    """How `reverse_into` runs a pipeline: `esize` (the shuffle's element size, or 0), the
+    shuffle's filter type (or None) and the compressor (or None) with its spec and
+    DataInfo."""
 
     def __init__(self, esize: int, comp: Optional[CompressionFilter], spec: Optional[FilterSpec],
-                 info: Optional[DataInfo]):
+                 info: Optional[DataInfo], shuffle: Optional[int] = None):
         self.esize = esize
+        self.shuffle = shuffle
         self.comp = comp
         self.spec = spec
         self.info = info
@@ -48,20 +55,20 @@ def plan(specs: List[FilterSpec], info: DataInfo) -> Optional[Plan]:
     """The fast plan for `specs`, or None when `reverse_chunk` must run every chunk."""
     if not specs or len(specs) > 2:
         return None
-    shuffle = specs[0].type == BYTESHUFFLE
-    if len(specs) == 2 and not shuffle:
+    shuffle = specs[0].type if specs[0].type in _UNSHUFFLE_ROWS else None
+    if len(specs) == 2 and shuffle is None:
         return None
     infos = stage_infos(specs, info)
     esize = infos[0].value_size if shuffle else 0
     if shuffle and esize <= 0:
         return None
     if len(specs) == 1 and shuffle:
-        return Plan(esize, None, None, None)
+        return Plan(esize, None, None, None, shuffle)
     k = len(specs) - 1
     f = get(specs[k].type)
     if not isinstance(f, CompressionFilter) or type(f).reverse is not CompressionFilter.reverse:
         return None  # a codec with its own reverse (RLE's string offsets): general path
-    return Plan(esize, f, specs[k], infos[k])
+    return Plan(esize, f, specs[k], infos[k], shuffle)
 
 
 def reverse_into(specs: List[FilterSpec], info: DataInfo,
@@ -77,46 +84,56 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
         return list(range(len(chunks)))
     left: List[int] = []
     comp, cspec, cinfo, esize = p.comp, p.spec, p.info, p.esize
+    rows_fn = _UNSHUFFLE_ROWS[p.shuffle] if p.shuffle else byteunshuffle_rows
+    is_bit = p.shuffle == FilterType.BITSHUFFLE
     md_cache = {}
-    # the pending group: equal-sized chunks, consecutive in `out`
-    g_rows: Optional[np.ndarray] = None
-    g_n = 0
-    g_size = 0
-    g_start = 0
+    # pending groups of equal-sized chunks, one per size (at most `_SIZES`: the full chunks
+    # of many small fragments alternate with their short last chunks), rows anywhere in `out`
+    groups: Dict[int, Tuple[np.ndarray, List[int], int]] = {}   # size -> rows, positions, slot
 
-    def flush():
-        nonlocal g_n
-        if g_n:
-            dst = out[g_start:g_start + g_n * g_size].reshape(g_n, g_size)
-            byteunshuffle_rows(g_rows[:g_n], esize, dst)
-            g_n = 0
+    def flush(size: int) -> None:
+        rows, at, _slot = groups.pop(size)
+        n = len(at)
+        start = at[0]
+        if all(a == start + r * size for r, a in enumerate(at)):  # consecutive
+            rows_fn(rows[:n], esize, out[start:start + n * size].reshape(n, size))
+        else:
+            dst = _scratch("batch out", (n, size), np.uint8)
+            rows_fn(rows[:n], esize, dst)
+            for r, a in enumerate(at):
+                out[a:a + size] = dst[r]
 
     for i, (md, data, orig, pos) in enumerate(chunks):
         plain = _decompress(comp, cspec, cinfo, md, data, orig, esize, md_cache) \
             if comp is not None else (_unshuffle_only(md, data, orig))
-        if plain is None:
-            left.append(i)
+        if plain is None or (is_bit and (orig % esize or orig % 8)):
+            left.append(i)  # (BITSHUFFLE copies such a part unshuffled: the general path)
             continue
         if not esize:
             out[pos:pos + orig] = np.frombuffer(plain, np.uint8, orig)
             continue
-        if g_n and (orig != g_size or pos != g_start + g_n * g_size or g_n == GROUP):
-            flush()
-        if orig < esize * 64:  # small chunk: alone
+        if orig < esize * 64 or orig > _GROUP_MAX:  # small or big chunk: alone
             src = np.frombuffer(plain, np.uint8, orig).reshape(1, orig)
-            byteunshuffle_rows(src, esize, out[pos:pos + orig].reshape(1, orig))
+            rows_fn(src, esize, out[pos:pos + orig].reshape(1, orig))
             continue
-        if not g_n:
-            g_size, g_start = orig, pos
-            g_rows = _scratch("batch rows", (GROUP, orig), np.uint8)
-        g_rows[g_n] = np.frombuffer(plain, np.uint8, orig)
-        g_n += 1
-    flush()
+        g = groups.get(orig)
+        if g is None:
+            if len(groups) == _SIZES:
+                flush(next(iter(groups)))   # the oldest size
+            slot = min(set(range(_SIZES)) - {v[2] for v in groups.values()})
+            g = groups[orig] = (_scratch(f"batch rows {slot}", (GROUP, orig), np.uint8), [], slot)
+        rows, at, _slot = g
+        rows[len(at)] = np.frombuffer(plain, np.uint8, orig)
+        at.append(pos)
+        if len(at) == GROUP:
+            flush(orig)
+    for size in list(groups):
+        flush(size)
     return left
 
 
 def _unshuffle_only(md, data, orig: int):
-    """BYTESHUFFLE alone: its one-part table, then the shuffled bytes."""
+    """A shuffle alone: its one-part table, then the shuffled bytes."""
     if len(md) < 8 or len(data) != orig or _II.unpack_from(md, 0) != (1, orig):
         return None
     return data
@@ -125,7 +142,7 @@ def _unshuffle_only(md, data, orig: int):
 def _decompress(comp: CompressionFilter, spec: FilterSpec, info: DataInfo, md, data,
                 orig: int, esize: int, md_cache: dict):
     """The one decompressed data part of a chunk, when its compression table is the expected
-    one ([BYTESHUFFLE's table], data) and every check of the general path passes; else
+    one ([the shuffle's table], data) and every check of the general path passes; else
     None."""
     n = len(md)
     if n < 8:

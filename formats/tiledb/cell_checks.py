@@ -37,7 +37,9 @@ from ..findings import (
     Finding,
 )
 from ..verify import tally
+from . import tile_cache
 from .data_files import file_role, tile_bounds, tile_offsets_for
+from .enums import Datatype, FilterType
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
 from .rawtile import TileError, decode_generic_tile, decode_tile_ex
 
@@ -48,8 +50,9 @@ _NUMERIC = {0: "<i4", 1: "<i8", 2: "<f4", 3: "<f8", 5: "i1", 6: "u1", 7: "<i2", 
             9: "<u4", 10: "<u8"}
 for _dt in range(18, 40):
     _NUMERIC[_dt] = "<i8"   # datetimes and times
-_STRINGS = (11, 12)        # STRING_ASCII, STRING_UTF8 (var CHAR tiles keep no min/max)
-SCALE_FLOAT, WEBP = 15, 18   # lossy filters: statistics describe the values before them
+_STRINGS = (Datatype.STRING_ASCII, Datatype.STRING_UTF8)  # (var CHAR tiles keep no min/max)
+# lossy filters: statistics describe the values before them
+SCALE_FLOAT, WEBP = FilterType.SCALE_FLOAT, FilterType.WEBP
 
 
 @dataclass
@@ -99,18 +102,49 @@ def _decode_all(document, frag: Fragment, fm: FragmentMetadata, schema: ArraySch
         return None
     offs = np.asarray(offsets, dtype=np.uint64).astype(np.int64)
     ends = tile_bounds(offsets, src.size)
+    cache = tile_cache.current()
+    name = getattr(src, "name", None)
     out: List[Optional[_Tile]] = []
+    todo: List[int] = []   # tiles the chunk checks did not leave decoded
     for i, (a, b) in enumerate(zip(offs.tolist(), ends.tolist())):
         if a > src.size or b < a:
             out.append(None)
             continue
+        hit = cache.take(cache.key(name, a, role.specs, role.info)) \
+            if cache is not None and name is not None else None
+        if hit is not None:
+            out.append(_Tile(i, a, bytes(hit[0]), hit[1]))
+            continue
+        out.append(None)
+        todo.append(i)
+
+    def decode(i: int) -> Optional[_Tile]:
+        a, b = int(offs[i]), int(ends[i])
         try:
             data, rle = decode_tile_ex(src, a, b, role.specs, role.info, key)
         except (TileError, Exception):  # noqa: BLE001 - reported by the chunk checks
-            out.append(None)
-            continue
-        out.append(_Tile(i, a, bytes(data), rle))
+            return None
+        return _Tile(i, a, bytes(data), rle)
+    stored = sum(int(ends[i]) - int(offs[i]) for i in todo)
+    for i, t in zip(todo, _map_tiles(decode, todo, stored)):
+        out[i] = t
     return out
+
+
+def _map_tiles(fn, items: List[int], stored: int) -> List[Optional[_Tile]]:
+    """`fn` over the tiles, on a thread pool when there are many and they are not tiny
+    (decoding releases the GIL; Python-bound tiny tiles would only fight over it); results
+    in order."""
+    from .values import _WORKERS
+
+    if _WORKERS <= 1 or len(items) < 8 or stored < 16384 * len(items):
+        return [fn(i) for i in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    step = max(1, min(256, -(-len(items) // (4 * _WORKERS))))
+    with ThreadPoolExecutor(_WORKERS) as ex:
+        parts = ex.map(lambda k: [fn(i) for i in items[k:k + step]], range(0, len(items), step))
+        return [t for part in parts for t in part]
 
 
 def _expected_cells(fm: FragmentMetadata, ntiles: int) -> Optional[List[int]]:

@@ -33,9 +33,9 @@ from ..findings import (
 from ..forward_check import DIFFERENT, FAILED, TOLERATED, check_forward
 from ..node import ERROR, WARNING, Node
 from ..verify import tally
-from . import layout
+from . import layout, tile_cache
 from .data_files import TileRun, data_file_stem
-from .rawtile import TileError
+from .rawtile import TileError, join_chunks
 from .tile import ChunkInfo, TileInfo
 
 
@@ -96,17 +96,47 @@ def _src_name(ci: ChunkInfo) -> str:
 PER_CHUNK = "chunk: "
 
 
+class _Checked:
+    """What checking one chunk gave: its findings, the bytes to tally (None: not counted)
+    and, when it reversed cleanly, its (cells, rebuilt offsets)."""
+
+    __slots__ = ("findings", "tallied", "decoded")
+
+    def __init__(self) -> None:
+        self.findings: List[Finding] = []
+        self.tallied: Optional[Tuple[str, int]] = None
+        self.decoded: Optional[Tuple[bytes, Optional[bytes]]] = None
+
+
 def check_chunk(ci: ChunkInfo, key: Optional[bytes],
                 tile: Optional[TileInfo] = None) -> List[Finding]:
     """Reverse the chunk (checksums, tags, codecs, declared length), then the forward check."""
-    out: List[Finding] = []
+    r = _check_chunk(ci, key, tile)
+    if r.tallied is not None:
+        tally().tile(*r.tallied)
+    return r.findings
+
+
+def _check_chunk(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo]) -> _Checked:
+    """`check_chunk` without the tally (the caller's: it may run on a thread, and the tally
+    belongs to the calling context)."""
+    r = _Checked()
     if ci.source is None or not hasattr(ci.source, "path"):
-        return out  # chunks of derived sources are checked through their parents
+        return r  # chunks of derived sources are checked through their parents
     if ci.blocked is not None:
-        return out  # its tile node carries the finding; nothing is decoded
-    src = _src_name(ci)
+        return r  # its tile node carries the finding; nothing is decoded
+    r.tallied = (_src_name(ci), ci.metadata_length + ci.filtered_length)
     run = ci.reverse(key)
-    tally().tile(src, ci.metadata_length + ci.filtered_length)
+    r.findings = _chunk_findings(ci, key, tile, run)
+    if run.error is None:
+        r.decoded = (run.cells, run.offsets)
+    return r
+
+
+def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo],
+                    run) -> List[Finding]:
+    out: List[Finding] = []
+    src = _src_name(ci)
     if run.error is not None:
         fe = run.error
         where = ci.metadata_offset if fe.where is None else ci.metadata_offset + fe.where
@@ -322,17 +352,140 @@ def _guard(out: list, where, fn, *args) -> None:
 def verify_array(document) -> List[Node]:
     """Findings beyond the tree's own diagnostics: every chunk under the root, then the
     fragments' and commits' bookkeeping and the cells against the fragment metadata
-    (formats/verify_tasks.py splits the first part into tasks and keeps this order)."""
-    return verify_chunks(document, document.root) + verify_bookkeeping(document)
+    (formats/verify_tasks.py splits the first part into tasks and keeps this order). The
+    tiles the chunk checks decode are kept (up to a budget) for the cell checks."""
+    token = tile_cache.use(tile_cache.TileCache())
+    try:
+        return verify_chunks(document, document.root) + verify_bookkeeping(document)
+    finally:
+        tile_cache.reset(token)
+
+
+# Chunks are checked on a thread pool (zstd, zlib, bz2, lz4, numpy and cryptography release
+# the GIL) in batches of this many chunks or bytes, so tiny chunks cost no task each.
+_BATCH_CHUNKS = 256
+_BATCH_BYTES = 4 << 20
+_THREAD_MIN_BYTES = 1 << 20   # a batch of less runs in the calling thread
 
 
 def verify_chunks(document, root: Node) -> List[object]:
     """The checks of every chunk under `root`, in `iter_chunks` order."""
     out: List[object] = []
     key = document.ctx.key
-    for ci, tile in iter_chunks_with_tiles(root):
-        _guard(out, ci.source, check_chunk, ci, key, tile)
+    keep = _TileKeeper(tile_cache.current())
+
+    def take(ci: ChunkInfo, tile: Optional[TileInfo], r: Optional[_Checked],
+             err: Optional[Exception]) -> None:
+        if err is not None:   # what _guard says
+            out.append(finding(ci.source, 0, ERROR, f"check check_chunk could not finish: "
+                                                    f"{type(err).__name__}: {err}"))
+            keep.add(ci, tile, None)
+            return
+        assert r is not None
+        if r.tallied is not None:
+            tally().tile(*r.tallied)
+        out.extend(r.findings)
+        keep.add(ci, tile, r.decoded)
+
+    items = iter_chunks_with_tiles(root)
+    if _workers() <= 1:
+        for ci, tile in items:
+            r, err = _run_one(ci, key, tile)
+            take(ci, tile, r, err)
+    else:
+        for batch, results in _in_threads(items, key):
+            for (ci, tile), (r, err) in zip(batch, results):
+                take(ci, tile, r, err)
+    keep.flush()
     return out
+
+
+def _workers() -> int:
+    from .values import _WORKERS
+
+    return _WORKERS
+
+
+def _run_one(ci: ChunkInfo, key, tile) -> Tuple[Optional[_Checked], Optional[Exception]]:
+    try:
+        return _check_chunk(ci, key, tile), None
+    except Exception as e:  # noqa: BLE001 - verify never raises
+        return None, e
+
+
+def _in_threads(items: Iterable[Tuple[ChunkInfo, Optional[TileInfo]]], key):
+    """(batch, its results) in order, the batches checked on a thread pool, a few ahead."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = _workers()
+
+    def run(batch):
+        return [_run_one(ci, key, tile) for ci, tile in batch]
+
+    def batches():
+        batch: list = []
+        size = 0
+        for ci, tile in items:
+            batch.append((ci, tile))
+            size += ci.filtered_length + ci.original_length
+            if len(batch) >= _BATCH_CHUNKS or size >= _BATCH_BYTES:
+                yield batch, size
+                batch, size = [], 0
+        if batch:
+            yield batch, size
+
+    with ThreadPoolExecutor(workers) as ex:
+        pending: deque = deque()
+        for batch, size in batches():
+            if size < _THREAD_MIN_BYTES:
+                # tiny chunks: Python-bound, threads would only fight over the GIL
+                while pending:
+                    b, fut = pending.popleft()
+                    yield b, fut.result()
+                yield batch, run(batch)
+                continue
+            pending.append((batch, ex.submit(run, batch)))
+            if len(pending) > 2 * workers:
+                b, fut = pending.popleft()
+                yield b, fut.result()
+        while pending:
+            b, fut = pending.popleft()
+            yield b, fut.result()
+
+
+class _TileKeeper:
+    """Puts each tile whose chunks all reversed cleanly into the verify's tile cache (the
+    chunks of a tile come one after the other)."""
+
+    def __init__(self, cache: Optional[tile_cache.TileCache]):
+        self.cache = cache
+        self.tile: Optional[TileInfo] = None
+        self.parts: Optional[list] = []
+
+    def add(self, ci: ChunkInfo, tile: Optional[TileInfo], decoded) -> None:
+        if self.cache is None:
+            return
+        if tile is not self.tile:
+            self.flush()
+            self.tile, self.parts = tile, []
+        if tile is None or self.parts is None:
+            return
+        if decoded is None or ci.index != len(self.parts):
+            self.parts = None   # not whole: the cell checks decode it (and skip it) themselves
+            return
+        self.parts.append(decoded)
+
+    def flush(self) -> None:
+        t, parts = self.tile, self.parts
+        self.tile, self.parts = None, []
+        if self.cache is None or t is None or not parts or len(parts) != len(t.chunks) or \
+                not t.specs or t.source is None:
+            return
+        name = getattr(t.source, "name", None)
+        if name is not None:
+            self.cache.put(self.cache.key(name, t.offset, t.specs, t.info),
+                           join_chunks(parts))
 
 
 def verify_bookkeeping(document) -> List[object]:

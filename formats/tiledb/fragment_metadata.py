@@ -131,7 +131,7 @@ def load_fragment_metadata(source, ctx) -> FragmentMetadata:
 def _fragment_name(src) -> dict:
     """The decoded name of the fragment folder holding `src` ({} when it is not one)."""
     path = getattr(src, "path", None) or getattr(src, "name", "") or ""
-    return names.decode_name(os.path.basename(os.path.dirname(os.path.abspath(path)))) or {}
+    return names.parse_name(os.path.basename(os.path.dirname(os.path.abspath(path)))) or {}
 
 
 def _parse_file(cur: Cursor, document, ctx, key, fm: FragmentMetadata,

@@ -14,8 +14,9 @@ from ..context import Context
 from ..dataset_fs import fs_of
 from ..node import Node
 from . import layout
-from .array import _fragment_dirs, _Scratch, decode_name, parse_schema_file
+from .array import _fragment_dirs, _Scratch, parse_schema_file
 from .model import Fragment, TileDBArray, tiledb_context
+from .names import parse_name
 
 
 def load_array_model(document, array_dir: str, ctx: Context) -> TileDBArray:
@@ -25,7 +26,10 @@ def load_array_model(document, array_dir: str, ctx: Context) -> TileDBArray:
     fs = fs_of(document, array_dir)
     for fdir in _fragment_dirs(fs, array_dir):
         name = os.path.basename(fdir)
-        info = decode_name(name) or {}
+        try:
+            info = parse_name(name) or {}
+        except Exception:  # noqa: BLE001 - a damaged name is shown undecoded, never fatal
+            info = {}
         array.fragments.append(Fragment(name, fdir, info.get("t1"), info.get("t2"),
                                         info.get("uuid"), info.get("version")))
     scratch = _Scratch(document)

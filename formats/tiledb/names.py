@@ -70,6 +70,12 @@ def decode_name(name: str) -> Optional[dict]:
     return d
 
 
+def parse_name(name: str) -> Optional[dict]:
+    """`decode_name` without the display line (no date formatting: for the model-only path,
+    which reads a thousand fragment names)."""
+    return _decode(name)
+
+
 def _decode(name: str) -> Optional[dict]:
     base = name.rstrip("/").rsplit("/", 1)[-1]
     stem, ext = _split_ext(base)

@@ -64,11 +64,16 @@ def decode_tile_ex(source, offset: int, end: int, specs: List[FilterSpec], info:
     """(cell bytes, u64 cell offsets relative to the tile or None): the offsets are what
     RLE / DICTIONARY rebuild from var-sized strings (their offsets tile has 0 chunks)."""
     table = chunk_table(source, offset, end)
-    if len(table) == 1:
-        return _decode_chunk(source, table[0], specs, info, key, 0)
+    return join_chunks([_decode_chunk(source, c, specs, info, key, i)
+                        for i, c in enumerate(table)])
+
+
+def join_chunks(decoded: List[Tuple[bytes, Optional[bytes]]]) -> Tuple[bytes, Optional[bytes]]:
+    """A tile's (cells, offsets) from its chunks' (cells, offsets RLE/DICTIONARY rebuilt)."""
+    if len(decoded) == 1:
+        return decoded[0]
     parts, offs, total = [], [], 0
-    for i, c in enumerate(table):
-        cells, o = _decode_chunk(source, c, specs, info, key, i)
+    for cells, o in decoded:
         if o is not None:
             arr = np.frombuffer(o, "<u8")
             if total and len(arr) and int(arr[0]) == 0:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -43,6 +43,11 @@ _WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_geta
                       else (os.cpu_count() or 1)))
 
 
+# Deferred files are decoded together in batches of about this many stored bytes (their
+# mapped pages stay resident until the batch is decoded).
+_BATCH_STORED = 64 << 20
+
+
 class ValuesError(Exception):
     pass
 
@@ -67,21 +72,51 @@ def values(document, name: str, key: Optional[bytes] = None,
            with_values: bool = True) -> List[dict]:
     """Entries `{"name", "values", "raw", "error"?}` for field `name`, one per fragment
     (fragments in timestamp order, as readers order them). `key` decrypts encrypted arrays.
-    `with_values=False` leaves "values" empty: only the raw bytes (`values --raw`)."""
+    `with_values=False` leaves "values" empty: only the raw bytes (`values --raw`).
+
+    The data files of fixed-size attributes (the common case) are located fragment by
+    fragment and then decoded together, every chunk of every fragment in one pass over one
+    thread pool: a thousand small fragments cost one pass, not a thousand."""
     array: Optional[TileDBArray] = getattr(document, "model", None)
     if key is None:
         key = getattr(getattr(document, "ctx", None), "key", None)
     if array is None:
         return [{"name": os.path.basename(getattr(document, "path", "")), "values": [],
                  "raw": b"", "error": "not a TileDB array directory"}]
-    out = []
+    out: List[dict] = []
+    deferred: List[Tuple[dict, _FileJob, object]] = []
+    stored = 0
     for frag in sorted(array.fragments, key=lambda f: f.order_key()):
+        entry: dict = {"name": frag.name, "values": [], "raw": b""}
+        out.append(entry)
         try:
-            vals, raw = fragment_values(document, array, frag, name, key, with_values)
-            out.append({"name": frag.name, "values": vals, "raw": raw})
+            r = _fragment_values(document, array, frag, name, key, with_values, defer=True)
         except (ValuesError, TileError) as e:
-            out.append({"name": frag.name, "values": [], "raw": b"", "error": str(e)})
+            entry.update(raw=b"", error=str(e))
+            continue
+        if isinstance(r, _Deferred):
+            deferred.append((entry, r.job, r.fld))
+            stored += r.job.src.size if r.job.src is not None else 0
+            if stored >= _BATCH_STORED:
+                _finish(deferred, key, with_values)
+                deferred, stored = [], 0
+        else:
+            entry["values"], entry["raw"] = r
+    _finish(deferred, key, with_values)
     return out
+
+
+def _finish(deferred: List[Tuple[dict, "_FileJob", Any]], key, with_values: bool) -> None:
+    """Decode the deferred files together and fill their entries."""
+    _decode_jobs([job for _e, job, _f in deferred], key)
+    for entry, job, fld in deferred:
+        if job.error is not None:
+            entry["error"] = job.error
+            continue
+        raw = job.result()[0]
+        entry["raw"] = raw
+        if with_values:
+            entry["values"] = cell_values(fld.datatype, fld.cell_val_num, raw)
 
 
 def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
@@ -92,19 +127,12 @@ def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
     from .fragment_metadata import load_fragment_metadata
 
     path = os.path.join(frag.path, "__fragment_metadata.tdb")
-    if not _exists(document, path):
-        raise ValuesError("fragment has no __fragment_metadata.tdb")
+    src = _open(document, path, "fragment has no __fragment_metadata.tdb")
     ctx = Context(key=document.ctx.key if document is not None else None,
                   format=TileDBContext(array=array))
-    fm = load_fragment_metadata(_source(document, path), ctx)  # no nodes: the model only
+    fm = load_fragment_metadata(src, ctx)  # no nodes: the model only
     frag.metadata = fm
     return fm
-
-
-def _exists(document, path: str) -> bool:
-    from ..dataset_fs import fs_of
-
-    return fs_of(document, path).stat(path).is_file
 
 
 def _source(document, path: str):
@@ -114,9 +142,35 @@ def _source(document, path: str):
     return FileSource(path)
 
 
+def _open(document, path: str, missing: str):
+    """The source of `path`; ValuesError(`missing`) when it is not a regular file of the
+    dataset (one stat: opening checks what a separate existence test would)."""
+    try:
+        return _source(document, path)
+    except OSError:
+        raise ValuesError(missing) from None
+
+
+class _Deferred:
+    """A fixed-size attribute file located, to be decoded with the other fragments'."""
+
+    def __init__(self, job: "_FileJob", fld):
+        self.job = job
+        self.fld = fld
+
+
 def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
                     key: Optional[bytes], with_values: bool = True) -> Tuple[list, Buffer]:
     """(values, raw bytes) of field `name` in one fragment."""
+    r = _fragment_values(document, array, frag, name, key, with_values)
+    assert not isinstance(r, _Deferred)
+    return r
+
+
+def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
+                     key: Optional[bytes], with_values: bool = True, defer: bool = False):
+    """fragment_values; with `defer`, a fixed-size attribute's file is only located (its
+    tiles decoded later with other fragments'): a `_Deferred`."""
     fm = _metadata(document, array, frag)
     if fm.extra.get("footer") is None or not fm.extra["footer"].complete:
         raise ValuesError("the fragment metadata footer cannot be read")
@@ -156,6 +210,8 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         vrole = file_role(schema, fm, stem + "_validity.tdb")
         vtiles, _ = _decode_file(document, frag, fm, vrole, stem + "_validity.tdb", key)
         validity = b"".join(vtiles)  # views into one buffer
+    if not fld.var and defer and validity is None:
+        return _Deferred(_locate(document, frag, fm, fixed_role, stem + ".tdb"), fld)
     if not fld.var:
         raw, _b, _o = _decode_file_buffer(document, frag, fm, fixed_role, stem + ".tdb", key)
         if not with_values:
@@ -199,84 +255,147 @@ def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, fi
     """(every tile's decoded bytes in one buffer — a memoryview of a numpy array, written in
     place, never copied into a `bytes` — (start, end) of each tile in it, per tile the
     offsets RLE/DICTIONARY rebuilt or None)."""
+    job = _locate(document, frag, fm, role, file_name)
+    _decode_jobs([job], key)
+    if job.error is not None:
+        raise ValuesError(job.error)
+    return job.result()
+
+
+class _FileJob:
+    """One data file of one fragment with its chunks located: (tile, chunk index, chunk,
+    position in the file's cells) each; decoded by `_decode_jobs` into `buf[base:base+size]`;
+    `error` is the first chunk's error, in file order."""
+
+    def __init__(self, file_name: str, src, role, chunks: list, bounds: List[Tuple[int, int]],
+                 size: int):
+        self.file_name, self.src, self.role = file_name, src, role
+        self.chunks, self.bounds, self.size = chunks, bounds, size
+        self.buf: Optional[np.ndarray] = None
+        self.base = 0
+        self.error: Optional[str] = None
+        self.error_at = -1
+        self.toffs: List[List[np.ndarray]] = [[] for _ in bounds]
+
+    def fail(self, at: int, message: str) -> None:
+        if self.error is None or at < self.error_at:
+            self.error, self.error_at = message, at
+
+    def result(self) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[bytes]]]:
+        if self.buf is None or not self.size:
+            return b"", self.bounds, [None] * len(self.bounds)  # type: ignore[return-value]
+        cells = self.buf.data[self.base:self.base + self.size]
+        return cells, self.bounds, [np.concatenate(o).tobytes() if o else None
+                                    for o in self.toffs]
+
+
+def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str) -> _FileJob:
+    """The chunks of every tile of `file_name` (ValuesError when they cannot be located or
+    a tile would decode to more than its schema allows: checked before any allocation)."""
     if role is None:
         raise ValuesError(f"{file_name}: not a data file of this schema")
     offsets, why = tile_offsets_for(fm, role)
     if offsets is None:
         raise ValuesError(f"{file_name}: tiles cannot be located: {why}")
     if len(offsets) == 0:
-        return memoryview(b""), [], []
+        return _FileJob(file_name, None, role, [], [], 0)
     path = os.path.join(frag.path, file_name)
-    if not _exists(document, path):
-        raise ValuesError(f"{file_name} is missing from the fragment")
-    src = _source(document, path)
+    src = _open(document, path, f"{file_name} is missing from the fragment")
     ends = tile_bounds(offsets, src.size)
     offs = np.asarray(offsets, dtype=np.uint64).astype(np.int64)
     if np.any(offs > src.size):
         i = int(np.flatnonzero(offs > src.size)[0])
         raise ValuesError(f"{file_name}: tile {i + 1} offset {int(offs[i])} is beyond the file "
                           f"({src.size} bytes)")
-    jobs = []   # (tile, chunk index, chunk, output position)
+    chunks = []   # (tile, chunk index, chunk, output position)
     bounds: List[Tuple[int, int]] = []
     pos = 0
-    for i in range(len(offs)):
-        if ends[i] < offs[i]:
-            raise ValuesError(f"{file_name}: tile {i + 1} offset {int(offs[i])} goes backwards")
+    for i, (a, b) in enumerate(zip(offs.tolist(), ends.tolist())):
+        if b < a:
+            raise ValuesError(f"{file_name}: tile {i + 1} offset {a} goes backwards")
         try:
-            table = chunk_table(src, int(offs[i]), int(ends[i]))
+            table = chunk_table(src, a, b)
         except TileError as e:
             raise ValuesError(f"{file_name}: tile {i + 1}: {e}")
         start = pos
         for ci, c in enumerate(table):
-            jobs.append((i, ci, c, pos))
+            chunks.append((i, ci, c, pos))
             pos += c[0]
         over = over_limit(role, pos - start, i)   # checked before anything is allocated
         if over:
             raise ValuesError(f"{file_name}: tile {i + 1}: {over}")
         bounds.append((start, pos))
-    toffs: List[List[np.ndarray]] = [[] for _ in bounds]
-    buf = np.empty(pos, np.uint8)  # large: numpy asks for huge pages (few page faults)
+    return _FileJob(file_name, src, role, chunks, bounds, pos)
 
-    def run(job):
-        t, ci, c, at = job
-        try:
-            cells, o = _decode_chunk(src, c, role.specs, role.info, key, ci)
-        except TileError as e:
-            raise ValuesError(f"{file_name}: tile {t + 1}: {e}")
-        if len(cells) != c[0]:
-            raise ValuesError(f"{file_name}: tile {t + 1} chunk {ci + 1}: {len(cells)} bytes "
-                              f"decoded, its header says {c[0]}")
-        buf[at:at + len(cells)] = np.frombuffer(cells, np.uint8)
-        return o
-    # the common pipelines ([BYTESHUFFLE,] compressor): decoded in batches straight into
-    # `buf`; what the batch path leaves (other pipelines, anything unusual) runs chunk by chunk
-    p = plan(role.specs, role.info) if role.specs else None
-    rest = list(range(len(jobs)))
-    if p is not None:
-        whole = src.view(0, src.size)  # chunk tables checked every range against the file
-        fast = [(whole[c[2]:c[2] + c[3]], whole[c[4]:c[4] + c[1]], c[0], at)
-                for _t, _ci, c, at in jobs]
-        if len(jobs) >= 4 * _THREAD_MIN_CHUNKS and _WORKERS > 1:
+
+def _pipeline_key(role) -> tuple:
+    """Files whose chunks one `reverse_into` call may decode together."""
+    return (repr(role.specs), repr(role.info))
+
+
+def _decode_jobs(jobs: List[_FileJob], key) -> None:
+    """Decode every chunk of every job into one buffer (each job's cells contiguous, in job
+    order): the common pipelines in batches (`filters.batch`), over every core when there
+    are many chunks, then what the batch path left, chunk by chunk. Errors are recorded on
+    the job (the first failing chunk in file order), never raised."""
+    live = [j for j in jobs if j.size]
+    total = sum(j.size for j in live)
+    buf = np.empty(total, np.uint8)  # large: numpy asks for huge pages (few page faults)
+    base = 0
+    for j in live:
+        j.buf, j.base = buf, base
+        base += j.size
+    groups: dict = {}
+    for j in live:
+        groups.setdefault(_pipeline_key(j.role), []).append(j)
+    rest: List[Tuple[_FileJob, int]] = []   # (job, chunk number) for the general path
+    for js in groups.values():
+        role = js[0].role
+        p = plan(role.specs, role.info) if role.specs else None
+        if p is None:
+            rest += [(j, n) for j in js for n in range(len(j.chunks))]
+            continue
+        fast, owner = [], []
+        for j in js:
+            whole = j.src.view(0, j.src.size)  # chunk tables checked every range against it
+            fast += [(whole[c[2]:c[2] + c[3]], whole[c[4]:c[4] + c[1]], c[0], j.base + at)
+                     for _t, _ci, c, at in j.chunks]
+            owner += [(j, n) for n in range(len(j.chunks))]
+        if len(fast) >= 4 * _THREAD_MIN_CHUNKS and _WORKERS > 1:
             step = -(-len(fast) // _WORKERS)
             with ThreadPoolExecutor(_WORKERS) as ex:
                 lefts = list(ex.map(lambda a: [a + i for i in reverse_into(
                     role.specs, role.info, fast[a:a + step], buf, p)],
                     range(0, len(fast), step)))
-            rest = [i for left in lefts for i in left]
+            left = [i for part in lefts for i in part]
         else:
-            rest = reverse_into(role.specs, role.info, fast, buf, p)
-        del fast, whole
-    todo = [jobs[i] for i in rest]
-    if len(todo) >= _THREAD_MIN_CHUNKS and _WORKERS > 1:
+            left = reverse_into(role.specs, role.info, fast, buf, p)
+        rest += [owner[i] for i in left]
+
+    def run(item):
+        j, n = item
+        t, ci, c, at = j.chunks[n]
+        try:
+            cells, o = _decode_chunk(j.src, c, j.role.specs, j.role.info, key, ci)
+        except TileError as e:
+            return f"{j.file_name}: tile {t + 1}: {e}", None
+        if len(cells) != c[0]:
+            return (f"{j.file_name}: tile {t + 1} chunk {ci + 1}: {len(cells)} bytes decoded, "
+                    f"its header says {c[0]}"), None
+        buf[j.base + at:j.base + at + len(cells)] = np.frombuffer(cells, np.uint8)
+        return None, o
+    if len(rest) >= _THREAD_MIN_CHUNKS and _WORKERS > 1:
         with ThreadPoolExecutor(_WORKERS) as ex:
-            results = list(ex.map(run, todo))
+            results = list(ex.map(run, rest))
     else:
-        results = [run(j) for j in todo]
-    for (t, ci, c, at), o in zip(todo, results):
-        if o is not None:
+        results = [run(item) for item in rest]
+    for (j, n), (err, o) in zip(rest, results):
+        if err is not None:
+            j.fail(n, err)
+        elif o is not None:
+            t, _ci, _c, at = j.chunks[n]
             arr = np.frombuffer(o, "<u8")
-            rel = at - bounds[t][0]
+            rel = at - j.bounds[t][0]
             if rel and len(arr) and int(arr[0]) == 0:
                 arr = arr + np.uint64(rel)   # chunk-relative: make tile-relative
-            toffs[t].append(arr)
-    return buf.data, bounds, [np.concatenate(o).tobytes() if o else None for o in toffs]
+            j.toffs[t].append(arr)

@@ -15,6 +15,9 @@ PIPELINES = {
     "zstd": [FilterSpec(2, {"level": 3})],
     "lz4": [FilterSpec(3, {"level": -1})],
     "byteshuffle": [FilterSpec(9)],
+    "bitshuffle+zstd": [FilterSpec(8), FilterSpec(2, {"level": -1})],
+    "bitshuffle+lz4": [FilterSpec(8), FilterSpec(3, {"level": -1})],
+    "bitshuffle": [FilterSpec(8)],
     "double_delta": [FilterSpec(6, {"level": -1, "reinterpret": 17})],
 }
 # INT8, INT16, INT32, INT64, FLOAT32, FLOAT64
@@ -66,10 +69,12 @@ def test_batch_equals_general_path(name, datatype):
         encoded.append((st.metadata_bytes, st.data_bytes, len(raw)))
     handled = _check(specs, info, encoded)
     if plan(specs, info) is not None and name != "double_delta":
-        assert handled >= len(encoded) - 2  # (empty chunks may take the general path)
+        # (empty chunks may take the general path; so do BITSHUFFLE's split parts)
+        assert handled >= len(encoded) - (2 if "bitshuffle" not in name else 6)
 
 
-@pytest.mark.parametrize("name", ["byteshuffle+zstd", "byteshuffle+lz4", "zstd", "byteshuffle"])
+@pytest.mark.parametrize("name", ["byteshuffle+zstd", "byteshuffle+lz4", "zstd", "byteshuffle",
+                                  "bitshuffle+zstd", "bitshuffle"])
 def test_batch_corrupt_chunks_match_general_path(name):
     """Flipped, truncated or extended bytes: the fast path either declines or agrees."""
     rng = np.random.default_rng(5)
@@ -102,9 +107,10 @@ def test_no_plan_for_other_pipelines():
     info = DataInfo(1, 1, "attribute", False)
     assert plan([FilterSpec(4, {"level": -1})], info) is None       # RLE: own reverse
     assert plan([FilterSpec(2), FilterSpec(9)], info) is None       # shuffle after zstd
-    assert plan([FilterSpec(8), FilterSpec(2)], info) is None       # bitshuffle
+    assert plan([FilterSpec(8), FilterSpec(9)], info) is None       # two shuffles
+    assert plan([FilterSpec(2), FilterSpec(8)], info) is None       # bitshuffle after zstd
     assert plan([], info) is None
-    left = reverse_into([FilterSpec(8)], info, [(b"", b"", 0, 0)], np.zeros(0, np.uint8))
+    left = reverse_into([FilterSpec(2)], info, [(b"", b"", 0, 0)], np.zeros(0, np.uint8))
     assert left == [0]
 
 
@@ -123,3 +129,62 @@ def test_byteunshuffle_rows(esize, rows):
         wide = np.zeros((rows, size + 16), np.uint8)
         byteunshuffle_rows(src, esize, wide[:, 8:8 + size])
         assert np.array_equal(wide[:, 8:8 + size], out)
+
+
+@pytest.mark.parametrize("esize", [1, 2, 4, 8])
+def test_bitunshuffle_rows_many_blocks(esize):
+    """Whole-block rows run as one flat array through the word transposes: equal to the
+    byte-plane transform (`_bytewise`, what one small chunk takes), block by block, and to
+    bitshuffle's inverse; so is one long array both ways (plus a short last block and a raw
+    tail)."""
+    from arrayscope.formats.filters.bits import (
+        _WORDS_MIN_BLOCKS,
+        _bytewise,
+        bitshuffle,
+        bitunshuffle,
+        bitunshuffle_rows,
+        default_block,
+    )
+    rng = np.random.default_rng(esize)
+    b = default_block(esize)
+    src = rng.integers(0, 256, (7, 3 * b * esize)).astype(np.uint8)
+    out = np.empty_like(src)
+    bitunshuffle_rows(src, esize, out)
+    for g in range(7):
+        for k in range(3):
+            seg = src[g, k * b * esize:(k + 1) * b * esize]
+            ref = _bytewise(seg, esize, 1, b, False)
+            assert out[g, k * b * esize:(k + 1) * b * esize].tobytes() == ref.tobytes()
+            assert _bytewise(ref, esize, 1, b, True).tobytes() == seg.tobytes()
+        assert bitshuffle(out[g], esize).tobytes() == src[g].tobytes()
+        assert bitunshuffle(src[g], esize).tobytes() == out[g].tobytes()
+    nb = _WORDS_MIN_BLOCKS + 3
+    tail = 8 * 5 * esize + 3 * esize + 1   # a short block of 40 elements, 3 raw ones, a byte
+    flat = rng.integers(0, 256, nb * b * esize + tail).astype(np.uint8)
+    body = nb * b * esize
+    for forward, fn in ((False, bitunshuffle), (True, bitshuffle)):
+        got = fn(flat, esize)
+        assert got[:body].tobytes() == _bytewise(flat[:body], esize, nb, b, forward).tobytes()
+        assert got[body:body + 40 * esize].tobytes() == \
+            _bytewise(flat[body:body + 40 * esize], esize, 1, 40, forward).tobytes()
+        assert got[body + 40 * esize:].tobytes() == flat[body + 40 * esize:].tobytes()
+
+
+@pytest.mark.parametrize("name", ["byteshuffle+zstd", "bitshuffle+zstd"])
+def test_batch_groups_scattered_chunks(name):
+    """Equal-sized chunks far apart in the output (the full chunks of many small fragments,
+    each followed by its short last chunk, out of order) are grouped and land where they
+    belong."""
+    rng = np.random.default_rng(11)
+    specs = PIPELINES[name]
+    info = DataInfo(1, 1, "attribute", False)
+    raws = _chunks(rng, np.int64, [8192, 1568] * 9)
+    encoded = [(st.metadata_bytes, st.data_bytes, len(raw)) for raw in raws
+               for st in [forward_chunk(specs, raw, info)[-1]]]
+    order = list(rng.permutation(len(encoded)))
+    total = sum(len(r) for r in raws)
+    starts = np.cumsum([0] + [len(r) for r in raws])
+    chunks = [(encoded[i][0], encoded[i][1], encoded[i][2], int(starts[i])) for i in order]
+    out = np.full(total, 0xA5, np.uint8)
+    assert reverse_into(specs, info, chunks, out) == []
+    assert out.tobytes() == b"".join(raws)
