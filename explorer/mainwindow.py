@@ -103,6 +103,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self.pipeline.stageReady.connect(self._stage_ready)
         self.pipeline.nodeRequested.connect(lambda n: self.select_node(n))
         self.pipeline.rangesRequested.connect(self._select_ranges)
+        self.pipeline.sourceReleased.connect(self._stage_released)
         self.browser = ArrayBrowser(self)
         self.browser.nodeActivated.connect(lambda n: self.select_node(n, origin="browser"))
         self.diag = DiagnosticsPanel(self)
@@ -306,6 +307,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self.inspector.show_cursor(view.source, off, self._units.get(id(view.source)))
 
     def _tab_changed(self, source) -> None:
+        self.pipeline.follow_source(source)
         v = self.tabs.current_view()
         if v is not None:
             self._cursor_changed(v)
@@ -333,6 +335,11 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
             self.session.index.invalidate()
             if inside:
                 self.select_node(parent)
+
+    def _stage_released(self, src) -> None:
+        """A chunk's stage dropped over the pipeline's budget: as if its tab were closed."""
+        self.tabs.close_source(src)   # emits sourceClosed when a tab was open
+        self._source_closed(src)      # a no-op when that already detached it
 
     def _stage_ready(self, chunk_node, stage_node, show_source, unit) -> None:
         if self.session is None:
