@@ -22,9 +22,11 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSplitter,
     QTabWidget,
@@ -127,7 +129,13 @@ class PipelinePanel(QWidget):
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.cells_pane, "Cells")
-        self.tabs.addTab(self.editor, "Edit pipeline")
+        # the editor scrolls in its tab: its controls' height would otherwise be the
+        # tabs' minimum and push the cells below the fold on a 700-px screen
+        editor_area = QScrollArea(self)
+        editor_area.setWidgetResizable(True)
+        editor_area.setFrameShape(QFrame.Shape.NoFrame)
+        editor_area.setWidget(self.editor)
+        self.tabs.addTab(editor_area, "Edit pipeline")
         # narrow docks (a 1024-px screen): the tables scroll rather than widen the panel
         for w in (self.tree, self.cells_pane, self.editor, self.tabs):
             w.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
@@ -135,10 +143,10 @@ class PipelinePanel(QWidget):
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.tree)
         split.addWidget(self.tabs)
-        self.tree.setMinimumHeight(96)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 3)
-        split.setSizes([200, 300])   # the cells get the larger part, on any screen
+        self.tree.setMinimumHeight(80)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 4)
+        split.setSizes([100, 400])   # the cells get the larger part (8 rows at 1024×700)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 4, 2, 4)
         lay.setSpacing(4)

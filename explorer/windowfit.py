@@ -11,6 +11,8 @@ NAME_MAX_SHARE = 0.6    # the Name column takes at most this share of the tree's
 NARROW_TREE = 420       # a tree narrower than this (a 1024-px screen): names first
 NARROW_NAME_SHARE = 0.82
 NARROW_INDENT = 12
+SHORT_WINDOW = 800      # a window lower than this (a 700-px screen): the short layout
+SHORT_BOTTOM = 150      # the bottom docks' height in the short layout
 
 
 def scroll_dock(dock: QDockWidget) -> QScrollArea:
@@ -42,7 +44,7 @@ def fit_name_column(window) -> None:
 
 
 def install(window) -> None:
-    for name in ("d_pipeline", "d_health"):
+    for name in ("d_inspector", "d_pipeline", "d_health"):
         dock = getattr(window, name, None)
         if isinstance(dock, QDockWidget):
             scroll_dock(dock)
@@ -87,9 +89,16 @@ def share_docks(window) -> None:
     right = [d for d in (window.d_inspector,) if d.isVisible()]
     if left and right:
         window.resizeDocks(left + right, [tree_side, side], Qt.Orientation.Horizontal)
-    if window.height() < 800 and window.d_inspector.isVisible() and window.d_pipeline.isVisible():
-        # a short screen: the pipeline panel (stages and cells) before the inspector's text
-        window.resizeDocks([window.d_inspector, window.d_pipeline], [2, 3], Qt.Orientation.Vertical)
+    short = window.height() < SHORT_WINDOW
+    if short and window.d_inspector.isVisible() and window.d_pipeline.isVisible():
+        # a short screen: the pipeline panel (stages and at least 8 cell rows) before the
+        # inspector's text, which scrolls
+        window.resizeDocks([window.d_inspector, window.d_pipeline], [1, 4], Qt.Orientation.Vertical)
+    bottom = [d for d in (window.d_diag, getattr(window, "d_health", None))
+              if isinstance(d, QDockWidget) and d.isVisible()]
+    if short and bottom:
+        # the bottom docks (Diagnostics, Health: tabified) leave the bytes most of the height
+        window.resizeDocks(bottom[:1], [SHORT_BOTTOM], Qt.Orientation.Vertical)
     if w < 1300 and window.d_browser.isVisible() and window.d_tree.isVisible():
         # the Array dock (the array as a whole) gives its height to the tree
         window.resizeDocks([window.d_browser, window.d_tree], [160, 10000],

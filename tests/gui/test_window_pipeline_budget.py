@@ -119,3 +119,22 @@ def test_stage_highlight_follows_the_tab_a_cell_click_shows(qtbot, win, three_ti
     # picking the chunk's file tab by hand: the stored row again
     win.tabs.setCurrentWidget(win.tabs.view_for(st.node.source, create=False))
     assert panel.current == 2 and panel.tree.current_stage_row() is panel.tree.topLevelItem(0)
+
+
+def _visible_rows(view) -> int:
+    """Whole cell rows on screen: the table's viewport as far as the dock shows it."""
+    return view.viewport().visibleRegion().boundingRect().height() // view.rowHeight(0)
+
+
+def test_first_screen_at_1024_by_700_shows_8_cell_rows(qtbot, tmp_path, three_tiles):
+    win = open_window(qtbot, tmp_path)
+    win.resize(1024, 700)
+    qtbot.waitUntil(lambda: (win.width(), win.height()) == (1024, 700))
+    doc = _open(qtbot, win, three_tiles)
+    win.select_node(_chunk(doc, 1))
+    view = win.pipeline.cells_view
+    assert win.pipeline.cells.rowCount() == 100
+    qtbot.waitUntil(lambda: _visible_rows(view) >= 8, timeout=3000)
+    # the bottom docks (Diagnostics / Health, tabified) leave the bytes most of the height
+    bottom = max(d.height() for d in (win.d_diag, win.d_health) if d.isVisible())
+    assert bottom <= 200 and win.tabs.height() >= 300
