@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from . import findall, search, theme
 from .findall import Hit
 from .findallworker import MAX_HITS, FindAllRunner
+from .state import on_document
 from .windowmenus import menu
 
 COLS = ("Offset", "Length", "Node", "Bytes")
@@ -227,7 +228,7 @@ def install(window) -> FindAllPanel:
     window.d_diag.raise_()
     dock.hide()
     window.d_findall, window.find_all = dock, panel
-    window.documentChanged.connect(lambda _doc: panel.reset())
+    on_document(window.state, lambda _doc: panel.reset())
     a = QAction("Find &All…", window)
     a.setShortcut(QKeySequence("Ctrl+Shift+A"))
     a.setStatusTip("List every match (hex with ?? wildcards, regex, text, values) in the current tab")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -22,7 +22,6 @@ from .arraybrowser import ArrayBrowser
 from .diagnostics import DiagnosticsPanel
 from .findbar import FindBar
 from .habits import install as install_habits
-from .healthdock import install as install_health
 from .hextabs import HexTabs
 from .inspector import Inspector
 from .loader import Loader
@@ -31,18 +30,16 @@ from .navigation import NavigationMixin
 from .opening import OpeningMixin
 from .pipelinepanel import PipelinePanel
 from .session import Session
-from .state import AppState, DocumentChanged, Event, SelectionChanged
+from .state import AppState, Event, SelectionChanged
 from .treepanel import TreePanel
 from .verifier import Verifier
 
 
 class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
     """The shell: docks around the hex tabs, status bar, and the wiring of panels to the
-    application state (`state.AppState`). Menus, opening and navigation are its mixins."""
-
-    # Qt signals for the feature modules of `habits` (they connect, never subscribe twice)
-    documentChanged = Signal(object)   # the new document, or None when closed
-    nodeShown = Signal(object)         # the node just selected and shown
+    application state (`state.AppState`). Menus, opening and navigation are its mixins;
+    every other panel and feature is registered by one line in `habits.FEATURES` and
+    follows the state itself (`state.subscribe`)."""
 
     def __init__(self, settings: Optional[QSettings] = None, key: Optional[bytes] = None,
                  restore: bool = True):
@@ -128,7 +125,6 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
                       self.diag):
             self.state.subscribe(panel)
         self._build_status()
-        install_health(self)
         self._build_menus()
         install_habits(self)
         self._sync_timer = QTimer(self)
@@ -243,9 +239,6 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
             if view is not None and src is not None and not isinstance(src, str):
                 self._cursor_changed(view)
             self._status_node(event.node)
-            self.nodeShown.emit(event.node)
-        elif isinstance(event, DocumentChanged):
-            self.documentChanged.emit(state.session.document if state.session is not None else None)
 
     def go_back(self) -> None:
         self.state.back()

@@ -1,11 +1,14 @@
 """Fitting the window to small screens and long content: the minimum window fits
 1024×700 (docks with tall or wide content scroll instead of forcing the window's size),
 long status texts are cut rather than widening the window, and the Structure tree's Name
-column follows its content (still resizable by hand). `install(window)` applies it."""
+column follows its content (still resizable by hand). `install(window)` applies it; it
+follows the document as a panel of the window's state (`state.on_document`)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFrame, QHeaderView, QScrollArea, QSizePolicy
+
+from .state import on_document
 
 NAME_MAX_SHARE = 0.6    # the Name column takes at most this share of the tree's width
 NARROW_TREE = 420       # a tree narrower than this (a 1024-px screen): names first
@@ -53,9 +56,11 @@ def install(window) -> None:
     hdr = window.tree.view.header()
     hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
     window.tree.view.expanded.connect(lambda _i: fit_name_column(window))
-    window.documentChanged.connect(lambda _d: fit_name_column(window))
-    window.documentChanged.connect(
-        lambda d: d is not None and QTimer.singleShot(0, window, lambda: share_docks(window)))
+    def opened(doc) -> None:
+        fit_name_column(window)
+        if doc is not None:
+            QTimer.singleShot(0, window, lambda: share_docks(window))
+    on_document(window.state, opened)
     window.window_fit = _Resized(window)
 
 
