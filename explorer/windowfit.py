@@ -95,10 +95,11 @@ def share_docks(window) -> None:
     if left and right:
         window.resizeDocks(left + right, [tree_side, side], Qt.Orientation.Horizontal)
     short = window.height() < SHORT_WINDOW
-    if short and window.d_inspector.isVisible() and window.d_pipeline.isVisible():
-        # a short screen: the pipeline panel (stages and at least 8 cell rows) before the
-        # inspector's text, which scrolls
-        window.resizeDocks([window.d_inspector, window.d_pipeline], [1, 4], Qt.Orientation.Vertical)
+    if window.d_inspector.isVisible() and window.d_pipeline.isVisible():
+        # the pipeline panel (stages and cells) before the inspector's text, which scrolls;
+        # on a short screen most of the column (at least 8 cell rows at 1024×700)
+        window.resizeDocks([window.d_inspector, window.d_pipeline], [1, 4] if short else [2, 3],
+                           Qt.Orientation.Vertical)
     bottom = [d for d in (window.d_diag, getattr(window, "d_health", None))
               if isinstance(d, QDockWidget) and d.isVisible()]
     if short and bottom:
