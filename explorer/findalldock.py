@@ -28,6 +28,7 @@ from . import findall, search, theme
 from .docks import bottom_dock
 from .findall import Hit
 from .findallworker import MAX_HITS, FindAllRunner
+from .state import on_document
 from .windowmenus import menu
 
 COLS = ("Offset", "Length", "Node", "Bytes")
@@ -222,7 +223,7 @@ def install(window) -> FindAllPanel:
     panel = FindAllPanel(window)
     dock = bottom_dock(window, "Find All", "dock_findall", panel)
     window.d_findall, window.find_all = dock, panel
-    window.documentChanged.connect(lambda _doc: panel.reset())
+    on_document(window.state, lambda _doc: panel.reset())
     a = QAction("Find &All…", window)
     a.setShortcut(QKeySequence("Ctrl+Shift+A"))
     a.setStatusTip("List every match (hex with ?? wildcards, regex, text, values) in the current tab")

@@ -2,9 +2,9 @@
 verify's checks) marked where it is — a status icon on its node and each ancestor, a red
 (or amber) range in the hex view, and the status light in the status bar.
 
-`install(window)` builds it; it follows the document and the selection as a panel of the
-window's state (`state.subscribe`: DocumentChanged, SelectionChanged), its verifier and
-its hex views through their signals."""
+`install(window)` builds it; it follows the document, the selection and the findings as a
+panel of the window's state (`state.subscribe`: DocumentChanged, SelectionChanged,
+FindingsAdded), the verifier's progress and its hex views through their signals."""
 from __future__ import annotations
 
 import html
@@ -15,7 +15,7 @@ from arrayscope.formats.findings import Finding
 from . import theme
 from .findinglight import FindingLight
 from .findingmarks import FindingMarks
-from .state import AppState, DocumentChanged, Event, SelectionChanged
+from .state import AppState, DocumentChanged, Event, FindingsAdded, SelectionChanged
 
 
 class FindingsInPlace:
@@ -30,7 +30,6 @@ class FindingsInPlace:
         window.state.subscribe(self)
         window.tabs.viewCreated.connect(self._decorate)
         window.verifier.started.connect(lambda: self._checking(True))
-        window.verifier.done.connect(self.add)
         window.verifier.failed.connect(lambda _msg: self._checking(False))
 
     def state_changed(self, state: AppState, event: Event) -> None:
@@ -38,6 +37,8 @@ class FindingsInPlace:
             self.set_document(state.session.document if state.session is not None else None)
         elif isinstance(event, SelectionChanged):
             self.node_shown(event.node)
+        elif isinstance(event, FindingsAdded):
+            self.add(list(event.findings))
 
     def _mark_of(self, node) -> Optional[str]:
         return self.marks.status_of(node)

@@ -1,9 +1,9 @@
-"""What hex-editor users expect, installed into the main window: findings in place,
-bookmarks, find-all, export, diff, overview bar, legend, theme.
-Each feature is its own module with an `install(window)` that builds its widgets; the ones
-that follow the document and the selection do it as panels of the window's state
-(`window.state.subscribe`: findings in place, bookmarks), like the docks. This is the one
-line the window calls."""
+"""The window's panels and features beyond its core docks, one line each: a module with an
+`install(window)` that builds its widgets (a dock, actions, a status-bar light) and follows
+the document, the selection and the findings as a panel of the window's state
+(`window.state.subscribe`, `state.on_document`). Adding a panel: its module, and its line
+here. The order is the order of installation (a dock tabified after another, a menu entry
+added to one an earlier feature made)."""
 from __future__ import annotations
 
 from . import (
@@ -12,20 +12,27 @@ from . import (
     diffs,
     findalldock,
     findingsinplace,
+    healthdock,
     keyflow,
     viewkeeper,
     viewoptions,
     windowfit,
 )
 
+FEATURES = (
+    healthdock,       # Health: tabified with Diagnostics, the status-bar verdict
+    viewoptions,      # before the marks: views get their overview bar first
+    findingsinplace,
+    bookmarksdock,
+    findalldock,
+    contextmenus,
+    diffs,            # after contextmenus: adds to the node menu
+    windowfit,        # after the docks it fits (scrolls the pipeline's and health's)
+    viewkeeper,
+    keyflow,
+)
+
 
 def install(window) -> None:
-    viewoptions.install(window)      # first: views get their overview bar before marks
-    findingsinplace.install(window)
-    bookmarksdock.install(window)
-    findalldock.install(window)
-    contextmenus.install(window)
-    diffs.install(window)            # after contextmenus: adds to the node menu
-    windowfit.install(window)
-    viewkeeper.install(window)
-    keyflow.install(window)
+    for feature in FEATURES:
+        feature.install(window)

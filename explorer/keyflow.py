@@ -23,6 +23,7 @@ from arrayscope.formats.context import KEY_HINT, KeyError_, load_key, parse_key
 
 from . import theme
 from .diagnostics import Row
+from .state import on_document
 from .windowmenus import menu
 
 GROUP_PATH = "(encryption key)"
@@ -89,7 +90,7 @@ class KeyFlow:
             f.removeAction(old)      # Set Key… offers the key file too
         else:
             f.addAction(self.action)
-        window.documentChanged.connect(self.document_changed)
+        on_document(window.state, self.document_changed)
 
     def document_changed(self, doc) -> None:
         if doc is None:

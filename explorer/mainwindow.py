@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import os
-from typing import Dict, Optional
+from typing import Optional
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -22,7 +22,6 @@ from .arraybrowser import ArrayBrowser
 from .diagnostics import DiagnosticsPanel
 from .findbar import FindBar
 from .habits import install as install_habits
-from .healthdock import install as install_health
 from .hextabs import HexTabs
 from .inspector import Inspector
 from .loader import Loader
@@ -31,18 +30,18 @@ from .navigation import NavigationMixin
 from .opening import OpeningMixin
 from .pipelinepanel import PipelinePanel
 from .session import Session
-from .state import AppState, DocumentChanged, Event, SelectionChanged
+from .stagetabs import StageTabs
+from .state import AppState, Event, SelectionChanged
 from .treepanel import TreePanel
 from .verifier import Verifier
 
 
 class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
     """The shell: docks around the hex tabs, status bar, and the wiring of panels to the
-    application state (`state.AppState`). Menus, opening and navigation are its mixins."""
+    application state (`state.AppState`). Menus, opening and navigation are its mixins;
+    every other panel and feature is registered by one line in `habits.FEATURES` and
+    follows the state itself (`state.subscribe`)."""
 
-    # Qt signals for the feature modules of `habits` (they connect, never subscribe twice)
-    documentChanged = Signal(object)   # the new document, or None when closed
-    nodeShown = Signal(object)         # the node just selected and shown
     diag: DiagnosticsPanel             # made after the loader and verifier that report to it
 
     def __init__(self, settings: Optional[QSettings] = None, key: Optional[bytes] = None,
@@ -79,7 +78,6 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self.tabs = HexTabs(self)
         self.tabs.on_new_view = self._wire_view
         self.tabs.currentSourceChanged.connect(self._tab_changed)
-        self.tabs.sourceClosed.connect(self._source_closed)
         self.findbar = FindBar(self)
         self.findbar.hide()
         self.findbar.findRequested.connect(self._find)
@@ -101,9 +99,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self.tree.nodeSelected.connect(lambda n: self.select_node(n, origin="tree"))
         self.inspector = Inspector(self)
         self.pipeline = PipelinePanel(self)
-        self.pipeline.stageReady.connect(self._stage_ready)
         self.pipeline.nodeRequested.connect(lambda n: self.select_node(n))
-        self.pipeline.rangesRequested.connect(self._select_ranges)
         self.browser = ArrayBrowser(self)
         self.browser.nodeActivated.connect(lambda n: self.select_node(n, origin="browser"))
         self.diag = DiagnosticsPanel(self)
@@ -124,18 +120,17 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self.resizeDocks([self.d_diag], [130], Qt.Orientation.Vertical)
         self.resizeDocks([self.d_inspector, self.d_pipeline], [440, 520], Qt.Orientation.Vertical)
 
+        self.stage_tabs = StageTabs(self)   # the pipeline's stages as tabs and tree nodes
         for panel in (self.tree, self.browser, self.tabs, self.inspector, self, self.pipeline,
                       self.diag):
             self.state.subscribe(panel)
         self._build_status()
-        install_health(self)
         self._build_menus()
         install_habits(self)
         self._sync_timer = QTimer(self)
         self._sync_timer.setSingleShot(True)
         self._sync_timer.setInterval(180)
         self._sync_timer.timeout.connect(self._sync_from_cursor)
-        self._units: Dict[int, str] = {}  # source id -> the unit its bytes are shown in
         self._show_docks(False)
         self.resize(1500, 920)
         self.start.set_recent(self.recent())
@@ -187,7 +182,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
 
     def set_document(self, doc) -> None:
         self.tabs.clear_all()   # before closing the old sources: no view may read them after
-        self._units = {}
+        self.stage_tabs.clear()
         self.state.open(Session(doc))
         self.path = doc.path
         self.d_browser.setWindowTitle({"scdl": "Archive", "zarr": "Hierarchy"}.get(doc.format, "Array"))
@@ -243,9 +238,6 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
             if view is not None and src is not None and not isinstance(src, str):
                 self._cursor_changed(view)
             self._status_node(event.node)
-            self.nodeShown.emit(event.node)
-        elif isinstance(event, DocumentChanged):
-            self.documentChanged.emit(state.session.document if state.session is not None else None)
 
     def go_back(self) -> None:
         self.state.back()
@@ -305,7 +297,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self.st_source.setText(getattr(view.source, "name", ""))
         self.st_offset.setText(f"Offset 0x{off:X} ({off:,})")
         self.st_sel.setText(f"Selection {b - a:,} B" + (f" [0x{a:X}–0x{b - 1:X}]" if b - a > 1 else ""))
-        self.inspector.show_cursor(view.source, off, self._units.get(id(view.source)))
+        self.inspector.show_cursor(view.source, off, self.stage_tabs.unit_of(view.source))
 
     def _tab_changed(self, source) -> None:
         v = self.tabs.current_view()
@@ -316,48 +308,6 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
     def _verified(self, findings) -> None:
         if self.session is not None:
             self.state.add_findings(findings)
-
-    def _source_closed(self, src) -> None:
-        """A hex tab was closed: a filter-stage output made by the pipeline panel is dropped
-        from the document (Document.remove_derived) and its nodes leave the tree; other
-        sources (files, payloads parsed at open) stay, only their view is gone."""
-        if self.session is None or not self.pipeline.is_stage_source(src):
-            return
-        node = self.pipeline.forget_source(src)
-        self.session.document.remove_derived(src)
-        self._units.pop(id(src), None)
-        if node is not None and node.parent is not None:
-            parent = node.parent
-            cur = self.current_node
-            inside = cur is not None and cur.source is src
-            self.tree.model.remove_child(parent, node)
-            self.state.forget(node)
-            self.session.index.invalidate()
-            if inside:
-                self.select_node(parent)
-
-    def _stage_ready(self, chunk_node, stage_node, show_source, unit) -> None:
-        if self.session is None:
-            return
-        if stage_node.parent is not None:
-            self.tree.model.notify_children_added(stage_node.parent)
-        if unit:
-            self._units[id(stage_node.source)] = unit
-        if show_source is False:   # attached only (a chunk reversed at selection)
-            return
-        if show_source is not None:
-            self.tabs.view_for(show_source)
-            self.select_node(stage_node)
-        else:
-            self.tabs.view_for(stage_node.source, activate=False)
-
-    def _select_ranges(self, ranges) -> None:
-        """A cell's bytes (plugin.CellRange list, its own buffer first): each selected in its
-        source's tab, the first tab in front."""
-        for r in reversed(ranges):
-            view = self.tabs.view_for(r.source, activate=r is ranges[0])
-            if view is not None:
-                view.select_range(r.offset, r.offset + r.length)
 
     # ---- misc ------------------------------------------------------------------------
     def _diag_counts(self, errors: int, warnings: int) -> None:

@@ -9,19 +9,24 @@ cells: its bytes open as a tab, with a match / differ verdict. Clicking a cell s
 bytes (value, offset entry, var bytes, validity byte) in the hex views.
 
 The parts: `stagetree` (the stage list), `cellspane` (the values table), `pipelineeditor`
-(the editor). What was done with each chunk lives in its view (kept per chunk here)."""
+(the editor). What was done with each chunk lives in its view, kept per chunk here while
+the bytes it reversed fit a budget (`REVERSED_BUDGET`, least recently shown dropped first:
+its stage tabs and nodes go, and selecting it again reverses it again)."""
 from __future__ import annotations
 
 import html
-from typing import Dict, Optional
+from collections import OrderedDict
+from typing import Optional
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSplitter,
     QTabWidget,
@@ -44,6 +49,9 @@ __all__ = ["PipelineEditor", "PipelinePanel"]
 
 KEY_BACK, KEY_FORWARD, KEY_APPLY = "Ctrl+[", "Ctrl+]", "Ctrl+Shift+F"
 NO_TAB = False   # stageReady's source: attach the stage, open no tab
+# the reversed stage bytes kept for chunks visited (every stage of a chunk is a derived
+# source in memory): beyond this the least recently shown chunk's stages are dropped
+REVERSED_BUDGET = 256 << 20
 
 
 class PipelinePanel(QWidget):
@@ -52,12 +60,16 @@ class PipelinePanel(QWidget):
     stageReady = Signal(object, object, object, object)
     nodeRequested = Signal(object)
     rangesRequested = Signal(object)   # [plugin.CellRange]: a clicked cell's bytes
+    # a stage's derived source dropped over budget: the window closes its tab and detaches
+    # its node, as when the user closes the tab (`forget_source` is called back)
+    sourceReleased = Signal(object)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.session = None
         self.state: Optional[ChunkView] = None
-        self._views: Dict[object, ChunkView] = {}
+        self._views: "OrderedDict[object, ChunkView]" = OrderedDict()   # oldest shown first
+        self.budget = REVERSED_BUDGET
         self.current: Optional[int] = None   # the stage shown (n: the stored chunk)
 
         self.title = QLabel("Select a tile or a chunk to see its filter pipeline.", self)
@@ -117,7 +129,13 @@ class PipelinePanel(QWidget):
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.cells_pane, "Cells")
-        self.tabs.addTab(self.editor, "Edit pipeline")
+        # the editor scrolls in its tab: its controls' height would otherwise be the
+        # tabs' minimum and push the cells below the fold on a 700-px screen
+        editor_area = QScrollArea(self)
+        editor_area.setWidgetResizable(True)
+        editor_area.setFrameShape(QFrame.Shape.NoFrame)
+        editor_area.setWidget(self.editor)
+        self.tabs.addTab(editor_area, "Edit pipeline")
         # narrow docks (a 1024-px screen): the tables scroll rather than widen the panel
         for w in (self.tree, self.cells_pane, self.editor, self.tabs):
             w.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)
@@ -125,10 +143,10 @@ class PipelinePanel(QWidget):
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.tree)
         split.addWidget(self.tabs)
-        self.tree.setMinimumHeight(96)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 3)
-        split.setSizes([200, 300])   # the cells get the larger part, on any screen
+        self.tree.setMinimumHeight(80)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 4)
+        split.setSizes([100, 400])   # the cells get the larger part (8 rows at 1024×700)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 4, 2, 4)
         lay.setSpacing(4)
@@ -211,6 +229,7 @@ class PipelinePanel(QWidget):
     def _show(self, view: ChunkView) -> None:
         if view.keeps_state:
             self._views.setdefault(view.identity, view)
+            self._views.move_to_end(view.identity)
         self.state = view
         sib = view.siblings()
         self.chunk_combo.blockSignals(True)
@@ -238,6 +257,25 @@ class PipelinePanel(QWidget):
         for j in made:
             self._attach(view, j, show=NO_TAB)
         self._refresh()
+        self._trim()
+
+    def held_bytes(self) -> int:
+        """The bytes of every stage output kept for the chunks visited."""
+        return sum(_size(v) for v in self._views.values())
+
+    def _trim(self) -> None:
+        """Drop the least recently shown chunks' stages until the rest fit the budget (the
+        chunk shown stays whatever its size)."""
+        total = self.held_bytes()
+        for ident, v in list(self._views.items()):
+            if total <= self.budget:
+                break
+            if v is self.state:
+                continue
+            total -= _size(v)
+            for src in list(v.held_sources()):
+                self.sourceReleased.emit(src)
+            self._views.pop(ident, None)
 
     def _follow(self, node: Optional[Node]) -> None:
         """The values table follows the selection (the record `node` is or is inside)."""
@@ -289,6 +327,7 @@ class PipelinePanel(QWidget):
             self._attach(st, k, show=NO_TAB)
             node = st.stage_node(k)
         self._refresh()
+        self._trim()
         if node is None:
             return
         self.current = k
@@ -324,6 +363,7 @@ class PipelinePanel(QWidget):
                 self.session.attach(st.node, node)
             self.stageReady.emit(st.node, node, node.source, None)
         self._refresh()
+        self._trim()
 
     def _say(self, text: str, status: str, detail: str = "") -> None:
         col = {"ok": theme.ok_color(), "warning": theme.warning_color()}.get(
@@ -388,6 +428,22 @@ class PipelinePanel(QWidget):
         ranges = table.cell_ranges(index.row())
         if ranges:
             self.rangesRequested.emit(ranges)
+            self.follow_source(ranges[0].source)   # the tab put in front
+
+    def follow_source(self, source: object) -> None:
+        """The stage highlight follows the hex tab shown (a clicked cell's bytes, a tab
+        picked by hand), not the selected node: stage k when `source` is stage k's output,
+        the stored row when it is the chunk's file; unchanged for any other source."""
+        st = self.state
+        if st is None or source is None:
+            return
+        n = st.stage_count()
+        k = next((j for j in range(n) if st.stage_source(j) is source), None)
+        if k is None and st.node is not None and source is st.node.source:
+            k = n
+        if k is not None and k != self.current:
+            self.current = k
+            self._sync_buttons()
 
     def _row_clicked(self, item: QTreeWidgetItem, _c: int) -> None:
         d = item.data(0, ROLE)
@@ -398,3 +454,7 @@ class PipelinePanel(QWidget):
 
     def _row_activated(self, item: QTreeWidgetItem, c: int) -> None:
         self._row_clicked(item, c)
+
+
+def _size(view: ChunkView) -> int:
+    return sum(int(getattr(s, "size", 0) or 0) for s in view.held_sources())

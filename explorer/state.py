@@ -7,7 +7,7 @@ are plain data, so the state can be driven and checked without a display."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Protocol, Sequence, Union
+from typing import Callable, List, Optional, Protocol, Sequence, Union
 
 from arrayscope.formats.findings import Finding
 from arrayscope.formats.node import Node
@@ -39,6 +39,21 @@ Event = Union[DocumentChanged, SelectionChanged, FindingsAdded]
 
 class Panel(Protocol):
     def state_changed(self, state: "AppState", event: Event) -> None: ...
+
+
+class Follower:
+    """A panel that is one function (a feature that needs no class of its own)."""
+
+    def __init__(self, fn: Callable[["AppState", Event], None]) -> None:
+        self.state_changed = fn
+
+
+def on_document(state: "AppState", fn: Callable[[object], None]) -> None:
+    """Call `fn(document)` when a document is opened, `fn(None)` when it is closed."""
+    def changed(app: "AppState", event: Event) -> None:
+        if isinstance(event, DocumentChanged):
+            fn(app.session.document if app.session is not None else None)
+    state.subscribe(Follower(changed))
 
 
 class AppState:

@@ -10,6 +10,7 @@ from PySide6.QtCore import QModelIndex, QTimer
 from PySide6.QtGui import QKeySequence
 
 from .nodepath import resolve
+from .state import on_document
 from .windowmenus import menu
 
 
@@ -34,7 +35,7 @@ class ViewKeeper:
     def __init__(self, window):
         self.win = window
         self.pending: Optional[ViewState] = None
-        window.documentChanged.connect(self._document_changed)
+        on_document(window.state, self._document_changed)
         f = menu(window, "&File")
         for a in f.actions():
             if a.shortcut() == QKeySequence(QKeySequence.StandardKey.Refresh) or a.text() == "&Reload":

@@ -1,16 +1,21 @@
 """Fitting the window to small screens and long content: the minimum window fits
 1024×700 (docks with tall or wide content scroll instead of forcing the window's size),
 long status texts are cut rather than widening the window, and the Structure tree's Name
-column follows its content (still resizable by hand). `install(window)` applies it."""
+column follows its content (still resizable by hand). `install(window)` applies it; it
+follows the document as a panel of the window's state (`state.on_document`)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFrame, QHeaderView, QScrollArea, QSizePolicy
 
+from .state import on_document
+
 NAME_MAX_SHARE = 0.6    # the Name column takes at most this share of the tree's width
 NARROW_TREE = 420       # a tree narrower than this (a 1024-px screen): names first
 NARROW_NAME_SHARE = 0.82
 NARROW_INDENT = 12
+SHORT_WINDOW = 800      # a window lower than this (a 700-px screen): the short layout
+SHORT_BOTTOM = 150      # the bottom docks' height in the short layout
 
 
 def scroll_dock(dock: QDockWidget) -> QScrollArea:
@@ -42,7 +47,7 @@ def fit_name_column(window) -> None:
 
 
 def install(window) -> None:
-    for name in ("d_pipeline", "d_health"):
+    for name in ("d_inspector", "d_pipeline", "d_health"):
         dock = getattr(window, name, None)
         if isinstance(dock, QDockWidget):
             scroll_dock(dock)
@@ -51,9 +56,11 @@ def install(window) -> None:
     hdr = window.tree.view.header()
     hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
     window.tree.view.expanded.connect(lambda _i: fit_name_column(window))
-    window.documentChanged.connect(lambda _d: fit_name_column(window))
-    window.documentChanged.connect(
-        lambda d: d is not None and QTimer.singleShot(0, window, lambda: share_docks(window)))
+    def opened(doc) -> None:
+        fit_name_column(window)
+        if doc is not None:
+            QTimer.singleShot(0, window, lambda: share_docks(window))
+    on_document(window.state, opened)
     window.window_fit = _Resized(window)
 
 
@@ -87,9 +94,17 @@ def share_docks(window) -> None:
     right = [d for d in (window.d_inspector,) if d.isVisible()]
     if left and right:
         window.resizeDocks(left + right, [tree_side, side], Qt.Orientation.Horizontal)
-    if window.height() < 800 and window.d_inspector.isVisible() and window.d_pipeline.isVisible():
-        # a short screen: the pipeline panel (stages and cells) before the inspector's text
-        window.resizeDocks([window.d_inspector, window.d_pipeline], [2, 3], Qt.Orientation.Vertical)
+    short = window.height() < SHORT_WINDOW
+    if window.d_inspector.isVisible() and window.d_pipeline.isVisible():
+        # the pipeline panel (stages and cells) before the inspector's text, which scrolls;
+        # on a short screen most of the column (at least 8 cell rows at 1024×700)
+        window.resizeDocks([window.d_inspector, window.d_pipeline], [1, 4] if short else [2, 3],
+                           Qt.Orientation.Vertical)
+    bottom = [d for d in (window.d_diag, getattr(window, "d_health", None))
+              if isinstance(d, QDockWidget) and d.isVisible()]
+    if short and bottom:
+        # the bottom docks (Diagnostics, Health: tabified) leave the bytes most of the height
+        window.resizeDocks(bottom[:1], [SHORT_BOTTOM], Qt.Orientation.Vertical)
     if w < 1300 and window.d_browser.isVisible() and window.d_tree.isVisible():
         # the Array dock (the array as a whole) gives its height to the tree
         window.resizeDocks([window.d_browser, window.d_tree], [160, 10000],

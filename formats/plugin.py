@@ -312,6 +312,11 @@ class ChunkView(Protocol):
 
     def owns_source(self, source: object) -> bool: ...
 
+    def held_sources(self) -> Sequence[object]:
+        """The derived sources this view made and holds (stage outputs, forward bytes): what
+        the window counts against its budget of reversed bytes and drops on eviction."""
+        ...
+
     def forward_check(self, key: Optional[bytes]) -> List[ForwardCheck]:
         """Apply every reversed stage forward and compare (needs all stages reversed)."""
         ...

@@ -309,6 +309,10 @@ class TileDBChunkView:
     def owns_source(self, source: object) -> bool:
         return source is self.fwd_source or any(s is source for s in self.sources.values())
 
+    def held_sources(self) -> List[ByteSource]:
+        held = [self.sources[k] for k in sorted(self.sources)]
+        return held + ([self.fwd_source] if self.fwd_source is not None else [])
+
     def forget_source(self, source: object) -> Optional[Node]:
         if source is self.fwd_source and source is not None:
             node, self.fwd_source, self.fwd_node = self.fwd_node, None, None

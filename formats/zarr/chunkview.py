@@ -8,7 +8,7 @@ The chunk's structure comes from the nodes' typed data (`chunk.ChunkFile`, `Code
 from __future__ import annotations
 
 import os
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -137,6 +137,9 @@ class ZarrChunkView:
 
     def owns_source(self, source: object) -> bool:
         return False
+
+    def held_sources(self) -> Sequence[object]:
+        return []   # decoded records live in the decoder, not in derived sources
 
     def value_unit(self) -> Optional[str]:
         return None
