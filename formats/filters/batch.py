@@ -17,7 +17,7 @@ reports exactly what it always reported.
 from __future__ import annotations
 
 import struct
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -84,9 +84,9 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
         return list(range(len(chunks)))
     left: List[int] = []
     comp, cspec, cinfo, esize = p.comp, p.spec, p.info, p.esize
-    rows_fn = _UNSHUFFLE_ROWS[p.shuffle] if p.shuffle else byteunshuffle_rows
+    rows_fn = _UNSHUFFLE_ROWS[FilterType(p.shuffle)] if p.shuffle else byteunshuffle_rows
     is_bit = p.shuffle == FilterType.BITSHUFFLE
-    md_cache = {}
+    md_cache: Dict[Any, Any] = {}
     # pending groups of equal-sized chunks, one per size (at most `_SIZES`: the full chunks
     # of many small fragments alternate with their short last chunks), rows anywhere in `out`
     groups: Dict[int, Tuple[np.ndarray, List[int], int]] = {}   # size -> rows, positions, slot
@@ -105,7 +105,8 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
 
     for i, (md, data, orig, pos) in enumerate(chunks):
         plain = _decompress(comp, cspec, cinfo, md, data, orig, esize, md_cache) \
-            if comp is not None else (_unshuffle_only(md, data, orig))
+            if comp is not None and cspec is not None and cinfo is not None \
+            else (_unshuffle_only(md, data, orig))
         if plain is None or (is_bit and (orig % esize or orig % 8)):
             left.append(i)  # (BITSHUFFLE copies such a part unshuffled: the general path)
             continue

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..context import KEY_HINT
 from ..dataset_fs import fs_of
@@ -200,7 +200,7 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
 def _commit_names(array_dir: str, fs=None):
     fs = fs_of(None, array_dir) if fs is None else fs
     cdir = os.path.join(array_dir, layout.COMMITS_DIR)
-    names = {"wrt": set(), "con": set(), "vac": [], "del": set(), "ign": set()}
+    names: Dict[str, Any] = {"wrt": set(), "con": set(), "vac": [], "del": set(), "ign": set()}
     if not fs.stat(cdir).is_dir:
         return names
     try:
@@ -281,7 +281,7 @@ def check_commits(document, array) -> List[Node]:
 
 def _slot_files(schema, fm):
     version = getattr(fm, "version", None)
-    names = [data_file_stem(schema, version, a) for a in schema.attributes]
+    names: List[Optional[str]] = [data_file_stem(schema, version, a) for a in schema.attributes]
     # legacy __coords slot: a file only in formats < 5 (zipped coordinates)
     names.append("__coords" if version is not None and version < 5 else None)
     for d in schema.dimensions:
@@ -349,7 +349,7 @@ def _guard(out: list, where, fn, *args) -> None:
                                             f"{type(e).__name__}: {e}"))
 
 
-def verify_array(document) -> List[Node]:
+def verify_array(document) -> List[object]:
     """Findings beyond the tree's own diagnostics: every chunk under the root, then the
     fragments' and commits' bookkeeping and the cells against the fragment metadata
     (formats/verify_tasks.py splits the first part into tasks and keeps this order). The

@@ -81,12 +81,12 @@ def member_document(document, member_path: str) -> MemberView:
     return MemberView(document, node, model)
 
 
-def verify_group(document) -> List[Node]:
+def verify_group(document) -> List[object]:
     """Findings of every member, member by member (opened, checked, released): the member's
     own tree diagnostics and, for an array, the array checks; in tree order."""
     from .checks import verify_array
 
-    out: List[Node] = []
+    out: List[object] = []
 
     def visit(node: Node) -> None:
         for m in member_children(node):
