@@ -148,7 +148,7 @@ def _map_tiles(fn, items: List[int], stored: int) -> List[Optional[_Tile]]:
 
 
 def _expected_cells(fm: FragmentMetadata, ntiles: int) -> Optional[List[int]]:
-    cpt = fm.extra.get("cells_per_tile")
+    cpt = fm.cells_per_tile
     if not cpt:
         return None
     counts = [int(cpt)] * ntiles
@@ -159,10 +159,10 @@ def _expected_cells(fm: FragmentMetadata, ntiles: int) -> Optional[List[int]]:
 
 def check_fragment_cells(document, array, frag: Fragment, key) -> List[Finding]:
     fm = frag.metadata
-    if fm is None or fm.extra.get("loader") is None:
+    if fm is None or fm.loader is None:
         return []
-    schema: Optional[ArraySchema] = fm.extra.get("schema") or array.schema_for(fm.schema_name)
-    if schema is None or (fm.extra.get("encrypted") and not key):
+    schema: Optional[ArraySchema] = fm.schema or array.schema_for(fm.schema_name)
+    if schema is None or (fm.encrypted and not key):
         return []
     out = _Out()
     rel = document.relname
@@ -314,7 +314,7 @@ def _check_validity(out: _Out, src: str, tiles: Sequence[Optional[_Tile]],
 
 # ---- per-tile statistics --------------------------------------------------------------
 def _minmax_payload(fm: FragmentMetadata, kind: str, slot: int) -> Optional[Tuple[bytes, bytes]]:
-    loader = fm.extra.get("loader")
+    loader = fm.loader
     off = loader.offset_of(kind, slot) if loader is not None else None
     if off is None or loader is None:
         return None
@@ -341,7 +341,7 @@ def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySc
     if any(sp.type == SCALE_FLOAT or (sp.type == WEBP and not sp.options.get("lossless"))
            for sp in schema.pipeline_for(fld, "attribute")):
         return
-    nulls_meta = fm.extra.get("tile_null_counts")
+    nulls_meta = fm.tile_null_counts
     nulls_meta = nulls_meta[slot] if nulls_meta is not None and slot < len(nulls_meta) and \
         not fld.var else None
     masks: List[Optional[np.ndarray]] = [None] * ntiles
@@ -376,7 +376,7 @@ def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySc
     if fld.cell_val_num != 1 or fld.datatype not in _NUMERIC:
         return
     dt = np.dtype(_NUMERIC[fld.datatype])
-    sums = fm.extra.get("tile_sums")
+    sums = fm.tile_sums
     sums = sums[slot] if sums is not None and slot < len(sums) else None
     mins = _minmax_payload(fm, "tile_mins", slot)
     maxs = _minmax_payload(fm, "tile_maxs", slot)
@@ -518,8 +518,8 @@ def _check_domain(out: _Out, src: str, dim: Dimension, ned, tiles, arrays) -> No
 
 def _leaf_mbrs(fm: FragmentMetadata, schema: ArraySchema, key) -> Optional[np.ndarray]:
     """The R-tree's last level as (tiles, dims, 2) values (fixed-size dims, format >= 5)."""
-    footer = fm.extra.get("footer")
-    loader = fm.extra.get("loader")
+    footer = fm.footer
+    loader = fm.loader
     off = getattr(footer, "rtree", None)
     if off is None or loader is None or (fm.version or 0) < 5:  # noqa: SIM114
         return None

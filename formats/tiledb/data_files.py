@@ -122,7 +122,7 @@ def file_role(schema: ArraySchema, fm: FragmentMetadata, file_name: str) -> Opti
     if parts is None:
         return None
     kind, num, special, suffix = parts
-    slots = fm.extra.get("slots") or schema.slot_names(fm.has_timestamps, fm.has_delete_meta)
+    slots = fm.slots or schema.slot_names(fm.has_timestamps, fm.has_delete_meta)
     nattr = len(schema.attributes)
     obj: Union[Attribute, Dimension]
     if kind == "a":
@@ -167,7 +167,7 @@ def file_role(schema: ArraySchema, fm: FragmentMetadata, file_name: str) -> Opti
     # The filters decode by the fragment's format version, not the array's (RLE / DICTIONARY
     # string forms need 12/13 ASCII, 17 UTF-8; datetime BWR / POSITIVE_DELTA 20).
     info.format_version = fm.version or None
-    if fm.extra.get("encrypted"):
+    if fm.encrypted:
         specs.append(FilterSpec(FilterType.INTERNAL_FILTER_AES_256_GCM, {}))
     return DataFileRole(slot, slots[slot] if slot < len(slots) else obj.name, obj, part, role,
                         specs, info, _max_tile_bytes(schema, fm, obj, role), fm)

@@ -74,13 +74,14 @@ def describe_entry(document, node: Node) -> str:
 def field_text(document, node: Node) -> str:
     """`attribute 'counts' data` for a data file, from its fragment's schema."""
     from .data_files import file_role
+    from .model import FragmentMetadata
 
     fm = node.data
     array = _array_of(document, node)
-    if fm is None or not hasattr(fm, "extra") or array is None:
+    if not isinstance(fm, FragmentMetadata) or array is None:
         return ""
     try:
-        schema = fm.extra.get("schema") or array.schema_for(fm.schema_name)
+        schema = fm.schema or array.schema_for(fm.schema_name)
         role = file_role(schema, fm, node.name) if schema is not None else None
     except Exception:  # noqa: BLE001 - a label is not worth an exception
         return ""

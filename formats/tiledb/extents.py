@@ -64,12 +64,12 @@ def fragment_boxes(snap: Snapshot, name: str, limit: int = MAX_BOXES) -> Optiona
     fm: Optional[FragmentMetadata] = snap.metadata.get(name)
     if fm is None:
         return None
-    schema = fm.extra.get("schema") or snap.schema_for(fm.schema_name)
+    schema = fm.schema or snap.schema_for(fm.schema_name)
     ned = [[python_plain(lo), python_plain(hi)] for lo, hi in fm.non_empty_domain or []]
     if fm.dense or schema is None:
         return [ned] if ned else None
-    footer = fm.extra.get("footer")
-    loader = fm.extra.get("loader")
+    footer = fm.footer
+    loader = fm.loader
     if footer is None or loader is None or footer.rtree is None:
         return [ned] if ned else None
     try:

@@ -117,7 +117,7 @@ def parse_fragment_metadata_file(document, source, ctx) -> Tuple[Node, FragmentM
 def load_fragment_metadata(source, ctx) -> FragmentMetadata:
     """The `FragmentMetadata` model alone: the footer, and the sections decoded on first use,
     with no section node (what `values` needs: a thousand fragments open in milliseconds).
-    A footer that cannot be read leaves `fm.extra["footer"]` missing or incomplete."""
+    A footer that cannot be read leaves `fm.footer` missing or incomplete."""
     fm = FragmentMetadata(version=0)
     scratch = Node("__fragment_metadata.tdb", "file", source, 0, source.size)
     try:
@@ -193,7 +193,7 @@ def _finish(cur: Cursor, document, ctx, key, fm: FragmentMetadata, footer: Foote
     fill_model(fm, footer, schema, src, key)
     if not footer.complete:
         return
-    loader: SectionLoader = fm.extra["loader"]
+    loader: SectionLoader = fm.loader
     _find_unreferenced_processed(src, footer, fstart)
     if sections:
         add_sections(cur.node, document, src, footer, schema, ctx, key, 0, fstart, loader)
@@ -201,7 +201,7 @@ def _finish(cur: Cursor, document, ctx, key, fm: FragmentMetadata, footer: Foote
         n = cur.node.find("Processed conditions")
         if n is not None:
             n.doc = D_UNREFERENCED_PC
-    fm.extra["encrypted"] = _encrypted_of(cur.node, loader)
+    fm.encrypted = _encrypted_of(cur.node, loader)
 
 
 def _find_unreferenced_processed(src, footer: Footer, fstart: int) -> None:

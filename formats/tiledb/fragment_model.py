@@ -140,7 +140,7 @@ def fill_model(fm: FragmentMetadata, footer: Footer, schema, src, key) -> None:
     fm.tile_validity_offsets = SlotArrays(loader, "tile_validity_offsets", n)
     layout = fragment_layout(schema, footer)
     fm.tile_num = layout["tile_num"] or 0
-    fm.extra.update(loader=loader, footer=footer, slots=list(footer.slots), schema=schema,
-                    cells_per_tile=layout["cells_per_tile"], cell_num=layout["cell_num"],
-                    tile_sums=SlotArrays(loader, "tile_sums", n),
-                    tile_null_counts=SlotArrays(loader, "tile_null_counts", n))
+    fm.loader, fm.footer, fm.slots, fm.schema = loader, footer, list(footer.slots), schema
+    fm.cells_per_tile, fm.cell_num = layout["cells_per_tile"], layout["cell_num"]
+    fm.tile_sums = SlotArrays(loader, "tile_sums", n)
+    fm.tile_null_counts = SlotArrays(loader, "tile_null_counts", n)

@@ -81,11 +81,11 @@ def parse_v1_v2(cur: Cursor, document, ctx, key, fm: FragmentMetadata,
     if not ft.complete:
         return
     fill_model(fm, ft, schema, src, key)
-    loader = fm.extra["loader"]
+    loader = fm.loader
     for kind, per_slot in lists.items():
         for i, arr in enumerate(per_slot):
             loader.store(kind, i, arr)
-    fm.extra["encrypted"] = False
+    fm.encrypted = False
 
 
 def _payload(c: Cursor, schema: ArraySchema, ft: Footer, lists: dict) -> None:

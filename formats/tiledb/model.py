@@ -143,7 +143,18 @@ class FragmentMetadata:
     tile_var_sizes: Sequence[Any] = field(default_factory=list)
     tile_validity_offsets: Sequence[Any] = field(default_factory=list)
     tile_num: int = 0
-    extra: Dict[str, Any] = field(default_factory=dict)
+    # how the model was read (set by `fragment_model` / `fragment_metadata`): the section
+    # loader, the footer, the slot names, the schema it was read with, and what the footer
+    # implies; None until read
+    loader: Any = None
+    footer: Any = None
+    slots: Optional[List[Any]] = None
+    schema: Any = None
+    encrypted: Optional[bool] = None
+    cells_per_tile: Optional[int] = None
+    cell_num: Optional[int] = None
+    tile_sums: Optional[Sequence[Any]] = None
+    tile_null_counts: Optional[Sequence[Any]] = None
 
 
 @dataclass

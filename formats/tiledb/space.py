@@ -66,7 +66,7 @@ def _padding(schema: ArraySchema, fm: FragmentMetadata) -> int:
     """Cells of the fragment's whole tiles outside its non-empty domain (dense only)."""
     if not fm.dense or not fm.non_empty_domain:
         return 0
-    total = fm.extra.get("cell_num")
+    total = fm.cell_num
     if not total:
         return 0
     try:
@@ -80,7 +80,7 @@ def _padding(schema: ArraySchema, fm: FragmentMetadata) -> int:
 
 def fragment_fields(snap: Snapshot, name: str, fm: FragmentMetadata) -> List[FieldSpace]:
     fd = snap.listing.fragments[name]
-    schema: Optional[ArraySchema] = fm.extra.get("schema") or snap.schema_for(fm.schema_name)
+    schema: Optional[ArraySchema] = fm.schema or snap.schema_for(fm.schema_name)
     out: List[FieldSpace] = []
     if schema is None:
         return out

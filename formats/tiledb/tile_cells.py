@@ -104,7 +104,7 @@ def locate(document, source, offset: Optional[int] = None) -> Optional[FieldTile
     if frag is None or frag.metadata is None:
         return None
     fm = frag.metadata
-    schema = fm.extra.get("schema") or array.schema_for(fm.schema_name)
+    schema = fm.schema or array.schema_for(fm.schema_name)
     if schema is None:
         return None
     name = os.path.basename(path)

@@ -121,7 +121,7 @@ def _finish(deferred: List[Tuple[dict, "_FileJob", Any]], key, with_values: bool
 
 def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
     fm = frag.metadata
-    if fm is not None and fm.extra.get("loader") is not None:
+    if fm is not None and fm.loader is not None:
         return fm
     from ..context import Context
     from .fragment_metadata import load_fragment_metadata
@@ -172,12 +172,12 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
     """fragment_values; with `defer`, a fixed-size attribute's file is only located (its
     tiles decoded later with other fragments'): a `_Deferred`."""
     fm = _metadata(document, array, frag)
-    if fm.extra.get("footer") is None or not fm.extra["footer"].complete:
+    if fm.footer is None or not fm.footer.complete:
         raise ValuesError("the fragment metadata footer cannot be read")
-    if fm.extra.get("encrypted") and not key:
+    if fm.encrypted and not key:
         raise ValuesError("the array is encrypted: give the key with --key-file or "
                           "ARRAYSCOPE_KEY")
-    schema: Optional[ArraySchema] = fm.extra.get("schema") or array.schema_for(fm.schema_name)
+    schema: Optional[ArraySchema] = fm.schema or array.schema_for(fm.schema_name)
     if schema is None:
         raise ValuesError(f"no array schema {fm.schema_name!r} to interpret the fragment")
     fld = schema.field(name)

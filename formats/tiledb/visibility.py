@@ -170,8 +170,8 @@ def expected_files(fm: FragmentMetadata) -> Dict[str, int]:
     out: Dict[str, int] = {}
     if not fm.version or fm.version < 9:
         return out
-    slots = fm.extra.get("slots") or []
-    schema = fm.extra.get("schema")
+    slots = fm.slots or []
+    schema = fm.schema
     nattr = len(schema.attributes) if schema is not None else None
     special = {"__timestamps": "t", "__delete_timestamps": "dt",
                "__delete_condition_index": "dci", "__coords": "__coords"}
@@ -362,7 +362,7 @@ def _base_row(snap: Snapshot, name: str, fm: Optional[FragmentMetadata]) -> Frag
         return row
     row.format_version = fm.version or fd.version
     row.schema = fm.schema_name or None
-    row.cell_num = fm.extra.get("cell_num")
+    row.cell_num = fm.cell_num
     row.dense = fm.dense
     if fm.non_empty_domain is not None:
         row.non_empty_domain = [[_plain(lo), _plain(hi)] for lo, hi in fm.non_empty_domain]

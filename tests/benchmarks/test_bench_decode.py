@@ -55,7 +55,7 @@ def _frames(uri: str):
     doc = formats.open(uri, tree=False)
     frag = doc.model.fragments[0]
     fm = V._metadata(doc, doc.model, frag)
-    role = file_role(fm.extra["schema"], fm, "a0.tdb")
+    role = file_role(fm.schema, fm, "a0.tdb")
     offs, _ = tile_offsets_for(fm, role)
     src = doc.open_source(os.path.join(frag.path, "a0.tdb"))
     ends = tile_bounds(offs, src.size)

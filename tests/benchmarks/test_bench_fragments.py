@@ -121,7 +121,7 @@ def test_raw_decode_vs_tiledb(benchmark, big_int64):
     doc = formats.open(big_int64)
     frag = doc.model.fragments[0]
     fm = frag.metadata
-    role = file_role(fm.extra["schema"], fm, "a0.tdb")
+    role = file_role(fm.schema, fm, "a0.tdb")
 
     def ours():
         return _decode_file_buffer(doc, frag, fm, role, "a0.tdb", None)[0]

@@ -131,7 +131,7 @@ def _check_array(uri, key=None):
             assert n == len(raw), f"{fname}/{a.name}: {n} stored cells, {len(raw)} coordinates"
             got[a.name] = np.frombuffer(ea["raw"], a.dtype)
         fm = {fr.name: fr for fr in doc.model.fragments}[fname].metadata
-        ts = fm.extra.get("schema") or doc.model.schema_for(fm.schema_name)
+        ts = fm.schema or doc.model.schema_for(fm.schema_name)
         grid = tile_grid(ts, fm.non_empty_domain)
         ntiles = int(np.prod([t for _s, t, _e in grid]))
         assert len(fm.tile_offsets[0]) == ntiles

@@ -77,15 +77,15 @@ def test_fragments_match_tiledb(tiledb_array, name):
         fmd = files["__fragment_metadata.tdb"]
         assert not _errors(fmd), _errors(fmd)[:5]
         fm: FragmentMetadata = frag.metadata
-        assert fm is not None and fm.extra["footer"].complete
+        assert fm is not None and fm.footer.complete
         # every byte of every file of the fragment is explained
         for fn, node in files.items():
             assert not _errors(node), (fn, _errors(node)[:3])
             cov, size = coverage(node, node.source)
             assert cov == size, f"{fname}/{fn}: {cov} of {size} bytes covered"
         # file sizes in the footer are the real ones
-        slots = fm.extra["slots"]
-        schema = fm.extra["schema"]
+        slots = fm.slots
+        schema = fm.schema
         for fn in os.listdir(frag.path):
             if fn == "__fragment_metadata.tdb":
                 continue
@@ -103,7 +103,7 @@ def test_fragments_match_tiledb(tiledb_array, name):
         exp_ned = [tuple(_py(x) for x in r) for r in info.nonempty_domain]
         got_ned = [tuple(_py(x) for x in r) for r in fm.non_empty_domain]
         assert got_ned == exp_ned
-        assert fm.extra["cell_num"] == info.cell_num
+        assert fm.cell_num == info.cell_num
         assert len(slots) == len(schema.attributes) + 1 + len(schema.dimensions) + \
             fm.has_timestamps + 2 * fm.has_delete_meta
         if info.sparse:
@@ -141,7 +141,7 @@ def test_without_schema(tiledb_array, name):
         node, fm = FM.parse_fragment_metadata_file(doc, src, doc.ctx)
         assert not _errors(node)
         assert coverage(node, src) == (src.size, src.size)
-        assert len(fm.extra["slots"]) == len(schema.slot_names(fm.has_timestamps,
+        assert len(fm.slots) == len(schema.slot_names(fm.has_timestamps,
                                                                fm.has_delete_meta))
         assert any("no array schema" in (x.message or "") for x in node.walk())
         # and the per-slot tile offsets still decode
@@ -193,7 +193,7 @@ def test_encrypted_without_key(tiledb_array):
     src = doc.open_source(path)
     node, fm = FM.parse_fragment_metadata_file(doc, src, doc.ctx)
     assert not _errors(node)                     # a missing key is a warning, not an error
-    assert fm.extra["encrypted"] and fm.extra["footer"].complete
+    assert fm.encrypted and fm.footer.complete
     assert fm.non_empty_domain == [(0, 49)]      # the footer is plaintext
     assert fm.tile_offsets[0] is None and "no key" in fm.tile_offsets.error(0)
     warn = [x for x in node.walk() if x.status == "warning"]
@@ -259,7 +259,7 @@ def test_data_file_bad_offsets(tiledb_array):
     uri = tiledb_array("sparse_2d")
     doc = formats.open(uri)
     frag = doc.model.fragments[0]
-    fm, schema = frag.metadata, frag.metadata.extra["schema"]
+    fm, schema = frag.metadata, frag.metadata.schema
     src = doc.open_source(os.path.join(frag.path, "a0.tdb"))
     good = np.array(fm.tile_offsets[0])
     for bad in (np.append(good[:-1], src.size + 100), good[::-1].copy()):
@@ -313,7 +313,7 @@ def _run_all(schema, data: bytes, meta: bytes, files: dict, use_schema: bool):
     if meta is not None:
         _no_internal_errors(parse_consolidated_meta_file(doc, BytesSource(meta, "x.meta"),
                                                          doc.ctx))
-    if use_schema and fm.extra.get("footer") is not None and fm.extra["footer"].complete:
+    if use_schema and fm.footer is not None and fm.footer.complete:
         for fn, b in files.items():
             if fn != "__fragment_metadata.tdb":
                 dn = DF.parse_data_file(doc, BytesSource(b, fn), doc.ctx, fm, schema, fn)
@@ -377,7 +377,7 @@ def test_timestamps_and_delete_metadata_slots(tmp_path):
     frag = next(f for f in doc.model.fragments if f.name.startswith("__1_3_"))
     fm = frag.metadata
     assert fm.has_timestamps and fm.has_delete_meta
-    assert fm.extra["slots"][-3:] == ["__timestamps", "__delete_timestamps",
+    assert fm.slots[-3:] == ["__timestamps", "__delete_timestamps",
                                       "__delete_condition_index"]
     files = _frag_nodes(doc)[frag.name]
     assert {"t.tdb", "dt.tdb", "dci.tdb"} <= set(files)
@@ -386,7 +386,7 @@ def test_timestamps_and_delete_metadata_slots(tmp_path):
         assert coverage(node, node.source) == (node.source.size, node.source.size)
     decoded = {}
     for fn in ("t.tdb", "dt.tdb", "dci.tdb"):
-        role = DF.file_role(fm.extra["schema"], fm, fn)
+        role = DF.file_role(fm.schema, fm, fn)
         src = doc.open_source(os.path.join(frag.path, fn))
         offs = fm.tile_offsets[role.slot]
         ends = DF.tile_bounds(offs, src.size)
@@ -407,7 +407,7 @@ def test_data_file_trailing_bytes_and_size_mismatch(tiledb_array, tmp_path):
     uri = tiledb_array("sparse_2d")
     doc = formats.open(uri)
     frag = doc.model.fragments[0]
-    fm, schema = frag.metadata, frag.metadata.extra["schema"]
+    fm, schema = frag.metadata, frag.metadata.schema
     data = open(os.path.join(frag.path, "a0.tdb"), "rb").read() + b"\xee" * 13
     src = BytesSource(data, "a0.tdb")
     node = DF.parse_data_file(doc, src, doc.ctx, fm, schema, "a0.tdb")
@@ -431,8 +431,8 @@ def test_section_payload_parsers_never_raise(tmp_path_factory, payload, kind, sl
     schema, fmd, _meta, _files = _sample(tmp_path_factory, name)
     doc = Document("/nonexistent", Context(format=TileDBContext(schema=schema)))
     _n, fm = FM.parse_fragment_metadata_file(doc, BytesSource(fmd, "f"), doc.ctx)
-    footer = fm.extra["footer"]
-    loader = fm.extra["loader"]
+    footer = fm.footer
+    loader = fm.loader
     fn = FM._section_parser(kind, slot % len(footer.slots), footer,
                             schema if use_schema else None, loader)
     src = BytesSource(payload, "payload")

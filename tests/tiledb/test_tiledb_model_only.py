@@ -47,9 +47,9 @@ def _same_footers(uri, key):
         src = doc.open_source(p)
         _node, slow = parse_fragment_metadata_file(doc, src, ctx)
         fast = load_fragment_metadata(src, ctx)
-        assert fast.extra["footer"] == slow.extra["footer"], p
-        assert fast.extra["footer"].complete
-        assert fast.extra.get("encrypted") == slow.extra.get("encrypted")
+        assert fast.footer == slow.footer, p
+        assert fast.footer.complete
+        assert fast.encrypted == slow.encrypted
 
 
 @pytest.mark.parametrize("name", NAMES)

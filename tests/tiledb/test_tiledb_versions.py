@@ -176,7 +176,7 @@ def test_fragments_match(opened, case):
         assert fm is not None and fm.version == ef["version"]
         assert (not fm.dense) == ef["sparse"]
         assert _norm([list(r) for r in fm.non_empty_domain]) == ef["nonempty_domain"]
-        assert fm.extra["cell_num"] == ef["cell_num"]
+        assert fm.cell_num == ef["cell_num"]
 
 
 @pytest.mark.parametrize("case", CASE_PARAMS)
