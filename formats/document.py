@@ -44,6 +44,7 @@ class Document:
         self.format: Optional[str] = None
         self.model = None  # format-specific model (e.g. the TileDB array) for values/verify
         self.progress = None  # formats.progress.Progress while formats.open reports progress
+        self.lazy = False     # build large parts when first shown (formats.open(lazy=True))
 
     # ---- sources -----------------------------------------------------------------------
     def relname(self, path: str) -> str:
