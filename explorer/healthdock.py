@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Dict, Optional, Tuple
 
-from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import QDockWidget, QMessageBox, QPushButton, QTabWidget
 
 from arrayscope.formats import health as H
@@ -27,6 +27,8 @@ from .extentplot import ExtentPlot
 from .fragmentspanel import FragmentsPanel
 from .spacechart import SpaceChart
 from .state import AppState, DocumentChanged, Event
+
+START_DELAY_MS = 300   # after a document is shown: its first paint comes first
 
 
 class _Signals(QObject):
@@ -55,7 +57,10 @@ class PanelRunner(QObject):
         self._jobs: Dict[int, Tuple[QObject, Callable, str]] = {}
         self.threads: list = []
 
-    def __call__(self, slot: str, work: Callable[[], object], done: Callable) -> None:
+    def __call__(self, slot: str, work: Callable[[], object], done: Callable,
+                 delay_ms: int = 0) -> None:
+        """Run `work` (after `delay_ms`: the window's first paint comes first, as the worker
+        shares the interpreter lock with it), then `done(result)` here."""
         def traced():
             self.threads.append(threading.current_thread())
             return work()
@@ -65,7 +70,16 @@ class PanelRunner(QObject):
         signals.finished.connect(self._finished)
         self._jobs[job.job_id] = (job.signals, done, slot)
         self._current[slot] = job.job_id
-        self.pool.start(job)
+        if delay_ms > 0:
+            QTimer.singleShot(delay_ms, self, lambda: self._start(job, slot))
+        else:
+            self.pool.start(job)
+
+    def _start(self, job: _PanelJob, slot: str) -> None:
+        if self._current.get(slot) == job.job_id:   # not superseded while it waited
+            self.pool.start(job)
+        else:
+            self._jobs.pop(job.job_id, None)
 
     def _finished(self, job_id: int, result) -> None:
         _signals, done, slot = self._jobs.pop(job_id, (None, None, ""))
@@ -146,7 +160,8 @@ class HealthView(QTabWidget):
             order = [f.name for f in h.fragments] if h else []
             self.extents.set_data(ext, states, order)
             self.healthReady.emit(h)
-        self.runner("open", lambda: (compute(None), _safe(lambda: H.extents(det))), opened)
+        self.runner("open", lambda: (compute(None), _safe(lambda: H.extents(det))), opened,
+                    delay_ms=START_DELAY_MS)
         if self.currentWidget() is self.space:
             self._tab(self.currentIndex())
 

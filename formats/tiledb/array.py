@@ -86,11 +86,9 @@ def parse_ok_marker(document, src, ctx) -> Node:
 
 
 # ---- the directory ---------------------------------------------------------------------
-def _walk(fs: DatasetFS, path: str, skip_dirs=(layout.LABELS_DIR,), skip_paths=frozenset()
-          ) -> List[str]:
+def _walk(fs: DatasetFS, path: str, skip_dirs=(layout.LABELS_DIR,)) -> List[str]:
     """The regular files under `path`, depth first in name order (links out of the dataset,
-    loops and special files are left to `_place`, which shows them as findings); folders
-    whose path is in `skip_paths` are not entered."""
+    loops and special files are left to `_place`, which shows them as findings)."""
     out: List[str] = []
 
     def visit(d: str, top: bool) -> None:
@@ -102,10 +100,21 @@ def _walk(fs: DatasetFS, path: str, skip_dirs=(layout.LABELS_DIR,), skip_paths=f
             if e.is_file:
                 out.append(e.path)
         for e in entries:
-            if e.is_dir and not (top and e.name in skip_dirs) and e.path not in skip_paths:
+            if e.is_dir and not (top and e.name in skip_dirs):
                 visit(e.path, False)
     visit(path, True)
     return out
+
+
+def _context_files(fs: DatasetFS, array_dir: str) -> List[str]:
+    """Where the files that give the others their context live (a lazy open parses only
+    those): the array folder itself (a legacy `__array_schema.tdb`) and `__schema/`."""
+    try:
+        out = [e.path for e in fs.list(array_dir) if e.is_file]
+    except OSError:
+        return []   # shown as an unlistable folder by _place
+    sdir = os.path.join(array_dir, layout.SCHEMA_DIR)
+    return out + (_walk(fs, sdir) if fs.stat(sdir).is_dir else [])
 
 
 def _fragment_of(array: TileDBArray, array_dir: str, path: str) -> Optional[Fragment]:
@@ -144,7 +153,7 @@ def load_array(document, array_dir: str, ctx: Context, only: Optional[str] = Non
         info = decode_name(name) or {}
         array.fragments.append(Fragment(name, fdir, info.get("t1"), info.get("t2"),
                                         info.get("uuid"), info.get("version")))
-    files = _walk(fs, array_dir, skip_paths=frozenset(fdirs) if lazy else frozenset())
+    files = _context_files(fs, array_dir) if lazy else _walk(fs, array_dir)
     roles = {p: layout.role_of(array_dir, p) for p in files}
     if lazy:   # the rest is parsed when shown (`_place` makes their nodes)
         files = [p for p in files if roles[p] in CONTEXT_ROLES]
@@ -310,7 +319,7 @@ def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str
         elif entry.is_file:
             node = nodes.get(os.path.abspath(full))
             if node is None and lazy is not None:
-                node = _deferred_file(document, array_dir, full, ctx, lazy.array)
+                node = _deferred_file(document, array_dir, entry, ctx, lazy.array)
             if node is None:
                 node = file_node(document, full, "file not part of the TileDB format")
             node.name = name
@@ -349,12 +358,13 @@ class _FileDeferred(BuildDeferred):
     owner_fields = True   # the parse gives the file node its display, status and data
 
 
-def _deferred_file(document, array_dir: str, path: str, ctx, array: TileDBArray
+def _deferred_file(document, array_dir: str, entry, ctx, array: TileDBArray
                    ) -> Optional[Node]:
-    """The node of file `path` whose parse waits until it is shown (None when it cannot be
-    opened: the eager path says why)."""
+    """The node of listed file `entry` whose parse waits until it is shown (None when it
+    cannot be opened: the eager path says why)."""
+    path = entry.path
     try:
-        src = document.open_source(path)
+        src = document.open_listed(entry)
     except OSError:
         return None
     name = os.path.basename(path)
