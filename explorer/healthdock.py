@@ -71,7 +71,10 @@ class PanelRunner(QObject):
         self._jobs[job.job_id] = (job.signals, done, slot)
         self._current[slot] = job.job_id
         if delay_ms > 0:
-            QTimer.singleShot(delay_ms, self, lambda: self._start(job, slot))
+            timer = QTimer(self)   # a child: gone with the runner, never fires after it
+            timer.setSingleShot(True)
+            timer.timeout.connect(lambda: (self._start(job, slot), timer.deleteLater()))
+            timer.start(delay_ms)
         else:
             self.pool.start(job)
 
