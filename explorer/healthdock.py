@@ -73,7 +73,11 @@ class PanelRunner(QObject):
         if delay_ms > 0:
             timer = QTimer(self)   # a child: gone with the runner, never fires after it
             timer.setSingleShot(True)
-            timer.timeout.connect(lambda: (self._start(job, slot), timer.deleteLater()))
+
+            def fire() -> None:
+                self._start(job, slot)
+                timer.deleteLater()
+            timer.timeout.connect(fire)
             timer.start(delay_ms)
         else:
             self.pool.start(job)
