@@ -75,7 +75,8 @@ class Document:
         """`open_source` for a regular file just listed by `fs.list` (a dataset_fs.Entry):
         its confinement was judged by the listing, so it is not judged again (a lazy open
         of 10 000 fragments makes 10 000 commit-file nodes)."""
-        name = self.relname(entry.path)
+        same_root = self.is_dir and isinstance(self.fs, LocalFS) and self.fs.root == self.path
+        name = entry.rel if same_root else self.relname(entry.path)   # the listing's name
         known = self._names.get(name)
         if known is not None and known not in self.derived:
             return known
