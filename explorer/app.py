@@ -136,6 +136,7 @@ def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optio
         # the picture is of the opened window: the background verify (a process of its own)
         # is cancelled, not waited for (a large array's verify can take minutes)
         win.verifier.cancel()
+        win.health_view.runner.cancel()   # the same for the health (a thread: not started)
         for _ in range(5):
             app.processEvents()
         img = win.grab()
