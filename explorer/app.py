@@ -133,8 +133,12 @@ def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optio
                     return 2
                 win.select_node(node)
         win.show()
-        if path:
-            win.verifier.wait(30000)  # let the verify findings reach the diagnostics panel
+        # the picture is of the opened window: the background verify (a process of its own)
+        # is cancelled, not waited for (a large array's verify can take minutes)
+        win.verifier.cancel()
+        health = getattr(win, "health_view", None)   # installed by habits.FEATURES
+        if health is not None:
+            health.runner.cancel()   # the same for the health (a thread: not started)
         for _ in range(5):
             app.processEvents()
         img = win.grab()

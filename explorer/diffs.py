@@ -24,7 +24,10 @@ def same_file_elsewhere(node: Node) -> List[Node]:
         return []
     out = []
     for sib in up.iter_children():
-        if sib is folder or sib.kind != "dir" or sib.is_lazy:
+        # a folder listed when expanded (a lazily opened fragment) is listed now; other lazy
+        # folders (a group member: a whole array to open) are left alone
+        listable = sib.pending and getattr(sib.children, "owner_fields", False)
+        if sib is folder or sib.kind != "dir" or (sib.is_lazy and not listable):
             continue
         other = sib.find(node.name)
         if other is not None and other.kind == "file" and not isinstance(other.source, str) \

@@ -154,6 +154,9 @@ class FragmentsPanel(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.compute: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]] = None
+        # run(work, done): done(work()), here by default; the Health dock runs the work in a
+        # worker thread and calls `done` back on this one (explorer/healthdock.py)
+        self.run: Callable[[Callable[[], object], Callable], None] = lambda work, done: done(work())
         self.health: Optional[ArrayHealth] = None
         self.ticks: List[int] = []
         self.timeline = Timeline(self)
@@ -176,8 +179,15 @@ class FragmentsPanel(QWidget):
         lay.addWidget(self.legend)
 
     def set_compute(self, fn: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]]) -> None:
+        """Compute now (this thread) and show; see `set_health` for a result made elsewhere."""
+        self.set_health(fn, fn(None) if fn is not None else None)
+
+    def set_health(self, fn: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]],
+                   health: Optional[ArrayHealth]) -> None:
+        """Show `health` (the reader at "now"), computed by the caller; `fn` computes the
+        slider's other times, through `run`."""
         self.compute = fn
-        self.health = fn(None) if fn is not None else None
+        self.health = health
         rows = self.health.fragments if self.health else []
         # the slider stops at every write and at every delete/update commit (what it
         # applies changes there)
@@ -209,8 +219,8 @@ class FragmentsPanel(QWidget):
     def _slid(self, _v: int) -> None:
         if self.compute is None:
             return
-        at = self.at_value()
-        self._show(self.compute(at), at)
+        at, fn = self.at_value(), self.compute
+        self.run(lambda: fn(at), lambda h: self._show(h, at))
 
     def _show(self, h: Optional[ArrayHealth], at: Optional[int]) -> None:
         if h is None:

@@ -6,12 +6,19 @@ chart, and the version verdict in the status bar (details on click). Everything 
 follows the window's document. A fragment clicked in any of the three selects its directory
 node everywhere (`window.select_node`) and in the other two. On a group (a SOMA experiment)
 a member box picks the member array shown; selecting a node inside a member array in the
-tree picks that member."""
+tree picks that member.
+
+Every computation (the fragments at "now" and at the slider's T, the extents, the space
+report: each reads every fragment's metadata) runs in a worker thread (`PanelRunner`) on a
+detached view of the document (`_Detached`: its path, format, key and file system, never
+its nodes, which the window builds meanwhile); the result is shown when it arrives, and a
+result for a document or a slider position no longer shown is dropped."""
 from __future__ import annotations
 
+import threading
 from typing import Callable, Dict, List, Optional, Tuple
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -25,16 +32,113 @@ from PySide6.QtWidgets import (
 )
 
 from arrayscope.formats import health as H
+from arrayscope.formats.context import Context
 
+from .background import BackgroundJob
 from .extentplot import ExtentPlot
 from .fragmentspanel import FragmentsPanel
 from .spacechart import SpaceChart
 from .state import AppState, DocumentChanged, Event, SelectionChanged
 
+# After a document is shown: its first paint comes first (the worker shares the interpreter
+# lock with the window; a 10 000-fragment array's health reads 10 000 metadata files)
+START_DELAY_MS = 1500
 
-class HealthView(QTabWidget):
+
+class _Signals(QObject):
+    finished = Signal(int, object)   # job id, result
+
+
+class _PanelJob(BackgroundJob):
+    def __init__(self, work: Callable[[], object]):
+        super().__init__(_Signals())
+        self.work = work
+
+    def run(self) -> None:
+        self.report("finished", _safe(self.work))
+
+
+class PanelRunner(QObject):
+    """Runs panel computations in one worker thread; per `slot`, only the latest job's
+    result is delivered (`done(result)`, on the GUI thread). `threads` records the thread
+    of each job (tests check it is not the GUI's)."""
+
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(1)
+        self._current: Dict[str, int] = {}
+        self._jobs: Dict[int, Tuple[QObject, Callable, str]] = {}
+        self.threads: list = []
+
+    def __call__(self, slot: str, work: Callable[[], object], done: Callable,
+                 delay_ms: int = 0) -> None:
+        """Run `work` (after `delay_ms`: the window's first paint comes first, as the worker
+        shares the interpreter lock with it), then `done(result)` here."""
+        def traced():
+            self.threads.append(threading.current_thread())
+            return work()
+        job = _PanelJob(traced)
+        signals = job.signals
+        assert isinstance(signals, _Signals)
+        signals.finished.connect(self._finished)
+        self._jobs[job.job_id] = (job.signals, done, slot)
+        self._current[slot] = job.job_id
+        if delay_ms > 0:
+            timer = QTimer(self)   # a child: gone with the runner, never fires after it
+            timer.setSingleShot(True)
+
+            def fire() -> None:
+                self._start(job, slot)
+                timer.deleteLater()
+            timer.timeout.connect(fire)
+            timer.start(delay_ms)
+        else:
+            self.pool.start(job)
+
+    def _start(self, job: _PanelJob, slot: str) -> None:
+        if self._current.get(slot) == job.job_id:   # not superseded while it waited
+            self.pool.start(job)
+        else:
+            self._jobs.pop(job.job_id, None)
+
+    def _finished(self, job_id: int, result) -> None:
+        _signals, done, slot = self._jobs.pop(job_id, (None, None, ""))
+        if done is not None and self._current.get(slot) == job_id:
+            del self._current[slot]
+            done(result)
+
+    def cancel(self) -> None:
+        """Drop every pending result (a new document)."""
+        self._current.clear()
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._current)
+
+    def wait(self, msecs: int = -1) -> bool:
+        return self.pool.waitForDone(msecs)
+
+
+class _Detached:
+    """What the health computations read of a document, without its nodes or model: they
+    run in a worker thread while the window builds (lazily) the real document's nodes."""
+
+    def __init__(self, doc):
+        self.path = doc.path
+        self.is_dir = getattr(doc, "is_dir", False)
+        self.format = getattr(doc, "format", None)
+        self.fs = getattr(doc, "fs", None)
+        self.ctx = Context(key=getattr(getattr(doc, "ctx", None), "key", None))
+        self.model = None
+
+
+class HealthView(QTabWidget):
+    healthReady = Signal(object)   # the ArrayHealth at "now" of the document shown (or None)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.runner = PanelRunner(self)
         self.document = None
         self.fragments = FragmentsPanel(self)
         self.extents = ExtentPlot(self)
@@ -46,30 +150,46 @@ class HealthView(QTabWidget):
         self.on_select = None   # callable(name) set by install()
         for w in (self.fragments, self.extents, self.space):
             w.fragmentSelected.connect(self.select)
+        self.fragments.run = lambda work, done: self.runner("fragments", work, done)
         self.currentChanged.connect(self._tab)
 
-    def set_document(self, doc) -> Optional[H.ArrayHealth]:
+    @property
+    def busy(self) -> bool:
+        """A computation for the document shown is still running."""
+        return self.runner.busy
+
+    def set_document(self, doc) -> None:
+        """Show `doc`'s health when it is computed (`healthReady` then says what it is)."""
+        self.runner.cancel()
         self.document = doc
         self._space_done = False
+        self.fragments.set_health(None, None)
+        self.extents.set_data(None, {}, [])
+        self.space.set_report(None)
         if doc is None or not getattr(doc, "is_dir", False):
-            self.fragments.set_compute(None)
-            self.extents.set_data(None, {}, [])
-            self.space.set_report(None)
-            return None
-        self.fragments.set_compute(lambda at: _safe(lambda: H.health(doc, at)))
-        h = self.fragments.health
-        ext = _safe(lambda: H.extents(doc))
-        states = {f.name: f.state for f in h.fragments} if h else {}
-        order = [f.name for f in h.fragments] if h else []
-        self.extents.set_data(ext, states, order)
+            self.healthReady.emit(None)
+            return
+        det = _Detached(doc)
+
+        def compute(at):
+            return _safe(lambda: H.health(det, at))
+
+        def opened(result) -> None:
+            h, ext = result if result is not None else (None, None)
+            self.fragments.set_health(compute, h)
+            states = {f.name: f.state for f in h.fragments} if h else {}
+            order = [f.name for f in h.fragments] if h else []
+            self.extents.set_data(ext, states, order)
+            self.healthReady.emit(h)
+        self.runner("open", lambda: (compute(None), _safe(lambda: H.extents(det))), opened,
+                    delay_ms=START_DELAY_MS)
         if self.currentWidget() is self.space:
             self._tab(self.currentIndex())
-        return h
 
     def _tab(self, _i: int) -> None:
         if self.currentWidget() is self.space and not self._space_done and self.document:
-            doc = self.document
-            self.space.set_report(_safe(lambda: H.space(doc)))
+            det = _Detached(self.document)
+            self.runner("space", lambda: _safe(lambda: H.space(det)), self.space.set_report)
             self._space_done = True
 
     def select(self, name: Optional[str]) -> None:
@@ -106,23 +226,25 @@ class GroupHealthView(QWidget):
         self.bar.hide()
         self.box.currentIndexChanged.connect(self._picked)
 
-    def set_document(self, doc) -> Tuple[Optional[H.ArrayHealth], bool]:
-        """(the health shown, whether the document is a group with member arrays)."""
+    def set_document(self, doc) -> bool:
+        """Show `doc` (its health arrives through `view.healthReady`); True when it is a
+        group with member arrays (the view then shows the first member)."""
         self._close_member()
         self.group, self.members = None, []
-        h = self.view.set_document(doc)
-        if h is None and doc is not None and getattr(doc, "is_dir", False):
+        if doc is not None and getattr(doc, "is_dir", False):
+            # the member list is the group's own small files: cheap enough for this thread
             self.members = _safe(lambda: H.group_arrays(doc)) or []
         self.bar.setVisible(bool(self.members))
         if not self.members:
-            return h, False
+            self.view.set_document(doc)
+            return False
         self.group = doc
         self.box.blockSignals(True)
         self.box.clear()
         self.box.addItems([m for m, _p in self.members])
         self.box.blockSignals(False)
         self._picked(0)
-        return self.view.fragments.health, True
+        return True
 
     def pick_member_of(self, rel: str) -> None:
         """Show the member array holding `rel` (a path relative to the group), if any."""
@@ -221,6 +343,19 @@ def install(window) -> HealthView:
                 return
 
     view.on_select = select
+
+    def ready(h: Optional[H.ArrayHealth]) -> None:
+        state["health"] = h
+        button.setText("" if outer.group is not None else verdict_text(h))
+        button.setVisible(bool(button.text()))
+        was = dock.isVisible()
+        dock.setVisible(h is not None)
+        if h is not None and not was:   # room for the timeline, slider and caption
+            window.resizeDocks([dock], [max(400, window.height() * 2 // 5)],
+                               Qt.Orientation.Vertical)
+
+    view.healthReady.connect(ready)
+
     def state_changed(app: AppState, event: Event) -> None:
         if isinstance(event, SelectionChanged) and event.origin != "health":
             src = event.node.source
@@ -234,15 +369,7 @@ def install(window) -> HealthView:
             button.setVisible(False)
             dock.hide()
             return
-        h, is_group = outer.set_document(app.session.document)
-        state["health"] = h
-        button.setText("" if is_group else verdict_text(h))
-        button.setVisible(bool(button.text()))
-        was = dock.isVisible()
-        dock.setVisible(h is not None)
-        if h is not None and not was:   # room for the timeline, slider and caption
-            window.resizeDocks([dock], [max(400, window.height() * 2 // 5)],
-                               Qt.Orientation.Vertical)
+        outer.set_document(app.session.document)   # computed in a worker: `ready` shows it
 
     window.state.subscribe(_Follower(state_changed))
     window.health_view, window.d_health, window.health_button = view, dock, button

@@ -60,7 +60,7 @@ class _Job(PathJob):
         t0 = time.perf_counter()
         try:
             doc = formats.open(self.path, key=self.key, as_format=self.as_format,
-                               progress=progress)
+                               progress=progress, lazy=True)   # the rest when shown
         except formats.Cancelled:
             self.emit("failed", self.job_id, "cancelled")   # only frees the job's slot
             return

@@ -204,9 +204,17 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
 
     @staticmethod
     def _first_file(root):
-        for n in root.walk():
+        """The first file with bytes, depth first; a folder listed on expansion (a lazily
+        opened fragment) is listed on the way, no further than that file."""
+        stack = [root]
+        while stack:
+            n = stack.pop()
             if n.kind == "file" and n.size > 0:
                 return n
+            if n.kind == "dir" and n.pending and getattr(n.children, "owner_fields", False):
+                n.ensure_built()
+            if not n.is_lazy:
+                stack.extend(reversed(list(n.iter_children())))
         return None
 
     def close_document(self) -> None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional, cast
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QInputDialog, QLineEdit, QMainWindow, QMessageBox
 
 from . import search
@@ -77,16 +76,30 @@ class NavigationMixin(QMainWindow):
             return
         a, _ = v.selection()
         start = a if backward else a + 1
-        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            hit = search.find(v.source, pat, start, backward=backward)
-        finally:
-            QApplication.restoreOverrideCursor()
+        self.finder.start(v, pat, start, backward)   # in a worker: `_found` shows the hit
+        self.findbar.set_status("searching…")
+
+    @property
+    def finder(self):
+        """The find bar's search runner (explorer/findnext.py), made on first use."""
+        f = getattr(self, "_finder", None)
+        if f is None:
+            from .findnext import FindNextRunner
+
+            f = self._finder = FindNextRunner(self)
+            f.found.connect(self._found)
+        return f
+
+    def _found(self, searched: object, hit, n: int) -> None:
+        v = self.tabs.current_view()
+        if v is None or searched is not v:
+            self.findbar.set_status("")
+            return   # the tab searched is gone or hidden: nothing to show
         if hit is None:
             self.findbar.set_status("not found", error=True)
             return
         self.findbar.set_status(f"at 0x{hit:X}")
-        v.select_range(hit, hit + len(pat))
+        v.select_range(hit, hit + n)
         node = self.session.node_at(v.source, hit) if self.session else None
         if node is not None:
             self.select_node(node, origin="hex")

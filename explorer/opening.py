@@ -90,7 +90,7 @@ class OpeningMixin(QMainWindow):
         if sync:
             from arrayscope import formats
             try:
-                doc = formats.open(path, key=key, as_format=as_format)
+                doc = formats.open(path, key=key, as_format=as_format, lazy=True)
             except formats.OpenError as e:
                 self._load_failed(path, str(e))
                 return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from arrayscope.formats.node import Node
+from arrayscope.formats.node import Node, builds
 
 from .intervals import DocumentIndex
 
@@ -19,14 +19,19 @@ class Session:
         self.stage_nodes: Dict[int, Node] = {}                     # id(source) -> node
         self._keep: List[object] = []
         self._derived_seen = len(document.derived)
+        self._builds_seen = builds()
 
-    def _fresh(self) -> None:
+    def _fresh(self) -> bool:
         """Derived sources made since the index was built (a Zarr chunk decoded when its
-        node was expanded or selected) need their leaves indexed: rebuild on next use."""
-        n = len(self.document.derived)
-        if n != self._derived_seen:
-            self._derived_seen = n
+        node was expanded or selected), and deferred children built since (a lazily opened
+        TileDB fragment or file), need their leaves indexed: rebuild on next use. True when
+        the index was dropped."""
+        n, b = len(self.document.derived), builds()
+        if n != self._derived_seen or b != self._builds_seen:
+            self._derived_seen, self._builds_seen = n, b
             self.index.invalidate()
+            return True
+        return False
 
     @property
     def root(self) -> Optional[Node]:
@@ -38,7 +43,10 @@ class Session:
 
     def node_at(self, source, offset: int) -> Optional[Node]:
         self._fresh()
-        return self.index.node_at(source, offset)
+        node = self.index.node_at(source, offset)
+        if self._fresh():   # the byte was in a file not parsed yet: look again in its parse
+            node = self.index.node_at(source, offset)
+        return node
 
     def leaves_in(self, source, start: int, stop: int):
         self._fresh()

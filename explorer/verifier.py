@@ -1,69 +1,108 @@
 """`arrayscope verify` in the background after a document is opened.
 
 The checks (`formats.verify.verify`) reverse every chunk, compare checksums and re-apply
-filters; they run on a second, private Document opened from the same path in a worker
-thread, so the window's own nodes are never touched from two threads. The findings come
-back as dicts (source name, offset, status, message, node path) for the diagnostics panel.
+filters; they run in a process of their own (explorer/verifyworker.py) on a private
+Document opened from the same path: the window's nodes are never touched, the checks never
+hold the window's interpreter lock (a repaint stays a repaint), the process runs at low
+priority with a memory ceiling, and cancelling kills it at once, so closing the window or
+`--screenshot` never waits for a verify. The run starts a moment after it is asked for
+(START_DELAY_MS: the first screen is painted first). The findings come back as `Finding`s.
 """
 from __future__ import annotations
 
+import json
+import sys
 from typing import List, Optional
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QProcess, QTimer, Signal
 
 from arrayscope.formats.findings import Finding
 
-from .background import JobRunner, PathJob
+START_DELAY_MS = 400   # after the document is shown: its first paint comes first
 
 
-class _Signals(QObject):
-    finished = Signal(int, object)   # job id, findings
-    failed = Signal(int, str)
-
-
-class _Job(PathJob):
-    def __init__(self, path: str, key: Optional[bytes], as_format: Optional[str]):
-        super().__init__(path, key, as_format, _Signals())
-
-    def run(self) -> None:
-        from arrayscope import formats
-        from arrayscope.formats.verify import verify
-
-        try:
-            doc = formats.open(self.path, key=self.key, as_format=self.as_format)
-        except Exception as e:  # noqa: BLE001 - the window reports it, never crashes
-            self.emit("failed", self.job_id, f"{type(e).__name__}: {e}")
-            return
-        try:
-            found: List[Finding] = verify(doc)
-        except Exception as e:  # noqa: BLE001
-            self.emit("failed", self.job_id, f"{type(e).__name__}: {e}")
-            return
-        finally:
-            doc.close()
-        self.emit("finished", self.job_id, found)
-
-
-class Verifier(JobRunner):
-    """One verify run at a time; a new `start` (or `cancel`) drops the previous result."""
+class Verifier(QObject):
+    """One verify run at a time; a new `start` (or `cancel`) kills the previous one and drops
+    its result. `cancelled` counts the runs killed before they finished."""
 
     started = Signal()
-    done = Signal(object)      # list of finding dicts
+    done = Signal(object)      # list of Finding
     failed = Signal(str)
 
-    def start(self, path: str, key: Optional[bytes] = None, as_format: Optional[str] = None) -> None:
-        job = _Job(path, key, as_format)
-        self._submit(job)
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._proc: Optional[QProcess] = None
+        self._args: Optional[tuple] = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._launch)
+        self.cancelled = 0
+
+    @property
+    def busy(self) -> bool:
+        return self._proc is not None or self._timer.isActive()
+
+    def start(self, path: str, key: Optional[bytes] = None, as_format: Optional[str] = None,
+              delay_ms: int = START_DELAY_MS) -> None:
+        self.cancel()
+        self._args = (path, key, as_format)
         self.started.emit()
-        self.pool.start(job)
+        self._timer.start(delay_ms)
+
+    def _launch(self) -> None:
+        if self._args is None:
+            return
+        path, key, as_format = self._args
+        proc = QProcess(self)
+        proc.setProgram(sys.executable)
+        proc.setArguments(["-m", "arrayscope.explorer.verifyworker", path, as_format or ""])
+        proc.finished.connect(lambda code, _status, p=proc: self._finished(p, code))
+        self._proc = proc
+        proc.start()
+        proc.write(((key.hex() if key else "") + "\n").encode())
+        proc.closeWriteChannel()
+
+    def _finished(self, proc: QProcess, code: int) -> None:
+        if proc is not self._proc:
+            return   # killed (cancelled or superseded): nobody waits for it
+        self._proc = None
+        out = bytes(proc.readAllStandardOutput().data())
+        err = bytes(proc.readAllStandardError().data()).decode("utf-8", "replace").strip()
+        proc.deleteLater()
+        if code != 0 or proc.exitStatus() != QProcess.ExitStatus.NormalExit:
+            why = err.splitlines()[-1] if err else f"the verify process ended with status {code}"
+            self.failed.emit(why)   # over its memory ceiling: the worker said so on stderr
+            return
+        try:
+            found: List[Finding] = [Finding(**d) for d in json.loads(out.decode("utf-8"))]
+        except (ValueError, TypeError) as e:
+            self.failed.emit(f"cannot read the verify results: {e}")
+            return
+        self.done.emit(found)
 
     def cancel(self) -> None:
-        self._current = None
+        """Stop the run now (killed, its result dropped); nothing to wait for afterwards."""
+        self._args = None
+        if self._timer.isActive():
+            self._timer.stop()
+            self.cancelled += 1
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            self.cancelled += 1
+            proc.kill()
+            proc.waitForFinished(2000)   # reap it: a kill ends it at once
+            proc.deleteLater()
 
-    def _done(self, job_id: int, found) -> None:
-        if self._claim(job_id):
-            self.done.emit(found)
-
-    def _fail(self, job_id: int, msg: str) -> None:
-        if self._claim(job_id):
-            self.failed.emit(msg)
+    def wait(self, msecs: int = -1) -> bool:
+        """Wait for the current run to finish (tests); True when none is left running."""
+        if self._timer.isActive():
+            self._timer.stop()
+            self._launch()
+        proc = self._proc
+        if proc is None:
+            return True
+        proc.waitForFinished(msecs)
+        if proc.state() != QProcess.ProcessState.NotRunning:
+            return False
+        self._finished(proc, proc.exitCode())
+        return True

@@ -33,7 +33,7 @@ class Cancelled(BaseException):
 
 def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None,
          progress: Optional[Callable[[int, int, str], None]] = None,
-         tree: bool = True) -> Document:
+         tree: bool = True, lazy: bool = False) -> Document:
     """Open a file or directory and annotate it. Raises OpenError only when the path itself
     cannot be read; every problem inside the bytes becomes a node.
 
@@ -44,7 +44,11 @@ def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None
 
     `tree=False` asks a directory format for what `values` decodes from, without the costly
     parts of the tree (TileDB: the model only, a root with no children; Zarr: chunks left
-    undecoded), where the format can give it."""
+    undecoded), where the format can give it.
+
+    `lazy=True` builds only the top of a large dataset at once, the rest when first shown
+    (TileDB: one node per fragment, its files parsed on expansion); built, the tree is the
+    eager one (`dump` and `verify` build it all)."""
     if not tree and progress is None and os.path.isdir(path):
         from . import registry
 
@@ -58,11 +62,11 @@ def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None
                 return document
             document.close()
     if progress is None:
-        return _open(path, key, as_format, None)
+        return _open(path, key, as_format, None, lazy)
     from .progress import Progress
 
     tracker = Progress(progress)
-    document = _open(path, key, as_format, tracker)
+    document = _open(path, key, as_format, tracker, lazy)
     try:
         tracker.finish(os.path.basename(document.path.rstrip(os.sep)) or document.path)
     except Cancelled:
@@ -101,7 +105,8 @@ def _check_url(url: str):
     return store
 
 
-def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker) -> Document:
+def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker,
+          lazy: bool = False) -> Document:
     from . import plain, registry
     from .engine import guarded
     from .remote import is_url
@@ -114,6 +119,7 @@ def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker) ->
     document = Document(path, Context(key=key))
     del store
     document.progress = tracker
+    document.lazy = lazy
     try:
         if document.is_dir:
             found = registry.plugin_named(as_format) if as_format else registry.for_dir(path)

@@ -178,7 +178,24 @@ class LocalFS:
         here = self.stat(path)
         if here.kind != DIR:
             raise NotADirectoryError(f"{here.rel}: not a directory of the dataset ({here.kind})")
-        return [self.stat(os.path.join(here.path, name)) for name in sorted(os.listdir(here.real))]
+        out = []
+        with os.scandir(here.real) as it:
+            found = sorted(it, key=lambda d: d.name)
+        for d in found:
+            full = os.path.join(here.path, d.name)
+            try:
+                link = d.is_symlink()
+                st = None if link else d.stat(follow_symlinks=False)
+            except OSError:
+                link, st = True, None   # let `stat` say what is wrong with it
+            if link or st is None:
+                out.append(self.stat(full))   # a link is judged by where it leads
+                continue
+            # not a link, in a folder already resolved inside the dataset: its real path is
+            # the folder's real path and its name (what `stat` finds, without a realpath)
+            rel = d.name if here.rel == "." else f"{here.rel}/{d.name}"
+            out.append(self._entry(full, rel, st, os.path.join(here.real, d.name)))
+        return out
 
     def _regular(self, path: str) -> Entry:
         e = self.stat(path)

@@ -44,6 +44,7 @@ class Document:
         self.format: Optional[str] = None
         self.model = None  # format-specific model (e.g. the TileDB array) for values/verify
         self.progress = None  # formats.progress.Progress while formats.open reports progress
+        self.lazy = False     # build large parts when first shown (formats.open(lazy=True))
 
     # ---- sources -----------------------------------------------------------------------
     def relname(self, path: str) -> str:
@@ -66,6 +67,24 @@ class Document:
         if known is not None and known not in self.derived:
             return known
         src = self.fs.open_source(path, name)
+        self.sources.append(src)
+        self._names[name] = src
+        return src
+
+    def open_listed(self, entry) -> ByteSource:
+        """`open_source` for a regular file just listed by `fs.list` (a dataset_fs.Entry):
+        its confinement was judged by the listing, so it is not judged again (a lazy open
+        of 10 000 fragments makes 10 000 commit-file nodes)."""
+        same_root = self.is_dir and isinstance(self.fs, LocalFS) and self.fs.root == self.path
+        name = entry.rel if same_root else self.relname(entry.path)   # the listing's name
+        known = self._names.get(name)
+        if known is not None and known not in self.derived:
+            return known
+        if not isinstance(self.fs, LocalFS) or not entry.real or not entry.is_file:
+            return self.open_source(entry.path)
+        from .source import FileSource
+
+        src = FileSource(entry.real, name)
         self.sources.append(src)
         self._names[name] = src
         return src

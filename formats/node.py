@@ -16,6 +16,15 @@ KINDS = (
 )
 
 
+_BUILDS = [0]
+
+
+def builds() -> int:
+    """How many times deferred children were built so far: a view that indexes the tree
+    (explorer/session.py) rebuilds its index when this changes."""
+    return _BUILDS[0]
+
+
 class LazyChildren:
     """`count` children built on request by `factory(i)`: a million tile offsets cost nothing
     until they are shown. `uniform=True` means the children exactly tile the parent's range
@@ -68,6 +77,9 @@ class DeferredChildren(LazyChildren):
     keeps none): `on_release(children)` undoes what `build` registered (derived sources)."""
 
     __slots__ = ("build", "on_release", "owner")
+    # Building sets the owner's own fields too (its display, status): a view that shows the
+    # owner as the eager tree would (`dump`) builds it first.
+    owner_fields = False
 
     def __init__(self, build: Callable[[], List["Node"]],
                  on_release: Optional[Callable[[List["Node"]], None]] = None):
@@ -85,6 +97,7 @@ class DeferredChildren(LazyChildren):
         if owner is not None and owner._children is not self:  # already built
             have = owner._children
             return have if isinstance(have, list) else list(have)
+        _BUILDS[0] += 1
         try:
             kids = list(self.build())
         except Exception as e:  # building must never raise into a view
@@ -112,6 +125,13 @@ class DeferredChildren(LazyChildren):
 
     def __iter__(self) -> Iterator["Node"]:
         return iter(list(self.materialize()))
+
+
+class BuildDeferred(DeferredChildren):
+    """Children deferred only to save work at open (a remote data file's tiles, a TileDB
+    fragment's files in the window): once built, the tree is exactly the one an eager open
+    makes, so verify builds them all first (`remote.build_read_deferred`) and nothing
+    releases them but a dump, which rebuilds the same nodes on the next access."""
 
 
 class Node:
@@ -335,6 +355,9 @@ def hex_preview(data: bytes, limit: int = 16) -> str:
 
 def to_json(node: Node, source_name: Callable[[object], str], max_depth: Optional[int] = None,
             depth: int = 0) -> dict:
+    pending = node.pending   # built for this dump only: released after it
+    if pending and getattr(node.children, "owner_fields", False):
+        node.ensure_built()   # its own fields come with its children (see owner_fields)
     out = {
         "name": node.name,
         "kind": node.kind,
@@ -347,11 +370,10 @@ def to_json(node: Node, source_name: Callable[[object], str], max_depth: Optiona
         "message": node.message,
     }
     if (max_depth is None or depth < max_depth) and not node.is_run:
-        pending = node.pending
         out["children"] = [to_json(c, source_name, max_depth, depth + 1)
                            for c in node.iter_children()]
-        if pending:  # built for this dump only: a whole-array dump keeps no decoded chunk
-            node.release_deferred()
     else:
         out["children"] = []
+    if pending:  # built for this dump only: a whole-array dump keeps no decoded chunk
+        node.release_deferred()
     return out

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from . import dataset_fs as dfs
-from .node import DeferredChildren, Node
+from .node import BuildDeferred, Node
 from .source import ByteSource
 
 BLOCK_SIZE = 1 << 20          # one ranged request fetches at least this much (small objects whole)
@@ -446,20 +446,21 @@ def store_for(url: str) -> RemoteStore:
     return best
 
 
-class ReadDeferred(DeferredChildren):
+class ReadDeferred(BuildDeferred):
     """Children deferred only because building them costs requests (a remote data file's
     tiles): once built the tree is exactly the local one, so verify builds them all first
     (`build_read_deferred`), unlike the decoded chunks a Zarr array defers to save memory."""
 
 
 def build_read_deferred(root: Optional[Node]) -> None:
-    """Build every read-deferred node under `root` (verify needs the whole tree)."""
+    """Build every read-deferred node under `root`, and every other BuildDeferred (a lazily
+    opened TileDB array's fragments and files): verify needs the whole tree."""
     if root is None:
         return
     stack = [root]
     while stack:
         n = stack.pop()
-        if isinstance(n.children, ReadDeferred):
+        if isinstance(n.children, BuildDeferred):
             n.ensure_built()
         if n.is_lazy:
             continue

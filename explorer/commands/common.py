@@ -16,10 +16,10 @@ def key_of(args: argparse.Namespace) -> Optional[bytes]:
     return load_key(getattr(args, "key_file", None))
 
 
-def open_path(path: str, key: Optional[bytes], tree: bool = True):
+def open_path(path: str, key: Optional[bytes], tree: bool = True, lazy: bool = False):
     from arrayscope import formats
 
-    return formats.open(path, key=key, tree=tree)
+    return formats.open(path, key=key, tree=tree, lazy=lazy)
 
 
 def fail(msg: str, code: int = 2) -> int:

@@ -19,24 +19,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _dump_text(node, out, depth: int, max_depth: Optional[int], indent: str = "") -> None:
+    pending = getattr(node, "pending", False)   # built for this dump only: released after it
+    if pending and getattr(node.children, "owner_fields", False):
+        node.ensure_built()   # its own fields come with its children (a lazily opened file)
     src = getattr(node.source, "name", node.source) or ""
     status = "" if node.status == "ok" else f"  [{node.status}: {node.message}]"
     disp = node.display_text()
     disp = f" = {disp}" if disp else ""
     out.write(f"{indent}{node.name} <{node.kind}> {src}@{node.offset}+{node.size}{disp}{status}\n")
-    if (max_depth is not None and depth >= max_depth) or getattr(node, "is_run", False):
-        return  # a run of homogeneous elements is one leaf (its values: `values`)
-    pending = getattr(node, "pending", False)
-    for c in node.iter_children():
-        _dump_text(c, out, depth + 1, max_depth, indent + "  ")
-    if pending:   # a chunk decoded for this dump only: the dump keeps none
+    # a run of homogeneous elements is one leaf (its values: `values`)
+    if not ((max_depth is not None and depth >= max_depth) or getattr(node, "is_run", False)):
+        for c in node.iter_children():
+            _dump_text(c, out, depth + 1, max_depth, indent + "  ")
+    if pending:   # a chunk decoded, a fragment parsed for this dump only: the dump keeps none
         node.release_deferred()
 
 
 def run(args: argparse.Namespace) -> int:
     from arrayscope.formats.node import to_json
 
-    doc = open_path(args.path, key_of(args))
+    doc = open_path(args.path, key_of(args), lazy=True)   # each part built as it is printed
     if args.json:
         json.dump(to_json(doc.root, doc.source_name, args.max_depth), sys.stdout,
                   separators=(",", ":"))

@@ -1,7 +1,14 @@
 """The whole TileDB array directory as one tree, every file parsed with its array's context.
 
 Files are parsed in dependency order (schemas, enumerations, fragment metadata, data files,
-then the rest) and the nodes are then placed in the directory tree in name order."""
+then the rest) and the nodes are then placed in the directory tree in name order.
+
+A lazy open (`document.lazy`: the window) parses only the schemas and enumerations, which
+give every other file its context; each fragment directory is one node whose entries are
+listed when it is expanded (`_FragmentDeferred`), and every other file is a node whose
+parse waits until it is shown (`_FileDeferred`). Built, both are exactly what the eager
+open makes (tests/tiledb/test_tiledb_lazy_open.py compares the dumps), so `dump` and
+`verify` build them and print or check the same tree."""
 from __future__ import annotations
 
 import os
@@ -11,7 +18,7 @@ from ..context import Context
 from ..dataset_fs import DatasetFS, entry_node
 from ..engine import guarded
 from ..fielddoc import doc
-from ..node import ERROR, WARNING, Node, hex_preview
+from ..node import ERROR, WARNING, BuildDeferred, Node, hex_preview
 from ..plain import file_node
 from . import (
     array_metadata,
@@ -31,6 +38,8 @@ D_OK = doc("Fragment commit marker of format versions before 12: an empty file")
 # Parse order of file roles (context flows from earlier roles to later ones).
 ORDER = ["legacy_schema", "schema", "enumeration", "fragment_metadata", "fragment_meta", "data",
          "array_metadata", "array_metadata_vac", "commit", "ok_marker", "unknown"]
+# What a lazy open parses at once: the roles that give other files their context.
+CONTEXT_ROLES = ("legacy_schema", "schema", "enumeration")
 
 
 
@@ -97,6 +106,17 @@ def _walk(fs: DatasetFS, path: str, skip_dirs=(layout.LABELS_DIR,)) -> List[str]
     return out
 
 
+def _context_files(fs: DatasetFS, array_dir: str) -> List[str]:
+    """Where the files that give the others their context live (a lazy open parses only
+    those): the array folder itself (a legacy `__array_schema.tdb`) and `__schema/`."""
+    try:
+        out = [e.path for e in fs.list(array_dir) if e.is_file]
+    except OSError:
+        return []   # shown as an unlistable folder by _place
+    sdir = os.path.join(array_dir, layout.SCHEMA_DIR)
+    return out + (_walk(fs, sdir) if fs.stat(sdir).is_dir else [])
+
+
 def _fragment_of(array: TileDBArray, array_dir: str, path: str) -> Optional[Fragment]:
     return array.fragment_in(os.path.dirname(os.path.abspath(path)))
 
@@ -126,13 +146,17 @@ def load_array(document, array_dir: str, ctx: Context, only: Optional[str] = Non
     array = TileDBArray(array_dir)
     tiledb_context(ctx).array = array
     fs = document.fs
-    for fdir in _fragment_dirs(fs, array_dir):
+    lazy = only is None and bool(getattr(document, "lazy", False))
+    fdirs = _fragment_dirs(fs, array_dir)
+    for fdir in fdirs:
         name = os.path.basename(fdir)
         info = decode_name(name) or {}
         array.fragments.append(Fragment(name, fdir, info.get("t1"), info.get("t2"),
                                         info.get("uuid"), info.get("version")))
-    files = _walk(fs, array_dir)
+    files = _context_files(fs, array_dir) if lazy else _walk(fs, array_dir)
     roles = {p: layout.role_of(array_dir, p) for p in files}
+    if lazy:   # the rest is parsed when shown (`_place` makes their nodes)
+        files = [p for p in files if roles[p] in CONTEXT_ROLES]
     if only is not None:
         target = os.path.abspath(only)
         needed = {"legacy_schema", "schema"}
@@ -235,7 +259,9 @@ def open_array_dir(document, path: str, ctx: Optional[Context] = None) -> Node:
         document.model = array
     root = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", document.relname(path), 0, 0,
                 display=_array_summary(array), data=array)
-    _place(document, root, path, path, nodes, ctx)
+    lazy = _Lazy(array, {os.path.abspath(f.path) for f in array.fragments}) \
+        if getattr(document, "lazy", False) else None
+    _place(document, root, path, path, nodes, ctx, lazy)
     return root
 
 
@@ -245,7 +271,16 @@ def _array_summary(array: TileDBArray) -> str:
     return f"TileDB array, {kind}, {len(array.fragments)} fragment(s), {len(array.schemas)} schema(s)"
 
 
-def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str, Node], ctx) -> None:
+class _Lazy:
+    """What a lazy open's `_place` needs: the array (context) and its fragment folders."""
+
+    def __init__(self, array: TileDBArray, fragment_dirs):
+        self.array = array
+        self.fragment_dirs = fragment_dirs
+
+
+def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str, Node], ctx,
+           lazy: Optional[_Lazy] = None) -> None:
     fs = document.fs
     try:
         entries = fs.list(dirpath)
@@ -276,16 +311,89 @@ def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str
                 parent.add(lab)
                 continue
             d = Node(name, "dir", document.relname(full), 0, 0, display=_name_display(name))
-            _place(document, d, array_dir, full, nodes, ctx)
+            if lazy is not None and os.path.abspath(full) in lazy.fragment_dirs:
+                d.set_lazy(_FragmentDeferred(document, d, array_dir, full, ctx, lazy))
+            else:
+                _place(document, d, array_dir, full, nodes, ctx, lazy)
             parent.add(d)
         elif entry.is_file:
             node = nodes.get(os.path.abspath(full))
+            if node is None and lazy is not None:
+                node = _deferred_file(document, array_dir, entry, ctx, lazy.array)
             if node is None:
                 node = file_node(document, full, "file not part of the TileDB format")
             node.name = name
             parent.add(node)
         else:
             parent.add(entry_node(document, entry))
+
+
+# ---- a lazy open: fragments listed on expansion, files parsed when shown ------------------
+class _FragmentDeferred(BuildDeferred):
+    """A fragment folder's entries, listed (files not parsed) when it is first expanded."""
+
+    owner_fields = True   # an unlistable folder marks its own node
+
+    def __init__(self, document, node: Node, array_dir: str, path: str, ctx, lazy: _Lazy):
+        def build() -> List[Node]:
+            scratch = Node(node.name, "dir", node.source, 0, 0)
+            _place(document, scratch, array_dir, path, {}, ctx, lazy)
+            if scratch.status != "ok":
+                node.status, node.message = scratch.status, scratch.message
+            return list(scratch.children)
+
+        def release(kids: List[Node]) -> None:
+            for k in kids:   # what its files' parses registered goes too: a rebuild is fresh
+                if k.deferred:
+                    k.release_deferred()
+            frag = lazy.array.fragment_in(os.path.abspath(path))
+            if frag is not None:
+                frag.metadata = None
+        super().__init__(build, release)
+
+
+class _FileDeferred(BuildDeferred):
+    """A file of the array parsed when it is first shown (expanded, selected, clicked)."""
+
+    owner_fields = True   # the parse gives the file node its display, status and data
+
+
+def _deferred_file(document, array_dir: str, entry, ctx, array: TileDBArray
+                   ) -> Optional[Node]:
+    """The node of listed file `entry` whose parse waits until it is shown (None when it
+    cannot be opened: the eager path says why)."""
+    path = entry.path
+    try:
+        src = document.open_listed(entry)
+    except OSError:
+        return None
+    name = os.path.basename(path)
+    node = Node(name, "file", src, 0, src.size)
+    role = layout.role_of(array_dir, path)
+
+    def build() -> List[Node]:
+        if role == "data":   # its tiles are found through its fragment's metadata
+            frag = _fragment_of(array, array_dir, path)
+            sibling = node.parent.find(layout.FRAGMENT_METADATA_FILE) \
+                if node.parent is not None else None
+            if frag is not None and frag.metadata is None and sibling is not None:
+                sibling.ensure_built()
+        before = {id(s) for s in document.derived}
+        parsed = guarded(lambda: _parse_role(document, src, ctx, role, array, path), name, src,
+                         0, src.size)
+        added[:] = [s for s in document.derived if id(s) not in before]
+        for f in ("kind", "value", "display", "doc", "status", "message", "code", "type",
+                  "data"):
+            setattr(node, f, getattr(parsed, f))
+        return list(parsed.children)
+
+    def release(_kids: List[Node]) -> None:
+        for s in added:   # payloads decoded for the parse: a rebuild makes them again
+            document.remove_derived(s)
+        added.clear()
+    added: List[object] = []
+    node.set_lazy(_FileDeferred(build, release))
+    return node
 
 
 def open_file_in_array(document, array_dir: str, path: str) -> Node:

@@ -4,6 +4,7 @@ the attribute or dimension and part it holds (from its fragment's schema)."""
 from __future__ import annotations
 
 import datetime as _dt
+import os
 
 from ..node import Node
 from ..plugin import generic_entry_text
@@ -78,6 +79,8 @@ def field_text(document, node: Node) -> str:
 
     fm = node.data
     array = _array_of(document, node)
+    if fm is None and node.pending and array is not None:
+        fm = _footer_model(document, array, node)   # not parsed yet (a lazy open)
     if not isinstance(fm, FragmentMetadata) or array is None:
         return ""
     try:
@@ -92,6 +95,28 @@ def field_text(document, node: Node) -> str:
             "validity": "validity"}[role.part]
     name = getattr(role.obj, "name", "?")
     return f"{kind} '{name}' {part}"
+
+
+def _footer_model(document, array, node: Node):
+    """The metadata model (footer only, no nodes) of the fragment holding data file `node`,
+    for a file not parsed yet: its fragment's parsed metadata when there is one."""
+    from ..context import Context
+    from .fragment_metadata import load_fragment_metadata
+    from .model import TileDBContext
+
+    path = getattr(node.source, "path", None)
+    frag = array.fragment_in(os.path.dirname(os.path.abspath(path))) if path else None
+    if frag is None:
+        return None
+    if frag.metadata is not None:
+        return frag.metadata
+    try:
+        src = document.open_source(os.path.join(frag.path, layout.FRAGMENT_METADATA_FILE))
+        ctx = Context(key=getattr(getattr(document, "ctx", None), "key", None),
+                      format=TileDBContext(array=array))
+        return load_fragment_metadata(src, ctx)
+    except Exception:  # noqa: BLE001 - a label is not worth an exception
+        return None
 
 
 def _array_of(document, node: Node):

@@ -9,6 +9,7 @@ else) calls `decode_name` and builds its own display from the dict.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from typing import Optional
 
@@ -56,6 +57,19 @@ def _split_ext(name: str):
 
 
 def decode_name(name: str) -> Optional[dict]:
+    """`_decode_name`, remembered (a copy each time: callers may change theirs): an array of
+    10 000 fragments names each fragment in its listing, its folder and its commit file, and
+    formatting the dates is most of the cost."""
+    info = _decoded(name)
+    return dict(info) if info is not None else None
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _decoded(name: str) -> Optional[dict]:
+    return _decode_name(name)
+
+
+def _decode_name(name: str) -> Optional[dict]:
     """Decode a timestamped (or enumeration) file/folder name.
 
     Returns None when `name` is not one, else a dict with

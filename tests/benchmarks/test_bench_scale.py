@@ -101,3 +101,80 @@ def test_tiles_scale(benchmark, bench_dir, n):
     print(f"\n{n} tiles: open {t_open:.2f} s; verify {t_verify:.1f} s, "
           f"{stored / 1e6 / t_verify:.2f} MB/s of stored bytes ({cores} cores available), "
           f"peak {mem / 2 ** 20:.0f} MiB above the open")
+
+
+# ---- the window and the command line at scale (each measurement in a fresh process) -------
+WINDOW_FRAGMENTS = [int(x) for x in
+                    os.environ.get("ARRAYSCOPE_BENCH_WINDOW_FRAGMENTS", "1,100,1000,10000").split(",")]
+WINDOW_TILES = [int(x) for x in
+                os.environ.get("ARRAYSCOPE_BENCH_WINDOW_TILES", "1000,100000,1000000").split(",")]
+# generated arrays are kept here between runs (10 000 fragments take a minute to write)
+CACHE = os.environ.get("ARRAYSCOPE_BENCH_CACHE", "/tmp/arrayscope_scale")
+TIMEOUT = float(os.environ.get("ARRAYSCOPE_BENCH_TIMEOUT", "300"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _run(argv) -> dict:
+    """Run `argv` in a fresh process: wall seconds, its peak RSS (MiB, from wait4), its JSON
+    line if any; killed (seconds None) after TIMEOUT. Its output is small (one line)."""
+    import json
+    import subprocess
+    import sys
+    import threading
+
+    t0 = time.perf_counter()
+    p = subprocess.Popen([sys.executable, *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+    killer = threading.Timer(TIMEOUT, p.kill)
+    killer.start()
+    _pid, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    killer.cancel()
+    out = p.stdout.read() if p.stdout is not None else b""
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if wall >= TIMEOUT:
+        return {"seconds": None, "wall": None, "peak_mib": usage.ru_maxrss / 1024}
+    lines = [ln for ln in out.decode(errors="replace").splitlines() if ln.startswith("{")]
+    got = json.loads(lines[-1]) if lines else {}
+    got.setdefault("seconds", wall)
+    got["wall"] = wall
+    got.setdefault("peak_mib", usage.ru_maxrss / 1024)
+    return got
+
+
+def _fmt(r: dict, key: str = "seconds") -> str:
+    v = r.get(key)
+    if v is None:
+        return f">{TIMEOUT:.0f}s" if key in ("seconds", "wall") else "-"
+    return f"{v:.2f}s" if key in ("seconds", "wall") else f"{v:.0f}"
+
+
+def _cli(argv) -> dict:
+    return _run(["-m", "tests.benchmarks.scale_probe", "cli", *argv])
+
+
+def test_window_and_cli_scale(benchmark):
+    """Window open to first paint (tree and hex view), the nodes built by then and the peak
+    RSS; `dump --max-depth 2` and `verify` on the command line; `--screenshot` to exit."""
+    os.makedirs(CACHE, exist_ok=True)
+    cases = [(f"{k} fragments", _fragments(CACHE, k)) for k in WINDOW_FRAGMENTS]
+    cases += [(f"{n} tiles", _tiles(CACHE, n)) for n in WINDOW_TILES]
+
+    def measure():
+        rows = []
+        for label, uri in cases:
+            w = _run(["-m", "tests.benchmarks.scale_probe", "window", uri])
+            d = _cli(["dump", "--max-depth", "2", uri])
+            v = _cli(["verify", uri])
+            png = os.path.join(CACHE, "shot.png")
+            s = _run(["-m", "arrayscope.explorer", uri, "--screenshot", png])
+            rows.append((label, w, d, v, s))
+        return rows
+    rows = benchmark.pedantic(measure, rounds=1, iterations=1)
+    print("\n| array | window first paint | window peak MiB | nodes built | dump -d2 | "
+          "dump MiB | verify | verify MiB | --screenshot exit | screenshot MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for label, w, d, v, s in rows:
+        print(f"| {label} | {_fmt(w)} | {_fmt(w, 'peak_mib')} | {w.get('nodes', '-')} | "
+              f"{_fmt(d)} | {_fmt(d, 'peak_mib')} | {_fmt(v)} | {_fmt(v, 'peak_mib')} | "
+              f"{_fmt(s, 'wall')} | {_fmt(s, 'peak_mib')} |")

@@ -232,6 +232,8 @@ def test_find_and_goto(qtbot, win, array_dir):
     win.findbar.mode.setCurrentText("Hex")
     win.findbar.edit.setText("28 b5 2f fd")  # the Zstandard frame magic
     win.findbar.trigger(False)
+    assert win.finder.busy                  # searching in a worker thread
+    qtbot.waitUntil(lambda: not win.finder.busy, timeout=30000)
     a, b = view.selection()
     assert view.source.read(a, 4) == bytes.fromhex("28b52ffd")
     assert win.current_node is not None

@@ -21,11 +21,17 @@ def built(tmp_path_factory):
     return lambda name: HA.build(name, str(root))
 
 
+def _settled(qtbot, view):
+    """The Health dock computes in a worker thread: wait for its results."""
+    qtbot.waitUntil(lambda: not view.busy, timeout=60000)
+
+
 def test_health_dock_follows_document(qtbot, tmp_path, built):
     win = open_window(qtbot, tmp_path)
     uri = built("consolidated_partly")
     assert win.open_path(uri, sync=True)
     view = win.health_view
+    _settled(qtbot, view)
     assert win.d_health.isVisibleTo(win)
     assert win.health_button.text() == "needs libtiledb ≥ 2.25"
     panel = view.fragments
@@ -34,9 +40,11 @@ def test_health_dock_follows_document(qtbot, tmp_path, built):
     assert panel.ticks == [1, 2, 3, 4]
     assert "sees 2 of 5" in panel.caption.text()          # now: 1_3 and 4_4
     panel.set_at(2)
+    _settled(qtbot, view)
     assert "T = 2 sees 1 of 5" in panel.caption.text()    # only 1_3 (its cells up to 2)
     assert [r.name[:4] for r in panel.timeline.rows if r.visible] == ["__1_"]
     panel.set_at(None)
+    _settled(qtbot, view)
     # a click on a bar selects that fragment's directory node in the window
     view.setCurrentWidget(panel)
     panel.timeline.resize(900, 300)
@@ -49,6 +57,7 @@ def test_health_dock_follows_document(qtbot, tmp_path, built):
     # the extent plot has one box list per fragment; the space tab is built when shown
     assert set(view.extents.area.order) == {r.name for r in rows}
     view.setCurrentWidget(view.space)
+    _settled(qtbot, view)
     assert view.space.bars.report is not None and len(view.space.bars.report.fragments) == 5
     win.close_document()
     assert not win.health_button.isVisible()
@@ -57,7 +66,26 @@ def test_health_dock_follows_document(qtbot, tmp_path, built):
 def test_health_dock_on_damaged_array(qtbot, tmp_path, built):
     win = open_window(qtbot, tmp_path)
     assert win.open_path(built("lost_metadata_file"), sync=True)
+    _settled(qtbot, win.health_view)
     panel = win.health_view.fragments
     assert "Opening fails: IO Error: Cannot get file size" in panel.caption.text()
     panel.set_at(1)
+    _settled(qtbot, win.health_view)
     assert "Opening fails" not in panel.caption.text()
+
+
+def test_health_is_computed_off_the_gui_thread(qtbot, tmp_path, built):
+    import threading
+
+    win = open_window(qtbot, tmp_path)
+    view = win.health_view
+    view.runner.threads.clear()
+    assert win.open_path(built("consolidated_partly"), sync=True)
+    assert view.busy                      # the open returned before the health was computed
+    _settled(qtbot, view)
+    view.fragments.set_at(2)
+    view.setCurrentWidget(view.space)
+    _settled(qtbot, view)
+    assert len(view.runner.threads) == 3  # now + extents, the slider's T, the space tab
+    assert threading.main_thread() not in view.runner.threads
+    assert "T = 2 sees 1 of 5" in view.fragments.caption.text()

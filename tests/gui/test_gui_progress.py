@@ -13,7 +13,9 @@ import arrayscope.explorer.qtfix  # noqa: E402,F401  (before any Qt call)
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
 
-SAMPLE = os.path.join(SAMPLES, "tiledb_dense")
+# an SCDL archive parses every file at open (a TileDB array opens lazily in the window: its
+# schemas at once, each fragment when expanded), so its open has per-file progress to show
+SAMPLE = os.path.join(SAMPLES, "scdl")
 
 
 @pytest.fixture
@@ -56,9 +58,9 @@ def test_open_reports_progress_then_shows_tree(qtbot, win):
 
 
 def test_cancel_mid_load_stops_the_worker(qtbot, win, monkeypatch):
-    import arrayscope.formats.tiledb.array as tarray
+    import arrayscope.formats.scdl.archive as scdl
 
-    real = tarray._parse_role
+    real = scdl.file_node
     parsed = []
 
     def slow(*a, **kw):
@@ -66,7 +68,7 @@ def test_cancel_mid_load_stops_the_worker(qtbot, win, monkeypatch):
         time.sleep(0.15)
         return real(*a, **kw)
 
-    monkeypatch.setattr(tarray, "_parse_role", slow)
+    monkeypatch.setattr(scdl, "file_node", slow)
     loaded, first = [], []
     win.loader.loaded.connect(lambda *a: loaded.append(a))
 
@@ -101,10 +103,10 @@ def test_cancel_while_a_document_is_shown_keeps_it(qtbot, win, monkeypatch):
     with qtbot.waitSignal(win.loader.loaded, timeout=20000):
         win.open_path(SAMPLE)
     doc = win.session.document
-    import arrayscope.formats.tiledb.array as tarray
+    import arrayscope.formats.scdl.archive as scdl
 
-    real = tarray._parse_role
-    monkeypatch.setattr(tarray, "_parse_role",
+    real = scdl.file_node
+    monkeypatch.setattr(scdl, "file_node",
                         lambda *a, **kw: (time.sleep(0.1), real(*a, **kw))[1])
     win.loader.progress.connect(lambda *a: win.loader.busy and win.cancel_btn.click())
     with qtbot.waitSignal(win.loader.cancelled, timeout=20000):
@@ -112,4 +114,4 @@ def test_cancel_while_a_document_is_shown_keeps_it(qtbot, win, monkeypatch):
     assert win.loader.wait(10000)
     assert win.session.document is doc
     assert win.browser.topLevelItem(0).data(0, 0x0100) is doc.root
-    assert win.d_browser.windowTitle() == "Array"
+    assert win.d_browser.windowTitle() == "Archive"

@@ -58,11 +58,14 @@ def test_soma_experiment_members_open_when_expanded(qtbot, win):
     assert "TileDB array, sparse, 1 fragment" in data.text(1)
     assert {"__fragments", "__schema", "__commits"} <= set(_rows(data))
     names = {s.name for s in doc.sources}
-    assert any(n.startswith("ms/RNA/X/data/__fragments/") for n in names)
+    assert any(n.startswith("ms/RNA/X/data/__schema/") for n in names)
+    assert not any(n.startswith("ms/RNA/X/data/__fragments/") for n in names)  # on expansion
     assert not any(n.startswith(("obs/", "ms/RNA/var/")) for n in names)  # not opened
     # the data file of the member is described with its own schema
     frag = _rows(_rows(data)["__fragments"])
-    files = _rows(next(iter(frag.values())))
+    first = next(iter(frag.values()))
+    first.setExpanded(True)   # a fragment's files are listed when it is expanded
+    files = _rows(first)
     assert files["a0.tdb"].text(1) == "attribute 'soma_data' data"
     assert win.diag.model.rowCount() == 0  # verify walked every member: nothing found
     node = data.data(0, Qt.UserRole)
