@@ -18,10 +18,16 @@ ARRAYS = ["ms/RNA/X/data", "ms/RNA/obsm/X_pca", "ms/RNA/obsm/X_umap",
           "ms/RNA/uns/pca/variance_ratio", "ms/RNA/var", "ms/RNA/varm/PCs", "obs"]
 
 
+def _settled(qtbot, win):
+    """The Health dock computes in a worker thread: wait for its results."""
+    qtbot.waitUntil(lambda: not win.health_view.busy, timeout=60000)
+
+
 def test_health_dock_on_a_soma_experiment(qtbot, tmp_path):
     win = open_window(qtbot, tmp_path)
     assert win.open_path(SOMA, sync=True)
     outer = win.group_health_view
+    _settled(qtbot, win)
     assert win.d_health.isVisibleTo(win) and outer.bar.isVisibleTo(win)
     assert [outer.box.itemText(i) for i in range(outer.box.count())] == ARRAYS
     # the first member is shown: X/data, one sparse fragment of 2400 cells
@@ -34,8 +40,10 @@ def test_health_dock_on_a_soma_experiment(qtbot, tmp_path):
     assert (area._span(0), area._span(1)) == ((0, 59), (0, 39))
     # another member by the box: obs (a dataframe with two schemas, one fragment of 60)
     outer.box.setCurrentIndex(ARRAYS.index("obs"))
+    _settled(qtbot, win)
     assert [r.cell_num for r in panel.timeline.rows] == [60]
     win.health_view.setCurrentWidget(win.health_view.space)
+    _settled(qtbot, win)
     rep = win.health_view.space.bars.report
     assert rep is not None and rep.other.get("enumerations", 0) > 0
     # a click on the fragment selects its directory node, inside the obs member
@@ -52,6 +60,7 @@ def test_health_dock_on_a_soma_experiment(qtbot, tmp_path):
     x = win.state.session.document.root.find("ms").find("RNA").find("X").find("data")
     win.select_node(x, origin="tree")
     assert outer.box.currentText() == "ms/RNA/X/data"
+    _settled(qtbot, win)
     assert [r.cell_num for r in panel.timeline.rows] == [2400]
     win.close_document()
     assert not outer.bar.isVisible()
@@ -73,11 +82,14 @@ def test_slider_stops_at_update_commits(qtbot, tmp_path):
     the slider stops at the updates' times too, and the caption says what a reader does."""
     win = open_window(qtbot, tmp_path)
     assert win.open_path(os.path.join(DATA, "tiledb_updates", "sparse_upd"), sync=True)
+    _settled(qtbot, win)
     panel = win.health_view.fragments
     assert panel.ticks == [1, 2, 3, 4]          # writes at 1 and 3, updates at 2 and 4
     panel.set_at(1)
+    _settled(qtbot, win)
     assert "T = 1 sees 1 of 2" in panel.caption.text() and "update" not in panel.caption.text()
     panel.set_at(2)
+    _settled(qtbot, win)
     text = panel.caption.text()
     assert "T = 2 sees 1 of 2" in text
     assert "update __2_2_" in text and "sets b = 7.25 where NOT a >= 10" in text
