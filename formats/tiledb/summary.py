@@ -74,10 +74,14 @@ def _cells(schema: Optional[ArraySchema], frag: Fragment) -> Optional[int]:
     return (fm.sparse_tile_num - 1) * cap + fm.last_tile_cell_num
 
 
-def _bytes(node: Optional[Node]) -> int:
+def _bytes(node: Optional[Node]) -> str:
+    """The fragment's bytes on disk; "" while a lazy open has not listed its folder (listing
+    every fragment for this column would undo the lazy open)."""
     if node is None:
-        return 0
-    return sum(c.size for c in node.iter_children() if c.kind == "file")
+        return "0 B"
+    if node.pending:
+        return ""
+    return f"{sum(c.size for c in node.iter_children() if c.kind == 'file'):,} B"
 
 
 def _fragment_row(array: TileDBArray, frag: Fragment, node: Optional[Node]) -> SummaryRow:
@@ -95,7 +99,22 @@ def _fragment_row(array: TileDBArray, frag: Fragment, node: Optional[Node]) -> S
             parts.append("domain " + " × ".join(f"[{lo}, {hi}]" for lo, hi in fm.non_empty_domain))
     if frag.version is not None:
         parts.append(f"format v{frag.version}")
-    return SummaryRow(when, ", ".join(parts), f"{_bytes(node):,} B", node=node, tooltip=frag.name)
+    return SummaryRow(when, ", ".join(parts), _bytes(node), node=node, tooltip=frag.name)
+
+
+# Fragments whose cell count and domain the summary reads at open when a lazy open has not
+# parsed their metadata yet (one small node-free read each); beyond it, "cells unknown"
+# until the fragment is opened (an array of 10 000 fragments must open in seconds)
+DETAIL_LIMIT = 1000
+
+
+def _footer_only(document, array: TileDBArray, frag: Fragment) -> None:
+    from .values import _metadata
+
+    try:
+        _metadata(document, array, frag)
+    except Exception:  # noqa: BLE001 - shown as "cells unknown"; the tree and verify say why
+        pass
 
 
 def array_summary(document) -> Optional[SummaryRow]:
@@ -116,7 +135,9 @@ def array_summary(document) -> Optional[SummaryRow]:
     fdir = root.find("__fragments")
     frow = SummaryRow("Fragments", "in read order (oldest first): time, cells, domain",
                       f"{len(frags)}", node=fdir)
-    for f in frags:
+    for i, f in enumerate(frags):
+        if f.metadata is None and i < DETAIL_LIMIT:
+            _footer_only(document, array, f)   # a lazy open has not parsed it yet
         fnode = fdir.find(f.name) if fdir is not None else None
         frow.children.append(_fragment_row(array, f, fnode))
     top.children.append(frow)
