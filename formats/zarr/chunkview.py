@@ -186,7 +186,7 @@ class RecordsTable:
         self.coords_fn: Optional[Callable] = None
         if coords is not None:
             try:
-                self.inside = inside_mask(meta, coords)[:n]
+                self.inside = inside_mask(meta, coords, n)
                 self.coords_fn = chunk_coords(meta, coords)
             except Exception:  # noqa: BLE001
                 self.inside = self.coords_fn = None
