@@ -112,3 +112,42 @@ def test_surface_mutations_never_escape(tmp_path, rel, count):
     assert runs == count
     assert not crashes, crashes[:3]
     assert not hangs, hangs[:3]
+
+
+def test_dense_domain_flip_allocates_for_the_tiles_stored(tmp_path):
+    """One flipped bit in a dense fragment's non-empty domain ([0, 2] -> [0, 268435458]):
+    verify made a list of 89 M expected tile counts and 2^28 coordinates per dimension
+    (158 s, 12 GiB peak RSS in the fuzz run). Now: the same findings, no such allocation."""
+    import glob
+    import tracemalloc
+
+    path = _copy("writer_rules/2.19.2/dd_bwr_offsets", tmp_path)
+    fmd = glob.glob(os.path.join(path, "__fragments", "__1_*", "__fragment_metadata.tdb"))[0]
+    data = bytearray(open(fmd, "rb").read())
+    data[2772] ^= 1 << 4
+    open(fmd, "wb").write(bytes(data))
+    tracemalloc.start()
+    try:
+        with time_limit(30):
+            findings = exercise_all(path)
+        _cur, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, f"peak {peak >> 20} MiB"
+    msgs = {(f.code, f.message) for f in findings if f.status == "error"}
+    assert ("dense-domain-outside-array", "the fragment's domain of 'd' is [0, 268435458], "
+            "outside the array domain [0, 2]") in msgs, msgs
+    assert any(c == "cell-count-mismatch" and "implies 89478487" in m for c, m in msgs), msgs
+
+
+def test_dense_coords_refuse_a_domain_beyond_the_stored_tiles():
+    from arrayscope.formats.tiledb.dense_coords import fragment_dense_coords
+
+    doc = formats.open(os.path.join(DATA, "writer_rules", "2.19.2", "dd_bwr_offsets"))
+    frag = doc.model.fragments[0]
+    fm, schema = frag.metadata, doc.model.schema_for(frag.metadata.schema_name)
+    assert fragment_dense_coords(schema, fm, 0).tolist() == [0, 1, 2]   # intact: as written
+    fm.non_empty_domain = [[0, 268435458]]
+    with pytest.raises(ValueError, match="spans 89478487 tiles; the fragment stores 1"):
+        fragment_dense_coords(schema, fm, 0)
+    doc.close()

@@ -20,6 +20,7 @@ from tests.support.mutations import Mutation, mutate
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 MAX_CHUNK_VIEWS = 24     # per mutant: the chunks of the mutated file first, then the others
+BLOAT = 256 << 20        # one mutant raising the peak RSS by more is an over-allocation
 MAX_ROWS = 64            # cell-table rows formatted per chunk view (coordinates included)
 
 
@@ -197,6 +198,7 @@ def run_surface_campaign(src_dir: str, work_dir: str, count: int, seed: int = 0,
                          key: Optional[bytes] = None, budget: float = 30.0, log=print):
     """Mutate and put through `exercise_all` `count` times, each run under `budget` seconds.
     Returns (runs, crashes, hangs, peak RSS bytes, slowest run in seconds)."""
+    import faulthandler
     import resource
     import time
 
@@ -208,11 +210,14 @@ def run_surface_campaign(src_dir: str, work_dir: str, count: int, seed: int = 0,
         pass
     crashes, hangs = [], []
     slowest = 0.0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024   # Linux: KiB
     try:
         for _i in range(count):
             dst = os.path.join(work_dir, "m")
             m = mutate_any(src_dir, dst, rng, base)
             t = time.monotonic()
+            # SIGALRM cannot stop C code (a numpy allocation): the watchdog at least names it
+            faulthandler.dump_traceback_later(budget * 2, exit=False)
             try:
                 with time_limit(budget):
                     exercise_all(dst, key, first_source=m.file)
@@ -222,10 +227,21 @@ def run_surface_campaign(src_dir: str, work_dir: str, count: int, seed: int = 0,
             except Exception as e:  # noqa: BLE001 - counting every escape
                 crashes.append((str(m), f"{type(e).__name__}: {e}"))
                 log(f"CRASH {m}: {type(e).__name__}: {e}")
-            slowest = max(slowest, time.monotonic() - t)
+            finally:
+                faulthandler.cancel_dump_traceback_later()
+            took = time.monotonic() - t
+            slowest = max(slowest, took)
+            if took > budget:    # finished, but past the budget inside C code
+                hangs.append((str(m), f"took {took:.0f} s"))
+                log(f"HANG {m}: took {took:.0f} s")
+            now = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            if now - rss > BLOAT:
+                crashes.append((str(m), f"peak RSS grew by {(now - rss) >> 20} MiB"))
+                log(f"OVER-ALLOCATION {m}: peak RSS grew by {(now - rss) >> 20} MiB")
+            rss = now
     finally:
         base.close()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    peak = rss
     return count, crashes, hangs, peak, slowest
 
 
