@@ -179,6 +179,9 @@ class RecordsTable:
             for d in reversed(f.shape):
                 inner.insert(0, step)
                 step *= d
+            if not n:   # no whole record (a short decoded chunk): a field's offset is past b""
+                self.cols.append(np.empty((0,) + tuple(f.shape), dtype=f.base))
+                continue
             self.cols.append(np.ndarray((n,) + tuple(f.shape), dtype=f.base, buffer=buf,
                                         offset=f.offset, strides=(size,) + tuple(inner)))
         self.n = n

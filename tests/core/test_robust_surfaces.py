@@ -151,3 +151,26 @@ def test_dense_coords_refuse_a_domain_beyond_the_stored_tiles():
     with pytest.raises(ValueError, match="spans 89478487 tiles; the fragment stores 1"):
         fragment_dense_coords(schema, fm, 0)
     doc.close()
+
+
+def test_struct_chunk_with_no_whole_record_has_an_empty_cell_table(tmp_path):
+    """Bit 5 of byte 4 of a blosc chunk header (v2 struct array, tensorstore): the chunk
+    decodes to 7 bytes, no whole 13-byte record. The cell table made a numpy view at the
+    second field's offset into b"" (ValueError to the window); now it has no rows."""
+    path = _copy("zarr/tensorstore_0.1.86/v2_struct_blosc", tmp_path)
+    p = os.path.join(path, "0")
+    data = bytearray(open(p, "rb").read())
+    data[4] ^= 1 << 5
+    open(p, "wb").write(bytes(data))
+    doc = formats.open(path)
+    findings = verify(doc)
+    tables = []
+    for n in doc.root.walk(expand_lazy=True):
+        cv = registry.chunk_view(doc, n)
+        if cv is not None and getattr(cv.node, "name", "") == "0":
+            cv.open(None)
+            tables.append(cv.cell_table(None))
+    doc.close()
+    assert any(f.status == "error" and f.source == "0 ← blosc" and "has 7 bytes" in f.message
+               for f in findings)
+    assert tables and tables[0] is not None and tables[0].row_count() == 0
