@@ -100,7 +100,7 @@ def test_exercise_all_on_intact_surface_fixtures_is_clean():
 SAMPLES = [("zarr/tensorstore_0.1.86/v3_shard_i4", 40), ("zarr/tensorstore_0.1.86/v3_shard_start_f8", 30),
            ("zarr/tensorstore_0.1.86/v3_layout_sharded", 30),
            ("zarr/tensorstore_0.1.86/v3_f4_zstd_crc", 50), ("zarr/tensorstore_0.1.86/v2_struct_blosc", 50),
-           ("tiledb_updates/sparse_upd", 100), ("writer_rules/2.30.0/dd_bwr_offsets", 50),
+           ("tiledb_updates/sparse_upd", 50), ("writer_rules/2.30.0/dd_bwr_offsets", 50),
            ("writer_rules/wrapping/1.5.0/bwr_lost_padded", 50)]
 
 
