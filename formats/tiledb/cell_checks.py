@@ -147,14 +147,29 @@ def _map_tiles(fn, items: List[int], stored: int) -> List[Optional[_Tile]]:
         return [t for part in parts for t in part]
 
 
-def _expected_cells(fm: FragmentMetadata, ntiles: int) -> Optional[List[int]]:
+class _Expected(Sequence):
+    """Cells per tile the metadata implies: `cpt` each, the last `last`. Not a list: the
+    tile count comes from the (untrusted) domain, 2^27 tiles for one flipped bit."""
+
+    def __init__(self, cpt: int, n: int, last: int):
+        self.cpt, self.n, self.last = cpt, n, last
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.last if i == self.n - 1 else self.cpt
+
+
+def _expected_cells(fm: FragmentMetadata, ntiles: int) -> Optional[Sequence[int]]:
     cpt = fm.cells_per_tile
     if not cpt:
         return None
-    counts = [int(cpt)] * ntiles
-    if not fm.dense and ntiles and fm.last_tile_cell_num:
-        counts[-1] = int(fm.last_tile_cell_num)
-    return counts
+    last = int(fm.last_tile_cell_num) if not fm.dense and ntiles and fm.last_tile_cell_num \
+        else int(cpt)
+    return _Expected(int(cpt), ntiles, last)
 
 
 def check_fragment_cells(document, array, frag: Fragment, key) -> List[Finding]:
@@ -223,7 +238,7 @@ def _decode_offsets(fm: FragmentMetadata, schema: ArraySchema, file_name: str) -
 
 
 def _field_counts(out: _Out, src: str, fld, tiles: Sequence[Optional[_Tile]],
-                  expected: Optional[List[int]]) -> List[Optional[int]]:
+                  expected: Optional[Sequence[int]]) -> List[Optional[int]]:
     """Cells per tile from the fixed (or offsets) file, checked against the metadata."""
     size = 8 if fld.var else fld.cell_size
     counts: List[Optional[int]] = []

@@ -31,6 +31,7 @@ Everything is vectorised: no Python loop over cells or tiles.
 """
 from __future__ import annotations
 
+import math
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -137,4 +138,27 @@ def fragment_dense_coords(schema: ArraySchema, fm, dim: int) -> np.ndarray:
     ned: Optional[list] = getattr(fm, "non_empty_domain", None)
     if not ned:
         raise ValueError("the fragment metadata gives no non-empty domain")
+    # the domain is untrusted: a damaged bound must not make coordinates for more tiles
+    # than the fragment's tile offsets hold (bytes present), whatever MAX_CELLS allows
+    grid_tiles = math.prod(t for _s, t, _e in tile_grid(schema, ned))
+    stored = _stored_tiles(fm)
+    if stored is not None and grid_tiles > stored:
+        raise ValueError(f"the non-empty domain spans {grid_tiles} tiles; the fragment "
+                         f"stores {stored}")
     return dense_coords(schema, ned, dim)
+
+
+def _stored_tiles(fm) -> Optional[int]:
+    """The most tiles any field's tile offsets list (None: none is readable)."""
+    offsets = getattr(fm, "tile_offsets", None)
+    best: Optional[int] = None
+    if offsets is None:
+        return None
+    try:
+        for i in range(len(offsets)):
+            arr = offsets[i]
+            if arr is not None:
+                best = max(best or 0, len(arr))
+    except Exception:  # noqa: BLE001 - an unreadable section: no bound from it
+        return best
+    return best

@@ -182,6 +182,9 @@ class RecordsTable:
             for d in reversed(f.shape):
                 inner.insert(0, step)
                 step *= d
+            if not n:   # no whole record (a short decoded chunk): a field's offset is past b""
+                self.cols.append(np.empty((0,) + tuple(f.shape), dtype=f.base))
+                continue
             self.cols.append(np.ndarray((n,) + tuple(f.shape), dtype=f.base, buffer=buf,
                                         offset=f.offset, strides=(size,) + tuple(inner)))
         self.n = n
@@ -189,7 +192,7 @@ class RecordsTable:
         self.coords_fn: Optional[Callable] = None
         if coords is not None:
             try:
-                self.inside = inside_mask(meta, coords)[:n]
+                self.inside = inside_mask(meta, coords, n)
                 self.coords_fn = chunk_coords(meta, coords)
             except Exception:  # noqa: BLE001
                 self.inside = self.coords_fn = None

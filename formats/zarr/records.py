@@ -8,6 +8,7 @@ both readings.
 """
 from __future__ import annotations
 
+import math
 from typing import Dict, List, Optional, Sequence, Tuple  # noqa: F401
 
 import numpy as np
@@ -248,13 +249,17 @@ def chunk_coords(meta, chunk: Sequence[int]):
     return fn
 
 
-def inside_mask(meta, chunk: Sequence[int]) -> np.ndarray:
-    """Boolean per record (storage order): inside the array."""
+def inside_mask(meta, chunk: Sequence[int], count: int) -> np.ndarray:
+    """Boolean per record (storage order) of the first `count` records: inside the array.
+    `count` is what the decoded bytes hold: the metadata's chunk shape is untrusted (a
+    damaged `chunks` of 2^31 must not make a grid of 2^31 records for 10 present)."""
     if not meta.shape:
-        return np.ones(1, dtype=bool)
+        return np.ones(min(1, count), dtype=bool)
     sshape = meta.storage_shape()
-    grids = np.indices(sshape).reshape(len(sshape), -1)
-    ok = np.ones(grids.shape[1], dtype=bool)
+    count = max(0, min(count, math.prod(sshape)))
+    grids = np.unravel_index(np.arange(count), sshape) if count else \
+        tuple(np.zeros(0, dtype=np.intp) for _ in sshape)
+    ok = np.ones(count, dtype=bool)
     for k, p in enumerate(meta.perm):
         ok &= chunk[p] * meta.chunks[p] + grids[k] < meta.shape[p]
     return ok
@@ -274,7 +279,7 @@ def records_into(parent: Node, meta, src, chunk: Optional[Sequence[int]]) -> Non
     swapped = set()
     warn = None
     if meta.zarr_format == 3 and meta.endian is None and fit:
-        mask = inside_mask(meta, chunk)[:fit] if chunk is not None else None
+        mask = inside_mask(meta, chunk, fit) if chunk is not None else None
         hits = check_byte_order(rt, src.read(0, fit * rt.itemsize), fit, mask)
         if hits:
             swapped = {f.name for f, *_ in hits}

@@ -168,10 +168,16 @@ def read_index(sp: ShardSpec, data) -> Tuple[Optional[Index], str]:
         else:
             spans.append((off, off + nb, i))
     spans.sort()
-    for (a0, a1, ai), (b0, b1, bi) in zip(spans, spans[1:]):
-        if b0 < a1:
+    # against the span reaching furthest so far, not only the previous one: a long entry
+    # can cover several later ones that do not overlap each other
+    far: Optional[Tuple[int, int, int]] = None
+    for b0, b1, bi in spans:
+        if far is not None and b0 < far[1]:
+            a0, a1, ai = far
             idx.problems.append((bi, at + ENTRY * bi, f"index entry {bi}: bytes {b0}..{b1} "
                                                       f"overlap entry {ai}'s {a0}..{a1}"))
+        if far is None or b1 > far[1]:
+            far = (b0, b1, bi)
     return idx, ""
 
 

@@ -1,6 +1,7 @@
 """On-demand fuzz campaign over real fixtures (not part of the default test run).
 
     python -m tests.fuzz.run_fuzz --count 100000 [--arrays dense_1d,encrypted,...]
+    python -m tests.fuzz.run_fuzz --surfaces --count 20000 [--only shard,sparse_upd]
 
 Prints, per fixture and in total: mutations run, crashes, hangs, peak resident memory."""
 import argparse
@@ -71,6 +72,40 @@ def zarr_fixtures(work: str):
     return out
 
 
+# costly targets get this share of an ordinary target's count: a whole SOMA experiment is ~5 s a
+# mutant, an anndata store ~0.7 s (copying ~100 files)
+HEAVY = {"pbmc68k": 0.05, "store": 0.3}   # "store": the anndata stores (~100 files)
+
+
+def surfaces_main(args) -> int:
+    from tests.fuzz.surfaces import run_surface_campaign, surface_fixtures
+
+    data = os.path.join(os.path.dirname(HERE), "data")
+    targets = [p for p in surface_fixtures()
+               if not args.only or any(w in p for w in args.only.split(","))]
+    work = tempfile.mkdtemp(prefix="arrayscope-fuzz-")
+    per = max(1, args.count // len(targets))
+    total = crashes = hangs = 0
+    peak = 0
+    t0 = time.time()
+    for path in targets:
+        name = os.path.relpath(path, data)
+        n = max(1, int(per * HEAVY.get(os.path.basename(path), 1.0)))
+        t = time.time()
+        runs, c, h, p, slow = run_surface_campaign(path, work, n, seed=args.seed,
+                                                   budget=args.budget)
+        total += runs
+        crashes += len(c)
+        hangs += len(h)
+        peak = max(peak, p)
+        print(f"{name}: {runs} mutations, {len(c)} crashes, {len(h)} hangs, slowest "
+              f"{slow:.1f} s, {time.time() - t:.0f} s, peak RSS so far {p / 2**20:.0f} MiB",
+              flush=True)
+    print(f"TOTAL: {total} mutations, {crashes} crashes, {hangs} hangs, "
+          f"peak RSS {peak / 2**20:.0f} MiB, {time.time() - t0:.0f} s")
+    return 1 if crashes or hangs else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, default=100000, help="total mutations")
@@ -79,7 +114,14 @@ def main():
     ap.add_argument("--budget", type=float, default=30.0, help="seconds before a run is a hang")
     ap.add_argument("--extras", choices=("all", "none", "only"), default="all",
                     help="the SCDL and Zarr fixtures: with the TileDB arrays, not at all, or alone")
+    ap.add_argument("--surfaces", action="store_true",
+                    help="this session's fixtures (sharded/crc Zarr, anndata, .upd commits, the "
+                         "SOMA group, writer rules) through open, verify, values, health, "
+                         "summary and every chunk view")
+    ap.add_argument("--only", default="", help="with --surfaces: comma-separated name filter")
     args = ap.parse_args()
+    if args.surfaces:
+        return surfaces_main(args)
     work = tempfile.mkdtemp(prefix="arrayscope-fuzz-")
     targets = [] if args.extras == "only" else [
         (n, tiledb_arrays.build(n, work), tiledb_arrays.KEY.encode() if n == "encrypted" else None)
