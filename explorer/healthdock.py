@@ -346,7 +346,10 @@ def install(window) -> HealthView:
 
     def ready(h: Optional[H.ArrayHealth]) -> None:
         state["health"] = h
-        button.setText("" if outer.group is not None else verdict_text(h))
+        verdict = verdict_text(h)
+        if verdict and outer.group is not None:   # a group: the member array shown
+            verdict = f"{outer.box.currentText()}: {verdict}"
+        button.setText(verdict)
         button.setVisible(bool(button.text()))
         was = dock.isVisible()
         dock.setVisible(h is not None)

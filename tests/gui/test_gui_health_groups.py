@@ -33,6 +33,8 @@ def test_health_dock_on_a_soma_experiment(qtbot, tmp_path):
     # the first member is shown: X/data, one sparse fragment of 2400 cells
     panel = win.health_view.fragments
     assert [(r.cell_num, r.state) for r in panel.timeline.rows] == [(2400, "committed")]
+    # the status bar's version verdict is the member's (tiledbsoma 2.3 writes format 22)
+    assert win.health_button.text() == "ms/RNA/X/data: needs libtiledb ≥ 2.25"
     assert "sees 1 of 1" in panel.caption.text()
     assert win.health_view.extents.area.order == [panel.timeline.rows[0].name]
     # the axis says the cells' span (60 cells x 40 genes), not the padded view
