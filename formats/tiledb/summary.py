@@ -148,7 +148,10 @@ def array_summary(document) -> Optional[SummaryRow]:
     for folder, what in (("__meta", "array metadata"), ("__commits", "commits"),
                          ("__labels", "dimension labels"), ("__enumerations", "enumerations")):
         n = root.find(folder)
-        if n is not None and n.child_count():
+        if n is not None and n.pending:   # a lazy open lists it when it is expanded
+            top.children.append(SummaryRow(what.capitalize(), f"in {folder}: listed when "
+                                           "opened in the Structure tree", node=n))
+        elif n is not None and n.child_count():
             top.children.append(SummaryRow(what.capitalize(), f"{n.child_count()} file"
                                            f"{'s' * (n.child_count() != 1)} in {folder}",
                                            node=n))

@@ -47,6 +47,9 @@ def test_fifty_fragments_open_unbuilt_and_build_on_expansion(qtbot, tmp_path, fi
     assert win.current_node.name == "__fragment_metadata.tdb"
     assert win.current_node.parent is frags[0]
     assert sum(f.pending for f in frags) == FRAGMENTS - 1
+    # the commits folder (one empty file per write) is listed when expanded, not at open
+    commits = win.session.root["__commits"]
+    assert commits.pending
     built = _built(win.session.root)
     first = _built(frags[0])              # the file on screen, parsed
     assert built - first < 5 * FRAGMENTS, (built, first)   # about 3 per fragment
@@ -64,6 +67,13 @@ def test_fifty_fragments_open_unbuilt_and_build_on_expansion(qtbot, tmp_path, fi
     # its files are listed, not parsed: parsing waits until one is shown
     assert all(c.pending for c in target.iter_children() if c.size > 0)
     assert _built(win.session.root) < built + 10
+    # expanded, it lists one commit file per write
+    index = model.index_for_node(commits)
+    view.expand(index)
+    model.ensure_fetched(index)
+    assert not commits.pending
+    assert sum(c.name.endswith(".wrt") for c in commits.iter_children()) == FRAGMENTS
+    assert model.rowCount(index) == commits.child_count()
 
 
 def test_byte_clicked_in_an_unparsed_file_selects_the_deepest_node(qtbot, tmp_path, fifty):
