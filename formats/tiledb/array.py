@@ -310,7 +310,7 @@ def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str
                         lab.add(file_node(document, le.path, "file not part of the TileDB format"))
                 parent.add(lab)
                 continue
-            d = Node(name, "dir", document.relname(full), 0, 0, display=_name_display(name))
+            d = Node(name, "dir", document.listed_name(entry), 0, 0, display=_name_display(name))
             # a fragment folder, and the commits folder (one file per write: 10 000 fragments
             # make 10 000 commit files), are listed when first expanded
             if lazy is not None and dirpath == array_dir and name == layout.COMMITS_DIR:
