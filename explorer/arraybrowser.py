@@ -19,6 +19,7 @@ from . import theme
 from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 MAX_LOADING_ROWS = 5000   # the loading list stops growing there (a count says the rest)
+LAZY_ROW = Qt.ItemDataRole.UserRole + 1   # a summary row whose children wait for expansion
 
 
 class ArrayBrowser(QTreeWidget):
@@ -81,32 +82,47 @@ class ArrayBrowser(QTreeWidget):
     def _show_summary(self, summary) -> None:
         self.summary = summary
         self.setHeaderLabels(["Array", "What", "Size"])
-
-        def add(row, parent):
-            it = QTreeWidgetItem([row.label, row.text, row.size])
-            it.setToolTip(0, row.tooltip or row.label)
-            it.setToolTip(1, row.text)
-            it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            if row.node is not None:
-                it.setData(0, Qt.ItemDataRole.UserRole, row.node)
-                self._items.setdefault(id(row.node), it)
-                worst = _worst(row.node) if row.node.kind != "dir" else "ok"
-                it.setIcon(0, theme.status_icon(worst) if worst != "ok"
-                           else theme.kind_icon(row.node.kind))
-            for c in row.children:
-                it.addChild(add(c, it))
-            return it
-        top = add(summary, None)
+        top = self._summary_item(summary)
         self.addTopLevelItem(top)
         top.setExpanded(True)
         for i in range(top.childCount()):   # two levels open where they are short
             c = top.child(i)
-            if c is not None and c.childCount() <= 12:
+            if c is not None and 0 < c.childCount() <= 12:
                 c.setExpanded(True)
                 for j in range(c.childCount()):
                     g = c.child(j)
                     if g is not None and 0 < g.childCount() <= 12:
                         g.setExpanded(True)
+
+    def _summary_item(self, row) -> QTreeWidgetItem:
+        it = QTreeWidgetItem([row.label, row.text, row.size])
+        it.setToolTip(0, row.tooltip or row.label)
+        it.setToolTip(1, row.text)
+        it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if row.node is not None:
+            it.setData(0, Qt.ItemDataRole.UserRole, row.node)
+            self._items.setdefault(id(row.node), it)
+            worst = _worst(row.node) if row.node.kind != "dir" else "ok"
+            it.setIcon(0, theme.status_icon(worst) if worst != "ok"
+                       else theme.kind_icon(row.node.kind))
+        if row.load is not None:   # its rows are made (fragment footers read) when expanded
+            it.setData(0, LAZY_ROW, row)
+            it.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator)
+        else:
+            it.addChildren([self._summary_item(c) for c in row.children])
+        return it
+
+    def _expand_summary(self, it: QTreeWidgetItem) -> None:
+        row = it.data(0, LAZY_ROW)
+        if row is None or it.childCount():
+            return
+        it.setData(0, LAZY_ROW, None)
+        try:
+            kids = row.expand()
+        except Exception:  # noqa: BLE001 - a summary row is not worth an exception
+            kids = []
+        it.addChildren([self._summary_item(c) for c in kids])
+        it.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.DontShowIndicatorWhenChildless)
 
     # ---- while a path is being opened: the files parsed so far ----------------------------
     def begin_loading(self, path: str) -> None:
@@ -199,9 +215,13 @@ class ArrayBrowser(QTreeWidget):
         return worst
 
     def _expanded(self, it: QTreeWidgetItem) -> None:
-        """A deferred folder (a group member) opens: build it, then list its entries."""
+        """A deferred folder (a group member) opens: build it, then list its entries; in the
+        summary, a lazy row (the fragments) makes its rows."""
+        if self.summary is not None:
+            self._expand_summary(it)
+            return
         node = it.data(0, Qt.ItemDataRole.UserRole)
-        if self.summary is not None or node is None or it.childCount() or node.kind != "dir":
+        if node is None or it.childCount() or node.kind != "dir":
             return
         worst = self._add_children(it, node)   # builds the member with its own context
         it.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.DontShowIndicatorWhenChildless)

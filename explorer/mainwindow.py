@@ -212,6 +212,8 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
             if n.kind == "file" and n.size > 0:
                 return n
             if n.kind == "dir" and n.pending and getattr(n.children, "owner_fields", False):
+                if not getattr(n.children, "first_screen", True):
+                    continue   # listed when expanded (a folder of 10 000 empty files)
                 n.ensure_built()
             if not n.is_lazy:
                 stack.extend(reversed(list(n.iter_children())))

@@ -71,12 +71,17 @@ class Document:
         self._names[name] = src
         return src
 
+    def listed_name(self, entry) -> str:
+        """`relname` of an entry just listed by `fs.list`: the listing's own relative name
+        where it is the same (no path arithmetic per entry: 10 000 fragment folders)."""
+        same_root = self.is_dir and isinstance(self.fs, LocalFS) and self.fs.root == self.path
+        return entry.rel if same_root else self.relname(entry.path)
+
     def open_listed(self, entry) -> ByteSource:
         """`open_source` for a regular file just listed by `fs.list` (a dataset_fs.Entry):
         its confinement was judged by the listing, so it is not judged again (a lazy open
         of 10 000 fragments makes 10 000 commit-file nodes)."""
-        same_root = self.is_dir and isinstance(self.fs, LocalFS) and self.fs.root == self.path
-        name = entry.rel if same_root else self.relname(entry.path)   # the listing's name
+        name = self.listed_name(entry)
         known = self._names.get(name)
         if known is not None and known not in self.derived:
             return known

@@ -80,6 +80,9 @@ class DeferredChildren(LazyChildren):
     # Building sets the owner's own fields too (its display, status): a view that shows the
     # owner as the eager tree would (`dump`) builds it first.
     owner_fields = False
+    # False: a search for what to show first (the window's first file) passes it unbuilt (a
+    # folder of 10 000 empty commit files is not worth listing for that)
+    first_screen = True
 
     def __init__(self, build: Callable[[], List["Node"]],
                  on_release: Optional[Callable[[List["Node"]], None]] = None):

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Literal, Optional, Protocol, Sequence, Tuple, TypedDict, runtime_checkable
+from typing import Callable, Dict, List, Literal, Optional, Protocol, Sequence, Tuple, TypedDict, runtime_checkable
 
 from .node import Node
 
@@ -348,6 +348,15 @@ class SummaryRow:
     node: Optional[Node] = None   # what selecting the row shows
     tooltip: str = ""
     children: List["SummaryRow"] = field(default_factory=list)
+    # children made when first shown (an array's 10 000 fragment rows read 10 000 footers):
+    # `expand()` calls it once; the dock shows an expand arrow until then
+    load: Optional[Callable[[], List["SummaryRow"]]] = None
+
+    def expand(self) -> List["SummaryRow"]:
+        if self.load is not None:
+            load, self.load = self.load, None
+            self.children = load()
+        return self.children
 
 
 # ---- the plugin -----------------------------------------------------------------------------

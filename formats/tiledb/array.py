@@ -310,8 +310,12 @@ def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str
                         lab.add(file_node(document, le.path, "file not part of the TileDB format"))
                 parent.add(lab)
                 continue
-            d = Node(name, "dir", document.relname(full), 0, 0, display=_name_display(name))
-            if lazy is not None and os.path.abspath(full) in lazy.fragment_dirs:
+            d = Node(name, "dir", document.listed_name(entry), 0, 0, display=_name_display(name))
+            # a fragment folder, and the commits folder (one file per write: 10 000 fragments
+            # make 10 000 commit files), are listed when first expanded
+            if lazy is not None and dirpath == array_dir and name == layout.COMMITS_DIR:
+                d.set_lazy(_CommitsDeferred(document, d, array_dir, full, ctx, lazy))
+            elif lazy is not None and os.path.abspath(full) in lazy.fragment_dirs:
                 d.set_lazy(_FragmentDeferred(document, d, array_dir, full, ctx, lazy))
             else:
                 _place(document, d, array_dir, full, nodes, ctx, lazy)
@@ -330,7 +334,8 @@ def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str
 
 # ---- a lazy open: fragments listed on expansion, files parsed when shown ------------------
 class _FragmentDeferred(BuildDeferred):
-    """A fragment folder's entries, listed (files not parsed) when it is first expanded."""
+    """A fragment folder's entries (or the commits folder's), listed (files not parsed) when
+    it is first expanded."""
 
     owner_fields = True   # an unlistable folder marks its own node
 
@@ -350,6 +355,12 @@ class _FragmentDeferred(BuildDeferred):
             if frag is not None:
                 frag.metadata = None
         super().__init__(build, release)
+
+
+class _CommitsDeferred(_FragmentDeferred):
+    """The commits folder: its (empty) commit files give the first screen nothing to show."""
+
+    first_screen = False
 
 
 class _FileDeferred(BuildDeferred):

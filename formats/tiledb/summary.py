@@ -102,12 +102,6 @@ def _fragment_row(array: TileDBArray, frag: Fragment, node: Optional[Node]) -> S
     return SummaryRow(when, ", ".join(parts), _bytes(node), node=node, tooltip=frag.name)
 
 
-# Fragments whose cell count and domain the summary reads at open when a lazy open has not
-# parsed their metadata yet (one small node-free read each); beyond it, "cells unknown"
-# until the fragment is opened (an array of 10 000 fragments must open in seconds)
-DETAIL_LIMIT = 1000
-
-
 def _footer_only(document, array: TileDBArray, frag: Fragment) -> None:
     from .values import _metadata
 
@@ -115,6 +109,19 @@ def _footer_only(document, array: TileDBArray, frag: Fragment) -> None:
         _metadata(document, array, frag)
     except Exception:  # noqa: BLE001 - shown as "cells unknown"; the tree and verify say why
         pass
+
+
+def _fragment_rows(document, array: TileDBArray, frags: List[Fragment],
+                   fdir: Optional[Node]) -> List[SummaryRow]:
+    """One row per fragment, made when the Fragments row is expanded: a lazy open has not
+    parsed their footers, each is read then (one small node-free read each)."""
+    by_name = {c.name: c for c in fdir.iter_children()} if fdir is not None else {}
+    rows = []
+    for f in frags:
+        if f.metadata is None:
+            _footer_only(document, array, f)
+        rows.append(_fragment_row(array, f, by_name.get(f.name)))
+    return rows
 
 
 def array_summary(document) -> Optional[SummaryRow]:
@@ -135,16 +142,16 @@ def array_summary(document) -> Optional[SummaryRow]:
     fdir = root.find("__fragments")
     frow = SummaryRow("Fragments", "in read order (oldest first): time, cells, domain",
                       f"{len(frags)}", node=fdir)
-    for i, f in enumerate(frags):
-        if f.metadata is None and i < DETAIL_LIMIT:
-            _footer_only(document, array, f)   # a lazy open has not parsed it yet
-        fnode = fdir.find(f.name) if fdir is not None else None
-        frow.children.append(_fragment_row(array, f, fnode))
+    if frags:
+        frow.load = lambda: _fragment_rows(document, array, frags, fdir)
     top.children.append(frow)
     for folder, what in (("__meta", "array metadata"), ("__commits", "commits"),
                          ("__labels", "dimension labels"), ("__enumerations", "enumerations")):
         n = root.find(folder)
-        if n is not None and n.child_count():
+        if n is not None and n.pending:   # a lazy open lists it when it is expanded
+            top.children.append(SummaryRow(what.capitalize(), f"in {folder}: listed when "
+                                           "opened in the Structure tree", node=n))
+        elif n is not None and n.child_count():
             top.children.append(SummaryRow(what.capitalize(), f"{n.child_count()} file"
                                            f"{'s' * (n.child_count() != 1)} in {folder}",
                                            node=n))
@@ -154,6 +161,6 @@ def array_summary(document) -> Optional[SummaryRow]:
 def rows_of(summary: SummaryRow) -> List[SummaryRow]:
     """Every row, depth first (tests, search)."""
     out = [summary]
-    for c in summary.children:
+    for c in summary.expand():
         out.extend(rows_of(c))
     return out

@@ -53,6 +53,7 @@ def test_dense_array_summary(qtbot, tmp_path):
     assert sorted(dims) == sorted(schema.domain.dim(i).name for i in range(schema.ndim))
     # fragments in read order, each with its time range and its cells (tiledb-py's view)
     fr = rows["Fragments"]
+    fr.setExpanded(True)   # its rows are made when expanded
     assert fr.childCount() == len(frags)
     for i, f in enumerate(sorted(frags, key=lambda f: f.timestamp_range)):
         it = fr.child(i)
@@ -80,6 +81,8 @@ def test_sparse_fragment_cells(qtbot, tmp_path, arrays):
         n = len(A.query(coords=True)[:]["v"])
     top = win.browser.topLevelItem(0)
     assert "sparse" in top.text(1)
-    frag = _rows(top)["Fragments"].child(0)
+    fr = _rows(top)["Fragments"]
+    fr.setExpanded(True)
+    frag = fr.child(0)
     assert frag.text(1).startswith(f"{n:,} cells, sparse, domain ")
     assert "capacity 4" in _rows(top)["Schema"].text(1)

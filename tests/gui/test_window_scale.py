@@ -47,6 +47,9 @@ def test_fifty_fragments_open_unbuilt_and_build_on_expansion(qtbot, tmp_path, fi
     assert win.current_node.name == "__fragment_metadata.tdb"
     assert win.current_node.parent is frags[0]
     assert sum(f.pending for f in frags) == FRAGMENTS - 1
+    # the commits folder (one empty file per write) is listed when expanded, not at open
+    commits = win.session.root["__commits"]
+    assert commits.pending
     built = _built(win.session.root)
     first = _built(frags[0])              # the file on screen, parsed
     assert built - first < 5 * FRAGMENTS, (built, first)   # about 3 per fragment
@@ -64,6 +67,13 @@ def test_fifty_fragments_open_unbuilt_and_build_on_expansion(qtbot, tmp_path, fi
     # its files are listed, not parsed: parsing waits until one is shown
     assert all(c.pending for c in target.iter_children() if c.size > 0)
     assert _built(win.session.root) < built + 10
+    # expanded, it lists one commit file per write
+    index = model.index_for_node(commits)
+    view.expand(index)
+    model.ensure_fetched(index)
+    assert not commits.pending
+    assert sum(c.name.endswith(".wrt") for c in commits.iter_children()) == FRAGMENTS
+    assert model.rowCount(index) == commits.child_count()
 
 
 def test_byte_clicked_in_an_unparsed_file_selects_the_deepest_node(qtbot, tmp_path, fifty):
@@ -109,3 +119,40 @@ def test_screenshot_cancels_the_background_verify(tmp_path, fifty, qapp, monkeyp
     # the verify was asked for when the array opened, and cancelled (not awaited) before the
     # picture was taken: nothing of it is left running
     assert True in runs
+
+
+def test_array_dock_makes_fragment_rows_and_reads_footers_on_expansion(qtbot, tmp_path, fifty,
+                                                                       monkeypatch):
+    """The Array dock's Fragments row has no children, and no fragment footer was read for
+    it, until it is expanded (10 000 fragments: 10 000 footer reads at open); expanding it
+    shows each fragment's cell count as tiledb-py reports it."""
+    from arrayscope.formats.tiledb import fragment_metadata as fmd
+
+    reads = []
+    load = fmd.load_fragment_metadata
+
+    def counted(source, ctx):
+        reads.append(source)
+        return load(source, ctx)
+    monkeypatch.setattr(fmd, "load_fragment_metadata", counted)
+    win = open_window(qtbot, tmp_path)
+    assert win.open_path(fifty, sync=True)
+    win.verifier.cancel()
+    top = win.browser.topLevelItem(0)
+    rows = {top.child(i).text(0): top.child(i) for i in range(top.childCount())}
+    fr = rows["Fragments"]
+    assert fr.text(2) == str(FRAGMENTS)
+    assert fr.childCount() == 0 and not fr.isExpanded()
+    assert reads == []
+    fr.setExpanded(True)                   # as a click on its arrow does
+    assert fr.childCount() == FRAGMENTS
+    assert len(reads) >= FRAGMENTS - 1     # the footers the tree had not parsed yet
+    infos = sorted(tiledb.array_fragments(fifty), key=lambda f: f.timestamp_range)
+    got = [fr.child(i).text(1).split(" cells")[0] for i in range(FRAGMENTS)]
+    assert got == [f"{f.cell_num:,}" for f in infos]
+    assert [fr.child(i).data(0, 0x0100).name for i in range(FRAGMENTS)] == \
+        [os.path.basename(f.uri.rstrip("/")) for f in infos]
+    n = len(reads)
+    fr.setExpanded(False)
+    fr.setExpanded(True)                   # made once
+    assert fr.childCount() == FRAGMENTS and len(reads) == n
