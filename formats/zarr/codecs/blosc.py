@@ -173,21 +173,27 @@ def _inner(codec: int, src, n: int) -> bytes:
 
 def decode_layout(data: bytes, lay: Layout) -> Tuple[bytes, Optional[Tuple[int, int, str]]]:
     """(decoded bytes, None) or (partial, (stream index, offset, message)). Streams are
-    decoded straight into one buffer (a shuffled block's byte planes side by side in a
-    scratch copy); the blocks are then un-shuffled together, the full ones in one
-    vectorised call over a (blocks, blocksize) view: no join of parts or blocks and no
-    per-block Python work besides the inner codec call."""
+    decoded straight into the output: a byte-shuffled block of one stream is un-shuffled
+    from the codec's bytes into place; split blocks (byte planes) and bit-shuffled blocks
+    go to a scratch copy first and are un-shuffled together, the full ones in one
+    vectorised call over a (blocks, blocksize) view. The output is a bytearray the numpy
+    view writes into (returned as is: no final copy, no join of parts or blocks)."""
     if lay.memcpyed:
         return bytes(data[HEADER:HEADER + lay.nbytes]), None
     total = sum(b.nbytes for b in lay.blocks)
-    out = np.empty(total, np.uint8)
-    shuffled = bool(lay.flags & 0x01) and lay.typesize > 1
+    buf = bytearray(total)
+    out = np.frombuffer(buf, np.uint8)
+    ts = lay.typesize
+    shuffled = bool(lay.flags & 0x01) and ts > 1
     bits = not shuffled and bool(lay.flags & 0x04)
-    dst = np.empty(total, np.uint8) if shuffled or bits else out
+    # un-shuffled as decoded, no scratch: one stream per block, or one per byte plane
+    direct = shuffled and all(len(b.streams) in (1, ts) for b in lay.blocks)
+    dst = np.empty(total, np.uint8) if (shuffled or bits) and not direct else out
     view = memoryview(data)
     k = 0
     at = 0
     for j, blk in enumerate(lay.blocks):
+        blk_at = at
         for s in blk.streams:
             raw = view[s.data_at:s.data_at + s.csize]
             if s.csize == s.nbytes:
@@ -197,26 +203,41 @@ def decode_layout(data: bytes, lay: Layout) -> Tuple[bytes, Optional[Tuple[int, 
                     dec = _inner(lay.codec, raw, s.nbytes)
                 except CodecError as e:
                     where = s.data_at + (e.where or 0) if e.status != "warning" else s.data_at
-                    return _unshuffle(lay, dst, out, j), (k, where, str(e))
+                    return _unshuffle(lay, dst, out, buf, j), (k, where, str(e))
                 except Exception as e:  # library errors on corrupt input
-                    return _unshuffle(lay, dst, out, j), (k, s.data_at, f"{CODECS.get(lay.codec)}: "
+                    return _unshuffle(lay, dst, out, buf, j), (k, s.data_at, f"{CODECS.get(lay.codec)}: "
                                                           f"{type(e).__name__}: {e}")
                 if len(dec) != s.nbytes:
-                    return _unshuffle(lay, dst, out, j), (k, s.data_at, f"{CODECS.get(lay.codec)} "
+                    return _unshuffle(lay, dst, out, buf, j), (k, s.data_at, f"{CODECS.get(lay.codec)} "
                                                           f"stream decodes to {len(dec)} bytes, "
                                                           f"expected {s.nbytes}")
-            dst[at:at + s.nbytes] = np.frombuffer(dec, np.uint8, s.nbytes)
+            if direct and len(blk.streams) == ts:  # byte plane p: byte p of every element
+                p = (at - blk_at) // s.nbytes
+                out[blk_at:blk_at + blk.nbytes].reshape(-1, ts)[:, p] = \
+                    np.frombuffer(dec, np.uint8, s.nbytes)
+            elif direct:
+                byteunshuffle_rows(np.frombuffer(dec, np.uint8, s.nbytes).reshape(1, -1), ts,
+                                   out[at:at + s.nbytes].reshape(1, -1))
+            else:
+                dst[at:at + s.nbytes] = np.frombuffer(dec, np.uint8, s.nbytes)
             at += s.nbytes
             k += 1
-    return _unshuffle(lay, dst, out, len(lay.blocks)), None
+    return _unshuffle(lay, dst, out, buf, len(lay.blocks)), None
 
 
-def _unshuffle(lay: Layout, dst: np.ndarray, out: np.ndarray, nblocks: int) -> bytes:
-    """The first `nblocks` decoded blocks of `dst` un-shuffled into `out`, as bytes."""
+def _unshuffle(lay: Layout, dst: np.ndarray, out: np.ndarray, buf: bytearray,
+               nblocks: int) -> bytes:
+    """The first `nblocks` decoded blocks of `dst` un-shuffled into `buf` (when `dst` is not
+    already `buf`'s view); `buf` itself when they are all of it."""
     blocks = lay.blocks[:nblocks]
     end = sum(b.nbytes for b in blocks)
-    if dst is out:
-        return out[:end].tobytes()
+    if dst is not out:
+        _unshuffle_into(lay, dst, out, blocks, end)
+    return buf if end == len(buf) else bytes(buf[:end])
+
+
+def _unshuffle_into(lay: Layout, dst: np.ndarray, out: np.ndarray, blocks: List[Block],
+                    end: int) -> None:
     ts, bsize = lay.typesize, lay.blocksize
     # full blocks lead (only the last may be short): one call over all of them
     full = sum(1 for b in blocks if b.nbytes == bsize)
@@ -227,7 +248,7 @@ def _unshuffle(lay: Layout, dst: np.ndarray, out: np.ndarray, nblocks: int) -> b
                                out[:whole].reshape(full, bsize))
         if end > whole:
             byteunshuffle_rows(dst[whole:end].reshape(1, -1), ts, out[whole:end].reshape(1, -1))
-        return out[:end].tobytes()
+        return
     if full and ts and bsize % ts == 0 and (bsize // ts) % 8 == 0:
         bitunshuffle_whole_blocks(dst[:whole], ts, full, out[:whole])
     else:
@@ -238,7 +259,6 @@ def _unshuffle(lay: Layout, dst: np.ndarray, out: np.ndarray, nblocks: int) -> b
         out[at:at + b.nbytes] = np.frombuffer(bitunshuffle(seg.tobytes(), ts), np.uint8) \
             if b.nbytes >= ts else seg
         at += b.nbytes
-    return out[:end].tobytes()
 
 
 def flag_nodes(node: Node, flags: int) -> None:
@@ -335,7 +355,7 @@ class Blosc(Codec):
         out, err = decode_layout(data, lay)
         if err is not None:
             raise CodecError(err[2], err[1], status="warning" if "snappy" in err[2] else "error")
-        return out
+        return bytes(out)  # immutable for the tree's derived source
 
 
 def _field_at(group: Node, offset: int) -> Optional[Node]:
