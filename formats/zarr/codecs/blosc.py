@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple, Union
+from typing import List, Optional, Tuple, Union, cast
 
 import lz4.block
 import numpy as np
@@ -171,7 +171,10 @@ def _inner(codec: int, src, n: int) -> bytes:
     raise CodecError(f"blosc: unknown inner codec {codec}")
 
 
-def decode_layout(data: bytes, lay: Layout) -> Tuple[bytes, Optional[Tuple[int, int, str]]]:
+Buf = Union[bytes, bytearray]
+
+
+def decode_layout(data: bytes, lay: Layout) -> Tuple[Buf, Optional[Tuple[int, int, str]]]:
     """(decoded bytes, None) or (partial, (stream index, offset, message)). Streams are
     decoded straight into the output: a byte-shuffled block of one stream is un-shuffled
     from the codec's bytes into place; split blocks (byte planes) and bit-shuffled blocks
@@ -226,7 +229,7 @@ def decode_layout(data: bytes, lay: Layout) -> Tuple[bytes, Optional[Tuple[int, 
 
 
 def _unshuffle(lay: Layout, dst: np.ndarray, out: np.ndarray, buf: bytearray,
-               nblocks: int) -> bytes:
+               nblocks: int) -> Buf:
     """The first `nblocks` decoded blocks of `dst` un-shuffled into `buf` (when `dst` is not
     already `buf`'s view); `buf` itself when they are all of it."""
     blocks = lay.blocks[:nblocks]
@@ -291,7 +294,8 @@ class Blosc(Codec):
             raise CodecError(err[2], err[1])
         if len(out) != lay.nbytes:
             raise CodecError(f"blosc: blocks decode to {len(out)} bytes, nbytes says {lay.nbytes}", 4)
-        return out
+        # a bytearray (no copy into bytes): the stages after and `values` only read buffers
+        return cast(bytes, out)
 
     def frame(self, spec: CodecSpec, cur: Cursor, limit: int):
         """Header, bstarts, and each block's streams (csize + data): all on disk, nothing
