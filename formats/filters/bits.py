@@ -241,6 +241,14 @@ def _bytewise(seg: np.ndarray, esize: int, nb: int, b: int, forward: bool) -> np
     return out.ravel()
 
 
+def bitunshuffle_whole_blocks(src: np.ndarray, esize: int, nb: int, out: np.ndarray) -> None:
+    """`nb` equal blocks of flat uint8 `src`, each bit-unshuffled as ONE transposed block of
+    all its elements (blosc's bitshuffle: no inner bshuf blocking) into `out`; the element
+    count per block must be a multiple of 8."""
+    b = len(src) // (nb * esize)
+    out[:] = _bytewise(src, esize, nb, b, False)
+
+
 _WORDS_MIN_BLOCKS = 16   # from 128 KiB the word transposes win (measured: 64 KiB loses)
 
 

@@ -93,3 +93,47 @@ def test_values_one_field_of_large_zarr(benchmark, big_zarr):
           f"({mbps:.0f} MiB/s of records)")
     benchmark.extra_info.update(values_s=benchmark.stats.stats.mean)
     doc.close()
+
+
+BLOSC_CASES = {"zstd+shuffle": ("zstd", 1), "lz4+shuffle": ("lz4", 1),
+               "blosclz+shuffle": ("blosclz", 1), "zstd+bitshuffle": ("zstd", 2)}
+
+
+def _ours_raw(path: str) -> list:
+    """What `values --raw` does: open without a tree, decode every chunk."""
+    doc = formats.open(path, tree=False)
+    entries = PLUGIN.values(doc, None, with_values=False)
+    doc.close()
+    assert not any(e.get("error") for e in entries)
+    return [e["raw"] for e in entries]
+
+
+@pytest.mark.parametrize("case", list(BLOSC_CASES))
+def test_blosc_values_side_by_side(tmp_path, case):
+    """A 32 MiB float64 zarr v2 array (32 chunks), blosc per cname/shuffle, written by
+    zarr-python: `values --raw` against zarr-python's read of the whole array, interleaved
+    rounds in one process, median wall and CPU ratios printed (issue 16 item 7)."""
+    from numcodecs import Blosc
+    cname, shuf = BLOSC_CASES[case]
+    n = 4 * 2 ** 20
+    data = np.round(np.random.default_rng(1).normal(size=n) * 100, 2)
+    path = str(tmp_path / case)
+    z = zarr.create_array(path, shape=(n,), chunks=(n // 32,), dtype="<f8", zarr_format=2,
+                          compressors=Blosc(cname, 5, shuf))
+    z[...] = data
+    assert b"".join(_ours_raw(path)) == data.tobytes()
+    wall: dict = {"ours": [], "zarr": []}
+    cpu: dict = {"ours": [], "zarr": []}
+    sides = {"ours": lambda: _ours_raw(path), "zarr": lambda: zarr.open_array(path, mode="r")[...]}
+    for _ in range(5):
+        for side, fn in sides.items():
+            gc.collect()
+            c0, t0 = time.process_time(), time.perf_counter()
+            fn()
+            wall[side].append(time.perf_counter() - t0)
+            cpu[side].append(time.process_time() - c0)
+    med = {k: float(np.median(v)) for k, v in wall.items()}
+    cmed = {k: float(np.median(v)) for k, v in cpu.items()}
+    print(f"\n{case:16s} ours {med['ours'] * 1000:6.0f} ms  zarr {med['zarr'] * 1000:6.0f} ms  "
+          f"ratio {med['ours'] / med['zarr']:5.2f}  cpu ratio {cmed['ours'] / cmed['zarr']:5.2f}  "
+          f"load {os.getloadavg()[0]:.2f}")

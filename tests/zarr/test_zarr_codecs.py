@@ -18,7 +18,7 @@ from arrayscope.formats import engine, jsontree  # noqa: E402
 from arrayscope.formats.engine import run_parser  # noqa: E402
 from arrayscope.formats.node import Node  # noqa: E402
 from arrayscope.formats.source import BytesSource  # noqa: E402
-from arrayscope.formats.zarr.codecs import CodecSpec, blosclz, get, shuffle  # noqa: E402  # noqa: E402
+from arrayscope.formats.zarr.codecs import CodecSpec, blosc, blosclz, get, shuffle  # noqa: E402
 
 FUZZ = float(os.environ.get("ARRAYSCOPE_FUZZ_SCALE", "1"))  # more examples on demand
 
@@ -61,6 +61,37 @@ def test_blosc_matrix(cname, shuf):
         assert engine.coverage(root, src) == (src.size, src.size)
         assert not engine.diagnostics(root), [d.message for d in engine.diagnostics(root)]
         assert get("blosc").decode(CodecSpec("blosc"), enc, 1 << 24) == a.tobytes()
+
+
+@pytest.mark.parametrize("cname,shuf", list(itertools.product(
+    ["blosclz", "lz4", "zstd"], [0, 1, 2])))
+def test_blosc_many_blocks_of_float64(cname, shuf):
+    """Typesize 8: split byte planes (blosclz, lz4: c-blosc keeps one block here) written
+    strided into place; zstd's several full blocks and a short last one un-shuffled from
+    the codec's bytes, or bit-shuffled blocks transposed together; all bit-exact."""
+    a = np.round(np.random.default_rng(7).normal(size=4 * 2048 + 40) * 100, 2)
+    enc = numcodecs.Blosc(cname=cname, clevel=5, shuffle=shuf, blocksize=16384).encode(a)
+    lay = blosc.layout(enc, 1 << 24)
+    assert lay.typesize == 8
+    if cname == "zstd":
+        assert [b.nbytes for b in lay.blocks] == [16384] * 4 + [320]
+    else:
+        assert [len(b.streams) for b in lay.blocks] == [8]
+    assert get("blosc").decode(CodecSpec("blosc"), enc, 1 << 24) == a.tobytes()
+
+
+@pytest.mark.parametrize("shuf", [1, 2])
+def test_blosc_corrupt_block_keeps_the_blocks_before_it(shuf):
+    """A stream that fails in block 3 gives blocks 1-2 decoded (un-shuffled) and the error
+    located at that stream."""
+    a = np.arange(4 * 2048, dtype="<f8") * 1.5
+    enc = bytearray(numcodecs.Blosc("zstd", 5, shuf, blocksize=16384).encode(a))
+    lay = blosc.layout(bytes(enc), 1 << 24)
+    s = lay.blocks[2].streams[0]
+    enc[s.data_at:s.data_at + 4] = b"\0\0\0\0"  # not a zstd frame magic any more
+    out, err = blosc.decode_layout(bytes(enc), lay)
+    assert bytes(out) == a.tobytes()[:2 * 16384]
+    assert err is not None and err[1] == s.data_at
 
 
 def test_blosc_typesize_1_for_wide_records():

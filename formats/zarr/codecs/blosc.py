@@ -15,14 +15,14 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union, cast
 
 import lz4.block
 import numpy as np
 
 from ...cursor import Cursor
 from ...fielddoc import doc
-from ...filters.bits import byteunshuffle_rows
+from ...filters.bits import bitunshuffle_whole_blocks, byteunshuffle_rows
 from ...node import ERROR, Node
 from . import blosclz
 from .base import Codec, CodecError, CodecSpec, register
@@ -153,10 +153,10 @@ def layout(data: bytes, limit: int) -> Layout:
     return lay
 
 
-def _inner(codec: int, src: bytes, n: int) -> bytes:
+def _inner(codec: int, src, n: int) -> bytes:
     if codec == 0:
         try:
-            return blosclz.decompress(src, n)
+            return blosclz.decompress(bytes(src), n)
         except blosclz.BloscLZError as e:
             raise CodecError(f"blosclz: {e}", e.where)
     if codec == 1:
@@ -171,49 +171,97 @@ def _inner(codec: int, src: bytes, n: int) -> bytes:
     raise CodecError(f"blosc: unknown inner codec {codec}")
 
 
-def decode_layout(data: bytes, lay: Layout) -> Tuple[bytes, Optional[Tuple[int, int, str]]]:
+Buf = Union[bytes, bytearray]
+
+
+def decode_layout(data: bytes, lay: Layout) -> Tuple[Buf, Optional[Tuple[int, int, str]]]:
     """(decoded bytes, None) or (partial, (stream index, offset, message)). Streams are
-    decoded straight into one output buffer (a block's byte planes side by side, then one
-    vectorised un-shuffle into place): no join of parts or blocks."""
+    decoded straight into the output: a byte-shuffled block of one stream is un-shuffled
+    from the codec's bytes into place; split blocks (byte planes) and bit-shuffled blocks
+    go to a scratch copy first and are un-shuffled together, the full ones in one
+    vectorised call over a (blocks, blocksize) view. The output is a bytearray the numpy
+    view writes into (returned as is: no final copy, no join of parts or blocks)."""
     if lay.memcpyed:
         return bytes(data[HEADER:HEADER + lay.nbytes]), None
-    out = np.empty(sum(b.nbytes for b in lay.blocks), np.uint8)
-    scratch = np.empty(max((b.nbytes for b in lay.blocks), default=0), np.uint8)
+    total = sum(b.nbytes for b in lay.blocks)
+    buf = bytearray(total)
+    out = np.frombuffer(buf, np.uint8)
+    ts = lay.typesize
+    shuffled = bool(lay.flags & 0x01) and ts > 1
+    bits = not shuffled and bool(lay.flags & 0x04)
+    # un-shuffled as decoded, no scratch: one stream per block, or one per byte plane
+    direct = shuffled and all(len(b.streams) in (1, ts) for b in lay.blocks)
+    dst = np.empty(total, np.uint8) if (shuffled or bits) and not direct else out
+    view = memoryview(data)
     k = 0
     at = 0
-    for blk in lay.blocks:
-        shuffled = lay.flags & 0x01 and lay.typesize > 1
-        bits = not shuffled and lay.flags & 0x04 and blk.nbytes >= lay.typesize
-        dst = scratch if shuffled else out[at:at + blk.nbytes]
-        pos = 0
+    for j, blk in enumerate(lay.blocks):
+        blk_at = at
         for s in blk.streams:
-            raw = data[s.data_at:s.data_at + s.csize]
+            raw = view[s.data_at:s.data_at + s.csize]
             if s.csize == s.nbytes:
-                dec = raw
+                dec: Union[bytes, memoryview] = raw
             else:
                 try:
-                    dec = _inner(lay.codec, bytes(raw), s.nbytes)
+                    dec = _inner(lay.codec, raw, s.nbytes)
                 except CodecError as e:
                     where = s.data_at + (e.where or 0) if e.status != "warning" else s.data_at
-                    return out[:at].tobytes(), (k, where, str(e))
+                    return _unshuffle(lay, dst, out, buf, j), (k, where, str(e))
                 except Exception as e:  # library errors on corrupt input
-                    return out[:at].tobytes(), (k, s.data_at, f"{CODECS.get(lay.codec)}: "
-                                                             f"{type(e).__name__}: {e}")
+                    return _unshuffle(lay, dst, out, buf, j), (k, s.data_at, f"{CODECS.get(lay.codec)}: "
+                                                          f"{type(e).__name__}: {e}")
                 if len(dec) != s.nbytes:
-                    return out[:at].tobytes(), (k, s.data_at, f"{CODECS.get(lay.codec)} stream "
-                                                f"decodes to {len(dec)} bytes, expected "
-                                                f"{s.nbytes}")
-            dst[pos:pos + s.nbytes] = np.frombuffer(dec, np.uint8, s.nbytes)
-            pos += s.nbytes
+                    return _unshuffle(lay, dst, out, buf, j), (k, s.data_at, f"{CODECS.get(lay.codec)} "
+                                                          f"stream decodes to {len(dec)} bytes, "
+                                                          f"expected {s.nbytes}")
+            if direct and len(blk.streams) == ts:  # byte plane p: byte p of every element
+                p = (at - blk_at) // s.nbytes
+                out[blk_at:blk_at + blk.nbytes].reshape(-1, ts)[:, p] = \
+                    np.frombuffer(dec, np.uint8, s.nbytes)
+            elif direct:
+                byteunshuffle_rows(np.frombuffer(dec, np.uint8, s.nbytes).reshape(1, -1), ts,
+                                   out[at:at + s.nbytes].reshape(1, -1))
+            else:
+                dst[at:at + s.nbytes] = np.frombuffer(dec, np.uint8, s.nbytes)
+            at += s.nbytes
             k += 1
-        if shuffled:
-            byteunshuffle_rows(scratch[:blk.nbytes].reshape(1, -1), lay.typesize,
-                               out[at:at + blk.nbytes].reshape(1, -1))
-        elif bits:
-            out[at:at + blk.nbytes] = np.frombuffer(
-                bitunshuffle(out[at:at + blk.nbytes].tobytes(), lay.typesize), np.uint8)
-        at += blk.nbytes
-    return out.tobytes(), None
+    return _unshuffle(lay, dst, out, buf, len(lay.blocks)), None
+
+
+def _unshuffle(lay: Layout, dst: np.ndarray, out: np.ndarray, buf: bytearray,
+               nblocks: int) -> Buf:
+    """The first `nblocks` decoded blocks of `dst` un-shuffled into `buf` (when `dst` is not
+    already `buf`'s view); `buf` itself when they are all of it."""
+    blocks = lay.blocks[:nblocks]
+    end = sum(b.nbytes for b in blocks)
+    if dst is not out:
+        _unshuffle_into(lay, dst, out, blocks, end)
+    return buf if end == len(buf) else bytes(buf[:end])
+
+
+def _unshuffle_into(lay: Layout, dst: np.ndarray, out: np.ndarray, blocks: List[Block],
+                    end: int) -> None:
+    ts, bsize = lay.typesize, lay.blocksize
+    # full blocks lead (only the last may be short): one call over all of them
+    full = sum(1 for b in blocks if b.nbytes == bsize)
+    whole = full * bsize
+    if lay.flags & 0x01 and ts > 1:
+        if full:
+            byteunshuffle_rows(dst[:whole].reshape(full, bsize), ts,
+                               out[:whole].reshape(full, bsize))
+        if end > whole:
+            byteunshuffle_rows(dst[whole:end].reshape(1, -1), ts, out[whole:end].reshape(1, -1))
+        return
+    if full and ts and bsize % ts == 0 and (bsize // ts) % 8 == 0:
+        bitunshuffle_whole_blocks(dst[:whole], ts, full, out[:whole])
+    else:
+        whole = 0
+    at = whole
+    for b in blocks[full if whole else 0:]:  # short last block, or odd block shapes
+        seg = dst[at:at + b.nbytes]
+        out[at:at + b.nbytes] = np.frombuffer(bitunshuffle(seg.tobytes(), ts), np.uint8) \
+            if b.nbytes >= ts else seg
+        at += b.nbytes
 
 
 def flag_nodes(node: Node, flags: int) -> None:
@@ -246,7 +294,8 @@ class Blosc(Codec):
             raise CodecError(err[2], err[1])
         if len(out) != lay.nbytes:
             raise CodecError(f"blosc: blocks decode to {len(out)} bytes, nbytes says {lay.nbytes}", 4)
-        return out
+        # a bytearray (no copy into bytes): the stages after and `values` only read buffers
+        return cast(bytes, out)
 
     def frame(self, spec: CodecSpec, cur: Cursor, limit: int):
         """Header, bstarts, and each block's streams (csize + data): all on disk, nothing
@@ -310,7 +359,7 @@ class Blosc(Codec):
         out, err = decode_layout(data, lay)
         if err is not None:
             raise CodecError(err[2], err[1], status="warning" if "snappy" in err[2] else "error")
-        return out
+        return bytes(out)  # immutable for the tree's derived source
 
 
 def _field_at(group: Node, offset: int) -> Optional[Node]:
