@@ -236,12 +236,7 @@ class ArrayBrowser(QTreeWidget):
             n = node
             while n is not None and id(n) not in self._items:
                 n = n.parent
-            it = self._items.get(id(n)) if n is not None else None
-            if it is not None and it is not self.currentItem():
-                self.blockSignals(True)
-                self.setCurrentItem(it)
-                self.scrollToItem(it)
-                self.blockSignals(False)
+            self._show_item(self._items.get(id(n)) if n is not None else None)
             return
         chain = []
         n = node
@@ -256,7 +251,10 @@ class ArrayBrowser(QTreeWidget):
             if id(chain[-1]) not in self._items:
                 break
             n = chain.pop()
-        it = self._items.get(id(n)) if n is not None else None
+        self._show_item(self._items.get(id(n)) if n is not None else None)
+
+    def _show_item(self, it: Optional[QTreeWidgetItem]) -> None:
+        """Make `it` current and visible without re-announcing the selection."""
         if it is not None and it is not self.currentItem():
             self.blockSignals(True)
             self.setCurrentItem(it)

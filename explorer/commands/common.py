@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Optional
+from typing import Iterable, Optional
 
 
 def add_key_file(p: argparse.ArgumentParser) -> None:
@@ -25,3 +25,16 @@ def open_path(path: str, key: Optional[bytes], tree: bool = True, lazy: bool = F
 def fail(msg: str, code: int = 2) -> int:
     print(f"arrayscope: {msg}", file=sys.stderr)
     return code
+
+
+def emit(report, lines: Iterable[str], as_json: bool, default=None) -> int:
+    """Print `report.to_json()` (with --json) or its text `lines`; exit code 0."""
+    if as_json:
+        import json
+
+        json.dump(report.to_json(), sys.stdout, indent=1, default=default)
+        sys.stdout.write("\n")
+    else:
+        for line in lines:
+            print(line)
+    return 0

@@ -4,11 +4,9 @@ verdict on the group's own files."""
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import List
 
-from .common import add_key_file, fail, key_of
+from .common import add_key_file, emit, fail, key_of
 
 HELP = "list the fragments a reader sees at time T, why not the others, and version verdicts"
 
@@ -88,20 +86,8 @@ def run(args: argparse.Namespace) -> int:
         if group is None:
             return fail(f"{args.path}: not an array with fragments (a TileDB array directory "
                         f"or group)")
-        if args.json:
-            json.dump(group.to_json(), sys.stdout, indent=1, default=str)
-            sys.stdout.write("\n")
-        else:
-            for line in group_lines(group):
-                print(line)
-        return 0
-    if args.json:
-        json.dump(report.to_json(), sys.stdout, indent=1, default=str)
-        sys.stdout.write("\n")
-    else:
-        for line in text_lines(report):
-            print(line)
-    return 0
+        return emit(group, group_lines(group), args.json, str)
+    return emit(report, text_lines(report), args.json, str)
 
 
 def group_lines(group) -> List[str]:

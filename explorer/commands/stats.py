@@ -7,7 +7,7 @@ import json
 import sys
 from typing import List
 
-from .common import add_key_file, fail, key_of
+from .common import add_key_file, emit, fail, key_of
 from .fragments import add_array_option, open_light
 
 HELP = "space per fragment, field and filter stage: stored, each reverse stage, decoded"
@@ -48,13 +48,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"note: {n}")
             print(f"group total {group.total} B in {len(group.members)} member array(s)")
         return 0
-    if args.json:
-        json.dump(report.to_json(), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        for line in text_lines(report):
-            print(line)
-    return 0
+    return emit(report, text_lines(report), args.json)
 
 
 def _ratio(decoded: int, stored: int) -> str:

@@ -33,14 +33,6 @@ CELLS = int(os.environ.get("ARRAYSCOPE_BENCH_CELLS", 8 * 1024 * 1024))
 ROUNDS = int(os.environ.get("ARRAYSCOPE_BENCH_ROUNDS", 5))
 
 
-@pytest.fixture(scope="module")
-def bench_dir(tmp_path_factory):
-    d = os.environ.get("ARRAYSCOPE_BENCH_DIR")
-    if d:
-        os.makedirs(d, exist_ok=True)
-        return d
-    return str(tmp_path_factory.mktemp("decode"))
-
 
 @pytest.mark.parametrize("name", list(STACKS))
 def test_decode_vs_tiledb(benchmark, bench_dir, name):

@@ -114,14 +114,6 @@ def in_process(uri: str, field: str, rounds: int = ROUNDS) -> dict:
             "tiledb_peak_mib": max(m_t) / 2 ** 20}
 
 
-@pytest.fixture(scope="module")
-def bench_dir(tmp_path_factory):
-    d = os.environ.get("ARRAYSCOPE_BENCH_DIR")
-    if d:
-        os.makedirs(d, exist_ok=True)
-        return d
-    return str(tmp_path_factory.mktemp("issue15"))
-
 
 @pytest.mark.parametrize("name", sorted(BUILDERS))
 def test_issue15_values_raw(benchmark, bench_dir, name):

@@ -27,14 +27,6 @@ FRAGMENTS = [int(x) for x in os.environ.get("ARRAYSCOPE_BENCH_FRAGMENTS", "10,10
 TILES = [int(x) for x in os.environ.get("ARRAYSCOPE_BENCH_TILES", "10000,100000").split(",")]
 
 
-@pytest.fixture(scope="module")
-def bench_dir(tmp_path_factory):
-    d = os.environ.get("ARRAYSCOPE_BENCH_DIR")
-    if d:
-        os.makedirs(d, exist_ok=True)
-        return d
-    return str(tmp_path_factory.mktemp("scale"))
-
 
 def _fragments(dest: str, k: int, m: int = 1000) -> str:
     uri = os.path.join(dest, f"scale_frag_{k}")
