@@ -1,0 +1,82 @@
+"""Optional compiled kernels (numba), each with a numpy path beside it.
+
+Why: a few decode stages cannot reach the decode budget in numpy — a byte unshuffle is a
+byte-strided copy numpy runs at about 1 GB/s, while zstd decompresses the same frames at
+about 4 GB/s — and a loop compiled by numba (LLVM vectorises it) runs at 11–17 GB/s.
+numba installs from wheels; the numpy path stays, and is taken:
+
+- when numba is not installed, or `ARRAYSCOPE_NO_JIT=1` (the tests run both paths);
+- for small inputs while nothing is compiled yet: importing numba (about 0.3 s) and
+  compiling a kernel (about 0.5 s, once per machine: the machine code is cached on disk)
+  costs more than a small decode saves.
+
+A kernel is written once, in numba's nopython subset of Python, and declared with
+`@kernel`; callers ask `KERNEL.get(nbytes)` for the compiled function and fall back to
+their numpy code when it gives None. Kernels run with the GIL released (`nogil`), so a
+thread pool decodes tiles on every core.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable, Optional
+
+MIN_BYTES = 1 << 20      # below this, the numpy path unless numba is already loaded
+
+_lock = threading.RLock()
+_numba: Any = None
+_tried = False
+
+
+def disabled() -> bool:
+    """`ARRAYSCOPE_NO_JIT=1`: numpy paths only (read on every call, so tests can set it)."""
+    return os.environ.get("ARRAYSCOPE_NO_JIT", "").lower() in ("1", "true", "yes")
+
+
+def _load() -> Any:
+    global _numba, _tried
+    if not _tried:
+        with _lock:
+            if not _tried:
+                try:
+                    import numba as found
+                    _numba = found
+                except Exception:   # not installed, or broken against this numpy
+                    _numba = None
+                _tried = True
+    return _numba
+
+
+def loaded() -> bool:
+    """numba is imported already (asking for a kernel costs no import)."""
+    return _tried and _numba is not None
+
+
+class Kernel:
+    """One compiled kernel: the plain-Python source (also runnable as Python, for tests of
+    tiny inputs) and its numba dispatcher, made on first use."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.py = fn
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+        self._jit: Optional[Callable[..., Any]] = None
+
+    def get(self, nbytes: int = MIN_BYTES) -> Optional[Callable[..., Any]]:
+        """The compiled function, or None: take the numpy path."""
+        if disabled():
+            return None
+        if self._jit is None and nbytes < MIN_BYTES and not loaded():
+            return None
+        if self._jit is None:
+            numba = _load()
+            if numba is None:
+                return None
+            with _lock:
+                if self._jit is None:
+                    self._jit = numba.njit(nogil=True, cache=True)(self.py)
+        return self._jit
+
+
+def kernel(fn: Callable[..., Any]) -> Kernel:
+    return Kernel(fn)
