@@ -1,0 +1,48 @@
+"""The compiled-kernel gate (formats/compiled.py): when a kernel is compiled, when the
+numpy path is taken instead, and that a compiled kernel computes what its Python source does."""
+from __future__ import annotations
+
+import numpy as np
+
+from arrayscope.formats import compiled
+
+
+@compiled.kernel
+def _scaled_sum(a, k):
+    total = 0
+    for i in range(a.shape[0]):
+        total += a[i] * k
+    return total
+
+
+def test_disabled_by_environment_gives_numpy_path(monkeypatch):
+    monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
+    assert compiled.disabled()
+    assert _scaled_sum.get(1 << 30) is None
+
+
+def test_small_input_does_not_import_numba_on_its_own(monkeypatch):
+    monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+    monkeypatch.setattr(compiled, "_tried", False)
+    monkeypatch.setattr(compiled, "_numba", None)
+    fresh = compiled.Kernel(_scaled_sum.py)
+    assert fresh.get(compiled.MIN_BYTES - 1) is None
+    assert not compiled.loaded()
+
+
+def test_compiled_kernel_equals_python_source(monkeypatch):
+    import numba  # noqa: F401  (a runtime dependency: its absence is a failure here)
+    monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+    fn = _scaled_sum.get(compiled.MIN_BYTES)
+    assert fn is not None and fn is not _scaled_sum.py
+    a = np.arange(1000, dtype=np.int64)
+    assert fn(a, 3) == _scaled_sum.py(a, 3) == 3 * 999 * 1000 // 2
+    # once numba is loaded, small inputs use the compiled kernel too
+    assert _scaled_sum.get(1) is fn
+
+
+def test_missing_numba_gives_numpy_path(monkeypatch):
+    monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+    monkeypatch.setattr(compiled, "_tried", True)
+    monkeypatch.setattr(compiled, "_numba", None)
+    assert compiled.Kernel(_scaled_sum.py).get(1 << 30) is None
