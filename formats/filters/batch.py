@@ -26,6 +26,7 @@ from . import get, stage_infos
 from .base import DataInfo, FilterSpec
 from .bits import _scratch, bitunshuffle_rows, byteunshuffle_rows
 from .compression import CompressionFilter
+from .kernels import unshuffler
 
 _UNSHUFFLE_ROWS = {FilterType.BYTESHUFFLE: byteunshuffle_rows,
                    FilterType.BITSHUFFLE: bitunshuffle_rows}
@@ -86,6 +87,10 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
     comp, cspec, cinfo, esize = p.comp, p.spec, p.info, p.esize
     rows_fn = _UNSHUFFLE_ROWS[FilterType(p.shuffle)] if p.shuffle else byteunshuffle_rows
     is_bit = p.shuffle == FilterType.BITSHUFFLE
+    # compiled byte unshuffle: each chunk straight from its decompressed bytes (still in
+    # cache) into `out` — the output written once, no grouping into scratch rows
+    direct = unshuffler(sum(c[2] for c in chunks)) \
+        if p.shuffle == FilterType.BYTESHUFFLE else None
     md_cache: Dict[Any, Any] = {}
     # pending groups of equal-sized chunks, one per size (at most `_SIZES`: the full chunks
     # of many small fragments alternate with their short last chunks), rows anywhere in `out`
@@ -112,6 +117,9 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
             continue
         if not esize:
             out[pos:pos + orig] = np.frombuffer(plain, np.uint8, orig)
+            continue
+        if direct is not None:
+            direct(np.frombuffer(plain, np.uint8, orig), esize, out[pos:pos + orig])
             continue
         if orig < esize * 64 or orig > _GROUP_MAX:  # small or big chunk: alone
             src = np.frombuffer(plain, np.uint8, orig).reshape(1, orig)

@@ -20,6 +20,8 @@ import threading
 
 import numpy as np
 
+from .kernels import unshuffler
+
 _M1, _M2, _M3 = np.uint64(0x00AA00AA00AA00AA), np.uint64(0x0000CCCC0000CCCC), np.uint64(0x00000000F0F0F0F0)
 _S7, _S14, _S28 = np.uint64(7), np.uint64(14), np.uint64(28)
 
@@ -84,6 +86,11 @@ def byteunshuffle_rows(src: np.ndarray, esize: int, out: np.ndarray) -> None:
     body = n * esize
     if esize <= 1 or n == 0 or g == 0:
         np.copyto(out, src)
+        return
+    compiled = unshuffler(g * size)
+    if compiled is not None:   # one pass, each output byte stored once (kernels.py)
+        for r in range(g):
+            compiled(src[r], esize, out[r])
         return
     planes = src[:, :body].reshape(g, esize, n)
     dst = out[:, :body]
