@@ -1,0 +1,88 @@
+"""The compiled kernels (`formats/filters/kernels.py`) and the numpy paths beside them decode
+the same bytes: each test runs twice, with numba loaded (kernels taken even for small
+inputs) and with `ARRAYSCOPE_NO_JIT=1`, and compares with an independent reference or with
+what tiledb-py reads from arrays libtiledb wrote."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arrayscope.formats import compiled
+from arrayscope.formats import open as open_document
+from arrayscope.formats.filters import kernels
+from arrayscope.formats.filters.bits import byteunshuffle, byteunshuffle_rows
+from arrayscope.formats.tiledb import values as V
+from tests.support.filter_arrays import read_back, tiledb, write_dense
+
+
+@pytest.fixture(params=["jit", "numpy"])
+def path(request, monkeypatch):
+    """'jit': numba loaded, so every kernel is taken; 'numpy': ARRAYSCOPE_NO_JIT=1."""
+    if request.param == "jit":
+        monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+        assert compiled._load() is not None, "numba is a runtime dependency"
+    else:
+        monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
+    return request.param
+
+
+def test_kernel_taken_only_on_the_jit_path(path):
+    assert (kernels.unshuffler(1) is not None) == (path == "jit")
+
+
+def _reference_unshuffle(src: np.ndarray, esize: int) -> bytes:
+    """Byte j of element i at j*n + i (the transpose of the byte planes), tail unchanged."""
+    n = len(src) // esize
+    body = src[:n * esize].reshape(esize, n).T.tobytes()
+    return body + src[n * esize:].tobytes()
+
+
+@pytest.mark.parametrize("esize", [1, 2, 3, 4, 5, 8, 16])
+@pytest.mark.parametrize("size", [0, 7, 64, 1000, 4099, 65536 + 13])
+def test_byteunshuffle_rows(path, esize, size):
+    rng = np.random.default_rng(esize * 1000 + size)
+    g = 3
+    src = rng.integers(0, 256, (g, size), dtype=np.uint8)
+    # rows of `out` strided inside a wider array, at an odd start: unaligned rows
+    wide = np.full((g, size + 9), 0xA5, np.uint8)
+    out = wide[:, 1:1 + size]
+    byteunshuffle_rows(src, esize, out)
+    for r in range(g):
+        assert out[r].tobytes() == _reference_unshuffle(src[r], esize)
+    assert (wide[:, 0] == 0xA5).all() and (wide[:, 1 + size:] == 0xA5).all()
+    assert byteunshuffle(src[0], esize).tobytes() == _reference_unshuffle(src[0], esize)
+
+
+DTYPES = ["int16", "uint16", "int32", "float32", "int64", "float64", "uint8"]
+
+
+def _decode(uri: str) -> bytes:
+    doc = open_document(uri, tree=False)
+    (entry,) = V.values(doc, "a", with_values=False)
+    assert "error" not in entry, entry.get("error")
+    return bytes(entry["raw"])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_byteshuffle_zstd_multichunk_tiles(tmp_path, path, dtype):
+    """[ByteShuffle, Zstd] tiles of several 64 KiB chunks (the last one short), three
+    tiles: the fused path (decompress, unshuffle into the output) equals tiledb-py."""
+    dt = np.dtype(dtype)
+    tile = 3 * 65536 // dt.itemsize + 123
+    rng = np.random.default_rng(dt.itemsize)
+    data = (np.cumsum(rng.integers(-9, 50, 3 * tile)) * (1 if dt.kind != "f" else 0.37)).astype(dt)
+    uri = str(tmp_path / "a")
+    write_dense(uri, data, [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(level=-1)], tile=tile)
+    assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_byteshuffle_zstd_threads(tmp_path, path, monkeypatch, workers):
+    """Enough chunks for the thread pool: each thread writes its own chunks of the output."""
+    monkeypatch.setattr(V, "_WORKERS", workers)
+    n = 40 * 65536 // 8
+    data = np.cumsum(np.random.default_rng(5).integers(0, 1000, n)).astype(np.int64)
+    uri = str(tmp_path / "a")
+    write_dense(uri, data, [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(level=-1)],
+                tile=n // 4)
+    assert _decode(uri) == read_back(uri).tobytes()
