@@ -10,7 +10,15 @@ import pytest
 from arrayscope.formats import compiled
 from arrayscope.formats import open as open_document
 from arrayscope.formats.filters import kernels
-from arrayscope.formats.filters.bits import byteunshuffle, byteunshuffle_rows
+from arrayscope.formats.filters.bits import (
+    bitshuffle,
+    bitunshuffle,
+    bitunshuffle_rows,
+    bitunshuffle_whole_blocks,
+    byteunshuffle,
+    byteunshuffle_rows,
+    default_block,
+)
 from arrayscope.formats.tiledb import values as V
 from tests.support.filter_arrays import read_back, tiledb, write_dense
 
@@ -28,6 +36,7 @@ def path(request, monkeypatch):
 
 def test_kernel_taken_only_on_the_jit_path(path):
     assert (kernels.unshuffler(1) is not None) == (path == "jit")
+    assert (kernels.bitunshuffle_blocks.get(1) is not None) == (path == "jit")
 
 
 def _reference_unshuffle(src: np.ndarray, esize: int) -> bytes:
@@ -51,6 +60,63 @@ def test_byteunshuffle_rows(path, esize, size):
         assert out[r].tobytes() == _reference_unshuffle(src[r], esize)
     assert (wide[:, 0] == 0xA5).all() and (wide[:, 1 + size:] == 0xA5).all()
     assert byteunshuffle(src[0], esize).tobytes() == _reference_unshuffle(src[0], esize)
+
+
+def _reference_bitunshuffle(src: np.ndarray, esize: int) -> bytes:
+    """The bitshuffle library's layout, one bit at a time (np.unpackbits): blocks of
+    default_block elements, then the remainder rounded down to 8 elements, then the last
+    n % 8 elements and the tail bytes unchanged; in a block, bit k (LSB first) of byte j of
+    element i is bit i (LSB first) of plane 8j + k."""
+    n = len(src) // esize
+    out = src.copy()
+    b = default_block(esize)
+    blocks = [(s, b) for s in range(0, n // b * b, b)]
+    last = n % b - n % b % 8
+    if last:
+        blocks.append((n // b * b, last))
+    for start, m in blocks:
+        seg = src[start * esize:(start + m) * esize]
+        planes = np.unpackbits(seg.reshape(8 * esize, m // 8), axis=1, bitorder="little")
+        bits = planes.reshape(esize, 8, m).transpose(2, 0, 1)       # element, byte, bit
+        out[start * esize:(start + m) * esize] = np.packbits(
+            bits.reshape(m * esize, 8), axis=1, bitorder="little").ravel()
+    return out.tobytes()
+
+
+@pytest.mark.parametrize("esize", [1, 2, 4, 8, 3, 16])
+@pytest.mark.parametrize("elements", [0, 7, 8, 200, 1024, 8 * 1024 + 3, 3 * 8192 + 77,
+                                      32 * 8192])
+def test_bitunshuffle(path, esize, elements):
+    rng = np.random.default_rng(esize * 7 + elements)
+    size = elements * esize + (elements % 3)   # some tail bytes too
+    src = rng.integers(0, 256, size, dtype=np.uint8)
+    want = _reference_bitunshuffle(src, esize)
+    assert bitunshuffle(src, esize).tobytes() == want
+    assert bitunshuffle(bitshuffle(src, esize), esize).tobytes() == src.tobytes()
+    rows = np.stack([src, src[::-1].copy()])
+    out = np.zeros_like(rows)
+    bitunshuffle_rows(rows, esize, out)
+    assert out[0].tobytes() == want
+    assert out[1].tobytes() == _reference_bitunshuffle(rows[1], esize)
+
+
+@pytest.mark.parametrize("esize", [1, 2, 4, 8, 12])
+def test_bitunshuffle_whole_blocks(path, esize):
+    """blosc's bitshuffle: each of `nb` blocks one transposed block of all its elements."""
+    nb, m = 3, 40
+    src = np.random.default_rng(esize).integers(0, 256, nb * m * esize, dtype=np.uint8)
+    out = np.empty_like(src)
+    bitunshuffle_whole_blocks(src, esize, nb, out)
+    ref = b"".join(
+        _reference_bitunshuffle_block(src[i * m * esize:(i + 1) * m * esize], esize, m)
+        for i in range(nb))
+    assert out.tobytes() == ref
+
+
+def _reference_bitunshuffle_block(seg: np.ndarray, esize: int, m: int) -> bytes:
+    planes = np.unpackbits(seg.reshape(8 * esize, m // 8), axis=1, bitorder="little")
+    bits = planes.reshape(esize, 8, m).transpose(2, 0, 1)
+    return np.packbits(bits.reshape(m * esize, 8), axis=1, bitorder="little").tobytes()
 
 
 DTYPES = ["int16", "uint16", "int32", "float32", "int64", "float64", "uint8"]
@@ -86,3 +152,16 @@ def test_byteshuffle_zstd_threads(tmp_path, path, monkeypatch, workers):
     write_dense(uri, data, [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(level=-1)],
                 tile=n // 4)
     assert _decode(uri) == read_back(uri).tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "float32", "int64", "float64"])
+def test_bitshuffle_zstd_multichunk_tiles(tmp_path, path, dtype):
+    """[BitShuffle, Zstd] tiles of several chunks, the last chunk of each tile short (not a
+    whole block: its remainder block and raw tail elements)."""
+    dt = np.dtype(dtype)
+    tile = 3 * 65536 // dt.itemsize + 123
+    rng = np.random.default_rng(dt.itemsize + 40)
+    data = (np.cumsum(rng.integers(-9, 50, 3 * tile)) * (1 if dt.kind != "f" else 0.37)).astype(dt)
+    uri = str(tmp_path / "a")
+    write_dense(uri, data, [tiledb.BitShuffleFilter(), tiledb.ZstdFilter(level=-1)], tile=tile)
+    assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()
