@@ -9,7 +9,7 @@ from ..cursor import Cursor
 from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .kernels import prefix_xor
-from .parts import parse_parts, read_parts, rest_md, split, table
+from .parts import parse_parts, parts_of, rest_md, table
 from .util import UNSIGNED_BY_SIZE, u8
 
 OUTPUT_TYPE = {1: 5, 2: 7, 4: 0, 8: 1}  # INT8, INT16, INT32, INT64
@@ -34,10 +34,9 @@ class Xor(Filter):
 
     def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         t = _type(info)
-        sizes, rest = read_parts(stage, spec.name)
-        parts = split(stage.data_bytes, sizes, spec.name, len(stage.metadata_bytes))
+        parts, rest = parts_of(stage, spec.name)
         out = []
-        compiled = prefix_xor.get(len(stage.data_bytes))
+        compiled = prefix_xor.get(sum(len(p) for p in parts))
         for p in parts:
             a = u8(p)
             n = len(a) // t.itemsize

@@ -147,3 +147,81 @@ def test_zstd_limit(benchmark, bench_dir):
           f"{m['out1'] / m['ours1']:.2f}x (CPU {m['out1cpu'] / m['ours1cpu']:.2f}x); {cores} cores "
           f"{mb / m['outN']:.0f} MB/s = {m['outN'] / m['oursN']:.2f}x "
           f"(CPU {m['outNcpu'] / m['oursNcpu']:.2f}x)")
+
+
+def _stage_cases():
+    """(name, reverse of one 64 KiB chunk of int64/float64 values, output bytes) per
+    numeric stage, on the bytes the forward filters make."""
+    import numpy as np
+
+    from arrayscope.formats.filters import FilterSpec, RunContext
+    from arrayscope.formats.filters.base import DataInfo, Stage
+    from arrayscope.formats.filters.bits import bitshuffle, bitunshuffle_rows, byteshuffle, byteunshuffle_rows
+    from arrayscope.formats.filters.deltas import Delta, DoubleDelta
+    from arrayscope.formats.filters.scale import FloatScale
+    from arrayscope.formats.filters.xor import Xor
+
+    n = 8192
+    rng = np.random.default_rng(14)
+    ints = np.cumsum(rng.integers(0, 1000, n)).astype(np.int64)
+    floats = np.cumsum(rng.normal(0, 3, n))
+    i64, f64 = DataInfo(1, 1, "a", False), DataInfo(3, 1, "a", False)
+    run = RunContext(None, 8 * n)
+    raw = ints.view(np.uint8)
+    rows = np.tile(raw, (32, 1))   # 32 chunks, as reverse_into groups them on the numpy path
+    out = np.empty_like(rows)
+    bys, bis = np.tile(byteshuffle(raw, 8), (32, 1)), np.tile(bitshuffle(raw, 8), (32, 1))
+    dd, dds = DoubleDelta(), FilterSpec(6, {"level": -1, "reinterpret": 17})
+    dde = dd.compress_part(ints.tobytes(), dds, i64)
+    de, des = Delta(), FilterSpec(19, {"level": -1, "reinterpret": 17})
+    dee = de.compress_part(ints.tobytes(), des, i64)
+    x, xs = Xor(), FilterSpec(16)
+    xst = x.forward(xs, Stage([], [ints.tobytes()]), i64, run)
+    fs, fss = FloatScale(), FilterSpec(15, {"scale": 0.01, "offset": 0.5, "byte_width": 8})
+    fst = fs.forward(fss, Stage([], [floats.tobytes()]), f64, run)
+    return [("byteshuffle x32", lambda: byteunshuffle_rows(bys, 8, out), rows.nbytes),
+            ("bitshuffle x32", lambda: bitunshuffle_rows(bis, 8, out), rows.nbytes),
+            ("doubledelta", lambda: dd.decompress_part(dde, 8 * n, dds, i64), 8 * n),
+            ("delta", lambda: de.decompress_part(dee, 8 * n, des, i64), 8 * n),
+            ("xor", lambda: x.reverse(xs, xst, i64, run), 8 * n),
+            ("floatscale", lambda: fs.reverse(fss, fst, f64, run), 8 * n)]
+
+
+def test_stages_vs_copy(benchmark, monkeypatch):
+    """Each numeric stage's reverse against `out.copy()` of an output of the same size
+    (target: no slower than the copy where the algorithm allows), on the compiled path and
+    on the numpy path (ARRAYSCOPE_NO_JIT=1) in the same run; best of several CPU times."""
+    import numpy as np
+
+    from arrayscope.formats import compiled
+    compiled._load()
+    cases = _stage_cases()
+
+    def best(fn, reps=20):
+        fn()
+        ts = []
+        for _ in range(7):
+            c = time.process_time()
+            for _ in range(reps):
+                fn()
+            ts.append((time.process_time() - c) / reps)
+        return min(ts)
+
+    def measure():
+        res = {}
+        for name, fn, nbytes in cases:
+            copy = best(np.empty(nbytes, np.uint8).copy)
+            monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+            jit = best(fn)
+            monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
+            nump = best(fn)
+            monkeypatch.delenv("ARRAYSCOPE_NO_JIT")
+            res[name] = (nbytes, copy, jit, nump)
+        return res
+    res = benchmark.pedantic(measure, rounds=1, iterations=1)
+    print(f"\n{'stage':16s} {'bytes':>8s} {'copy us':>8s} {'jit us':>8s} {'numpy us':>9s} "
+          f"{'jit/copy':>9s} {'numpy/copy':>11s}")
+    for name, (nbytes, copy, jit, nump) in res.items():
+        benchmark.extra_info[name] = round(jit / copy, 2)
+        print(f"{name:16s} {nbytes:8d} {copy * 1e6:8.1f} {jit * 1e6:8.1f} {nump * 1e6:9.1f} "
+              f"{jit / copy:9.1f} {nump / copy:11.1f}")
