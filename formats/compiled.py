@@ -52,6 +52,13 @@ def loaded() -> bool:
     return _tried and _numba is not None
 
 
+def prepare(nbytes: int) -> None:
+    """A decode of `nbytes` in all is about to run in pieces smaller than MIN_BYTES (chunk
+    by chunk): load numba now if it pays, so each piece's `get` finds it loaded."""
+    if nbytes >= MIN_BYTES and not disabled():
+        _load()
+
+
 class Kernel:
     """One compiled kernel: the plain-Python source (also runnable as Python, for tests of
     tiny inputs) and its numba dispatcher, made on first use."""

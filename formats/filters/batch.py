@@ -26,6 +26,7 @@ from . import get, stage_infos
 from .base import DataInfo, FilterSpec
 from .bits import _scratch, bitunshuffle_rows, byteunshuffle_rows
 from .compression import CompressionFilter
+from .kernels import bitunshuffle_blocks, unshuffler
 
 _UNSHUFFLE_ROWS = {FilterType.BYTESHUFFLE: byteunshuffle_rows,
                    FilterType.BITSHUFFLE: bitunshuffle_rows}
@@ -86,6 +87,12 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
     comp, cspec, cinfo, esize = p.comp, p.spec, p.info, p.esize
     rows_fn = _UNSHUFFLE_ROWS[FilterType(p.shuffle)] if p.shuffle else byteunshuffle_rows
     is_bit = p.shuffle == FilterType.BITSHUFFLE
+    # compiled unshuffles: each chunk straight from its decompressed bytes (still in cache)
+    # into `out` — the output written once, no grouping into scratch rows
+    total = sum(c[2] for c in chunks)
+    direct = unshuffler(total) if p.shuffle == FilterType.BYTESHUFFLE else \
+        _bit_direct if p.shuffle == FilterType.BITSHUFFLE and \
+        bitunshuffle_blocks.get(total) is not None else None
     md_cache: Dict[Any, Any] = {}
     # pending groups of equal-sized chunks, one per size (at most `_SIZES`: the full chunks
     # of many small fragments alternate with their short last chunks), rows anywhere in `out`
@@ -113,6 +120,9 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
         if not esize:
             out[pos:pos + orig] = np.frombuffer(plain, np.uint8, orig)
             continue
+        if direct is not None:
+            direct(np.frombuffer(plain, np.uint8, orig), esize, out[pos:pos + orig])
+            continue
         if orig < esize * 64 or orig > _GROUP_MAX:  # small or big chunk: alone
             src = np.frombuffer(plain, np.uint8, orig).reshape(1, orig)
             rows_fn(src, esize, out[pos:pos + orig].reshape(1, orig))
@@ -131,6 +141,10 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
     for size in list(groups):
         flush(size)
     return left
+
+
+def _bit_direct(src: np.ndarray, esize: int, out: np.ndarray) -> None:
+    bitunshuffle_rows(src.reshape(1, -1), esize, out.reshape(1, -1))
 
 
 def _unshuffle_only(md, data, orig: int):

@@ -24,6 +24,7 @@ from ..tiledb.enums import Datatype as D
 from .base import DataInfo, FilterError, FilterSpec, RunContext, Stage, WriterRule
 from .bits import pack_msb, unpack_msb
 from .compression import CompressionFilter, compressor_options
+from .kernels import double_delta_decode, prefix_sum
 from .util import (
     datatype_name,
     int_dtype,
@@ -165,6 +166,12 @@ class DoubleDelta(_TypedCodec):
             raise FilterError(f"{spec.name}: {n - 2} deltas of {bitsize + 1} bits need {nwords} "
                               f"words, the part has {(len(data) - start) // 8}")
         words = np.frombuffer(data, dtype="<u8", count=nwords, offset=start)
+        compiled = double_delta_decode.get(original)
+        if compiled is not None:   # one pass: unpack, sign, both sums (kernels.py)
+            f = first.astype(np.int64)
+            vals = np.empty(n, dtype=np.int64)
+            compiled(words, n, bitsize, int(f[0]), int(f[1]), vals)
+            return vals.astype(t, copy=False).tobytes()
         rec = unpack_msb(words, n - 2, bitsize + 1)
         # sign-magnitude to two's complement in place: (mag ^ -s) + s, s the sign bit
         neg = (rec >> np.uint64(bitsize)).view(np.int64)
@@ -218,6 +225,11 @@ class Delta(_TypedCodec):
                               f"part has {len(data)}")
         ut = unsigned_of(t)
         d = np.frombuffer(data, dtype=ut, count=n, offset=8)
+        compiled = prefix_sum.get(original) if n else None
+        if compiled is not None:
+            out = np.empty(n, ut)
+            compiled(d, out)
+            return out.tobytes()
         return np.cumsum(d, dtype=ut).tobytes()
 
 

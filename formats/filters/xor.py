@@ -8,7 +8,8 @@ import numpy as np
 from ..cursor import Cursor
 from ..tiledb.enums import FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
-from .parts import parse_parts, read_parts, rest_md, split, table
+from .kernels import prefix_xor
+from .parts import parse_parts, parts_of, rest_md, table
 from .util import UNSIGNED_BY_SIZE, u8
 
 OUTPUT_TYPE = {1: 5, 2: 7, 4: 0, 8: 1}  # INT8, INT16, INT32, INT64
@@ -33,15 +34,21 @@ class Xor(Filter):
 
     def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         t = _type(info)
-        sizes, rest = read_parts(stage, spec.name)
-        parts = split(stage.data_bytes, sizes, spec.name, len(stage.metadata_bytes))
+        parts, rest = parts_of(stage, spec.name)
         out = []
+        compiled = prefix_xor.get(sum(len(p) for p in parts))
         for p in parts:
             a = u8(p)
             n = len(a) // t.itemsize
-            res = a.copy()
-            if n:
-                res[:n * t.itemsize] = np.bitwise_xor.accumulate(a[:n * t.itemsize].view(t)).view(np.uint8)
+            body = n * t.itemsize
+            if compiled is not None and n:   # one pass (kernels.py)
+                res = np.empty_like(a)
+                compiled(a[:body].view(t), res[:body].view(t))
+                res[body:] = a[body:]
+            else:
+                res = a.copy()
+                if n:
+                    res[:body] = np.bitwise_xor.accumulate(a[:body].view(t)).view(np.uint8)
             out.append(res.tobytes())
         return Stage(rest_md(rest), [b"".join(out)])
 

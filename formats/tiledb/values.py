@@ -19,6 +19,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from .. import compiled
 from ..filters.batch import plan, reverse_into
 from ..remote import is_url
 from ..source import FileSource
@@ -340,6 +341,7 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
     the job (the first failing chunk in file order), never raised."""
     live = [j for j in jobs if j.size]
     total = sum(j.size for j in live)
+    compiled.prepare(total)   # the filters' kernels run chunk by chunk (64 KiB pieces)
     buf = np.empty(total, np.uint8)  # large: numpy asks for huge pages (few page faults)
     base = 0
     for j in live:

@@ -1,0 +1,232 @@
+"""The compiled kernels (`formats/filters/kernels.py`) and the numpy paths beside them decode
+the same bytes: each test runs twice, with numba loaded (kernels taken even for small
+inputs) and with `ARRAYSCOPE_NO_JIT=1`, and compares with an independent reference or with
+what tiledb-py reads from arrays libtiledb wrote."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arrayscope.formats import compiled
+from arrayscope.formats import open as open_document
+from arrayscope.formats.filters import kernels
+from arrayscope.formats.filters.bits import (
+    bitshuffle,
+    bitunshuffle,
+    bitunshuffle_rows,
+    bitunshuffle_whole_blocks,
+    byteunshuffle,
+    byteunshuffle_rows,
+    default_block,
+)
+from arrayscope.formats.tiledb import values as V
+from tests.support.filter_arrays import read_back, tiledb, write_dense
+
+
+@pytest.fixture(params=["jit", "numpy"])
+def path(request, monkeypatch):
+    """'jit': numba loaded, so every kernel is taken; 'numpy': ARRAYSCOPE_NO_JIT=1."""
+    if request.param == "jit":
+        monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+        assert compiled._load() is not None, "numba is a runtime dependency"
+    else:
+        monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
+    return request.param
+
+
+def test_kernel_taken_only_on_the_jit_path(path):
+    assert (kernels.unshuffler(1) is not None) == (path == "jit")
+    assert (kernels.bitunshuffle_blocks.get(1) is not None) == (path == "jit")
+
+
+def _reference_unshuffle(src: np.ndarray, esize: int) -> bytes:
+    """Byte j of element i at j*n + i (the transpose of the byte planes), tail unchanged."""
+    n = len(src) // esize
+    body = src[:n * esize].reshape(esize, n).T.tobytes()
+    return body + src[n * esize:].tobytes()
+
+
+@pytest.mark.parametrize("esize", [1, 2, 3, 4, 5, 8, 16])
+@pytest.mark.parametrize("size", [0, 7, 64, 1000, 4099, 65536 + 13])
+def test_byteunshuffle_rows(path, esize, size):
+    rng = np.random.default_rng(esize * 1000 + size)
+    g = 3
+    src = rng.integers(0, 256, (g, size), dtype=np.uint8)
+    # rows of `out` strided inside a wider array, at an odd start: unaligned rows
+    wide = np.full((g, size + 9), 0xA5, np.uint8)
+    out = wide[:, 1:1 + size]
+    byteunshuffle_rows(src, esize, out)
+    for r in range(g):
+        assert out[r].tobytes() == _reference_unshuffle(src[r], esize)
+    assert (wide[:, 0] == 0xA5).all() and (wide[:, 1 + size:] == 0xA5).all()
+    assert byteunshuffle(src[0], esize).tobytes() == _reference_unshuffle(src[0], esize)
+
+
+def _reference_bitunshuffle(src: np.ndarray, esize: int) -> bytes:
+    """The bitshuffle library's layout, one bit at a time (np.unpackbits): blocks of
+    default_block elements, then the remainder rounded down to 8 elements, then the last
+    n % 8 elements and the tail bytes unchanged; in a block, bit k (LSB first) of byte j of
+    element i is bit i (LSB first) of plane 8j + k."""
+    n = len(src) // esize
+    out = src.copy()
+    b = default_block(esize)
+    blocks = [(s, b) for s in range(0, n // b * b, b)]
+    last = n % b - n % b % 8
+    if last:
+        blocks.append((n // b * b, last))
+    for start, m in blocks:
+        seg = src[start * esize:(start + m) * esize]
+        planes = np.unpackbits(seg.reshape(8 * esize, m // 8), axis=1, bitorder="little")
+        bits = planes.reshape(esize, 8, m).transpose(2, 0, 1)       # element, byte, bit
+        out[start * esize:(start + m) * esize] = np.packbits(
+            bits.reshape(m * esize, 8), axis=1, bitorder="little").ravel()
+    return out.tobytes()
+
+
+@pytest.mark.parametrize("esize", [1, 2, 4, 8, 3, 16])
+@pytest.mark.parametrize("elements", [0, 7, 8, 200, 1024, 8 * 1024 + 3, 3 * 8192 + 77,
+                                      32 * 8192])
+def test_bitunshuffle(path, esize, elements):
+    rng = np.random.default_rng(esize * 7 + elements)
+    size = elements * esize + (elements % 3)   # some tail bytes too
+    src = rng.integers(0, 256, size, dtype=np.uint8)
+    want = _reference_bitunshuffle(src, esize)
+    assert bitunshuffle(src, esize).tobytes() == want
+    assert bitunshuffle(bitshuffle(src, esize), esize).tobytes() == src.tobytes()
+    rows = np.stack([src, src[::-1].copy()])
+    out = np.zeros_like(rows)
+    bitunshuffle_rows(rows, esize, out)
+    assert out[0].tobytes() == want
+    assert out[1].tobytes() == _reference_bitunshuffle(rows[1], esize)
+
+
+@pytest.mark.parametrize("esize", [1, 2, 4, 8, 12])
+def test_bitunshuffle_whole_blocks(path, esize):
+    """blosc's bitshuffle: each of `nb` blocks one transposed block of all its elements."""
+    nb, m = 3, 40
+    src = np.random.default_rng(esize).integers(0, 256, nb * m * esize, dtype=np.uint8)
+    out = np.empty_like(src)
+    bitunshuffle_whole_blocks(src, esize, nb, out)
+    ref = b"".join(
+        _reference_bitunshuffle_block(src[i * m * esize:(i + 1) * m * esize], esize, m)
+        for i in range(nb))
+    assert out.tobytes() == ref
+
+
+def _reference_bitunshuffle_block(seg: np.ndarray, esize: int, m: int) -> bytes:
+    planes = np.unpackbits(seg.reshape(8 * esize, m // 8), axis=1, bitorder="little")
+    bits = planes.reshape(esize, 8, m).transpose(2, 0, 1)
+    return np.packbits(bits.reshape(m * esize, 8), axis=1, bitorder="little").tobytes()
+
+
+DTYPES = ["int16", "uint16", "int32", "float32", "int64", "float64", "uint8"]
+
+
+def _decode(uri: str) -> bytes:
+    doc = open_document(uri, tree=False)
+    (entry,) = V.values(doc, "a", with_values=False)
+    assert "error" not in entry, entry.get("error")
+    return bytes(entry["raw"])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_byteshuffle_zstd_multichunk_tiles(tmp_path, path, dtype):
+    """[ByteShuffle, Zstd] tiles of several 64 KiB chunks (the last one short), three
+    tiles: the fused path (decompress, unshuffle into the output) equals tiledb-py."""
+    dt = np.dtype(dtype)
+    tile = 3 * 65536 // dt.itemsize + 123
+    rng = np.random.default_rng(dt.itemsize)
+    data = (np.cumsum(rng.integers(-9, 50, 3 * tile)) * (1 if dt.kind != "f" else 0.37)).astype(dt)
+    uri = str(tmp_path / "a")
+    write_dense(uri, data, [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(level=-1)], tile=tile)
+    assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_byteshuffle_zstd_threads(tmp_path, path, monkeypatch, workers):
+    """Enough chunks for the thread pool: each thread writes its own chunks of the output."""
+    monkeypatch.setattr(V, "_WORKERS", workers)
+    n = 40 * 65536 // 8
+    data = np.cumsum(np.random.default_rng(5).integers(0, 1000, n)).astype(np.int64)
+    uri = str(tmp_path / "a")
+    write_dense(uri, data, [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(level=-1)],
+                tile=n // 4)
+    assert _decode(uri) == read_back(uri).tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "float32", "int64", "float64"])
+def test_bitshuffle_zstd_multichunk_tiles(tmp_path, path, dtype):
+    """[BitShuffle, Zstd] tiles of several chunks, the last chunk of each tile short (not a
+    whole block: its remainder block and raw tail elements)."""
+    dt = np.dtype(dtype)
+    tile = 3 * 65536 // dt.itemsize + 123
+    rng = np.random.default_rng(dt.itemsize + 40)
+    data = (np.cumsum(rng.integers(-9, 50, 3 * tile)) * (1 if dt.kind != "f" else 0.37)).astype(dt)
+    uri = str(tmp_path / "a")
+    write_dense(uri, data, [tiledb.BitShuffleFilter(), tiledb.ZstdFilter(level=-1)], tile=tile)
+    assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()
+
+
+def _series(dt: np.dtype, n: int, kind: str, seed: int) -> np.ndarray:
+    """'smooth': a slow walk (narrow deltas); 'wide': big jumps (records that cross words)."""
+    rng = np.random.default_rng(seed)
+    if dt.kind == "f":
+        return (np.cumsum(rng.normal(0, 3, n)) if kind == "smooth"
+                else rng.normal(0, 1e6, n)).astype(dt)
+    info = np.iinfo(dt)
+    if kind == "smooth":
+        v = np.cumsum(rng.integers(-5, 40, n)) + (int(info.min) + int(info.max)) // 2
+        return np.clip(v, info.min, info.max).astype(dt)
+    span = min(int(info.max), 1 << 58)
+    lo = max(int(info.min), -span)
+    return rng.integers(lo, span, n, endpoint=True).astype(dt)
+
+
+INT_DTYPES = ["int8", "uint8", "int16", "int32", "uint32", "int64", "uint64"]
+
+
+@pytest.mark.parametrize("kind", ["smooth", "wide"])
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("codec", ["double_delta", "delta"])
+def test_delta_codecs(tmp_path, path, codec, dtype, kind):
+    """DOUBLE_DELTA and DELTA, then ZSTD: tiles of several chunks (the last short) and a
+    tile of 2 cells (no deltas), bit-exact with tiledb-py."""
+    dt = np.dtype(dtype)
+    tile = 2 * 65536 // dt.itemsize + 37
+    data = _series(dt, 3 * tile + 2, kind, dt.itemsize + len(kind))
+    f = tiledb.DoubleDeltaFilter() if codec == "double_delta" else tiledb.DeltaFilter()
+    uri = str(tmp_path / "a")
+    try:
+        write_dense(uri, data[:3 * tile], [f, tiledb.ZstdFilter(level=-1)], tile=tile)
+    except tiledb.TileDBError as e:   # libtiledb refuses deltas outside int64
+        pytest.skip(f"libtiledb refuses this data: {e}")
+    assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()
+    small = str(tmp_path / "b")
+    write_dense(small, data[:4], [f], tile=2)
+    assert _decode(small) == read_back(small).tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "float32", "float64"])
+def test_xor(tmp_path, path, dtype):
+    dt = np.dtype(dtype)
+    tile = 2 * 65536 // dt.itemsize + 11
+    data = _series(dt, 2 * tile, "smooth", 3)
+    uri = str(tmp_path / "a")
+    write_dense(uri, data, [tiledb.XORFilter(), tiledb.ZstdFilter(level=-1)], tile=tile)
+    assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()
+
+
+@pytest.mark.parametrize("width", [1, 2, 4, 8])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_scale(tmp_path, path, dtype, width):
+    """SCALE_FLOAT (then XOR and ZSTD, as the benchmark stack): scaled back in double
+    precision and rounded to the float type exactly as libtiledb (values out of the
+    integer range included)."""
+    dt = np.dtype(dtype)
+    tile = 2 * 65536 // dt.itemsize + 5
+    data = _series(dt, 2 * tile, "smooth", width)
+    data[:4] = [1e30, -1e30, 0.5, -0.5]
+    uri = str(tmp_path / "a")
+    write_dense(uri, data, [tiledb.FloatScaleFilter(0.37, -1.25, width), tiledb.XORFilter(),
+                            tiledb.ZstdFilter(level=-1)], tile=tile)
+    assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()
