@@ -57,10 +57,11 @@ _WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_geta
 _BATCH_STORED = 64 << 20
 
 
-# Data files up to this size are read whole when located (and dropped once decoded);
+# Data files up to this size are read whole when located (and dropped once decoded: what
+# FileSource would read with one pread anyway, there mapped beyond it);
 # fragment-metadata files up to this size are read whole and kept by the model (what
 # libtiledb keeps of a loaded fragment too).
-_HELD_MAX = FileSource.BLOCK
+_HELD_MAX = FileSource.PREAD_MAX
 _HELD_META = 16 << 10
 
 # Deferred fragments are located (their tile offsets decoded together) this many at a time:
@@ -217,11 +218,21 @@ def _open(document, path: str, missing: str):
         raise ValuesError(missing) from None
 
 
+class _HeldFile(BytesSource):
+    """A small file of the dataset, read whole; `path` is where it lies (parsers look
+    beside it: a format 1 fragment is sparse when a `__coords.tdb` lies next to its
+    metadata)."""
+
+    def __init__(self, data: bytes, name: str, path: str):
+        super().__init__(data, name)
+        self.path = path
+
+
 def _open_in(document, frag: Fragment, file_name: str, missing: str, hold: int = 0):
     """`_open` of file `file_name` of fragment `frag`. When the fragment's folder was listed
     as a real folder of a local dataset, the file is opened there with one open (never
     through a link) and no path resolution, and a file of at most `hold` bytes is read
-    whole at once (a `BytesSource` named as the document names it: a thousand fragments
+    whole at once (a `_HeldFile` named as the document names it: a thousand fragments
     read two small files each; such a file is not one of the document's sources). Anything
     else takes `_open`, which says what is wrong."""
     folder = frag.entry
@@ -232,7 +243,7 @@ def _open_in(document, frag: Fragment, file_name: str, missing: str, hold: int =
         if got is not None:
             entry, data = got
             if data is not None and len(data) == entry.size:
-                return BytesSource(data, document.listed_name(entry))
+                return _HeldFile(data, document.listed_name(entry), entry.real)
             try:
                 return document.open_listed(entry)
             except OSError:
