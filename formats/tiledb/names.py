@@ -126,7 +126,10 @@ def _decode(name: str, dates: bool = True) -> Optional[dict]:
 def _fmt_dt(d: Optional[_dt.datetime], ms: Optional[int]) -> str:
     if d is None:
         return str(ms)
-    return d.strftime("%Y-%m-%d %H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
+    # by hand, not strftime (a fifth of the cost of naming 10 000 fragments); the years of
+    # non-negative ms timestamps have four digits (1970…9999), as strftime's %Y gives them
+    return (f"{d.year:04d}-{d.month:02d}-{d.day:02d} {d.hour:02d}:{d.minute:02d}:"
+            f"{d.second:02d}.{d.microsecond // 1000:03d}Z")
 
 
 def describe_name(name: str) -> Optional[str]:

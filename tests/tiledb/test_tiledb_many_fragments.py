@@ -185,3 +185,12 @@ def test_footer_domain_values_without_numpy_equal_python_value():
             assert type(got) is type(want), dt
             assert got == want or (got != got and want != want), (dt, raw)
     assert taken >= 30   # ints, floats, datetimes, times, bool, blob-like bytes
+
+
+def test_name_dates_formatted_as_strftime_formats_them():
+    from arrayscope.formats.tiledb.names import _fmt_dt, ms_to_datetime
+
+    for ms in (0, 1, 999, 1541540586869, 1764000000123, 253402300799999, 86399999):
+        d = ms_to_datetime(ms)
+        assert _fmt_dt(d, ms) == d.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d}Z"
+    assert _fmt_dt(None, 10 ** 20) == str(10 ** 20)
