@@ -6,12 +6,13 @@ PAGE children (a LazyChildren with a million tile offsets, say) shows buckets
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, Qt, QThreadPool, Signal
 from PySide6.QtGui import QBrush, QFont
 
 from . import theme
+from .background import BackgroundJob
 from .intervals import child_position
 
 PAGE = 1000
@@ -93,6 +94,26 @@ class Item:
         return None
 
 
+class _BuildSignals(QObject):
+    built = Signal(object, int)   # item, tree generation
+
+
+class _BuildJob(BackgroundJob):
+    """Build a node's deferred children off the GUI thread (only the node's own children
+    change: no row is touched here), then tell the model."""
+
+    def __init__(self, item: Item, generation: int, signals: _BuildSignals):
+        super().__init__(signals)
+        self.item, self.generation = item, generation
+
+    def run(self) -> None:
+        node = self.item.node
+        try:
+            node.ensure_built()   # never raises: a failed build is an error child
+        finally:
+            self.emit("built", self.item, self.generation)
+
+
 class NodeTreeModel(QAbstractItemModel):
     def __init__(self, root=None, parent=None, show_root: bool = True):
         super().__init__(parent)
@@ -103,6 +124,11 @@ class NodeTreeModel(QAbstractItemModel):
         self._bold.setBold(True)
         # the worst finding at or under a node (findingmarks), shown as its icon
         self.mark_of: Optional[Callable[[object], Optional[str]]] = None
+        # nodes built on a worker thread (fetchMore): id(item) -> item; the tree generation
+        self._building: Dict[int, Item] = {}
+        self._generation = 0
+        self._pool: Optional[QThreadPool] = None
+        self._signals: Optional[_BuildSignals] = None
 
     def _make_top(self) -> Item:
         """An invisible item whose children are the top rows."""
@@ -119,6 +145,8 @@ class NodeTreeModel(QAbstractItemModel):
 
     def set_root(self, root) -> None:
         self.beginResetModel()
+        self._generation += 1   # background builds of the old tree add no rows
+        self._building.clear()
         self._root_node = root
         self._top = self._make_top()
         self.endResetModel()
@@ -172,9 +200,55 @@ class NodeTreeModel(QAbstractItemModel):
         return p.kids is None and (p.unknown or p.count > 0)
 
     def fetchMore(self, parent):
+        """The view expands `parent`: its rows. A node whose deferred children say they are
+        real work (`background`: a group member, a whole array to open) is built on the
+        model's worker thread; its rows come when it is built (`_built`)."""
         p = self.item(parent)
         if p.kids is not None:
             return
+        if p.unknown and not p.bucket and getattr(p.node.children, "background", False):
+            self._build_in_background(p)
+            return
+        self._fill(parent, p)
+
+    def _build_in_background(self, p: Item) -> None:
+        if id(p) in self._building:
+            return
+        self._building[id(p)] = p
+        signals = self._signals
+        if self._pool is None or signals is None:
+            self._pool = QThreadPool(self)
+            self._pool.setMaxThreadCount(1)   # members share the document: one at a time
+            signals = self._signals = _BuildSignals(self)
+            signals.built.connect(self._built)
+        self._pool.start(_BuildJob(p, self._generation, signals))
+
+    def _built(self, p: Item, generation: int) -> None:
+        """A background build finished (GUI thread): add the rows, unless the tree was
+        replaced meanwhile or the rows were fetched already (`ensure_fetched` waited)."""
+        self._building.pop(id(p), None)
+        if generation != self._generation or not self._alive(p):
+            return
+        idx = self.createIndex(p.row, 0, p)
+        if p.kids is None:
+            self._fill(idx, p)
+        self.dataChanged.emit(idx, idx.siblingAtColumn(len(COLUMNS) - 1))  # its display
+
+    def _alive(self, p: Item) -> bool:
+        it = p
+        while it.parent is not None:
+            kids = it.parent.kids
+            if kids is None or not 0 <= it.row < len(kids) or kids[it.row] is not it:
+                return False
+            it = it.parent
+        return it is self._top
+
+    @property
+    def building(self) -> int:
+        """How many nodes are being built in the background."""
+        return len(self._building)
+
+    def _fill(self, parent: QModelIndex, p: Item) -> None:
         kids = p.build()
         if not kids:
             p.kids = []
@@ -184,8 +258,10 @@ class NodeTreeModel(QAbstractItemModel):
         self.endInsertRows()
 
     def ensure_fetched(self, index: QModelIndex) -> None:
+        """The rows of `index` now (a selection or search going down the tree: built here,
+        waiting for a background build of the same node if one runs)."""
         if self.canFetchMore(index):
-            self.fetchMore(index)
+            self._fill(index, self.item(index))
 
     # ---- data ------------------------------------------------------------------------
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):

@@ -115,6 +115,21 @@ def special_name(mode: int) -> str:
     return "special file"
 
 
+def _real_dir(d: os.DirEntry) -> bool:
+    try:
+        return d.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def subdirs(fs: DatasetFS, path: str) -> List[Entry]:
+    """The real folders in directory `path` (LocalFS: no stat per entry; OSError when it
+    cannot be listed)."""
+    if isinstance(fs, LocalFS):
+        return fs.subdirs(path)
+    return [e for e in fs.list(path) if e.is_dir]
+
+
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -196,6 +211,44 @@ class LocalFS:
             rel = d.name if here.rel == "." else f"{here.rel}/{d.name}"
             out.append(self._entry(full, rel, st, os.path.join(here.real, d.name)))
         return out
+
+    def subdirs(self, path: str) -> List[Entry]:
+        """The real folders (not links) in directory `path`, sorted by name: `list` without
+        a stat per entry (the listing's file type says which are folders; a thousand
+        fragment folders). Raises OSError when `path` cannot be listed."""
+        here = self.stat(path)
+        if here.kind != DIR:
+            raise NotADirectoryError(f"{here.rel}: not a directory of the dataset ({here.kind})")
+        with os.scandir(here.real) as it:
+            found = sorted((d.name for d in it if _real_dir(d)))
+        pre = "" if here.rel == "." else here.rel + "/"
+        return [Entry(os.path.join(here.path, n), pre + n, DIR,
+                      real=os.path.join(here.real, n)) for n in found]
+
+    def read_in(self, folder: Entry, name: str, limit: int) -> Optional[Tuple[Entry, Optional[bytes]]]:
+        """(entry, its bytes, or None when it holds more than `limit`) of regular file `name`
+        of `folder` (an entry `list`/`subdirs` gave as a real folder inside the dataset);
+        None when it is anything but a regular file (a link, a FIFO, missing: `stat` says
+        what). One open (never through a link: O_NOFOLLOW; never blocking: O_NONBLOCK), one
+        fstat, one read: the folder was resolved when it was listed."""
+        real = os.path.join(folder.real, name)
+        try:
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) |
+                         getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat_mod.S_ISREG(st.st_mode):
+                return None
+            data = os.pread(fd, st.st_size, 0) if st.st_size <= limit else None
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        rel = name if folder.rel == "." else f"{folder.rel}/{name}"
+        return Entry(os.path.join(folder.path, name), rel, FILE, size=st.st_size,
+                     real=real), data
 
     def _regular(self, path: str) -> Entry:
         e = self.stat(path)

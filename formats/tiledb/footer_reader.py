@@ -6,9 +6,11 @@ returns None, and the caller parses the footer with nodes, which says what is wr
 tests/tiledb/test_tiledb_footer_reader.py checks both give the same Footer."""
 from __future__ import annotations
 
+import functools
 import struct
-from typing import Optional
+from typing import Optional, Tuple
 
+from .enums import BYTE_STRING_TYPES, DATATYPES, Datatype, datatype_size, numpy_dtype
 from .fragment_footer import Footer, section_kinds
 from .fragment_slots import slot_names
 from .fragment_values import python_value
@@ -19,6 +21,34 @@ _U64 = struct.Struct("<Q")
 
 class _Short(Exception):
     pass
+
+
+@functools.lru_cache(maxsize=256)
+def _u64s(n: int) -> struct.Struct:
+    return struct.Struct(f"<{n}Q")
+
+
+@functools.lru_cache(maxsize=64)
+def _scalar(datatype: int) -> Optional[Tuple[struct.Struct, bool]]:
+    """(struct of one value, is BOOL) of a fixed-size numeric datatype, or None: the
+    non-empty domain of a thousand footers read without numpy (the same values
+    `python_value` gives: numpy's `.item()` of the same little-endian type)."""
+    if datatype not in DATATYPES or datatype in BYTE_STRING_TYPES or datatype in _TEXT:
+        return None
+    dt = numpy_dtype(datatype)
+    code = _STRUCT_CODES.get((dt.kind, dt.itemsize))
+    if code is None or dt.itemsize != datatype_size(datatype) or dt.str[0] == ">":
+        return None
+    return struct.Struct("<" + code), datatype == Datatype.BOOL
+
+
+_TEXT = {Datatype.STRING_UTF16, Datatype.STRING_UCS2, Datatype.STRING_UTF32,
+         Datatype.STRING_UCS4}   # fixed-size, but `python_value` decodes them to text
+
+# struct's standard-size codes (numpy's `char` is the native one: 'l' is 8 bytes, '<l' 4)
+_STRUCT_CODES = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q",
+                 ("u", 1): "B", ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q",
+                 ("f", 2): "e", ("f", 4): "f", ("f", 8): "d"}
 
 
 def read_footer(src, start: int, size: int, schema: Optional[ArraySchema]) -> Optional[Footer]:
@@ -43,7 +73,7 @@ def read_footer(src, start: int, size: int, schema: Optional[ArraySchema]) -> Op
 
     def u64s(n: int) -> list:
         at = take(8 * n)
-        return list(struct.unpack_from(f"<{n}Q", buf, at))
+        return list(_u64s(n).unpack_from(buf, at))
 
     try:
         ft = Footer(offset=start, size=size, schema_used=True)
@@ -73,7 +103,13 @@ def read_footer(src, start: int, size: int, schema: Optional[ArraySchema]) -> Op
                     sz = d.cell_size
                     at = take(2 * sz)
                     raw_min, raw_max = buf[at:at + sz], buf[at + sz:at + 2 * sz]
-                ned.append((python_value(d.datatype, raw_min), python_value(d.datatype, raw_max)))
+                sc = _scalar(d.datatype) if not d.var else None
+                if sc is not None and len(raw_min) == len(raw_max) == sc[0].size:
+                    lo, hi = sc[0].unpack(raw_min)[0], sc[0].unpack(raw_max)[0]
+                    ned.append((bool(lo), bool(hi)) if sc[1] else (lo, hi))
+                else:
+                    ned.append((python_value(d.datatype, raw_min),
+                                python_value(d.datatype, raw_max)))
                 ft.ned_raw.append(raw_min + raw_max)
             ft.non_empty_domain = ned
         ft.sparse_tile_num = u64()

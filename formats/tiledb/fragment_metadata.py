@@ -131,7 +131,10 @@ def load_fragment_metadata(source, ctx) -> FragmentMetadata:
 def _fragment_name(src) -> dict:
     """The decoded name of the fragment folder holding `src` ({} when it is not one)."""
     path = getattr(src, "path", None) or getattr(src, "name", "") or ""
-    return names.parse_name(os.path.basename(os.path.dirname(os.path.abspath(path)))) or {}
+    folder = os.path.dirname(os.path.normpath(path))
+    if os.path.basename(folder) in ("", ".", ".."):   # a bare or relative name: from the cwd
+        folder = os.path.dirname(os.path.abspath(path))
+    return names.parse_name(os.path.basename(folder)) or {}
 
 
 def _parse_file(cur: Cursor, document, ctx, key, fm: FragmentMetadata,
@@ -163,15 +166,22 @@ def _parse_file(cur: Cursor, document, ctx, key, fm: FragmentMetadata,
                                 f"computed for the name's")
         _finish(cur, document, ctx, key, fm, footer, schema, fstart, sections)
         return
-    if size < 8:
-        cur.fail("Footer length", f"a fragment metadata file ends with a u64 footer length; this "
-                                  f"one has {size} bytes")
-    tail = Cursor(src, size - 8, size, cur.node, ctx=ctx)
-    flen_node = tail.u64("Footer length", D_FOOTER_LEN)
-    flen = flen_node.value
-    if flen > size - 8 or flen < 4:
-        flen_node.mark(ERROR, f"Footer length {flen} does not fit before it ({size - 8} bytes)")
-        raise ParseStop(flen_node)
+    flen = -1
+    if not sections and size >= 8:   # the model only: no node for the length when it fits
+        flen = struct.unpack("<Q", src.read(size - 8, 8))[0]
+        if flen > size - 8 or flen < 4:
+            flen = -1                # the annotated read below says what is wrong
+    if flen < 0:
+        if size < 8:
+            cur.fail("Footer length", f"a fragment metadata file ends with a u64 footer "
+                                      f"length; this one has {size} bytes")
+        tail = Cursor(src, size - 8, size, cur.node, ctx=ctx)
+        flen_node = tail.u64("Footer length", D_FOOTER_LEN)
+        flen = flen_node.value
+        if flen > size - 8 or flen < 4:
+            flen_node.mark(ERROR, f"Footer length {flen} does not fit before it "
+                                  f"({size - 8} bytes)")
+            raise ParseStop(flen_node)
     fstart = size - 8 - flen
     version = struct.unpack("<I", src.read(fstart, 4))[0]
     schema_name = None

@@ -7,6 +7,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..filters import DataInfo
 from .fragment_footer import Footer
 from .model import ArraySchema, FragmentMetadata
 from .rawtile import TileError, decode_generic_tile
@@ -64,6 +65,65 @@ class SectionLoader:
     def store(self, kind: str, slot: int, arr) -> None:
         if arr is not None:
             self.cache[(kind, slot)] = np.asarray(arr)
+
+
+GENERIC_INFO = DataInfo(4, 1, "generic")   # what a generic tile's filters see (rawtile)
+
+
+def prefetch_u64s(wanted: Sequence[Tuple[SectionLoader, str, int]]) -> None:
+    """Decode the u64-list sections `wanted` ((loader, kind, slot) each, of many fragments)
+    together: one `reverse_into` pass per pipeline into one buffer, instead of a
+    `reverse_chunk` per section (the tile offsets of a thousand one-tile fragments). A
+    section this does not decode (encrypted, damaged, an unusual pipeline) is left to
+    `SectionLoader.u64s`, which decodes it alone and says what is wrong."""
+    from ..filters.batch import plan, reverse_into
+    from .rawtile import GT_HEAD_SIZE, chunk_table, generic_specs, peek_generic_tile
+    from .tile import MAX_GENERIC_DECODE
+
+    groups: Dict[int, Tuple[list, list]] = {}   # id(specs) -> (specs, sections)
+    for loader, kind, slot in wanted:
+        k = (kind, slot)
+        off = loader.offset_of(kind, slot)
+        if off is None or k in loader.cache or k in loader.errors:
+            continue
+        src = loader.source
+        head = peek_generic_tile(src, off)
+        if head is None or head[3] or off + head[0] > src.size:
+            continue
+        start = off + GT_HEAD_SIZE + head[1]
+        try:
+            specs = generic_specs(src, off, head[1])
+            table = chunk_table(src, start, start + head[2])
+        except TileError:
+            continue
+        if not 8 <= sum(c[0] for c in table) <= MAX_GENERIC_DECODE:
+            continue
+        groups.setdefault(id(specs), (specs, []))[1].append((loader, k, table))
+    for specs, sections in groups.values():
+        p = plan(specs, GENERIC_INFO) if specs else None
+        if p is None:
+            continue
+        chunks, spans, pos = [], [], 0
+        for loader, _k, table in sections:
+            a = pos
+            view = loader.source.view
+            for orig, filt, md, mdl, data in table:
+                chunks.append((view(md, mdl), view(data, filt), orig, pos))
+                pos += orig
+            spans.append((a, pos, len(chunks)))
+        buf = np.empty(pos, np.uint8)
+        left = set(reverse_into(specs, GENERIC_INFO, chunks, buf, p))
+        first = 0
+        for (loader, k, _t), (a, b, last) in zip(sections, spans):
+            whole = not any(i in left for i in range(first, last))
+            first = last
+            if not whole:
+                continue
+            n = int(buf[a:a + 8].view("<u8")[0])
+            if 8 + 8 * n > b - a:
+                continue   # u64s says so
+            loader.cache[k] = buf[a + 8:a + 8 + 8 * n].view("<u8")
+            loader.encrypted = False
 
 
 class SlotArrays(Sequence):

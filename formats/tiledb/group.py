@@ -13,6 +13,7 @@ member entry's URI, never followed. Directories of the group's folder that no me
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -252,7 +253,25 @@ def _builder(document, node: Node, ref: MemberRef, ctx: Context, parent: TileDBG
             document.remove_derived(s)
         added.clear()
 
-    return DeferredChildren(build, release)
+    return _MemberChildren(build, release)
+
+
+class _MemberChildren(DeferredChildren):
+    """A member's children: opening the member (a whole array or group) is real work, so
+    the window builds them off the GUI thread (`background`, explorer/treemodel.py); the
+    lock makes a second asker (the GUI thread selecting into the member meanwhile) wait for
+    that build rather than run another."""
+
+    __slots__ = ("_lock",)
+    background = True
+
+    def __init__(self, build, on_release=None):
+        super().__init__(build, on_release)
+        self._lock = threading.RLock()
+
+    def materialize(self) -> List[Node]:
+        with self._lock:
+            return super().materialize()
 
 
 def _member_node(document, ref: MemberRef, ctx: Context, parent: TileDBGroup,

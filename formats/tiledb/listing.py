@@ -8,10 +8,11 @@ both lie at the array's root (`<fragment>/` committed by `<fragment>.ok`, vacuum
 array_directory.cc `compute_fragment_uris_v1_v11`)."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from ..dataset_fs import DatasetFS, Entry, fs_of
+from ..dataset_fs import DatasetFS, Entry, fs_of, subdirs
 from ..remote import absolute
 from . import layout
 from .names import decode_name
@@ -130,4 +131,23 @@ def list_array(path: str, fs: Optional[DatasetFS] = None) -> ArrayListing:
                 out.fragment_meta[name] = size    # format < 12 consolidated metadata
             elif name not in KNOWN_ROOT:
                 out.other[name] = size
+    return out
+
+
+def fragment_entries(fs: DatasetFS, array_dir: str) -> List[Entry]:
+    """The fragment folders of the array, as `array._fragment_dirs` finds them (those in
+    `__fragments/`, then timestamped folders at the root: format < 12), each listed once
+    with no stat per entry (`dataset_fs.subdirs`)."""
+    out: List[Entry] = []
+    fd = os.path.join(array_dir, layout.FRAGMENTS_DIR)
+    if fs.stat(fd).is_dir:
+        try:
+            out += subdirs(fs, fd)
+        except OSError:
+            pass  # shown as an unlistable folder by the tree
+    try:
+        top = subdirs(fs, array_dir)
+    except OSError:
+        top = []
+    out += [e for e in top if layout.TIMESTAMPED_RE.match(e.name)]
     return out

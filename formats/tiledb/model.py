@@ -166,6 +166,9 @@ class Fragment:
     uuid: Optional[str] = None
     version: Optional[int] = None
     metadata: Optional[FragmentMetadata] = None
+    # the dataset_fs.Entry its folder was listed as (a real folder inside the dataset), or
+    # None: its files then open without resolving their paths again (values.py)
+    entry: Any = field(default=None, repr=False, compare=False)
 
     def order_key(self) -> tuple:
         """Readers order fragments by timestamp range (a name whose timestamps cannot be

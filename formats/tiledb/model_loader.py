@@ -14,7 +14,8 @@ from ..context import Context
 from ..dataset_fs import fs_of
 from ..node import Node
 from . import layout
-from .array import _fragment_dirs, _Scratch, parse_schema_file
+from .array import _Scratch, parse_schema_file
+from .listing import fragment_entries
 from .model import Fragment, TileDBArray, tiledb_context
 from .names import parse_name
 
@@ -24,14 +25,14 @@ def load_array_model(document, array_dir: str, ctx: Context) -> TileDBArray:
     array = TileDBArray(array_dir)
     tiledb_context(ctx).array = array
     fs = fs_of(document, array_dir)
-    for fdir in _fragment_dirs(fs, array_dir):
-        name = os.path.basename(fdir)
+    for entry in fragment_entries(fs, array_dir):
+        name = entry.name
         try:
             info = parse_name(name) or {}
         except Exception:  # noqa: BLE001 - a damaged name is shown undecoded, never fatal
             info = {}
-        array.fragments.append(Fragment(name, fdir, info.get("t1"), info.get("t2"),
-                                        info.get("uuid"), info.get("version")))
+        array.fragments.append(Fragment(name, entry.path, info.get("t1"), info.get("t2"),
+                                        info.get("uuid"), info.get("version"), entry=entry))
     scratch = _Scratch(document)
     paths = []
     legacy = os.path.join(array_dir, layout.LEGACY_SCHEMA_FILE)

@@ -112,19 +112,13 @@ def peek_generic_tile(source, offset: int) -> Optional[Tuple[int, int, int, bool
 _PIPELINES: dict = {}  # serialized generic-tile pipeline -> its FilterSpecs (read-only)
 
 
-def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tuple[bytes, bool]:
-    """(payload, encrypted) of the generic tile at `offset`."""
+def generic_specs(source, offset: int, psize: int) -> List[FilterSpec]:
+    """The filter pipeline (`psize` bytes after the header) of the generic tile at `offset`,
+    parsed once per distinct pipeline (TileError when it cannot be parsed)."""
     from ..cursor import Cursor, ParseStop
     from ..node import Node
     from .pipeline import parse_pipeline
 
-    head = peek_generic_tile(source, offset)
-    if head is None:
-        raise TileError(f"generic tile at {offset}: header runs past the end", offset)
-    total, psize, persisted, enc, _tsize = head
-    if offset + total > source.size:
-        raise TileError(f"generic tile at {offset}: {total} bytes declared, "
-                        f"{source.size - offset} present", offset)
     pstart = offset + GT_HEAD_SIZE
     pbytes = source.read(pstart, psize)
     specs = _PIPELINES.get(pbytes)
@@ -136,6 +130,20 @@ def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tup
             raise TileError(f"generic tile at {offset}: bad filter pipeline: {e}", pstart)
         if len(_PIPELINES) < 256:  # every section of every fragment has the same few
             _PIPELINES[pbytes] = specs
+    return specs
+
+
+def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tuple[bytes, bool]:
+    """(payload, encrypted) of the generic tile at `offset`."""
+    head = peek_generic_tile(source, offset)
+    if head is None:
+        raise TileError(f"generic tile at {offset}: header runs past the end", offset)
+    total, psize, persisted, enc, _tsize = head
+    if offset + total > source.size:
+        raise TileError(f"generic tile at {offset}: {total} bytes declared, "
+                        f"{source.size - offset} present", offset)
+    pstart = offset + GT_HEAD_SIZE
+    specs = generic_specs(source, offset, psize)
     start = pstart + psize
     from .tile import MAX_GENERIC_DECODE
 
