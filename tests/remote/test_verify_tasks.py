@@ -93,20 +93,29 @@ def test_the_damage_is_found(reference):
         assert len(errors) >= 3, (name, found)
 
 
-def test_units_cover_every_chunk_in_verify_order(damaged):
-    """Concatenating the units' chunks is exactly `iter_chunks(root)`."""
+def test_slots_cover_every_chunk_in_verify_order(damaged):
+    """Concatenating the slots' chunks is exactly `iter_chunks(root)`; the data files are
+    slots named by fragment and file (what a worker checks), and the plan hands each out
+    once, with its fragment's cell checks."""
     from arrayscope.formats.tiledb.checks import iter_chunks
+    from arrayscope.formats.tiledb.verify_units import slots
 
     path, key = damaged["many_tiles"]
     doc = formats.open(path, key=key)
-    units = verify_tasks.tiledb_units(doc.root)
-    assert len(units) > TILES      # lazy tiles listed without building them
-    ordered = [(ci.source.name, ci.metadata_offset)
-               for u in units for ci in iter_chunks(verify_tasks.resolve(doc.root, u))]
+    found = slots(doc, doc.root)
+    ordered = [(ci.source.name, ci.metadata_offset) for _w, n in found for ci in iter_chunks(n)]
     assert ordered == [(ci.source.name, ci.metadata_offset) for ci in iter_chunks(doc.root)]
-    tasks = verify_tasks.plan(doc, 2)[1]
-    assert len(tasks) == 2 * verify_tasks.TASKS_PER_WORKER
-    assert [u for t in tasks for u in t.units] == units
+    files = [w for w, _n in found if w is not None]
+    frags = sorted(f.name for f in doc.model.fragments)
+    assert sorted({f for f, _n in files}) == frags and len(frags) == 2
+    # a, b, s (offsets and var data) in each of the two fragments
+    assert sorted(n for _f, n in files) == sorted(["a0.tdb", "a1.tdb", "a2.tdb", "a2_var.tdb"] * 2)
+    kind, tasks = verify_tasks.plan(doc, 2)
+    assert kind == verify_tasks.TILEDB_FRAGMENTS
+    works = [w for t in tasks for w in t.units]
+    assert sorted((w.fragment, n) for w in works for n in w.files) == sorted(files)
+    assert sorted(w.fragment for w in works if w.cells) == frags
+    assert all(st[1] > 0 for w in works for st in w.stamps)
 
 
 def test_in_process_tasks_equal_single_process(damaged, reference):
@@ -158,9 +167,16 @@ def test_cli_workers_prints_the_same_json(damaged, capsys):
 
 
 def test_a_task_that_cannot_open_reports_it():
-    task = verify_tasks.Task("/nonexistent/arrayscope/dataset", verify_tasks.TILEDB_TILES, ((0,),))
+    """A Zarr task says so as a finding; a TileDB task gives each part back with the reason
+    (the caller checks those itself and says the workers could not)."""
+    task = verify_tasks.Task("/nonexistent/arrayscope/dataset", verify_tasks.ZARR_CHUNKS, ((0,),))
     [f] = verify_tasks.run_task(task)
     assert f.code == "check-crashed" and "cannot open" in f.message
+    work = verify_tasks.FragmentWork("__1_1_x_22", ("a0.tdb",), True)
+    task = verify_tasks.Task("/nonexistent/arrayscope/dataset", verify_tasks.TILEDB_FRAGMENTS,
+                             (work, work))
+    got = verify_tasks.run_task(task)
+    assert len(got) == 2 and all(isinstance(g, str) and "cannot open" in g for g in got)
 
 
 def test_unreachable_scheduler_is_a_message(damaged, capsys, monkeypatch):
