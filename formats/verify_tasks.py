@@ -25,6 +25,8 @@ and returns its findings as plain data (`Finding`, a frozen dataclass).
 """
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -68,7 +70,6 @@ def fingerprint(document) -> str:
     """Names, sizes (and, for local files, modification times) of the document's file
     sources: a worker whose copy differs has a different dataset (or a stale one)."""
     import hashlib
-    import os
 
     h = hashlib.sha1()
     for src in sorted(document.sources, key=lambda s: s.name):
@@ -86,8 +87,6 @@ def fingerprint(document) -> str:
 def file_stamp(src) -> Stamp:
     """What says a worker reads the same file as the caller: its size and, for a local
     file, its modification time."""
-    import os
-
     mtime = 0
     path = getattr(src, "path", None)
     if path and not getattr(src, "remote", False):
@@ -221,10 +220,71 @@ def _fragment_work(document, work: FragmentWork) -> FragmentResult:
 
 
 def _here() -> Tuple[str, int]:
-    import os
     import socket
 
     return socket.gethostname(), os.getpid()
+
+
+# glibc mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_DEFAULT = 128 * 1024
+_MMAP_WHILE_TASK = 32 << 20       # glibc's largest mmap threshold on 64-bit
+_TRIM_WHILE_TASK = 256 << 20
+
+
+@contextmanager
+def _heap_for_tiles():
+    """Tile buffers from the heap while a task runs, where a fixed trim threshold is set.
+
+    A Dask nanny starts its workers with MALLOC_TRIM_THRESHOLD_=65536; a fixed threshold
+    also fixes glibc's mmap threshold at 128 KiB, so every decoded tile buffer is a fresh
+    mmap whose pages fault in on first touch and go back on free: measured on the bench
+    array, 1.3 s of system time next to 1.6 s of user time in a worker (0.1 s in a plain
+    process). So the task raises both thresholds while it runs and puts them back (and
+    trims) after: between tasks the process keeps the behaviour its owner asked for."""
+    trim = _trim_at_start()
+    libc = _glibc() if trim is not None else None
+    if libc is None or trim is None:
+        yield
+        return
+    libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_WHILE_TASK)
+    libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_WHILE_TASK)
+    try:
+        yield
+    finally:
+        libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_DEFAULT)
+        libc.mallopt(_M_TRIM_THRESHOLD, int(trim) if trim.isdigit() else _MMAP_DEFAULT)
+        libc.malloc_trim(0)
+
+
+def _trim_at_start() -> Optional[str]:
+    """MALLOC_TRIM_THRESHOLD_ as this process started with it (what glibc read: one set in
+    os.environ later, by a LocalCluster in this process, changes nothing here)."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            env = f.read().split(b"\0")
+    except OSError:
+        return None
+    for entry in env:
+        if entry.startswith(b"MALLOC_TRIM_THRESHOLD_="):
+            return entry.split(b"=", 1)[1].decode("ascii", "replace")
+    return None
+
+
+def _glibc():
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt  # noqa: B018 - glibc (musl has no mallopt)
+        libc.malloc_trim  # noqa: B018
+    except (OSError, AttributeError):
+        return None
+    return libc
 
 
 def run_task_counted(task: Task) -> Tuple[Any, int, int, Tuple[str, int], Tuple[int, int]]:
@@ -237,7 +297,7 @@ def run_task_counted(task: Task) -> Tuple[Any, int, int, Tuple[str, int], Tuple[
     tal = Tally()
     token = _TALLY.set(tal)
     try:
-        with counting() as stats:
+        with counting() as stats, _heap_for_tiles():
             found = run_task(task)
     finally:
         _TALLY.reset(token)

@@ -68,6 +68,7 @@ def damaged(tmp_path_factory):
         shutil.copytree(src, dst)
         _damage_tiledb(dst)
         out[name] = (dst, tiledb_arrays.KEY.encode() if name == "encrypted" else None)
+    out["fragments"] = (_fragments(os.path.join(root, "fragments")), None)
     zpath = os.path.join(root, "zarr_lazy")
     data = make(FLAT, (300 * PER_CHUNK,), seed=5)   # 300 chunk files: opens lazily
     z = zarr.create_array(zpath, shape=data.shape, chunks=(PER_CHUNK,), dtype=FLAT,
@@ -79,6 +80,37 @@ def damaged(tmp_path_factory):
     open(os.path.join(zpath, "c", "77"), "wb").write(zc.encode(data[77 * 4:77 * 4 + 1].tobytes()))
     out["zarr_lazy"] = (zpath, None)
     return out
+
+
+FRAG_TILES = 40      # tiles of the big first fragment (the others write a few tiles each)
+
+
+def _fragments(uri: str) -> str:
+    """A dense array of six fragments, damage planted in four: a big first fragment (more
+    than a worker's share: the plan splits it by file) and five small ones; bytes flipped in
+    the data files of fragments 1, 3 and 5, a var file cut short in fragment 4 and a section
+    of fragment 6's metadata damaged."""
+    n = FRAG_TILES * 4
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, n - 1), tile=4, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("a", dtype=np.int32, filters=tiledb.FilterList([tiledb.ZstdFilter(1)])),
+        tiledb.Attr("b", dtype=np.float64, filters=tiledb.FilterList([tiledb.ChecksumMD5Filter()])),
+        tiledb.Attr("s", dtype=str, var=True, filters=tiledb.FilterList([tiledb.ZstdFilter(3)]))]))
+    for t in range(1, 7):
+        lo, hi = (0, n) if t == 1 else ((t - 2) * 8, (t - 2) * 8 + 8)
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            A[lo:hi] = {"a": np.arange(lo, hi, dtype=np.int32) * t,
+                        "b": np.linspace(0, t, hi - lo),
+                        "s": np.array([f"w{i % 13}" * (1 + i % 4) for i in range(lo, hi)],
+                                      dtype=object)}
+    fdir = os.path.join(uri, "__fragments")
+    frags = sorted(os.listdir(fdir), key=lambda f: int(f.split("_")[2]))
+    for k, name in ((0, "a0.tdb"), (0, "a1.tdb"), (2, "a1.tdb"), (4, "a0.tdb")):
+        _flip(os.path.join(fdir, frags[k], name), (0.5, 0.8))
+    var = os.path.join(fdir, frags[3], "a2_var.tdb")
+    os.truncate(var, os.path.getsize(var) - 5)
+    _flip(os.path.join(fdir, frags[5], "__fragment_metadata.tdb"), (0.3,))
+    return uri
 
 
 @pytest.fixture(scope="module")
@@ -118,12 +150,40 @@ def test_slots_cover_every_chunk_in_verify_order(damaged):
     assert all(st[1] > 0 for w in works for st in w.stamps)
 
 
+@pytest.fixture(autouse=True)
+def small_tasks(monkeypatch):
+    """Tasks of any size: these small datasets split into many tasks, as big ones do."""
+    monkeypatch.setattr(verify_tasks, "MIN_TASK_BYTES", 1)
+
+
+def test_damage_in_several_fragments_is_found_by_the_workers(damaged, reference):
+    """The planted damage is found in every fragment it is in, and the plan spreads the
+    fragments over several tasks: the big one split by file, its cell checks a task part of
+    their own, the small ones with their files and cell checks together."""
+    path, _ = damaged["fragments"]
+    found = reference["fragments"]
+    frags = sorted(os.listdir(os.path.join(path, "__fragments")),
+                   key=lambda f: int(f.split("_")[2]))
+    hit = {k for k, name in enumerate(frags)
+           if any(f.status == "error" and name in f.source for f in found)}
+    assert {0, 2, 3, 4, 5} <= hit, found
+    doc = formats.open(path)
+    kind, tasks = verify_tasks.plan(doc, 2)
+    works = [w for t in tasks for w in t.units]
+    assert len(tasks) >= 4
+    big = [w for w in works if w.fragment == frags[0]]
+    assert sorted(len(w.files) for w in big) == [0, 1, 1, 1, 1] and \
+        [w.cells for w in big].count(True) == 1
+    assert all(len(w.files) == 4 and w.cells for w in works if w.fragment != frags[0])
+    assert verify(formats.open(path), InProcess()) == found
+
+
 def test_in_process_tasks_equal_single_process(damaged, reference):
     for name, (p, k) in damaged.items():   # all: in this process this costs little
         assert verify(formats.open(p, key=k), InProcess()) == reference[name], name
 
 
-QUICK = ("many_tiles", "zarr_lazy")   # the default run; the slow run takes all
+QUICK = ("many_tiles", "fragments", "zarr_lazy")   # the default run; the slow run takes all
 
 
 @pytest.mark.slow
