@@ -271,3 +271,53 @@ def test_a_group_verifies_member_by_member_with_an_executor(tmp_path):
     assert [f for f in serial if f.status == "error" and f.source.startswith("ms/RNA/X/data/")]
     assert verify(formats.open(path), InProcess()) == serial
     assert verify_tasks.plan(formats.open(path), 2) == ("", [])
+
+
+def test_a_worker_with_another_copy_leaves_its_part_to_the_caller(damaged, reference, tmp_path):
+    """A worker whose copy of a file differs (size) gives its part back with the reason:
+    the caller checks those files itself — the findings are the single-process ones, after
+    one warning that says the workers could not do it."""
+    import dataclasses
+
+    path, _ = damaged["fragments"]
+    other = str(tmp_path / "copy")
+    shutil.copytree(path, other)
+    fdir = os.path.join(other, "__fragments")
+    for name in os.listdir(fdir):
+        with open(os.path.join(fdir, name, "a0.tdb"), "ab") as f:
+            f.write(b"\0" * 8)
+    doc = formats.open(path)
+    kind, tasks = verify_tasks.plan(doc, 2)
+    moved = [dataclasses.replace(t, path=other) for t in tasks]
+    results = [verify_tasks.run_task(t) for t in moved]
+    reasons = [r for res in results for r in res if isinstance(r, str)]
+    assert reasons and all("a0.tdb is not the caller's file here" in r for r in reasons)
+    found = verify_tasks._tiledb_findings(doc, moved, results)
+    [warn] = [f for f in found if isinstance(f, verify_tasks.Finding) and f.code == "check-crashed"]
+    assert warn.status == "warning" and "checked in this process" in warn.message
+    from arrayscope.formats.verify import finding, unique
+
+    head = [finding(n, doc) for n in doc.diagnostics() if n.status != "ok"]
+    rest = [f if isinstance(f, verify_tasks.Finding) else finding(f, doc)
+            for f in found if f is not warn and getattr(f, "status", "ok") != "ok"]
+    assert unique(head + rest) == reference["fragments"]
+
+
+def test_the_heap_is_tuned_only_where_the_process_started_with_a_trim_threshold():
+    """Dask nannies start workers with MALLOC_TRIM_THRESHOLD_ (glibc reads it at start):
+    there a task runs with larger thresholds; setting the variable later changes nothing."""
+    import subprocess
+    import sys
+
+    code = ("from arrayscope.formats import verify_tasks as v; import os; "
+            "print(v._trim_at_start()); os.environ['MALLOC_TRIM_THRESHOLD_'] = '1'; "
+            "print(v._trim_at_start());\n"
+            "with v._heap_for_tiles(): print(len(bytearray(1 << 22)))")
+    env = dict(os.environ, MALLOC_TRIM_THRESHOLD_="65536")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["65536", "65536", str(1 << 22)]
+    env.pop("MALLOC_TRIM_THRESHOLD_")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["None", "None", str(1 << 22)]
