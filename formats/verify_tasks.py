@@ -12,9 +12,10 @@ list, no annotation tree), reads those fragments' metadata and decodes those fil
 chunk checks of each file, then the fragment's cell checks on the tiles just decoded (kept
 in a tile cache, as one process does). Tasks are sized by stored bytes (at least
 MIN_TASK_BYTES, about TASKS_PER_WORKER per worker), so decoding dominates a task's cost; a
-fragment bigger than a worker's share is split by data file (its cell checks then decode
-its tiles again, in a task of their own). Whatever a worker cannot do (a fragment whose
-metadata it cannot read) is done by the caller, so a worker never changes the result.
+fragment bigger than a worker's share is split by data file, and a big data file into runs
+of its tiles (its cell checks then decode its tiles again, in a task of their own).
+Whatever a worker cannot do (a fragment whose metadata it cannot read) is done by the
+caller, so a worker never changes the result.
 
 Zarr chunks are named by their index path in the annotation tree (child indices from the
 root): the worker opens the store's tree (once per process) and finds them there.
@@ -52,6 +53,7 @@ class FragmentWork:
     files: Tuple[str, ...]
     cells: bool
     stamps: Tuple[Stamp, ...] = ()   # of the files read, as the caller saw them
+    part: Optional[Tuple[int, int]] = None   # pieces a..b of its one file (verify_units.pieces)
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ def _fragment_work(document, work: FragmentWork) -> FragmentResult:
     token = tile_cache.use(tile_cache.TileCache() if work.cells and work.files else None)
     try:
         part = FragmentFiles(document, work.fragment)
-        files = tuple(part.check_file(name) for name in work.files)
+        files = tuple(part.check_file(name, work.part) for name in work.files)
         cells = part.check_cells() if work.cells else None
     except Exception:  # noqa: BLE001 - what stops a worker here, the caller checks itself
         return None
@@ -341,12 +343,14 @@ def fragment_runs(document, found, workers: int) -> List[Tuple[FragmentWork, ...
     cell checks together, the tiles decoded once), about TASKS_PER_WORKER per worker and at
     least MIN_TASK_BYTES stored each; a fragment over a worker's share is split by file."""
     files: Dict[str, List[Tuple[str, Stamp]]] = {}
-    for where, _node in found:
+    nodes: Dict[Tuple[str, str], Node] = {}
+    for where, node in found:
         if where is not None:
             frag, name = where
             src = document.source_by_name(_rel(document, frag, name))
             if src is not None:
                 files.setdefault(frag, []).append((name, file_stamp(src)))
+                nodes[where] = node
     if not files:
         return []
     meta = {frag: _meta_stamp(document, frag) for frag in files}
@@ -358,14 +362,16 @@ def fragment_runs(document, found, workers: int) -> List[Tuple[FragmentWork, ...
     pieces: List[Tuple[int, FragmentWork]] = []   # (stored bytes, work)
     for frag, fs in files.items():
         base = meta[frag]
-        if workers > 1 and size[frag] > share and len(fs) > 1:
+        every = base + tuple(s for _n, s in fs)
+        if workers > 1 and size[frag] > share:
+            # the cell checks decode every tile again: the biggest part, given out first
+            pieces.append((max(size[frag], target), FragmentWork(frag, (), True, every)))
             for name, st in fs:
-                pieces.append((st[1], FragmentWork(frag, (name,), False, base + (st,))))
-            # the cell checks decode every tile again: a task of their own
-            pieces.append((size[frag], FragmentWork(frag, (), True, base + tuple(s for _n, s in fs))))
+                for part, nbytes in _file_parts(nodes[(frag, name)], st[1], target):
+                    pieces.append((nbytes, FragmentWork(frag, (name,), False, base + (st,),
+                                                        part)))
         else:
-            pieces.append((size[frag], FragmentWork(frag, tuple(n for n, _s in fs), True,
-                                                    base + tuple(s for _n, s in fs))))
+            pieces.append((size[frag], FragmentWork(frag, tuple(n for n, _s in fs), True, every)))
     runs: List[Tuple[FragmentWork, ...]] = []
     run: List[FragmentWork] = []
     held = 0
@@ -378,6 +384,27 @@ def fragment_runs(document, found, workers: int) -> List[Tuple[FragmentWork, ...
     if run:
         runs.append(tuple(run))
     return runs
+
+
+def _file_parts(node: Node, nbytes: int,
+                target: int) -> List[Tuple[Optional[Tuple[int, int]], int]]:
+    """(pieces a..b, stored bytes) of the data file, about `target` bytes each; one part
+    (None: the whole file) when it is not bigger or cannot be split."""
+    from .tiledb.verify_units import piece_size, pieces
+
+    found = pieces(node) if nbytes > target else []
+    if len(found) < 2:
+        return [(None, nbytes)]
+    parts: List[Tuple[Optional[Tuple[int, int]], int]] = []
+    a, held = 0, 0
+    for k, p in enumerate(found):
+        held += piece_size(p)
+        if held >= target:
+            parts.append(((a, k + 1), held))
+            a, held = k + 1, 0
+    if a < len(found):
+        parts.append(((a, len(found)), held))
+    return parts if len(parts) > 1 else [(None, nbytes)]
 
 
 def _rel(document, frag: str, name: str) -> str:
@@ -423,23 +450,29 @@ def _tiledb_findings(document, tasks: List[Task], results: List[Any]) -> List[An
     from .tiledb.checks import verify_chunks
     from .tiledb.verify_units import bookkeeping_with, slots
 
-    by_file: Dict[Tuple[str, str], List[Finding]] = {}
+    parts: Dict[Tuple[str, str], Dict[int, Optional[List[Finding]]]] = {}  # file -> a -> found
     cells: Dict[str, List[Finding]] = {}
     missed: List[str] = []   # why workers could not do their part
     for task, result in zip(tasks, results):
         if not isinstance(result, list) or len(result) != len(task.units):
             result = [str(result)] * len(task.units)
         for work, got in zip(task.units, result):
+            a = work.part[0] if work.part is not None else 0
             if isinstance(got, str):
                 missed.append(got)
-                continue
-            if got is None:
+            if not isinstance(got, tuple):
+                for name in work.files:
+                    parts.setdefault((work.fragment, name), {})[a] = None
                 continue
             files, cell = got
             for name, found in zip(work.files, files):
-                by_file[(work.fragment, name)] = found
+                parts.setdefault((work.fragment, name), {})[a] = found
             if cell is not None:
                 cells[work.fragment] = cell
+    by_file: Dict[Tuple[str, str], List[Finding]] = {}
+    for file_key, got_parts in parts.items():
+        if all(f is not None for f in got_parts.values()):   # else: this file, here
+            by_file[file_key] = [f for a in sorted(got_parts) for f in got_parts[a] or ()]
     out: List[Any] = []
     if missed:
         out.append(Finding("warning", CHECK_CRASHED, "", 0, "",

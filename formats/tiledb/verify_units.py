@@ -103,14 +103,20 @@ class FragmentFiles:
         build_read_deferred(node)   # remote: the tiles the caller's tree has built too
         return node
 
-    def check_file(self, file_name: str) -> List[Finding]:
-        """`checks.verify_chunks` over the data file: its chunk findings, in verify order."""
+    def check_file(self, file_name: str, part: Optional[Tuple[int, int]] = None) -> List[Finding]:
+        """`checks.verify_chunks` over the data file: its chunk findings, in verify order;
+        with `part` (a, b), over pieces a..b of it only (`pieces`)."""
         from ..verify import finding
         from .checks import verify_chunks
 
+        node = self.file_node(file_name)
+        if part is None:
+            found = verify_chunks(self.document, node)
+        else:
+            found = [f for sub in piece_nodes(pieces(node)[part[0]:part[1]])
+                     for f in verify_chunks(self.document, sub)]
         return [f if isinstance(f, Finding) else finding(f, self.document)
-                for f in verify_chunks(self.document, self.file_node(file_name))
-                if getattr(f, "status", OK) != OK]
+                for f in found if getattr(f, "status", OK) != OK]
 
     def check_cells(self) -> List[Finding]:
         """The fragment's cell checks, as `checks.verify_bookkeeping` runs them (guarded)."""
@@ -124,6 +130,64 @@ class FragmentFiles:
                                             self.document.ctx.key))
         return [f if isinstance(f, Finding) else finding(f, self.document)
                 for f in out if getattr(f, "status", OK) != OK]
+
+
+# ---- a data file in parts ------------------------------------------------------------------
+Piece = Tuple[Node, Optional[int]]   # a child of the file node, or tile i of its TileRun child
+
+
+def pieces(file_node: Node) -> List[Piece]:
+    """The parts of a data file's chunks in the order `checks.iter_chunks` visits them (its
+    children popped off a stack: last first; a lazy run of tiles in file order), so checking
+    pieces a..b then b..c is checking the file. Empty when the file cannot be split so."""
+    if file_node.is_lazy:
+        return []
+    out: List[Piece] = []
+    for child in reversed(list(file_node.iter_children())):
+        if isinstance(child.data, TileRun):
+            out.extend((child, i) for i in range(len(child.data)))
+        else:
+            out.append((child, None))
+    return out
+
+
+def piece_size(piece: Piece) -> int:
+    node, i = piece
+    if i is None:
+        return int(node.size)
+    run = node.data
+    return int(run.ends[i]) - int(run.offsets[i])
+
+
+def piece_nodes(run_of: List[Piece]) -> List[Node]:
+    """Nodes whose chunks are those of the pieces, in order: a child as it is; consecutive
+    tiles of a run as a run of their own (each tile's own node where it is damaged)."""
+    out: List[Node] = []
+    k = 0
+    while k < len(run_of):
+        node, i = run_of[k]
+        if i is None:
+            out.append(node)
+            k += 1
+            continue
+        j = k
+        while j + 1 < len(run_of) and run_of[j + 1][0] is node:
+            j += 1
+        a, b = i, run_of[j][1] + 1   # type: ignore[operator]
+        out.append(_sub_run(node, a, b))
+        k = j + 1
+    return out
+
+
+def _sub_run(tiles: Node, a: int, b: int) -> Node:
+    from ..node import LazyChildren
+
+    run = tiles.data
+    sub = Node(tiles.name, tiles.kind, tiles.source, int(run.offsets[a]),
+               int(run.ends[b - 1]) - int(run.offsets[a]),
+               data=TileRun(run.source, run.role, run.offsets[a:b], run.ends[a:b]))
+    sub.set_lazy(LazyChildren(b - a, lambda i: tiles.child(a + i), uniform=True))
+    return sub
 
 
 def bookkeeping_with(document, cells: Dict[str, List[Finding]]) -> List[object]:
