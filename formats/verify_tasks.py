@@ -344,16 +344,18 @@ def fragment_runs(document, found, workers: int) -> List[Tuple[FragmentWork, ...
     least MIN_TASK_BYTES stored each; a fragment over a worker's share is split by file."""
     files: Dict[str, List[Tuple[str, Stamp]]] = {}
     nodes: Dict[Tuple[str, str], Node] = {}
+    meta: Dict[str, Tuple[Stamp, ...]] = {}
     for where, node in found:
-        if where is not None:
+        if where is not None and node.source is not None:
             frag, name = where
-            src = document.source_by_name(_rel(document, frag, name))
-            if src is not None:
-                files.setdefault(frag, []).append((name, file_stamp(src)))
-                nodes[where] = node
+            files.setdefault(frag, []).append((name, file_stamp(node.source)))
+            nodes[where] = node
+            if frag not in meta:
+                folder = document.source_name(node.source).rpartition("/")[0]
+                src = document.source_by_name(f"{folder}/__fragment_metadata.tdb")
+                meta[frag] = (file_stamp(src),) if src is not None else ()
     if not files:
         return []
-    meta = {frag: _meta_stamp(document, frag) for frag in files}
     size = {frag: sum(s[1] for _n, s in fs) for frag, fs in files.items()}
     total = sum(size.values())
     workers = max(1, workers)
@@ -405,17 +407,6 @@ def _file_parts(node: Node, nbytes: int,
     if a < len(found):
         parts.append(((a, len(found)), held))
     return parts if len(parts) > 1 else [(None, nbytes)]
-
-
-def _rel(document, frag: str, name: str) -> str:
-    array = document.model
-    f = next(x for x in array.fragments if x.name == frag)
-    return document.relname(f.path) + "/" + name
-
-
-def _meta_stamp(document, frag: str) -> Tuple[Stamp, ...]:
-    src = document.source_by_name(_rel(document, frag, "__fragment_metadata.tdb"))
-    return (file_stamp(src),) if src is not None else ()
 
 
 def verify_with(document, executor: Executor) -> List[Finding]:
