@@ -333,3 +333,26 @@ def test_the_heap_is_tuned_only_where_the_process_started_with_a_trim_threshold(
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
     assert out == ["None", "None", str(1 << 22)]
+
+
+@pytest.mark.slow
+def test_every_committed_array_verifies_the_same_in_tasks(small_tasks):
+    """The arrays every TileDB version wrote (tests/data: formats 1 to 22, updates,
+    writer quirks), split into tasks of single files and runs of tiles (one worker's and two
+    workers' plans), give the single-process findings in the same order."""
+    from arrayscope.formats.tiledb import layout
+    from tests.support.paths import REPO
+
+    arrays = []
+    for sub in ("tiledb_versions", "tiledb_updates", "writer_rules"):
+        for d, dirs, _files in os.walk(os.path.join(REPO, "tests", "data", sub)):
+            if layout.is_array_dir(d):
+                dirs[:] = []
+                arrays.append(d)
+    assert len(arrays) >= 50
+    for d in sorted(arrays):
+        ref = verify(formats.open(d))
+        for workers in (1, 2):
+            ex = InProcess()
+            ex.workers = workers
+            assert verify(formats.open(d), ex) == ref, (d, workers)
