@@ -341,7 +341,8 @@ def plan(document, workers: int) -> Tuple[str, List[Task]]:
 def fragment_runs(document, found, workers: int) -> List[Tuple[FragmentWork, ...]]:
     """The data files of `found` (verify_units.slots) as tasks of whole fragments (files and
     cell checks together, the tiles decoded once), about TASKS_PER_WORKER per worker and at
-    least MIN_TASK_BYTES stored each; a fragment over a worker's share is split by file."""
+    least MIN_TASK_BYTES stored each; a fragment over a worker's share is split by file and
+    its big files into runs of tiles, its cell checks a part of their own."""
     files: Dict[str, List[Tuple[str, Stamp]]] = {}
     nodes: Dict[Tuple[str, str], Node] = {}
     meta: Dict[str, Tuple[Stamp, ...]] = {}
