@@ -1,14 +1,24 @@
 """`verify --workers N` / `--dask ADDRESS`: the expensive part of verify as independent tasks.
 
-What costs is decoding: every chunk of every TileDB tile, every Zarr chunk file. Those are
-the *units*: a TileDB tile (its chunks, reversed and re-applied forward) or a Zarr chunk,
-each named by its index path in the annotation tree (child indices from the root), which
-is the same in every process that opens the same dataset. The units are listed in exactly
-the order the single-process verify visits them (`checks.iter_chunks`, `Node.walk`); a
-task is a run of consecutive units (the tiles of one data file — fragment x field — or a
-tile range of it; small files batched), so concatenating the tasks' findings in task order
-is the single-process order. Everything cheap — the tree's own diagnostics, fragment and
-commit bookkeeping, formats with nothing to split (SCDL) — runs in the calling process.
+What costs is decoding: every chunk of every TileDB tile, every Zarr chunk file, and the
+TileDB cell checks, which need the same tiles' cells. Those are split into tasks; the
+rest — the tree's own diagnostics, fragment and commit bookkeeping, formats with nothing to
+split (SCDL) — runs in the calling process, which then puts the tasks' findings in the
+places the single-process verify gives them: the same findings, in the same order.
+
+TileDB work is named by data-level coordinates (formats/tiledb/verify_units.py): a fragment
+and its data files by name. A worker opens the array's model only (schemas and fragment
+list, no annotation tree), reads those fragments' metadata and decodes those files: the
+chunk checks of each file, then the fragment's cell checks on the tiles just decoded (kept
+in a tile cache, as one process does). Tasks are sized by stored bytes (at least
+MIN_TASK_BYTES, about TASKS_PER_WORKER per worker), so decoding dominates a task's cost; a
+fragment bigger than a worker's share is split by data file, and a big data file into runs
+of its tiles (its cell checks then decode its tiles again, in a task of their own).
+Whatever a worker cannot do (a fragment whose metadata it cannot read) is done by the
+caller, so a worker never changes the result.
+
+Zarr chunks are named by their index path in the annotation tree (child indices from the
+root): the worker opens the store's tree (once per process) and finds them there.
 
 A task carries the dataset's path or URL (and the key, when one was given: a Dask cluster
 receives it with the task), opens the dataset in the worker (once per worker process),
@@ -16,6 +26,8 @@ and returns its findings as plain data (`Finding`, a frozen dataclass).
 """
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -24,19 +36,33 @@ from .findings import CHECK_CRASHED, Finding
 from .node import OK, Node
 
 IndexPath = Tuple[int, ...]
-TASKS_PER_WORKER = 4          # enough to even out uneven tiles, few enough to keep overhead low
+TASKS_PER_WORKER = 4          # enough to even out uneven tasks, few enough to keep overhead low
+MIN_TASK_BYTES = 16 << 20     # stored bytes: below this a task's overhead is not small
 
-TILEDB_TILES = "tiledb-tiles"
+TILEDB_FRAGMENTS = "tiledb-fragments"
 ZARR_CHUNKS = "zarr-chunks"
+Stamp = Tuple[str, int, int]   # (file name in the dataset, size, local mtime or 0)
+
+
+@dataclass(frozen=True)
+class FragmentWork:
+    """Part of one TileDB fragment: the chunk checks of some of its data files (by file
+    name) and, with `cells`, its cell checks."""
+
+    fragment: str
+    files: Tuple[str, ...]
+    cells: bool
+    stamps: Tuple[Stamp, ...] = ()   # of the files read, as the caller saw them
+    part: Optional[Tuple[int, int]] = None   # pieces a..b of its one file (verify_units.pieces)
 
 
 @dataclass(frozen=True)
 class Task:
-    """A run of units of one kind, in verify order."""
+    """Units of one kind: Zarr chunks (index paths) or TileDB fragment parts."""
 
     path: str
     kind: str
-    units: Tuple[IndexPath, ...]
+    units: Tuple[Any, ...]
     key: Optional[bytes] = field(default=None, repr=False)
     as_format: Optional[str] = None
     stamp: str = ""    # fingerprint of the dataset the units were listed from
@@ -46,7 +72,6 @@ def fingerprint(document) -> str:
     """Names, sizes (and, for local files, modification times) of the document's file
     sources: a worker whose copy differs has a different dataset (or a stale one)."""
     import hashlib
-    import os
 
     h = hashlib.sha1()
     for src in sorted(document.sources, key=lambda s: s.name):
@@ -61,29 +86,20 @@ def fingerprint(document) -> str:
     return h.hexdigest()
 
 
-# ---- listing the units ---------------------------------------------------------------------
-def tiledb_units(root: Node) -> List[IndexPath]:
-    """Index paths of the tiles (and chunks outside tiles) under `root`, in the order
-    `formats.tiledb.checks.iter_chunks` visits their chunks (the same stack discipline;
-    a tile's chunks come out together, so a tile is one unit). Lazy tiles are not built."""
-    from .tiledb.tile import ChunkInfo
-
-    out: List[IndexPath] = []
-    stack: List[Tuple[IndexPath, Node]] = [((), root)]
-    while stack:
-        path, n = stack.pop()
-        if isinstance(n.data, ChunkInfo) or n.kind == "tile":
-            out.append(path)
-            continue
-        if n.is_lazy:
-            count = n.child_count()
-            if count and n.child(0).kind == "tile":
-                out.extend(path + (i,) for i in range(count))  # tiles in file order
-            continue
-        stack.extend((path + (i,), c) for i, c in enumerate(n.iter_children()))
-    return out
+def file_stamp(src) -> Stamp:
+    """What says a worker reads the same file as the caller: its size and, for a local
+    file, its modification time."""
+    mtime = 0
+    path = getattr(src, "path", None)
+    if path and not getattr(src, "remote", False):
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            mtime = -1
+    return (getattr(src, "name", ""), int(getattr(src, "size", 0) or 0), mtime)
 
 
+# ---- listing the units -----------------------------------------------------------------------
 def zarr_units(root: Node) -> List[IndexPath]:
     """Index paths of the chunks verify decodes, in `Node.walk` order."""
     out: List[IndexPath] = []
@@ -109,13 +125,14 @@ def resolve(root: Node, path: IndexPath) -> Optional[Node]:
 
 
 # ---- the worker side -------------------------------------------------------------------------
-_OPEN: Dict[Tuple[str, Optional[bytes], Optional[str], str], Any] = {}
+_OPEN: Dict[Tuple[str, Optional[bytes], Optional[str], str, str], Any] = {}
 
 
 def _document(task: Task):
     """The worker's document of the task's dataset, opened once per process (and again
-    when the dataset changed: a long-lived cluster must not check a stale copy)."""
-    k = (task.path, task.key, task.as_format, task.stamp)
+    when the dataset changed: a long-lived cluster must not check a stale copy). TileDB:
+    the model only (no tree); Zarr: the tree the caller listed the chunks from."""
+    k = (task.path, task.key, task.as_format, task.stamp, task.kind)
     doc = _OPEN.get(k)
     if doc is None:
         from . import open as open_dataset
@@ -123,14 +140,17 @@ def _document(task: Task):
         for old in _OPEN.values():
             old.close()
         _OPEN.clear()
-        doc = open_dataset(task.path, key=task.key, as_format=task.as_format)
-        from .remote import build_read_deferred
+        if task.kind == TILEDB_FRAGMENTS:
+            doc = open_dataset(task.path, key=task.key, as_format=task.as_format, tree=False)
+        else:
+            doc = open_dataset(task.path, key=task.key, as_format=task.as_format)
+            from .remote import build_read_deferred
 
-        build_read_deferred(doc.root)   # the same tree (and index paths) as the caller's
-        if task.stamp and fingerprint(doc) != task.stamp:
-            doc.close()
-            raise RuntimeError("the dataset this worker reads differs from the one being "
-                               "verified (changed meanwhile, or another copy)")
+            build_read_deferred(doc.root)   # the same tree (and index paths) as the caller's
+            if task.stamp and fingerprint(doc) != task.stamp:
+                doc.close()
+                raise RuntimeError("the dataset this worker reads differs from the one being "
+                                   "verified (changed meanwhile, or another copy)")
         _OPEN[k] = doc
     return doc
 
@@ -141,67 +161,154 @@ def _crash(task: Task, message: str) -> Finding:
                            f"finish: {message}")
 
 
-def run_task(task: Task) -> List[Finding]:
-    """Check every unit of `task`; findings as plain data, in unit order. Never raises."""
-    from .verify import finding
+# A TileDB unit's result: the findings of each of its files (in `files` order) and of its
+# cell checks (None without `cells`). Not done here: None when the data stopped this worker
+# (the caller, checking it itself, reports what is wrong), a reason when the worker could
+# not do its part (the dataset does not open there, its files differ): the caller checks it
+# itself and says so.
+FragmentResult = Any
 
+
+def run_task(task: Task) -> Any:
+    """Check every unit of `task`, as plain data; never raises. Zarr: the findings, in unit
+    order; TileDB: one `FragmentResult` per unit."""
     try:
         document = _document(task)
     except Exception as e:  # noqa: BLE001 - a worker reports, never raises
-        return [_crash(task, f"cannot open {task.path}: {type(e).__name__}: {e}")]
-    check = _UNIT_CHECKS.get(task.kind)
-    if check is None or document.root is None:
+        why = f"cannot open {task.path}: {type(e).__name__}: {e}"
+        if task.kind == TILEDB_FRAGMENTS:
+            return [why for _u in task.units]
+        return [_crash(task, why)]
+    if task.kind == TILEDB_FRAGMENTS:
+        return [_fragment_work(document, u) for u in task.units]
+    if task.kind != ZARR_CHUNKS or document.root is None:
         return [_crash(task, f"unknown kind of unit {task.kind!r}")]
+    from .verify import finding
+    from .zarr import verify_chunk
+
     out: List[Finding] = []
     for path in task.units:
         node = resolve(document.root, path)
         if node is None:
             out.append(_crash(task, f"no node at {path}: the dataset changed while it was verified"))
             continue
-        for n in check(document, node):
-            if isinstance(n, Finding):
-                out.append(n)
-            elif n.status != OK:
+        for n in verify_chunk(node):
+            if n.status != OK:
                 out.append(finding(n, document))
     return out
 
 
+def _fragment_work(document, work: FragmentWork) -> FragmentResult:
+    """The checks of `work` in this worker, the chunk and cell checks sharing a tile cache
+    (as in `checks.verify_array`)."""
+    from .tiledb import tile_cache
+    from .tiledb.verify_units import FragmentFiles
+
+    token = tile_cache.use(tile_cache.TileCache() if work.cells and work.files else None)
+    try:
+        part = FragmentFiles(document, work.fragment)
+        files = tuple(part.check_file(name, work.part) for name in work.files)
+        cells = part.check_cells() if work.cells else None
+    except Exception:  # noqa: BLE001 - what stops a worker here, the caller checks itself
+        return None
+    finally:
+        tile_cache.reset(token)
+    for name, size, mtime in work.stamps:
+        src = document.source_by_name(name)
+        if src is not None and file_stamp(src) != (name, size, mtime):
+            return (f"{name} is not the caller's file here ({file_stamp(src)[1]} bytes, the "
+                    f"caller's {size}): another copy, or changed meanwhile")
+    return files, cells
+
+
 def _here() -> Tuple[str, int]:
-    import os
     import socket
 
     return socket.gethostname(), os.getpid()
 
 
-def run_task_counted(task: Task) -> Tuple[List[Finding], int, int, Tuple[str, int]]:
-    """`run_task`, with the requests and bytes it transferred and the process it ran in:
-    a worker's transfers are not in the caller's `--stats` totals unless sent back."""
+# glibc mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_DEFAULT = 128 * 1024
+_MMAP_WHILE_TASK = 32 << 20       # glibc's largest mmap threshold on 64-bit
+_TRIM_WHILE_TASK = 256 << 20
+
+
+@contextmanager
+def _heap_for_tiles():
+    """Tile buffers from the heap while a task runs, where a fixed trim threshold is set.
+
+    A Dask nanny starts its workers with MALLOC_TRIM_THRESHOLD_=65536; a fixed threshold
+    also fixes glibc's mmap threshold at 128 KiB, so every decoded tile buffer is a fresh
+    mmap whose pages fault in on first touch and go back on free: measured on the bench
+    array, 1.3 s of system time next to 1.6 s of user time in a worker (0.1 s in a plain
+    process). So the task raises both thresholds while it runs and puts them back (and
+    trims) after: between tasks the process keeps the behaviour its owner asked for."""
+    trim = _trim_at_start()
+    libc = _glibc() if trim is not None else None
+    if libc is None or trim is None:
+        yield
+        return
+    libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_WHILE_TASK)
+    libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_WHILE_TASK)
+    try:
+        yield
+    finally:
+        libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_DEFAULT)
+        libc.mallopt(_M_TRIM_THRESHOLD, int(trim) if trim.isdigit() else _MMAP_DEFAULT)
+        libc.malloc_trim(0)
+
+
+def _trim_at_start() -> Optional[str]:
+    """MALLOC_TRIM_THRESHOLD_ as this process started with it (what glibc read: one set in
+    os.environ later, by a LocalCluster in this process, changes nothing here)."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            env = f.read().split(b"\0")
+    except OSError:
+        return None
+    for entry in env:
+        if entry.startswith(b"MALLOC_TRIM_THRESHOLD_="):
+            return entry.split(b"=", 1)[1].decode("ascii", "replace")
+    return None
+
+
+def _glibc():
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt  # noqa: B018 - glibc (musl has no mallopt)
+        libc.malloc_trim  # noqa: B018
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+def run_task_counted(task: Task) -> Tuple[Any, int, int, Tuple[str, int], Tuple[int, int]]:
+    """`run_task`, with the requests and bytes it transferred, the process it ran in and
+    the (tiles, stored bytes) it checked: a worker's transfers and tally are not in the
+    caller's totals unless sent back."""
     from .remote import counting
+    from .verify import _TALLY, Tally
 
-    with counting() as stats:
-        found = run_task(task)
+    tal = Tally()
+    token = _TALLY.set(tal)
+    try:
+        with counting() as stats, _heap_for_tiles():
+            found = run_task(task)
+    finally:
+        _TALLY.reset(token)
     requests, nbytes = stats.snapshot()
-    return found, requests, nbytes, _here()
-
-
-def _check_tiledb(document, node: Node) -> List[Any]:
-    from .tiledb.checks import verify_chunks
-
-    return verify_chunks(document, node)
-
-
-def _check_zarr(document, node: Node) -> List[Node]:
-    from .zarr import verify_chunk
-
-    return verify_chunk(node)
-
-
-_UNIT_CHECKS: Dict[str, Callable[[Any, Node], List[Node]]] = {
-    TILEDB_TILES: _check_tiledb, ZARR_CHUNKS: _check_zarr}
+    return found, requests, nbytes, _here(), (tal.tiles, tal.nbytes)
 
 
 # ---- the calling side ------------------------------------------------------------------------
-def split(units: Sequence[IndexPath], workers: int) -> List[Tuple[IndexPath, ...]]:
+def split(units: Sequence[Any], workers: int) -> List[Tuple[Any, ...]]:
     """Consecutive runs of units, about TASKS_PER_WORKER per worker."""
     if not units:
         return []
@@ -216,28 +323,91 @@ def plan(document, workers: int) -> Tuple[str, List[Task]]:
         return "", []
     if document.format == "tiledb":
         from .tiledb.group_walk import is_group_document
+        from .tiledb.verify_units import slots
 
         if is_group_document(document):
             return "", []   # a group verifies member by member in this process (verify_group)
-        kind, units = TILEDB_TILES, tiledb_units(root)
+        kind, runs = TILEDB_FRAGMENTS, fragment_runs(document, slots(document, root), workers)
     elif document.format == "zarr":
-        kind, units = ZARR_CHUNKS, zarr_units(root)
+        kind, runs = ZARR_CHUNKS, split(zarr_units(root), workers)
     else:
         return "", []
     source = getattr(document, "source_path", None) or document.path
     stamp = fingerprint(document)
-    tasks = [Task(source, kind, run, document.ctx.key, document.format, stamp)
-             for run in split(units, workers)]
-    return kind, tasks
+    return kind, [Task(source, kind, run, document.ctx.key, document.format, stamp)
+                  for run in runs]
 
 
-def _serial_rest(document) -> List[Any]:
-    """What runs in the calling process after the tasks (same order as verify_array)."""
-    if document.format == "tiledb":
-        from .tiledb.checks import verify_bookkeeping
+def fragment_runs(document, found, workers: int) -> List[Tuple[FragmentWork, ...]]:
+    """The data files of `found` (verify_units.slots) as tasks of whole fragments (files and
+    cell checks together, the tiles decoded once), about TASKS_PER_WORKER per worker and at
+    least MIN_TASK_BYTES stored each; a fragment over a worker's share is split by file and
+    its big files into runs of tiles, its cell checks a part of their own."""
+    files: Dict[str, List[Tuple[str, Stamp]]] = {}
+    nodes: Dict[Tuple[str, str], Node] = {}
+    meta: Dict[str, Tuple[Stamp, ...]] = {}
+    for where, node in found:
+        if where is not None and node.source is not None:
+            frag, name = where
+            files.setdefault(frag, []).append((name, file_stamp(node.source)))
+            nodes[where] = node
+            if frag not in meta:
+                folder = document.source_name(node.source).rpartition("/")[0]
+                src = document.source_by_name(f"{folder}/__fragment_metadata.tdb")
+                meta[frag] = (file_stamp(src),) if src is not None else ()
+    if not files:
+        return []
+    size = {frag: sum(s[1] for _n, s in fs) for frag, fs in files.items()}
+    total = sum(size.values())
+    workers = max(1, workers)
+    target = max(MIN_TASK_BYTES, total // (workers * TASKS_PER_WORKER))
+    share = total / workers
+    pieces: List[Tuple[int, FragmentWork]] = []   # (stored bytes, work)
+    for frag, fs in files.items():
+        base = meta[frag]
+        every = base + tuple(s for _n, s in fs)
+        if workers > 1 and size[frag] > share:
+            # the cell checks decode every tile again: the biggest part, given out first
+            pieces.append((max(size[frag], target), FragmentWork(frag, (), True, every)))
+            for name, st in fs:
+                for part, nbytes in _file_parts(nodes[(frag, name)], st[1], target):
+                    pieces.append((nbytes, FragmentWork(frag, (name,), False, base + (st,),
+                                                        part)))
+        else:
+            pieces.append((size[frag], FragmentWork(frag, tuple(n for n, _s in fs), True, every)))
+    runs: List[Tuple[FragmentWork, ...]] = []
+    run: List[FragmentWork] = []
+    held = 0
+    for nbytes, work in pieces:
+        run.append(work)
+        held += nbytes
+        if held >= target:
+            runs.append(tuple(run))
+            run, held = [], 0
+    if run:
+        runs.append(tuple(run))
+    return runs
 
-        return verify_bookkeeping(document)
-    return []
+
+def _file_parts(node: Node, nbytes: int,
+                target: int) -> List[Tuple[Optional[Tuple[int, int]], int]]:
+    """(pieces a..b, stored bytes) of the data file, about `target` bytes each; one part
+    (None: the whole file) when it is not bigger or cannot be split."""
+    from .tiledb.verify_units import piece_size, pieces
+
+    found = pieces(node) if nbytes > target else []
+    if len(found) < 2:
+        return [(None, nbytes)]
+    parts: List[Tuple[Optional[Tuple[int, int]], int]] = []
+    a, held = 0, 0
+    for k, p in enumerate(found):
+        held += piece_size(p)
+        if held >= target:
+            parts.append(((a, k + 1), held))
+            a, held = k + 1, 0
+    if a < len(found):
+        parts.append(((a, len(found)), held))
+    return parts if len(parts) > 1 else [(None, nbytes)]
 
 
 def verify_with(document, executor: Executor) -> List[Finding]:
@@ -257,25 +427,78 @@ def verify_with(document, executor: Executor) -> List[Finding]:
         return unique(head + [r if isinstance(r, Finding) else finding(r, document)
                               for r in rest if getattr(r, "status", OK) != OK])
     results = _run(executor, tasks)
-    tail = _guarded(lambda: _serial_rest(document))
-    body = [f for part in results for f in part]
-    return unique(head + body + [r if isinstance(r, Finding) else finding(r, document)
-                                 for r in tail if getattr(r, "status", OK) != OK])
+    if kind == TILEDB_FRAGMENTS:
+        body = _guarded(lambda: _tiledb_findings(document, tasks, results))
+    else:
+        body = [f for part in results for f in part]
+    return unique(head + [r if isinstance(r, Finding) else finding(r, document)
+                          for r in body if getattr(r, "status", OK) != OK])
 
 
-def _run(executor: Executor, tasks: List[Task]) -> List[List[Finding]]:
+def _tiledb_findings(document, tasks: List[Task], results: List[Any]) -> List[Any]:
+    """`checks.verify_array`'s findings in its order: the chunk checks slot by slot (a data
+    file a worker checked, or the caller's own), then the bookkeeping with the workers'
+    cell checks. What a worker did not do is done here."""
+    from .tiledb.checks import verify_chunks
+    from .tiledb.verify_units import bookkeeping_with, slots
+
+    parts: Dict[Tuple[str, str], Dict[int, Optional[List[Finding]]]] = {}  # file -> a -> found
+    cells: Dict[str, List[Finding]] = {}
+    missed: List[str] = []   # why workers could not do their part
+    for task, result in zip(tasks, results):
+        if not isinstance(result, list) or len(result) != len(task.units):
+            result = [str(result)] * len(task.units)
+        for work, got in zip(task.units, result):
+            a = work.part[0] if work.part is not None else 0
+            if isinstance(got, str):
+                missed.append(got)
+            if not isinstance(got, tuple):
+                for name in work.files:
+                    parts.setdefault((work.fragment, name), {})[a] = None
+                continue
+            files, cell = got
+            for name, found in zip(work.files, files):
+                parts.setdefault((work.fragment, name), {})[a] = found
+            if cell is not None:
+                cells[work.fragment] = cell
+    by_file: Dict[Tuple[str, str], List[Finding]] = {}
+    for file_key, got_parts in parts.items():
+        if all(f is not None for f in got_parts.values()):   # else: this file, here
+            by_file[file_key] = [f for a in sorted(got_parts) for f in got_parts[a] or ()]
+    out: List[Any] = []
+    if missed:
+        out.append(Finding("warning", CHECK_CRASHED, "", 0, "",
+                           f"{len(missed)} verify task part(s) could not run on the workers and "
+                           f"were checked in this process: {missed[0]}",
+                           "check that every worker reads the same dataset (path, "
+                           "credentials)"))
+    for where, node in slots(document, document.root):
+        got = by_file.get(where) if where is not None else None
+        out.extend(got if got is not None else verify_chunks(document, node))
+    return out + bookkeeping_with(document, cells)
+
+
+def _run(executor: Executor, tasks: List[Task]) -> List[Any]:
+    """The tasks' results in task order (a lost cluster: each task's result is the error)."""
     from .remote import TOTAL
+    from .verify import tally
 
     try:
         results = executor.map(run_task_counted, tasks)
-        here = _here()
-        for _found, requests, nbytes, where in results:
-            if where != here:   # in this process (threads, in-process) TOTAL has them already
-                TOTAL.add(requests, nbytes)
-        return [found for found, _r, _b, _w in results]
     except Exception as e:  # noqa: BLE001 - a lost worker is a finding, not a traceback
+        why = f"verify workers failed: {type(e).__name__}: {e}"
+        if tasks and tasks[0].kind == TILEDB_FRAGMENTS:
+            return [[why] * len(t.units) for t in tasks]   # the caller checks them itself
         return [[Finding(status="error", code=CHECK_CRASHED, source="", offset=0, node="",
-                         message=f"verify workers failed: {type(e).__name__}: {e}")]]
+                         message=why)] for _t in tasks]
+    here = _here()
+    tal = tally()
+    for _found, requests, nbytes, where, (tiles, stored) in results:
+        if where != here:   # in this process (threads, in-process) TOTAL has them already
+            TOTAL.add(requests, nbytes)
+        tal.tiles += tiles
+        tal.nbytes += stored
+    return [found for found, _r, _b, _w, _t in results]
 
 
 def _guarded(fn: Callable[[], List[Any]]) -> List[Any]:
@@ -284,4 +507,3 @@ def _guarded(fn: Callable[[], List[Any]]) -> List[Any]:
     except Exception as e:  # noqa: BLE001 - verify reports, never raises
         return [Finding(status="error", code=CHECK_CRASHED, source="", offset=0, node="verify",
                         message=f"format checks could not finish: {type(e).__name__}: {e}")]
-

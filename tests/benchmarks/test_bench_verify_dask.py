@@ -1,17 +1,20 @@
 """verify on a Dask cluster (on demand):
 
-    python -m pytest tests/benchmarks/test_bench_verify_dask.py --benchmark-only \\
-        -p no:cacheprovider -o addopts="" -s
+    ARRAYSCOPE_BENCH_DIR=/some/dir python -m pytest tests/benchmarks/test_bench_verify_dask.py \\
+        --benchmark-only -p no:cacheprovider -o addopts="" -s
 
-A dense array of 8M int64 + 8M int32 cells in 1 024 tiles ([ByteShuffle, Zstd] and
-[Delta, Zstd]) written by tiledb-py. Printed, all measured in one run (every time includes
-opening the array): verify in one process (the reference), then with a `LocalCluster` of 1,
-2 and 4 worker processes (one thread each): the first run on a fresh cluster ("cold":
-every worker opens the array) and a second one ("warm": workers keep it), each as a
-speed-up over the reference; and the per-task overhead: the time a round of empty tasks
-takes on the cluster, per task. The findings are checked equal to the reference every
-time. Speed-up is bounded by the cores the machine really has (`os.cpu_count()` and the
-load average are printed)."""
+A dense array big enough that decoding dominates: 12 fragments of 2M cells each, an int64
+attribute ([ByteShuffle, Zstd]) and a float64 one ([Zstd]: noise, stored ~8 B a cell), about
+250 MB stored, written by tiledb-py (once, in the bench dir). Printed, all measured in one
+run (every time includes opening the array in the calling process): verify in one process
+(the reference), then with a `LocalCluster` of 1, 2 and 4 worker processes (one thread
+each): the first run on a fresh cluster ("cold": every worker opens the array's model) and
+a second one ("warm": workers keep it), each as a wall-clock speed-up over the reference
+and as CPU seconds summed over the caller and the workers against the reference's (the
+overhead of splitting, steadier than wall time on a loaded machine); and the per-task
+overhead: the time a round of empty tasks takes on the cluster, per task. The findings
+are checked equal to the reference every time. Speed-up is bounded by the cores the machine
+really has and how busy they are (`os.cpu_count()` and the load average are printed)."""
 from __future__ import annotations
 
 import os
@@ -26,73 +29,90 @@ from arrayscope.formats import verify_tasks
 from arrayscope.formats.executors import DaskCluster
 from arrayscope.formats.verify import verify
 
-N_CELLS = 8 * 1024 * 1024
-TILES = 1024
+FRAGMENTS = 12
+CELLS = 2 * 1024 * 1024       # per fragment
+TILE = 64 * 1024
 
 
 @pytest.fixture(scope="module")
-def big_dense(tmp_path_factory):
-    uri = str(tmp_path_factory.mktemp("bench_dask") / "dense")
-    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, N_CELLS - 1), tile=N_CELLS // TILES,
-                                   dtype=np.int64))
+def big_dense(bench_dir):
+    uri = os.path.join(bench_dir, f"verify_dask_{FRAGMENTS}x{CELLS}")
+    if os.path.isdir(uri):
+        return uri
+    n = FRAGMENTS * CELLS
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, n - 1), tile=TILE, dtype=np.int64))
     tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
         tiledb.Attr("a", dtype=np.int64, filters=[tiledb.ByteShuffleFilter(), tiledb.ZstdFilter()]),
-        tiledb.Attr("b", dtype=np.int32, filters=[tiledb.DeltaFilter(), tiledb.ZstdFilter()])]))
+        tiledb.Attr("b", dtype=np.float64, filters=[tiledb.ZstdFilter()])]))
     rng = np.random.default_rng(11)
-    with tiledb.open(uri, "w", timestamp=1) as A:
-        a = np.cumsum(rng.integers(-50, 50, N_CELLS)).astype(np.int64)
-        A[:] = {"a": a, "b": (a // 7).astype(np.int32)}
+    for k in range(FRAGMENTS):
+        with tiledb.open(uri, "w", timestamp=k + 1) as A:
+            a = np.cumsum(rng.integers(-50, 50, CELLS)).astype(np.int64)
+            A[k * CELLS:(k + 1) * CELLS] = {"a": a, "b": rng.standard_normal(CELLS)}
     return uri
 
 
-def _timed(fn):
-    t0 = time.perf_counter()
+def _stored(uri: str) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _s, fs in os.walk(uri) for f in fs)
+
+
+def _cpu_of_workers(client) -> float:
+    return sum(client.run(time.process_time).values())
+
+
+def _timed(fn, client=None):
+    """(wall, CPU of this process and the workers, result)."""
+    w0 = _cpu_of_workers(client) if client is not None else 0.0
+    c0, t0 = time.process_time(), time.perf_counter()
     out = fn()
-    return time.perf_counter() - t0, out
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if client is not None:
+        cpu += _cpu_of_workers(client) - w0
+    return wall, cpu, out
 
 
 def test_verify_dask_speedup(benchmark, big_dense):
-    from distributed import LocalCluster
+    from distributed import Client, LocalCluster
 
+    from arrayscope.formats.tiledb import values
+
+    verify(formats.open(big_dense))                      # page cache warm for everyone
+    t_ref, c_ref, ref = _timed(lambda: verify(formats.open(big_dense)))
+    threads = values._WORKERS
+    values._WORKERS = 1                                  # the same on one thread
+    try:
+        t_one, c_one, got = _timed(lambda: verify(formats.open(big_dense)))
+    finally:
+        values._WORKERS = threads
+    assert got == ref
     doc = formats.open(big_dense)
-    verify(doc)                                          # page cache warm for everyone
-    t_ref, ref = _timed(lambda: verify(formats.open(big_dense)))
+    tasks = verify_tasks.plan(doc, 2)[1]
     print(f"\ncpu_count={os.cpu_count()}  load average={os.getloadavg()[0]:.1f}  "
-          f"tiles={TILES * 2}  reference (open + verify, one process): {t_ref:.2f} s")
-    # Where the time goes, in this process: the part that stays serial (open, the tree's
-    # diagnostics, listing the units, the bookkeeping) and the part the tasks share.
-    from arrayscope.formats.executors import InProcess
-    from arrayscope.formats.remote import build_read_deferred
-
-    def coordinator():
-        d = formats.open(big_dense)
-        build_read_deferred(d.root)
-        d.diagnostics()
-        return verify_tasks.plan(d, 4)[1]
-    t_coord, tasks = _timed(coordinator)
-    verify_tasks.run_task(tasks[0])                       # this process's document cache
-    t_tasks, _ = _timed(lambda: InProcess().map(verify_tasks.run_task, tasks))
-    print(f"  serial part {t_coord:.2f} s, task part {t_tasks:.2f} s in {len(tasks)} tasks: "
-          f"with n free cores the speed-up is at most {t_ref:.2f} / ({t_coord:.2f} + "
-          f"{t_tasks:.2f}/n): " + ", ".join(f"{n}: {t_ref / (t_coord + t_tasks / n):.2f}x"
-                                             for n in (1, 2, 4)))
+          f"{FRAGMENTS} fragments, {_stored(big_dense) / 1e6:.0f} MB stored, "
+          f"{len(tasks)} tasks for 2 workers\n"
+          f"  reference (open + verify, one process, {threads} decoding threads): {t_ref:.2f} s "
+          f"wall, {c_ref:.2f} s CPU; on one thread {t_one:.2f} s wall, {c_one:.2f} s CPU")
     rows = {}
     for n in (1, 2, 4):
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None) as cluster:
-            ex = DaskCluster(cluster.scheduler_address)
-            cold, got = _timed(lambda: verify(formats.open(big_dense), ex))
+                          dashboard_address=None) as cluster, \
+                Client(cluster, set_as_default=False) as client:
+            ex = DaskCluster(client)
+            cold, c_cold, got = _timed(lambda: verify(formats.open(big_dense), ex), client)
             assert got == ref
-            warm, got = _timed(lambda: verify(formats.open(big_dense), ex))
+            warm, c_warm, got = _timed(lambda: verify(formats.open(big_dense), ex), client)
             assert got == ref
-            empty = [verify_tasks.Task(big_dense, verify_tasks.TILEDB_TILES, (), None, "tiledb",
-                                       verify_tasks.fingerprint(doc)) for _ in range(200)]
+            empty = [verify_tasks.Task(big_dense, verify_tasks.TILEDB_FRAGMENTS, (), None,
+                                       "tiledb", verify_tasks.fingerprint(doc))
+                     for _ in range(200)]
             ex.map(verify_tasks.run_task, empty)                     # warm the workers
-            t_empty, _ = _timed(lambda: ex.map(verify_tasks.run_task, empty))
-            ex.close()
+            t_empty, _c, _ = _timed(lambda: ex.map(verify_tasks.run_task, empty))
         rows[n] = (cold, warm, t_empty / len(empty))
-        print(f"  {n} worker(s): cold {cold:.2f} s ({t_ref / cold:.2f}x), warm {warm:.2f} s "
-              f"({t_ref / warm:.2f}x), per-task overhead {1000 * t_empty / len(empty):.2f} ms")
+        print(f"  {n} worker(s): cold {cold:.2f} s ({t_ref / cold:.2f}x, CPU {c_cold:.2f} s = "
+              f"{c_cold / c_ref:.2f}x the reference's), warm {warm:.2f} s ({t_ref / warm:.2f}x, "
+              f"CPU {c_warm:.2f} s = {c_warm / c_ref:.2f}x), per-task overhead "
+              f"{1000 * t_empty / len(empty):.2f} ms; warm over one thread {t_one / warm:.2f}x   "
+              f"[load {os.getloadavg()[0]:.1f}]")
     benchmark.extra_info.update({f"speedup_warm_{n}": t_ref / r[1] for n, r in rows.items()})
     benchmark.extra_info.update({f"task_overhead_ms_{n}": 1000 * r[2] for n, r in rows.items()})
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
