@@ -49,6 +49,14 @@ class Tally:
         if self.progress is not None:
             self.progress(self.nbytes, max(self.planned, self.nbytes), source)
 
+    def batch(self, source: str, count: int, nbytes: int) -> None:
+        """`count` tiles of `source` checked in one batch (`nbytes` stored bytes)."""
+        self.files.add(source)
+        self.tiles += count
+        self.nbytes += nbytes
+        if self.progress is not None:
+            self.progress(self.nbytes, max(self.planned, self.nbytes), source)
+
     def file(self, source: str) -> None:
         self.files.add(source)
 

@@ -56,6 +56,23 @@ def iter_chunks(root: Node) -> Iterable[ChunkInfo]:
 
 def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
     """`iter_chunks`, each chunk with its tile (None outside a tile)."""
+    for item in _walk(root, runs=False):
+        assert not isinstance(item, _Run)
+        yield item
+
+
+class _Run:
+    """A lazy "Tiles" node whose tiles `verify_chunks` checks in one batch (tile_batch)."""
+
+    __slots__ = ("node", "run")
+
+    def __init__(self, node: Node, run: TileRun):
+        self.node, self.run = node, run
+
+
+def _walk(root: Node, runs: bool):
+    """The chunks under `root` in verify order; with `runs`, a `_Run` in place of the chunks
+    of each lazy list of tiles."""
     stack = [root]
     while stack:
         n = stack.pop()
@@ -68,24 +85,31 @@ def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[Til
                 yield ci, n.data
             continue
         if isinstance(n.data, TileRun):  # a million tiles: one chunk table at a time
+            if runs:
+                yield _Run(n, n.data)
+                continue
             for i in range(len(n.data)):
-                run = n.data
-                try:
-                    chunks = run.chunks(i)
-                except TileError:  # the tile's node says what is wrong; in its place
-                    yield from iter_chunks_with_tiles(n.child(i))
-                    continue
-                start = int(run.offsets[i])
-                tile = TileInfo(run.source, start, int(run.ends[i]) - start, run.role.specs,
-                                run.role.info, chunks)
-                for ci in chunks:
-                    yield ci, tile
+                yield from _tile_chunks(n, n.data, i)
             continue
         if n.is_lazy:
             if n.child_count() and n.child(0).kind == "tile":  # popped in file order
                 stack.extend(n.child(i) for i in reversed(range(n.child_count())))
             continue
         stack.extend(n.iter_children())
+
+
+def _tile_chunks(n: Node, run: TileRun, i: int) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
+    """The chunks of tile `i` of lazy tiles node `n`, each with its tile."""
+    try:
+        chunks = run.chunks(i)
+    except TileError:  # the tile's node says what is wrong; in its place
+        yield from iter_chunks_with_tiles(n.child(i))
+        return
+    start = int(run.offsets[i])
+    tile = TileInfo(run.source, start, int(run.ends[i]) - start, run.role.specs,
+                    run.role.info, chunks)
+    for ci in chunks:
+        yield ci, tile
 
 
 def _src_name(ci: ChunkInfo) -> str:
@@ -387,7 +411,7 @@ def verify_chunks(document, root: Node) -> List[object]:
         out.extend(r.findings)
         keep.add(ci, tile, r.decoded)
 
-    items = iter_chunks_with_tiles(root)
+    items = _batched(_walk(root, runs=True))
     if _workers() <= 1:
         for ci, tile in items:
             r, err = _run_one(ci, key, tile)
@@ -398,6 +422,30 @@ def verify_chunks(document, root: Node) -> List[object]:
                 take(ci, tile, r, err)
     keep.flush()
     return out
+
+
+def _batched(items) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
+    """The chunks of `_walk(root, runs=True)` left to the per-chunk path: the tiles of a lazy
+    tiles list that decode in one pass (tile_batch: no finding possible) are tallied here."""
+    from . import tile_batch
+
+    for item in items:
+        if not isinstance(item, _Run):
+            yield item
+            continue
+        run, node = item.run, item.node
+        name = _src_name_of(run.source)
+        for w in tile_batch.decode_run(run.source, run.offsets, run.ends, run.role, probe=True):
+            done = len(w.cells) - w.cells.count(None)
+            if done:
+                tally().batch(name, done, w.stored)
+            for k, cells in enumerate(w.cells):
+                if cells is None:
+                    yield from _tile_chunks(node, run, w.first + k)
+
+
+def _src_name_of(source) -> str:
+    return getattr(source, "name", str(source))
 
 
 def _workers() -> int:
