@@ -257,12 +257,12 @@ def _commit_names(array_dir: str, fs=None):
     return names
 
 
-def check_fragments_one(document, array, f) -> List[Node]:
+def check_fragments_one(document, array, f, known: Optional[tuple] = None) -> List[Node]:
+    """Fragment `f` against the commits; `known` is `_commits_of` of the array, read once
+    for all its fragments (listing __commits per fragment is quadratic in fragments)."""
     out: List[Node] = []
-    array_dir = array.path
-    commits = _commit_names(array_dir, document.fs)
+    commits, new_layout = known if known is not None else _commits_of(document, array)
     committed = commits["wrt"] | commits["con"]
-    new_layout = document.fs.stat(os.path.join(array_dir, layout.FRAGMENTS_DIR)).is_dir
     src = document.source_by_name(document.relname(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)))
     where = src if src is not None else document.relname(f.path)
     if new_layout and f.name not in committed and f.name not in commits["ign"]:
@@ -282,6 +282,12 @@ def check_fragments_one(document, array, f) -> List[Node]:
                            f"{fm.version}"))
     out.extend(_check_sizes(document, array, f, where))
     return out
+
+
+def _commits_of(document, array) -> tuple:
+    """(commit names, new layout) of the array."""
+    return (_commit_names(array.path, document.fs),
+            document.fs.stat(os.path.join(array.path, layout.FRAGMENTS_DIR)).is_dir)
 
 
 def check_commits(document, array) -> List[Node]:
@@ -545,9 +551,10 @@ def verify_bookkeeping(document) -> List[object]:
             document.fs.stat(getattr(array, "path", "")).is_dir:
         from .cell_checks import check_fragment_cells
 
+        known = _commits_of(document, array)
         for frag in array.fragments:
             where = document.relname(frag.path)
-            _guard(out, where, lambda f=frag: check_fragments_one(document, array, f))
+            _guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known))
             _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key))
         _guard(out, document.relname(array.path), check_commits, document, array)
     return out
