@@ -43,6 +43,9 @@ from .enums import Datatype, FilterType
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
 from .rawtile import TileError, decode_generic_tile, decode_tile_ex
 
+# False: the statistics, domain and MBR checks tile by tile, the reference the vectorised
+# passes must match (the tests run both)
+VECTORISED = True
 MAX_PER_KIND = 20   # findings of one kind per file: the rest are counted in the last one
 
 # numpy types of the numeric datatypes whose statistics libtiledb keeps
@@ -407,6 +410,8 @@ def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySc
     padded_stats = fm.dense and fm.version <= PADDED_DENSE_STATS_LAST_FORMAT
     s_arr = np.asarray(sums) if sums is not None and len(sums) == ntiles else None
     try:
+        if not VECTORISED:
+            raise TypeError("the reference path")
         _stats_vectorised(out, src, fld, fixed, masks, dt, mins_a, maxs_a, s_arr, padded_stats)
     except (TypeError, ValueError):   # sums of an unexpected type: the loop says what it says
         _stats_loop(out, src, fld, fixed, masks, dt, mins_a, maxs_a, sums, ntiles, padded_stats)
@@ -612,6 +617,8 @@ def _flagged(tiles, arrays, lo, hi, ned) -> List[int]:
 def _check_domain(out: _Out, src: str, dim: Dimension, ned, tiles, arrays) -> None:
     lo, hi = dim.domain if dim.domain is not None else (None, None)
     try:
+        if not VECTORISED:
+            raise TypeError("the reference path")
         flagged = _flagged(tiles, arrays, lo, hi, ned)   # the rest have nothing to say
     except Exception:  # noqa: BLE001 - bounds numpy cannot compare: tile by tile, as before
         flagged = list(range(len(tiles)))
@@ -673,7 +680,7 @@ def _check_mbrs(out: _Out, src: str, fm, schema: ArraySchema, coords, offs0, key
         return
     # each dimension's per-tile span in one pass; only the tiles that differ are looked at
     flag = np.zeros(ntiles, bool)
-    if any(len(coords[j]) != ntiles for j in range(len(schema.dimensions))):
+    if not VECTORISED or any(len(coords[j]) != ntiles for j in range(len(schema.dimensions))):
         flag[:] = True   # dimensions with other tile counts: every tile, as before
     for j in range(len(schema.dimensions) if not flag.all() else 0):
         use = [i for i, a in enumerate(coords[j]) if a is not None and len(a)]
