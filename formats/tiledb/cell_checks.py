@@ -58,7 +58,7 @@ _STRINGS = (Datatype.STRING_ASCII, Datatype.STRING_UTF8)  # (var CHAR tiles keep
 SCALE_FLOAT, WEBP = FilterType.SCALE_FLOAT, FilterType.WEBP
 
 
-@dataclass
+@dataclass(slots=True)   # a million tiles: no __dict__ each
 class _Tile:
     index: int
     offset: int          # where the tile starts in its data file

@@ -31,7 +31,7 @@ from ..findings import (
     Finding,
 )
 from ..forward_check import DIFFERENT, FAILED, TOLERATED, check_forward
-from ..node import ERROR, WARNING, Node
+from ..node import ERROR, OK, WARNING, Node
 from ..verify import tally
 from . import layout, tile_cache
 from .data_files import TileRun, data_file_stem
@@ -70,12 +70,16 @@ class _Run:
         self.node, self.run = node, run
 
 
-def _walk(root: Node, runs: bool):
+def _walk(root: Node, runs: bool, splices: Optional[Dict[int, "_Splice"]] = None):
     """The chunks under `root` in verify order; with `runs`, a `_Run` in place of the chunks
-    of each lazy list of tiles."""
+    of each lazy list of tiles; with `splices`, the `_Splice` of a node in place of its
+    subtree (a fragment checked, then released, by `verify_streamed`)."""
     stack = [root]
     while stack:
         n = stack.pop()
+        if splices is not None and id(n) in splices:
+            yield splices[id(n)]
+            continue
         if isinstance(n.data, ChunkInfo):
             tile = n.parent.data if n.parent is not None else None
             yield n.data, tile if isinstance(tile, TileInfo) else None
@@ -96,6 +100,15 @@ def _walk(root: Node, runs: bool):
                 stack.extend(n.child(i) for i in reversed(range(n.child_count())))
             continue
         stack.extend(n.iter_children())
+
+
+class _Splice:
+    """Findings of a subtree already checked, in its place in the walk."""
+
+    __slots__ = ("found",)
+
+    def __init__(self, found: List[object]):
+        self.found = found
 
 
 def _tile_chunks(n: Node, run: TileRun, i: int) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
@@ -398,8 +411,9 @@ _BATCH_BYTES = 4 << 20
 _THREAD_MIN_BYTES = 1 << 20   # a batch of less runs in the calling thread
 
 
-def verify_chunks(document, root: Node) -> List[object]:
-    """The checks of every chunk under `root`, in `iter_chunks` order."""
+def verify_chunks(document, root: Node, items=None) -> List[object]:
+    """The checks of every chunk under `root`, in `iter_chunks` order. `items` (streamed
+    verify): the walk to take instead, with `_Splice`s of findings already made."""
     out: List[object] = []
     key = document.ctx.key
     keep = _TileKeeper(tile_cache.current())
@@ -417,9 +431,14 @@ def verify_chunks(document, root: Node) -> List[object]:
         out.extend(r.findings)
         keep.add(ci, tile, r.decoded)
 
-    items = _batched(_walk(root, runs=True))
-    if _workers() <= 1:
-        for ci, tile in items:
+    spliced = items is not None
+    items = _batched(items if spliced else _walk(root, runs=True))
+    if _workers() <= 1 or spliced:
+        for item in items:
+            if isinstance(item, _Splice):
+                out.extend(item.found)
+                continue
+            ci, tile = item
             r, err = _run_one(ci, key, tile)
             take(ci, tile, r, err)
     else:
@@ -558,3 +577,82 @@ def verify_bookkeeping(document) -> List[object]:
             _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key))
         _guard(out, document.relname(array.path), check_commits, document, array)
     return out
+
+
+# ---- streamed: one fragment built at a time -----------------------------------------------
+def verify_streamed(document) -> List[object]:
+    """What `document.diagnostics()` followed by `verify_array` give on a fully built tree,
+    in the same order, for a lazily opened array: each fragment folder is built, its
+    diagnostics, chunk checks and bookkeeping taken, and released before the next (memory:
+    one fragment's tree, not 10 000 of them)."""
+    from ..node import BuildDeferred
+    from ..verify import finding as as_finding
+    from .array import _CommitsDeferred, _FragmentDeferred
+
+    root = document.root
+    array = document.model
+    key = document.ctx.key
+    diags: List[object] = []
+    splices: Dict[int, _Splice] = {}
+    book: Dict[str, List[object]] = {}
+    checkable = array is not None and hasattr(array, "fragments") and \
+        document.fs.stat(getattr(array, "path", "")).is_dir
+    frags = {os.path.basename(f.path): f for f in array.fragments} if checkable else {}
+    known = _commits_of(document, array) if checkable else None
+
+    def visit(n: Node) -> None:
+        stack: list = [n]
+        while stack:
+            m = stack.pop()
+            if isinstance(m, _Done):
+                m.finish()
+                continue
+            if isinstance(m._children, BuildDeferred):
+                m.ensure_built()
+                d = m._deferred
+                if isinstance(d, _FragmentDeferred) and not isinstance(d, _CommitsDeferred):
+                    stack.append(_Done(m))   # after its subtree: check it, then release it
+            if m.status != OK:
+                diags.append(as_finding(m, document))
+            if m.is_lazy:
+                continue
+            stack.extend(reversed(list(m.iter_children())))
+
+    class _Done:
+        def __init__(self, node: Node):
+            self.node = node
+
+        def finish(self) -> None:
+            node = self.node
+            found = verify_chunks(document, node)
+            splices[id(node)] = _Splice([f if isinstance(f, Finding) else as_finding(f, document)
+                                         for f in found])
+            frag = frags.get(node.name)
+            if frag is not None and frag.metadata is not None and known is not None:
+                mine: List[object] = []
+                where = document.relname(frag.path)
+                _guard(mine, where, lambda: check_fragments_one(document, array, frag, known))
+                _guard(mine, where, lambda: check_fragment_cells(document, array, frag, key))
+                book[frag.path] = [f if isinstance(f, Finding) else as_finding(f, document)
+                                   for f in mine]
+            node.release_deferred()
+
+    from .cell_checks import check_fragment_cells
+
+    token = tile_cache.use(tile_cache.TileCache())
+    try:
+        visit(root)
+        out: List[object] = list(diags)
+        out += verify_chunks(document, root, _walk(root, runs=True, splices=splices))
+        if checkable:
+            for frag in array.fragments:
+                if frag.path in book:
+                    out += book[frag.path]
+                    continue
+                where = document.relname(frag.path)
+                _guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known))
+                _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key))
+            _guard(out, document.relname(array.path), check_commits, document, array)
+        return out
+    finally:
+        tile_cache.reset(token)
