@@ -119,7 +119,8 @@ def _decode_all(document, frag: Fragment, fm: FragmentMetadata, schema: ArraySch
                     out[i] = _Tile(i, starts[i], bytes(hit[0]), hit[1])
     from .tile_batch import decode_run
 
-    for w in decode_run(src, offs, ends, role):   # the plain tiles in one pass
+    want = np.array([o is None for o in out], dtype=bool) & np.array(inside, dtype=bool)
+    for w in decode_run(src, offs, ends, role, want=want):   # the plain tiles in one pass
         for k, cells in enumerate(w.cells):
             i = w.first + k
             if cells is not None and out[i] is None and inside[i]:
@@ -431,14 +432,29 @@ def _want_sums(s_arr: np.ndarray, dt: np.dtype) -> np.ndarray:
 def _stats_vectorised(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]], masks,
                       dt: np.dtype, mins_a, maxs_a, s_arr, padded_stats: bool) -> None:
     """`_stats_loop` for every tile at once (tile_stats): the same findings, in order."""
+    isz = dt.itemsize
+    usable = [t for t in fixed if t is not None and
+              (masks[t.index] is None or len(masks[t.index]) == len(t.data) // isz)]
+    want = _want_sums(s_arr, dt) if s_arr is not None else None
+    group: List[_Tile] = []
+    size = 0
+    for t in usable:   # groups of tiles in order: the temporaries stay STATS_GROUP_BYTES-sized
+        group.append(t)
+        size += len(t.data)
+        if size >= STATS_GROUP_BYTES:
+            _stats_group(out, src, fld, group, masks, dt, mins_a, maxs_a, want, padded_stats)
+            group, size = [], 0
+    if group:
+        _stats_group(out, src, fld, group, masks, dt, mins_a, maxs_a, want, padded_stats)
+
+
+STATS_GROUP_BYTES = 8 << 20
+
+
+def _stats_group(out: _Out, src: str, fld, tiles: List[_Tile], masks, dt: np.dtype, mins_a,
+                 maxs_a, want, padded_stats: bool) -> None:
     from .tile_stats import tile_stats
 
-    isz = dt.itemsize
-    tiles = [t for t in fixed if t is not None and
-             (masks[t.index] is None or len(masks[t.index]) == len(t.data) // isz)]
-    if not tiles:
-        return
-    want = _want_sums(s_arr, dt) if s_arr is not None else None
     st = tile_stats([t.data for t in tiles], [t.index for t in tiles],
                     [masks[t.index] for t in tiles], dt)
     live = (st.count > 0) & ~st.nonfinite

@@ -460,13 +460,24 @@ def _batched(items) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
             continue
         run, node = item.run, item.node
         name = _src_name_of(run.source)
+        cache = tile_cache.current()
         for w in tile_batch.decode_run(run.source, run.offsets, run.ends, run.role, probe=True):
             done = len(w.cells) - w.cells.count(None)
             if done:
                 tally().batch(name, done, w.stored)
+            if cache is not None and run.role.specs:   # kept for the cell checks, as
+                for k, cells in enumerate(w.cells):      # _TileKeeper keeps the others
+                    if cells is not None and len(cells) >= _KEEP_MIN:
+                        cache.put(cache.key(name, int(run.offsets[w.first + k]), run.role.specs,
+                                            run.role.info), (cells, None))
             for k, cells in enumerate(w.cells):
                 if cells is None:
                     yield from _tile_chunks(node, run, w.first + k)
+
+
+# Decoded tiles of at least this many bytes are kept for the cell checks (a codec call saved
+# each); smaller ones are decoded again, in one pass, rather than held a million at a time.
+_KEEP_MIN = 4096
 
 
 def _src_name_of(source) -> str:

@@ -64,11 +64,11 @@ class Window:
 
 
 def decode_run(source, offsets: np.ndarray, ends: np.ndarray, role: DataFileRole,
-               probe: bool = False) -> Iterator[Window]:
+               probe: bool = False, want: Optional[np.ndarray] = None) -> Iterator[Window]:
     """The tiles of a data file decoded window by window (`offsets` and `ends` as
     `data_files.tile_bounds` gives them). With `probe`, a compressor that cannot encode the
     first decoded tile again (its forward check would fail) leaves every tile to the
-    per-chunk path."""
+    per-chunk path. `want` (bool per tile): decode only those (the others give None)."""
     n = len(offsets)
     if not n:
         return
@@ -88,7 +88,8 @@ def decode_run(source, offsets: np.ndarray, ends: np.ndarray, role: DataFileRole
         j = min(max(j, i + 1), i + WINDOW_TILES)
         lo, hi = int(offs[i]), int(max(ends_a[i:j].max(), offs[i]))
         view = source.view(lo, hi - lo)
-        w = _decode_window(np.frombuffer(view, np.uint8), lo, offs[i:j], ends_a[i:j], role, i)
+        w = _decode_window(np.frombuffer(view, np.uint8), lo, offs[i:j], ends_a[i:j], role, i,
+                           None if want is None else want[i:j])
         if probe and codec is not None:
             first = next((c for c in w.cells if c is not None), None)
             if first is not None:
@@ -109,11 +110,13 @@ def _u32(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def _decode_window(buf: np.ndarray, base: int, offs: np.ndarray, ends: np.ndarray,
-                   role: DataFileRole, first: int) -> Window:
+                   role: DataFileRole, first: int, want: Optional[np.ndarray] = None) -> Window:
     out: List[Optional[bytes]] = [None] * len(offs)
     stored = 0
     rel, end = offs - base, np.minimum(ends - base, len(buf))   # a file that shrank reads short
     ok = rel + _HEAD <= end
+    if want is not None:
+        ok &= want
     at = np.where(ok, rel, 0)
     if len(buf) < _HEAD:
         return Window(first, out, 0)
@@ -142,12 +145,12 @@ def _decode_window(buf: np.ndarray, base: int, offs: np.ndarray, ends: np.ndarra
             out[k] = bytes(raw[a:b])
             stored += b - a + int(mdl[k])
             continue
-        want = int(orig[k])
+        declared = int(orig[k])
         try:
-            plain = codec.decompress_part(raw[a:b], want, role.specs[0], info)
+            plain = codec.decompress_part(raw[a:b], declared, role.specs[0], info)
         except Exception:  # noqa: BLE001 - the per-chunk path says what is wrong
             continue
-        if len(plain) == want:
+        if len(plain) == declared:
             out[k] = bytes(plain)
             stored += b - a + int(mdl[k])
     return Window(first, out, stored)
