@@ -7,7 +7,8 @@ and maximum of the cells counted (validity and dense written-region masks applie
 same of the stored cells (padding included), the integer sum wrapped to 64 bits, whether
 a float tile holds a non-finite value, whether an integer sum may have saturated (then it
 is not compared), and the float sum added in cell order, as the writer adds
-(`seq_sums`: a compiled kernel, or a loop of `np.cumsum` per tile)."""
+(`seq_sums`: a row-wise cumsum per cell count; for many distinct counts a compiled kernel, or
+a loop of `np.cumsum` per tile)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import numpy as np
 from ..compiled import kernel
 
 SATURATE = 2.0 ** 62   # an integer tile whose running sum may reach this: not compared
+ROWS_AT_ONCE = 8       # distinct cell counts summed as matrices (else the kernel or a loop)
 
 
 @dataclass
@@ -65,6 +67,17 @@ def seq_sums(vals: np.ndarray, counts: np.ndarray) -> np.ndarray:
     if len(counts) and int(counts.max(initial=0)) <= 1:
         one = counts == 1
         out[one] = v[starts[one]]
+        return out
+    sizes = np.unique(counts)
+    if len(sizes) <= ROWS_AT_ONCE:
+        # tiles of one cell count as the rows of a matrix: a cumsum along each row adds in
+        # order (accumulate is sequential, unlike a pairwise sum): numpy alone, bit-exact
+        for c in sizes.tolist():
+            if c == 0:
+                continue
+            rows = np.flatnonzero(counts == c)
+            idx = starts[rows][:, None] + np.arange(c)[None, :]
+            out[rows] = np.cumsum(v[idx], axis=1)[:, -1]
         return out
     fn = _seq_sums_kernel.get(v.nbytes)
     if fn is not None:

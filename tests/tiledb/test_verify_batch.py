@@ -148,15 +148,19 @@ def test_planted_damage_same_findings(arrays, tmp_path, jit, monkeypatch, case):
     assert any(f["source"].endswith(name) for f in errors), errors
 
 
-def test_seq_sums_bit_exact(jit):
+@pytest.mark.parametrize("distinct", [40, 3])   # the kernel (or loop); row-wise cumsums
+def test_seq_sums_bit_exact(jit, distinct):
     rng = np.random.default_rng(5)
-    counts = rng.integers(0, 40, 20000)
+    counts = rng.choice([0, 7, 31] if distinct == 3 else np.arange(40), 20000)
     vals = rng.standard_normal(int(counts.sum())) * 10.0 ** rng.integers(-8, 9, int(counts.sum()))
     got = seq_sums(vals, counts)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     want = np.array([float(np.cumsum(vals[a:a + n])[-1]) if n else 0.0
                      for a, n in zip(starts, counts)])
     assert got.tobytes() == want.tobytes()
+    big = np.flatnonzero(counts > 20)   # a pairwise sum (np.add.reduceat) differs somewhere
+    pairwise = np.array([np.add.reduce(vals[a:a + n]) for a, n in zip(starts[big], counts[big])])
+    assert got[big].tobytes() != pairwise.tobytes()
     assert (_seq_sums_kernel.get(1 << 20) is not None) == (jit == "jit")
 
 
