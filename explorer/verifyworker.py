@@ -65,11 +65,10 @@ def main(argv) -> int:
     fmt = argv[1] if len(argv) > 1 and argv[1] else None
     line = sys.stdin.readline().strip()
     key = bytes.fromhex(line) if line else None
-    from arrayscope import formats
-    from arrayscope.formats.verify import verify
+    from arrayscope.formats.verify import open_for_verify, verify
 
     try:
-        doc = formats.open(path, key=key, as_format=fmt)
+        doc = open_for_verify(path, key=key, as_format=fmt)   # one fragment's tree at a time
     except Exception as e:  # noqa: BLE001 - the window reports it
         sys.stderr.write(f"{type(e).__name__}: {e}\n")
         return 2

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 from . import engine
 from .context import Context
@@ -39,6 +39,7 @@ class Document:
         self.ctx.root_path = self.path
         self.sources: List[ByteSource] = []
         self.derived: List[ByteSource] = []
+        self._derived_ids: Set[int] = set()   # ids of `derived`: O(1) lookups, 10 000s of them
         self._names: Dict[str, ByteSource] = {}
         self.root: Optional[Node] = None
         self.format: Optional[str] = None
@@ -64,7 +65,7 @@ class Document:
         inside the dataset: see dataset_fs)."""
         name = self.relname(path)
         known = self._names.get(name)
-        if known is not None and known not in self.derived:
+        if known is not None and id(known) not in self._derived_ids:
             return known
         src = self.fs.open_source(path, name)
         self.sources.append(src)
@@ -83,7 +84,7 @@ class Document:
         of 10 000 fragments makes 10 000 commit-file nodes)."""
         name = self.listed_name(entry)
         known = self._names.get(name)
-        if known is not None and known not in self.derived:
+        if known is not None and id(known) not in self._derived_ids:
             return known
         if not isinstance(self.fs, LocalFS) or not entry.real or not entry.is_file:
             return self.open_source(entry.path)
@@ -102,6 +103,7 @@ class Document:
             k += 1
         src = BytesSource(data, unique, origin=origin, origin_node=origin_node, parent=parent)
         self.derived.append(src)
+        self._derived_ids.add(id(src))
         self._names[unique] = src
         return src
 
@@ -112,6 +114,7 @@ class Document:
         for i, s in enumerate(self.derived):
             if s is source:
                 del self.derived[i]
+                self._derived_ids.discard(id(s))
                 name = getattr(source, "name", None)
                 if name is not None and self._names.get(name) is source:
                     del self._names[name]
@@ -145,6 +148,7 @@ class Document:
         """Close and forget everything (an open that was cancelled half-way)."""
         self.close()
         self.derived.clear()
+        self._derived_ids.clear()
         self._names.clear()
         self.root = None
         self.model = None

@@ -49,6 +49,14 @@ class Tally:
         if self.progress is not None:
             self.progress(self.nbytes, max(self.planned, self.nbytes), source)
 
+    def batch(self, source: str, count: int, nbytes: int) -> None:
+        """`count` tiles of `source` checked in one batch (`nbytes` stored bytes)."""
+        self.files.add(source)
+        self.tiles += count
+        self.nbytes += nbytes
+        if self.progress is not None:
+            self.progress(self.nbytes, max(self.planned, self.nbytes), source)
+
     def file(self, source: str) -> None:
         self.files.add(source)
 
@@ -165,9 +173,13 @@ def verify_report(document, progress: Optional[ProgressFn] = None, executor=None
 def _collect(document) -> List[Finding]:
     from .remote import build_read_deferred
 
+    plugin = registry.plugin_named(document.format) if document.format else None
+    streamed = _streamed(plugin, document)
+    if streamed is not None:
+        return unique(it if isinstance(it, Finding) else finding(it, document)
+                      for it in streamed if getattr(it, "status", OK) != OK)
     build_read_deferred(document.root)   # a remote dataset's tiles: the tree verify checks
     items: list = list(document.diagnostics())
-    plugin = registry.plugin_named(document.format) if document.format else None
     extra = getattr(plugin, "verify", None)
     if extra is not None:
         try:
@@ -178,6 +190,32 @@ def _collect(document) -> List[Finding]:
                                  "a bug in arrayscope: please report it with this message"))
     return unique(it if isinstance(it, Finding) else finding(it, document)
                   for it in items if getattr(it, "status", OK) != OK)
+
+
+def open_for_verify(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None):
+    """The document `verify` checks: opened lazily where its format verifies one part of the
+    tree at a time (memory bounded by a part: 10 000 fragments), else opened whole."""
+    from . import open as open_document
+
+    doc = open_document(path, key=key, as_format=as_format, lazy=True)
+    plugin = registry.plugin_named(doc.format) if doc.format else None
+    can = getattr(plugin, "can_stream", None)
+    if can is not None and can(doc):
+        return doc
+    doc.close()
+    return open_document(path, key=key, as_format=as_format)
+
+
+def _streamed(plugin, document) -> Optional[list]:
+    """The plugin's diagnostics and checks made one part of the tree at a time (a lazily
+    opened dataset: memory for one part, not all), or None: build the whole tree."""
+    fn = getattr(plugin, "verify_streamed", None)
+    if fn is None:
+        return None
+    try:
+        return fn(document)
+    except Exception:  # noqa: BLE001 - the whole-tree path gives the findings (and says why)
+        return None
 
 
 def unique(findings: Iterable[Finding]) -> List[Finding]:
@@ -223,7 +261,20 @@ def _aggregate(found: List[Finding]) -> List[Finding]:
 
 
 def _stored_bytes(document) -> int:
-    return sum(int(getattr(s, "size", 0) or 0) for s in getattr(document, "sources", []))
+    opened = sum(int(getattr(s, "size", 0) or 0) for s in getattr(document, "sources", []))
+    path = getattr(document, "path", "")
+    if getattr(document, "lazy", False) and getattr(document, "is_dir", False) and \
+            "://" not in path:
+        # a lazy open has opened few files yet: the progress total is every file's size
+        on_disk = 0
+        for dirpath, _dirs, files in os.walk(path):
+            for f in files:
+                try:
+                    on_disk += os.lstat(os.path.join(dirpath, f)).st_size
+                except OSError:
+                    pass
+        return max(opened, on_disk)
+    return opened
 
 
 def _collapse_keys(found: List[Finding], document) -> List[Finding]:

@@ -72,7 +72,7 @@ def _open_error(path: str) -> Optional[str]:
 
 def run(args: argparse.Namespace) -> int:
     from arrayscope.formats.context import KeyError_
-    from arrayscope.formats.verify import verify_report
+    from arrayscope.formats.verify import open_for_verify, verify_report
 
     why = _open_error(args.path)
     if why:
@@ -82,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, KeyError_) as e:
         return fail(f"key: {e}")
     try:
-        doc = open_path(args.path, key)
+        # --workers/--dask split the whole tree into tasks; alone, one fragment at a time
+        doc = open_path(args.path, key) if _wants_executor(args) else \
+            open_for_verify(args.path, key)
     except Exception as e:  # noqa: BLE001 - the command reports, never raises
         return fail(f"{args.path} cannot be opened: {type(e).__name__}: {e}")
     try:
@@ -116,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(report.summary(), file=sys.stderr)
     return code
+
+
+def _wants_executor(args: argparse.Namespace) -> bool:
+    return getattr(args, "workers", None) is not None or getattr(args, "dask", None) is not None
 
 
 def _executor(args: argparse.Namespace):

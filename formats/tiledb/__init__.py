@@ -129,6 +129,25 @@ class _TileDBPlugin:
 
         return verify_array(document)
 
+    def can_stream(self, document) -> bool:
+        """Whether `verify_streamed` applies: a lazily opened local array (a group's members
+        and remote arrays take the whole-tree path)."""
+        from ..remote import is_url
+        from .group_walk import is_group_document
+
+        return bool(getattr(document, "lazy", False)) and document.model is not None and \
+            document.root is not None and not is_url(document.path) and \
+            not is_group_document(document)
+
+    def verify_streamed(self, document):
+        """`verify` with the diagnostics, one fragment built at a time; None when it does
+        not apply (`can_stream`)."""
+        if not self.can_stream(document):
+            return None
+        from .checks import verify_streamed
+
+        return verify_streamed(document)
+
     def member_names(self, document):
         from .group_walk import array_member_paths, is_group_document
 

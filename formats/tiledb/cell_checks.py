@@ -43,6 +43,9 @@ from .enums import Datatype, FilterType
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
 from .rawtile import TileError, decode_generic_tile, decode_tile_ex
 
+# False: the statistics, domain and MBR checks tile by tile, the reference the vectorised
+# passes must match (the tests run both)
+VECTORISED = True
 MAX_PER_KIND = 20   # findings of one kind per file: the rest are counted in the last one
 
 # numpy types of the numeric datatypes whose statistics libtiledb keeps
@@ -55,7 +58,7 @@ _STRINGS = (Datatype.STRING_ASCII, Datatype.STRING_UTF8)  # (var CHAR tiles keep
 SCALE_FLOAT, WEBP = FilterType.SCALE_FLOAT, FilterType.WEBP
 
 
-@dataclass
+@dataclass(slots=True)   # a million tiles: no __dict__ each
 class _Tile:
     index: int
     offset: int          # where the tile starts in its data file
@@ -104,19 +107,25 @@ def _decode_all(document, frag: Fragment, fm: FragmentMetadata, schema: ArraySch
     ends = tile_bounds(offsets, src.size)
     cache = tile_cache.current()
     name = getattr(src, "name", None)
-    out: List[Optional[_Tile]] = []
-    todo: List[int] = []   # tiles the chunk checks did not leave decoded
-    for i, (a, b) in enumerate(zip(offs.tolist(), ends.tolist())):
-        if a > src.size or b < a:
-            out.append(None)
-            continue
-        hit = cache.take(cache.key(name, a, role.specs, role.info)) \
-            if cache is not None and name is not None else None
-        if hit is not None:
-            out.append(_Tile(i, a, bytes(hit[0]), hit[1]))
-            continue
-        out.append(None)
-        todo.append(i)
+    n = len(offs)
+    out: List[Optional[_Tile]] = [None] * n
+    starts, stops = offs.tolist(), ends.tolist()
+    inside = [not (a > src.size or b < a) for a, b in zip(starts, stops)]
+    if cache is not None and name is not None and cache.tiles:
+        for i in range(n):   # tiles the chunk checks left decoded
+            if inside[i]:
+                hit = cache.take(cache.key(name, starts[i], role.specs, role.info))
+                if hit is not None:
+                    out[i] = _Tile(i, starts[i], bytes(hit[0]), hit[1])
+    from .tile_batch import decode_run
+
+    want = np.array([o is None for o in out], dtype=bool) & np.array(inside, dtype=bool)
+    for w in decode_run(src, offs, ends, role, want=want):   # the plain tiles in one pass
+        for k, cells in enumerate(w.cells):
+            i = w.first + k
+            if cells is not None and out[i] is None and inside[i]:
+                out[i] = _Tile(i, starts[i], cells)
+    todo = [i for i in range(n) if out[i] is None and inside[i]]
 
     def decode(i: int) -> Optional[_Tile]:
         a, b = int(offs[i]), int(ends[i])
@@ -195,9 +204,9 @@ def check_fragment_cells(document, array, frag: Fragment, key) -> List[Finding]:
         if fixed is None:
             continue
         src = rel(os.path.join(frag.path, stem + ".tdb"))
-        for t in fixed:
-            if t is not None:
-                tally().tile(src, 0)
+        decoded = len(fixed) - fixed.count(None)
+        if decoded:
+            tally().batch(src, decoded, 0)
         counts = _field_counts(out, src, fld, fixed, expected)
         var_tiles = None
         if fld.var:
@@ -400,6 +409,97 @@ def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySc
     # libtiledb 2.7-2.11 (formats 11-15) took a dense tile's min/max over every stored cell,
     # the padding of a partial tile included; later writers over the written cells only.
     padded_stats = fm.dense and fm.version <= PADDED_DENSE_STATS_LAST_FORMAT
+    s_arr = np.asarray(sums) if sums is not None and len(sums) == ntiles else None
+    try:
+        if not VECTORISED:
+            raise TypeError("the reference path")
+        _stats_vectorised(out, src, fld, fixed, masks, dt, mins_a, maxs_a, s_arr, padded_stats)
+    except (TypeError, ValueError):   # sums of an unexpected type: the loop says what it says
+        _stats_loop(out, src, fld, fixed, masks, dt, mins_a, maxs_a, sums, ntiles, padded_stats)
+
+
+def _want_sums(s_arr: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """The metadata's sums as `_stats_loop` reads each one (int sums as 64-bit two's
+    complement for signed fields, float sums from their bits when stored as integers)."""
+    if dt.kind == "f":
+        return s_arr.astype(np.float64) if s_arr.dtype.kind == "f" else s_arr.view("<f8")
+    wide = np.int64 if dt.kind == "i" else np.uint64
+    if s_arr.dtype.kind == dt.kind:
+        return s_arr.astype(wide)
+    return s_arr.view("<i8" if dt.kind == "i" else "<u8")
+
+
+def _stats_vectorised(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]], masks,
+                      dt: np.dtype, mins_a, maxs_a, s_arr, padded_stats: bool) -> None:
+    """`_stats_loop` for every tile at once (tile_stats): the same findings, in order."""
+    isz = dt.itemsize
+    usable = [t for t in fixed if t is not None and
+              (masks[t.index] is None or len(masks[t.index]) == len(t.data) // isz)]
+    want = _want_sums(s_arr, dt) if s_arr is not None else None
+    group: List[_Tile] = []
+    size = 0
+    for t in usable:   # groups of tiles in order: the temporaries stay STATS_GROUP_BYTES-sized
+        group.append(t)
+        size += len(t.data)
+        if size >= STATS_GROUP_BYTES:
+            _stats_group(out, src, fld, group, masks, dt, mins_a, maxs_a, want, padded_stats)
+            group, size = [], 0
+    if group:
+        _stats_group(out, src, fld, group, masks, dt, mins_a, maxs_a, want, padded_stats)
+
+
+STATS_GROUP_BYTES = 8 << 20
+
+
+def _stats_group(out: _Out, src: str, fld, tiles: List[_Tile], masks, dt: np.dtype, mins_a,
+                 maxs_a, want, padded_stats: bool) -> None:
+    from .tile_stats import tile_stats
+
+    st = tile_stats([t.data for t in tiles], [t.index for t in tiles],
+                    [masks[t.index] for t in tiles], dt)
+    live = (st.count > 0) & ~st.nonfinite
+    flag = np.zeros(len(tiles), bool)
+    checks: List[Optional[np.ndarray]] = []
+    for label, arr, got, stored in (("minimum", mins_a, st.mins, st.stored_mins),
+                                    ("maximum", maxs_a, st.maxs, st.stored_maxs)):
+        if arr is None:
+            checks.append(None)
+            continue
+        exp = arr[st.index]
+        bad = live & (exp != got)
+        if padded_stats:
+            bad &= ~(exp == stored)   # that writer's rule: the padding counted
+        checks.append(bad)
+        flag |= bad
+    sum_bad = None
+    if want is not None:
+        exp_s = want[st.index]
+        sum_bad = live & (st.sums != exp_s) & ~st.saturates
+        flag |= sum_bad
+    for k in np.flatnonzero(flag).tolist():
+        t = tiles[k]
+        i = t.index
+        for label, arr, got, bad in (("minimum", mins_a, st.mins, checks[0]),
+                                     ("maximum", maxs_a, st.maxs, checks[1])):
+            if bad is not None and bad[k]:
+                out.add(TILE_STAT, src, t.offset,
+                        f"tile {i + 1} of {fld.name!r}: the cells' {label} is "
+                        f"{got[k].item()!r}, the fragment metadata says {arr[i].item()!r}")
+        if sum_bad is not None and sum_bad[k] and want is not None:
+            if dt.kind == "f":
+                out.add(TILE_STAT, src, t.offset, f"tile {i + 1} of {fld.name!r}: the "
+                                                  f"cells sum to {float(st.sums[k])!r}, the "
+                                                  f"fragment metadata says "
+                                                  f"{float(want[i])!r}")
+            else:
+                out.add(TILE_STAT, src, t.offset, f"tile {i + 1} of {fld.name!r}: the cells "
+                                                  f"sum to {int(st.sums[k])}, the fragment "
+                                                  f"metadata says {int(want[i])}")
+
+
+def _stats_loop(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]], masks,
+                dt: np.dtype, mins_a, maxs_a, sums, ntiles: int, padded_stats: bool) -> None:
+    """The statistics tile by tile (the reference `_stats_vectorised` matches)."""
     for t in fixed:
         if t is None:
             continue
@@ -427,6 +527,7 @@ def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySc
             if dt.kind == "f" and s_arr.dtype.kind != "f":
                 stored = float(s_arr.view("<f8")[i])
             _check_sum(out, src, fld, t, vals, dt, stored)
+
 
 
 def _dense_written(fm: FragmentMetadata, schema: ArraySchema,
@@ -510,9 +611,35 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, slot: int, fixed, var_tiles,
 
 
 # ---- coordinates -----------------------------------------------------------------------
+def _flagged(tiles, arrays, lo, hi, ned) -> List[int]:
+    """Indices of the tiles with a coordinate outside [lo, hi] or the non-empty domain
+    (one pass over every tile's coordinates laid end to end)."""
+    use = [k for k, (t, a) in enumerate(zip(tiles, arrays))
+           if t is not None and a is not None and len(a)]
+    if not use:
+        return []
+    cat = np.concatenate([arrays[k] for k in use])
+    bad = np.zeros(len(cat), bool)
+    if lo is not None:
+        bad |= (cat < lo) | (cat > hi)
+    if ned is not None and ned[0] is not None and not isinstance(ned[0], (str, bytes)):
+        bad |= (cat < ned[0]) | (cat > ned[1])
+    lens = np.array([len(arrays[k]) for k in use], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    hit = np.add.reduceat(bad.astype(np.int64), starts) > 0
+    return [use[k] for k in np.flatnonzero(hit).tolist()]
+
+
 def _check_domain(out: _Out, src: str, dim: Dimension, ned, tiles, arrays) -> None:
     lo, hi = dim.domain if dim.domain is not None else (None, None)
-    for t, a in zip(tiles, arrays):
+    try:
+        if not VECTORISED:
+            raise TypeError("the reference path")
+        flagged = _flagged(tiles, arrays, lo, hi, ned)   # the rest have nothing to say
+    except Exception:  # noqa: BLE001 - bounds numpy cannot compare: tile by tile, as before
+        flagged = list(range(len(tiles)))
+    for k in flagged:
+        t, a = tiles[k], arrays[k]
         if t is None or a is None or not len(a):
             continue
         if lo is not None:
@@ -567,7 +694,21 @@ def _check_mbrs(out: _Out, src: str, fm, schema: ArraySchema, coords, offs0, key
     if len(mbrs) != ntiles:
         out.add(MBR_MISMATCH, src, 0, f"the R-tree has {len(mbrs)} leaf MBRs for {ntiles} tiles")
         return
-    for i in range(ntiles):
+    # each dimension's per-tile span in one pass; only the tiles that differ are looked at
+    flag = np.zeros(ntiles, bool)
+    if not VECTORISED or any(len(coords[j]) != ntiles for j in range(len(schema.dimensions))):
+        flag[:] = True   # dimensions with other tile counts: every tile, as before
+    for j in range(len(schema.dimensions) if not flag.all() else 0):
+        use = [i for i, a in enumerate(coords[j]) if a is not None and len(a)]
+        if not use:
+            continue
+        lens = np.array([len(coords[j][i]) for i in use], dtype=np.int64)
+        cat = np.concatenate([coords[j][i] for i in use])
+        starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+        idx = np.array(use, dtype=np.int64)
+        lo, hi = np.minimum.reduceat(cat, starts), np.maximum.reduceat(cat, starts)
+        flag[idx] |= (mbrs[idx, j, 0] != lo) | (mbrs[idx, j, 1] != hi)
+    for i in np.flatnonzero(flag).tolist():
         for j, d in enumerate(schema.dimensions):
             a = coords[j][i]
             if a is None or not len(a):
@@ -602,16 +743,23 @@ def _order_keys(schema: ArraySchema, cols: List[np.ndarray]) -> Optional[List[np
 
 def _check_order(out: _Out, src: str, schema: ArraySchema, coords, offs0) -> None:
     ntiles = len(coords[0])
-    parts = []
-    for i in range(ntiles):
-        cols = [coords[j][i] for j in range(len(schema.dimensions))]
-        if any(c is None for c in cols) or len({len(c) for c in cols}) != 1:
-            return
-        parts.append(cols)
-    if not parts:
+    ndims = len(schema.dimensions)
+    if any(len(coords[j]) < ntiles for j in range(ndims)):
+        for i in range(ntiles):   # as before: a tile that stops it, else IndexError
+            cols_i = [coords[j][i] for j in range(ndims)]
+            if any(c is None for c in cols_i) or len({len(c) for c in cols_i}) != 1:
+                return
+    coords = {j: coords[j][:ntiles] for j in range(ndims)}
+    if any(c is None for j in range(ndims) for c in coords[j]):
         return
-    cols = [np.concatenate([p[j] for p in parts]) for j in range(len(schema.dimensions))]
-    tile_of = np.concatenate([np.full(len(p[0]), i) for i, p in enumerate(parts)])
+    lens = np.array([len(c) for c in coords[0]], dtype=np.int64)
+    for j in range(1, ndims):
+        if not np.array_equal(lens, np.array([len(c) for c in coords[j]], dtype=np.int64)):
+            return   # a tile whose dimensions disagree on its cell count
+    if not ntiles:
+        return
+    cols = [np.concatenate(coords[j]) for j in range(ndims)]
+    tile_of = np.repeat(np.arange(ntiles), lens)
     keys = _order_keys(schema, cols)
     if keys is None or len(cols[0]) < 2:
         return

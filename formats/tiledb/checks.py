@@ -31,7 +31,7 @@ from ..findings import (
     Finding,
 )
 from ..forward_check import DIFFERENT, FAILED, TOLERATED, check_forward
-from ..node import ERROR, WARNING, Node
+from ..node import ERROR, OK, WARNING, Node
 from ..verify import tally
 from . import layout, tile_cache
 from .data_files import TileRun, data_file_stem
@@ -56,9 +56,30 @@ def iter_chunks(root: Node) -> Iterable[ChunkInfo]:
 
 def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
     """`iter_chunks`, each chunk with its tile (None outside a tile)."""
+    for item in _walk(root, runs=False):
+        assert not isinstance(item, _Run)
+        yield item
+
+
+class _Run:
+    """A lazy "Tiles" node whose tiles `verify_chunks` checks in one batch (tile_batch)."""
+
+    __slots__ = ("node", "run")
+
+    def __init__(self, node: Node, run: TileRun):
+        self.node, self.run = node, run
+
+
+def _walk(root: Node, runs: bool, splices: Optional[Dict[int, "_Splice"]] = None):
+    """The chunks under `root` in verify order; with `runs`, a `_Run` in place of the chunks
+    of each lazy list of tiles; with `splices`, the `_Splice` of a node in place of its
+    subtree (a fragment checked, then released, by `verify_streamed`)."""
     stack = [root]
     while stack:
         n = stack.pop()
+        if splices is not None and id(n) in splices:
+            yield splices[id(n)]
+            continue
         if isinstance(n.data, ChunkInfo):
             tile = n.parent.data if n.parent is not None else None
             yield n.data, tile if isinstance(tile, TileInfo) else None
@@ -68,24 +89,40 @@ def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[Til
                 yield ci, n.data
             continue
         if isinstance(n.data, TileRun):  # a million tiles: one chunk table at a time
+            if runs:
+                yield _Run(n, n.data)
+                continue
             for i in range(len(n.data)):
-                run = n.data
-                try:
-                    chunks = run.chunks(i)
-                except TileError:  # the tile's node says what is wrong; in its place
-                    yield from iter_chunks_with_tiles(n.child(i))
-                    continue
-                start = int(run.offsets[i])
-                tile = TileInfo(run.source, start, int(run.ends[i]) - start, run.role.specs,
-                                run.role.info, chunks)
-                for ci in chunks:
-                    yield ci, tile
+                yield from _tile_chunks(n, n.data, i)
             continue
         if n.is_lazy:
             if n.child_count() and n.child(0).kind == "tile":  # popped in file order
                 stack.extend(n.child(i) for i in reversed(range(n.child_count())))
             continue
         stack.extend(n.iter_children())
+
+
+class _Splice:
+    """Findings of a subtree already checked, in its place in the walk."""
+
+    __slots__ = ("found",)
+
+    def __init__(self, found: List[object]):
+        self.found = found
+
+
+def _tile_chunks(n: Node, run: TileRun, i: int) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
+    """The chunks of tile `i` of lazy tiles node `n`, each with its tile."""
+    try:
+        chunks = run.chunks(i)
+    except TileError:  # the tile's node says what is wrong; in its place
+        yield from iter_chunks_with_tiles(n.child(i))
+        return
+    start = int(run.offsets[i])
+    tile = TileInfo(run.source, start, int(run.ends[i]) - start, run.role.specs,
+                    run.role.info, chunks)
+    for ci in chunks:
+        yield ci, tile
 
 
 def _src_name(ci: ChunkInfo) -> str:
@@ -233,12 +270,12 @@ def _commit_names(array_dir: str, fs=None):
     return names
 
 
-def check_fragments_one(document, array, f) -> List[Node]:
+def check_fragments_one(document, array, f, known: Optional[tuple] = None) -> List[Node]:
+    """Fragment `f` against the commits; `known` is `_commits_of` of the array, read once
+    for all its fragments (listing __commits per fragment is quadratic in fragments)."""
     out: List[Node] = []
-    array_dir = array.path
-    commits = _commit_names(array_dir, document.fs)
+    commits, new_layout = known if known is not None else _commits_of(document, array)
     committed = commits["wrt"] | commits["con"]
-    new_layout = document.fs.stat(os.path.join(array_dir, layout.FRAGMENTS_DIR)).is_dir
     src = document.source_by_name(document.relname(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)))
     where = src if src is not None else document.relname(f.path)
     if new_layout and f.name not in committed and f.name not in commits["ign"]:
@@ -258,6 +295,12 @@ def check_fragments_one(document, array, f) -> List[Node]:
                            f"{fm.version}"))
     out.extend(_check_sizes(document, array, f, where))
     return out
+
+
+def _commits_of(document, array) -> tuple:
+    """(commit names, new layout) of the array."""
+    return (_commit_names(array.path, document.fs),
+            document.fs.stat(os.path.join(array.path, layout.FRAGMENTS_DIR)).is_dir)
 
 
 def check_commits(document, array) -> List[Node]:
@@ -368,8 +411,9 @@ _BATCH_BYTES = 4 << 20
 _THREAD_MIN_BYTES = 1 << 20   # a batch of less runs in the calling thread
 
 
-def verify_chunks(document, root: Node) -> List[object]:
-    """The checks of every chunk under `root`, in `iter_chunks` order."""
+def verify_chunks(document, root: Node, items=None) -> List[object]:
+    """The checks of every chunk under `root`, in `iter_chunks` order. `items` (streamed
+    verify): the walk to take instead, with `_Splice`s of findings already made."""
     out: List[object] = []
     key = document.ctx.key
     keep = _TileKeeper(tile_cache.current())
@@ -387,9 +431,14 @@ def verify_chunks(document, root: Node) -> List[object]:
         out.extend(r.findings)
         keep.add(ci, tile, r.decoded)
 
-    items = iter_chunks_with_tiles(root)
-    if _workers() <= 1:
-        for ci, tile in items:
+    spliced = items is not None
+    items = _batched(items if spliced else _walk(root, runs=True))
+    if _workers() <= 1 or spliced:
+        for item in items:
+            if isinstance(item, _Splice):
+                out.extend(item.found)
+                continue
+            ci, tile = item
             r, err = _run_one(ci, key, tile)
             take(ci, tile, r, err)
     else:
@@ -398,6 +447,41 @@ def verify_chunks(document, root: Node) -> List[object]:
                 take(ci, tile, r, err)
     keep.flush()
     return out
+
+
+def _batched(items) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
+    """The chunks of `_walk(root, runs=True)` left to the per-chunk path: the tiles of a lazy
+    tiles list that decode in one pass (tile_batch: no finding possible) are tallied here."""
+    from . import tile_batch
+
+    for item in items:
+        if not isinstance(item, _Run):
+            yield item
+            continue
+        run, node = item.run, item.node
+        name = _src_name_of(run.source)
+        cache = tile_cache.current()
+        for w in tile_batch.decode_run(run.source, run.offsets, run.ends, run.role, probe=True):
+            done = len(w.cells) - w.cells.count(None)
+            if done:
+                tally().batch(name, done, w.stored)
+            if cache is not None and run.role.specs:   # kept for the cell checks, as
+                for k, cells in enumerate(w.cells):      # _TileKeeper keeps the others
+                    if cells is not None and len(cells) >= _KEEP_MIN:
+                        cache.put(cache.key(name, int(run.offsets[w.first + k]), run.role.specs,
+                                            run.role.info), (cells, None))
+            for k, cells in enumerate(w.cells):
+                if cells is None:
+                    yield from _tile_chunks(node, run, w.first + k)
+
+
+# Decoded tiles of at least this many bytes are kept for the cell checks (a codec call saved
+# each); smaller ones are decoded again, in one pass, rather than held a million at a time.
+_KEEP_MIN = 4096
+
+
+def _src_name_of(source) -> str:
+    return getattr(source, "name", str(source))
 
 
 def _workers() -> int:
@@ -497,9 +581,89 @@ def verify_bookkeeping(document) -> List[object]:
             document.fs.stat(getattr(array, "path", "")).is_dir:
         from .cell_checks import check_fragment_cells
 
+        known = _commits_of(document, array)
         for frag in array.fragments:
             where = document.relname(frag.path)
-            _guard(out, where, lambda f=frag: check_fragments_one(document, array, f))
+            _guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known))
             _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key))
         _guard(out, document.relname(array.path), check_commits, document, array)
     return out
+
+
+# ---- streamed: one fragment built at a time -----------------------------------------------
+def verify_streamed(document) -> List[object]:
+    """What `document.diagnostics()` followed by `verify_array` give on a fully built tree,
+    in the same order, for a lazily opened array: each fragment folder is built, its
+    diagnostics, chunk checks and bookkeeping taken, and released before the next (memory:
+    one fragment's tree, not 10 000 of them)."""
+    from ..node import BuildDeferred
+    from ..verify import finding as as_finding
+    from .array import _CommitsDeferred, _FragmentDeferred
+
+    root = document.root
+    array = document.model
+    key = document.ctx.key
+    diags: List[object] = []
+    splices: Dict[int, _Splice] = {}
+    book: Dict[str, List[object]] = {}
+    checkable = array is not None and hasattr(array, "fragments") and \
+        document.fs.stat(getattr(array, "path", "")).is_dir
+    frags = {os.path.basename(f.path): f for f in array.fragments} if checkable else {}
+    known = _commits_of(document, array) if checkable else None
+
+    def visit(n: Node) -> None:
+        stack: list = [n]
+        while stack:
+            m = stack.pop()
+            if isinstance(m, _Done):
+                m.finish()
+                continue
+            if isinstance(m._children, BuildDeferred):
+                m.ensure_built()
+                d = m._deferred
+                if isinstance(d, _FragmentDeferred) and not isinstance(d, _CommitsDeferred):
+                    stack.append(_Done(m))   # after its subtree: check it, then release it
+            if m.status != OK:
+                diags.append(as_finding(m, document))
+            if m.is_lazy:
+                continue
+            stack.extend(reversed(list(m.iter_children())))
+
+    class _Done:
+        def __init__(self, node: Node):
+            self.node = node
+
+        def finish(self) -> None:
+            node = self.node
+            found = verify_chunks(document, node)
+            splices[id(node)] = _Splice([f if isinstance(f, Finding) else as_finding(f, document)
+                                         for f in found])
+            frag = frags.get(node.name)
+            if frag is not None and frag.metadata is not None and known is not None:
+                mine: List[object] = []
+                where = document.relname(frag.path)
+                _guard(mine, where, lambda: check_fragments_one(document, array, frag, known))
+                _guard(mine, where, lambda: check_fragment_cells(document, array, frag, key))
+                book[frag.path] = [f if isinstance(f, Finding) else as_finding(f, document)
+                                   for f in mine]
+            node.release_deferred()
+
+    from .cell_checks import check_fragment_cells
+
+    token = tile_cache.use(tile_cache.TileCache())
+    try:
+        visit(root)
+        out: List[object] = list(diags)
+        out += verify_chunks(document, root, _walk(root, runs=True, splices=splices))
+        if checkable:
+            for frag in array.fragments:
+                if frag.path in book:
+                    out += book[frag.path]
+                    continue
+                where = document.relname(frag.path)
+                _guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known))
+                _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key))
+            _guard(out, document.relname(array.path), check_commits, document, array)
+        return out
+    finally:
+        tile_cache.reset(token)

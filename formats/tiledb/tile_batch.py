@@ -1,0 +1,156 @@
+"""All the tiles of one data file decoded in one pass, for `verify` (no nodes, no objects
+per chunk).
+
+A million one-cell tiles cost ~100 µs each through the per-chunk path (a chunk table, a
+ChunkInfo, `reverse_chunk`, the forward check). Most data files are the plain case: one chunk
+per tile and a pipeline of no filter or of one compressor. For those the chunk headers are
+read as arrays (one numpy gather over the file's bytes) and each tile's bytes are the data
+(no filter) or one codec call. A tile decodes here only when the per-chunk path would give
+exactly these cells and no finding; every other tile gives None and the caller takes the
+per-chunk path for it, which says what is wrong (so the findings are the same either way).
+
+Why the forward check can be skipped for a lone compressor: it has one writer rule and no
+notes, and a codec that re-encodes differently is `RE_ENCODED` (not a finding); only a
+forward that raises would be one, and that depends on the filter options alone, which
+`verify` checks on the first tile of the file through the per-chunk path (`needs_probe`)."""
+from __future__ import annotations
+
+from typing import Iterator, List, Optional
+
+import numpy as np
+
+from ..filters import FilterSpec, get
+from ..filters.compression import CompressionFilter
+from .data_files import DataFileRole
+
+ENABLED = True      # False: every tile through the per-chunk path (the tests compare the two)
+WINDOW = 32 << 20   # bytes of the file read at once: memory bounded whatever the file size
+_HEAD = 8 + 12      # Num chunks (u64), then one chunk header (u32 orig, filt, md length)
+_PARTS_MD = 16      # a compressor's metadata for one data part: counts (0, 1), (orig, comp)
+
+
+def _lone_codec(specs: List[FilterSpec]) -> Optional[CompressionFilter]:
+    """The compressor of a one-compressor pipeline whose forward check cannot find anything
+    on bytes that decode (see the module doc), else None."""
+    if len(specs) != 1:
+        return None
+    f = get(specs[0].type)
+    if not isinstance(f, CompressionFilter) or f.writer_rules or f.deterministic or \
+            type(f).forward is not CompressionFilter.forward or \
+            type(f).reverse is not CompressionFilter.reverse:
+        return None
+    return f
+
+
+def simple(role: DataFileRole) -> bool:
+    """Whether this file's tiles can be decoded here (the rest of the conditions are per
+    tile)."""
+    if role.part == "var" or role.info.var:   # var tiles: bounded per tile by the metadata
+        return False
+    return not role.specs or _lone_codec(role.specs) is not None
+
+
+WINDOW_TILES = 65536   # tiles per window: progress is reported at least this often
+
+
+class Window:
+    """Tiles `first`.. of a file: `cells[k]` those of tile first + k (None: per-chunk path),
+    `stored` the chunk bytes (metadata + filtered data) of the tiles decoded."""
+
+    __slots__ = ("first", "cells", "stored")
+
+    def __init__(self, first: int, cells: List[Optional[bytes]], stored: int):
+        self.first, self.cells, self.stored = first, cells, stored
+
+
+def decode_run(source, offsets: np.ndarray, ends: np.ndarray, role: DataFileRole,
+               probe: bool = False, want: Optional[np.ndarray] = None) -> Iterator[Window]:
+    """The tiles of a data file decoded window by window (`offsets` and `ends` as
+    `data_files.tile_bounds` gives them). With `probe`, a compressor that cannot encode the
+    first decoded tile again (its forward check would fail) leaves every tile to the
+    per-chunk path. `want` (bool per tile): decode only those (the others give None)."""
+    n = len(offsets)
+    if not n:
+        return
+    if not ENABLED or not simple(role) or not hasattr(source, "path"):
+        yield Window(0, [None] * n, 0)
+        return
+    offs = np.asarray(offsets, dtype=np.int64)
+    ends_a = np.minimum(np.asarray(ends, dtype=np.int64), np.int64(source.size))
+    if np.any(offs[1:] < offs[:-1]) or np.any(offs < 0):
+        yield Window(0, [None] * n, 0)   # tiles out of order: damage the per-chunk path locates
+        return
+    codec = _lone_codec(role.specs) if role.specs else None
+    i = 0
+    while i < n:
+        # the tiles whose bytes fit in one window from tile i (at least tile i)
+        j = int(np.searchsorted(ends_a, offs[i] + WINDOW, side="right"))
+        j = min(max(j, i + 1), i + WINDOW_TILES)
+        lo, hi = int(offs[i]), int(max(ends_a[i:j].max(), offs[i]))
+        view = source.view(lo, hi - lo)
+        w = _decode_window(np.frombuffer(view, np.uint8), lo, offs[i:j], ends_a[i:j], role, i,
+                           None if want is None else want[i:j])
+        if probe and codec is not None:
+            first = next((c for c in w.cells if c is not None), None)
+            if first is not None:
+                probe = False
+                try:
+                    codec.compress_part(first, role.specs[0], role.info)
+                except Exception:  # noqa: BLE001 - the per-chunk path reports it per chunk
+                    yield Window(i, [None] * (n - i), 0)
+                    return
+        yield w
+        i = j
+
+
+def _u32(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
+    return (buf[at].astype(np.uint32) | (buf[at + 1].astype(np.uint32) << 8) |
+            (buf[at + 2].astype(np.uint32) << 16) | (buf[at + 3].astype(np.uint32) << 24)
+            ).astype(np.int64)
+
+
+def _decode_window(buf: np.ndarray, base: int, offs: np.ndarray, ends: np.ndarray,
+                   role: DataFileRole, first: int, want: Optional[np.ndarray] = None) -> Window:
+    out: List[Optional[bytes]] = [None] * len(offs)
+    stored = 0
+    rel, end = offs - base, np.minimum(ends - base, len(buf))   # a file that shrank reads short
+    ok = rel + _HEAD <= end
+    if want is not None:
+        ok &= want
+    at = np.where(ok, rel, 0)
+    if len(buf) < _HEAD:
+        return Window(first, out, 0)
+    at = np.minimum(at, len(buf) - _HEAD)
+    nchunks = _u32(buf, at) | (_u32(buf, at + 4) << 32)
+    orig, filt, mdl = _u32(buf, at + 8), _u32(buf, at + 12), _u32(buf, at + 16)
+    md = at + _HEAD
+    data = md + mdl
+    ok &= (nchunks == 1) & (data + filt <= end)
+    if role.max_bytes is not None:
+        ok &= orig <= role.max_bytes
+    codec = _lone_codec(role.specs) if role.specs else None
+    if codec is None:
+        ok &= filt == orig
+    else:
+        ok &= mdl == _PARTS_MD
+        mdc = np.where(ok, md, 0)
+        ok &= (_u32(buf, mdc) == 0) & (_u32(buf, mdc + 4) == 1) & \
+            (_u32(buf, mdc + 8) == orig) & (_u32(buf, mdc + 12) == filt)
+    raw = buf.data
+    info = role.info
+    for k in np.flatnonzero(ok).tolist():
+        a = int(data[k])
+        b = a + int(filt[k])
+        if codec is None:
+            out[k] = bytes(raw[a:b])
+            stored += b - a + int(mdl[k])
+            continue
+        declared = int(orig[k])
+        try:
+            plain = codec.decompress_part(raw[a:b], declared, role.specs[0], info)
+        except Exception:  # noqa: BLE001 - the per-chunk path says what is wrong
+            continue
+        if len(plain) == declared:
+            out[k] = bytes(plain)
+            stored += b - a + int(mdl[k])
+    return Window(first, out, stored)
