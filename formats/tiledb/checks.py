@@ -58,6 +58,8 @@ def iter_chunks_with_tiles(root: Node) -> Iterable[Tuple[ChunkInfo, Optional[Til
     """`iter_chunks`, each chunk with its tile (None outside a tile)."""
     for item in _walk(root, runs=False):
         assert not isinstance(item, _Run)
+        if isinstance(item, _Splice):   # findings, not chunks
+            continue
         yield item
 
 
@@ -115,8 +117,15 @@ def _tile_chunks(n: Node, run: TileRun, i: int) -> Iterable[Tuple[ChunkInfo, Opt
     """The chunks of tile `i` of lazy tiles node `n`, each with its tile."""
     try:
         chunks = run.chunks(i)
-    except TileError:  # the tile's node says what is wrong; in its place
-        yield from iter_chunks_with_tiles(n.child(i))
+    except TileError:
+        # The tile's node says what is wrong. It is built here, after the tree's diagnostics
+        # were taken, so its findings go into the walk in its place (else a damaged chunk
+        # table in a file of more than LAZY tiles went unreported).
+        node = n.child(i)
+        bad = [m for m in node.walk() if m.status != OK]
+        if bad:
+            yield _Splice(bad)
+        yield from iter_chunks_with_tiles(node)
         return
     start = int(run.offsets[i])
     tile = TileInfo(run.source, start, int(run.ends[i]) - start, run.role.specs,
@@ -443,6 +452,9 @@ def verify_chunks(document, root: Node, items=None) -> List[object]:
             take(ci, tile, r, err)
     else:
         for batch, results in _in_threads(items, key):
+            if results is None:   # a _Splice, in its place
+                out.extend(batch[0].found)
+                continue
             for (ci, tile), (r, err) in zip(batch, results):
                 take(ci, tile, r, err)
     keep.flush()
@@ -510,7 +522,14 @@ def _in_threads(items: Iterable[Tuple[ChunkInfo, Optional[TileInfo]]], key):
     def batches():
         batch: list = []
         size = 0
-        for ci, tile in items:
+        for item in items:
+            if isinstance(item, _Splice):
+                if batch:
+                    yield batch, size
+                    batch, size = [], 0
+                yield [item], -1
+                continue
+            ci, tile = item
             batch.append((ci, tile))
             size += ci.filtered_length + ci.original_length
             if len(batch) >= _BATCH_CHUNKS or size >= _BATCH_BYTES:
@@ -522,6 +541,12 @@ def _in_threads(items: Iterable[Tuple[ChunkInfo, Optional[TileInfo]]], key):
     with ThreadPoolExecutor(workers) as ex:
         pending: deque = deque()
         for batch, size in batches():
+            if size < 0:   # a _Splice: no work, kept in order
+                while pending:
+                    b, fut = pending.popleft()
+                    yield b, fut.result()
+                yield batch, None
+                continue
             if size < _THREAD_MIN_BYTES:
                 # tiny chunks: Python-bound, threads would only fight over the GIL
                 while pending:

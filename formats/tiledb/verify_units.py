@@ -13,7 +13,9 @@ fragments is a slot the workers can take; anything else with chunks (generic til
 metadata, files of nested arrays, tiles the tree parsed eagerly) stays in the caller."""
 from __future__ import annotations
 
+import dataclasses
 import os
+import posixpath
 from typing import Dict, List, Optional, Tuple
 
 from ..findings import Finding
@@ -115,8 +117,20 @@ class FragmentFiles:
         else:
             found = [f for sub in piece_nodes(pieces(node)[part[0]:part[1]])
                      for f in verify_chunks(self.document, sub)]
-        return [f if isinstance(f, Finding) else finding(f, self.document)
-                for f in found if getattr(f, "status", OK) != OK]
+        # A node of the file's own tree (a lazily listed tile that did not parse) is named
+        # as the caller's whole tree names it: the file's folder path above it.
+        above = posixpath.join(self.document.root.name, self.document.relname(self.frag.path))
+
+        def as_found(f) -> Finding:
+            if isinstance(f, Finding):
+                return f
+            got = finding(f, self.document)
+            top = f
+            while top.parent is not None:
+                top = top.parent
+            return dataclasses.replace(got, node=f"{above}/{got.node}") if top is node else got
+
+        return [as_found(f) for f in found if getattr(f, "status", OK) != OK]
 
     def check_cells(self) -> List[Finding]:
         """The fragment's cell checks, as `checks.verify_bookkeeping` runs them (guarded)."""
