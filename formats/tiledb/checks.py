@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from ..context import KEY_HINT
 from ..dataset_fs import fs_of
@@ -113,8 +113,10 @@ class _Splice:
         self.found = found
 
 
-def _tile_chunks(n: Node, run: TileRun, i: int) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
-    """The chunks of tile `i` of lazy tiles node `n`, each with its tile."""
+def _tile_chunks(n: Node, run: TileRun, i: int
+                 ) -> Iterable[Union[Tuple[ChunkInfo, Optional[TileInfo]], "_Splice"]]:
+    """The chunks of tile `i` of lazy tiles node `n`, each with its tile (and a `_Splice` of
+    the tile node's findings when its chunk table does not parse)."""
     try:
         chunks = run.chunks(i)
     except TileError:
@@ -122,7 +124,7 @@ def _tile_chunks(n: Node, run: TileRun, i: int) -> Iterable[Tuple[ChunkInfo, Opt
         # were taken, so its findings go into the walk in its place (else a damaged chunk
         # table in a file of more than LAZY tiles went unreported).
         node = n.child(i)
-        bad = [m for m in node.walk() if m.status != OK]
+        bad: List[object] = [m for m in node.walk() if m.status != OK]
         if bad:
             yield _Splice(bad)
         yield from iter_chunks_with_tiles(node)
@@ -461,7 +463,7 @@ def verify_chunks(document, root: Node, items=None) -> List[object]:
     return out
 
 
-def _batched(items) -> Iterable[Tuple[ChunkInfo, Optional[TileInfo]]]:
+def _batched(items) -> Iterable[Union[Tuple[ChunkInfo, Optional[TileInfo]], "_Splice"]]:
     """The chunks of `_walk(root, runs=True)` left to the per-chunk path: the tiles of a lazy
     tiles list that decode in one pass (tile_batch: no finding possible) are tallied here."""
     from . import tile_batch
