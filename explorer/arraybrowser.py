@@ -9,17 +9,37 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
 
 from arrayscope.formats import registry
 from arrayscope.formats.plugin import generic_entry_text
 
 from . import theme
+from .background import BackgroundJob
 from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 MAX_LOADING_ROWS = 5000   # the loading list stops growing there (a count says the rest)
 LAZY_ROW = Qt.ItemDataRole.UserRole + 1   # a summary row whose children wait for expansion
+
+
+class _MemberSignals(QObject):
+    built = Signal(object, object, int)   # item, node, generation
+
+
+class _MemberJob(BackgroundJob):
+    """Open a group member (a whole array or group) off the GUI thread; its rows are added
+    when it is built (`ArrayBrowser._member_built`)."""
+
+    def __init__(self, item: QTreeWidgetItem, node, generation: int, signals: _MemberSignals):
+        super().__init__(signals)
+        self.item, self.node, self.generation = item, node, generation
+
+    def run(self) -> None:
+        try:
+            self.node.ensure_built()   # never raises: a failed build is an error child
+        finally:
+            self.emit("built", self.item, self.node, self.generation)
 
 
 class ArrayBrowser(QTreeWidget):
@@ -45,6 +65,10 @@ class ArrayBrowser(QTreeWidget):
         self._loading_more = 0
         self.document = None
         self.summary = None   # plugin.SummaryRow shown, or None (the file list)
+        # group members opened on a worker thread: one at a time (they share the document)
+        self._generation = 0
+        self._pool: Optional[QThreadPool] = None
+        self._member_signals: Optional[_MemberSignals] = None
 
     def state_changed(self, state: AppState, event: Event) -> None:
         if isinstance(event, DocumentChanged):
@@ -55,6 +79,7 @@ class ArrayBrowser(QTreeWidget):
     def set_root(self, document) -> None:
         """Show `document`'s folders and files (nothing for None or a single file)."""
         self.clear()
+        self._generation += 1   # a member still opening for the old document adds nothing
         self._items = {}
         self._loading = None
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -223,6 +248,31 @@ class ArrayBrowser(QTreeWidget):
         node = it.data(0, Qt.ItemDataRole.UserRole)
         if node is None or it.childCount() or node.kind != "dir":
             return
+        if node.pending and getattr(node.children, "background", False):
+            self._open_member(it, node)
+            return
+        self._fill_member(it, node)
+
+    def _open_member(self, it: QTreeWidgetItem, node) -> None:
+        """Open the member on the worker thread; the GUI stays live meanwhile."""
+        if it.text(1).startswith("opening"):
+            return
+        it.setText(1, "opening…")
+        signals = self._member_signals
+        if self._pool is None or signals is None:
+            self._pool = QThreadPool(self)
+            self._pool.setMaxThreadCount(1)
+            signals = self._member_signals = _MemberSignals(self)
+            signals.built.connect(self._member_built)
+        self._pool.start(_MemberJob(it, node, self._generation, signals))
+
+    def _member_built(self, it: QTreeWidgetItem, node, generation: int) -> None:
+        if generation != self._generation or self._items.get(id(node)) is not it \
+                or it.childCount():
+            return
+        self._fill_member(it, node)
+
+    def _fill_member(self, it: QTreeWidgetItem, node) -> None:
         worst = self._add_children(it, node)   # builds the member with its own context
         it.setChildIndicatorPolicy(QTreeWidgetItem.ChildIndicatorPolicy.DontShowIndicatorWhenChildless)
         it.setText(1, generic_entry_text(node))   # now with what opening it found

@@ -111,3 +111,35 @@ def test_a_new_tree_drops_a_build_of_the_old_one(qtbot, monkeypatch):
     assert model.rowCount(new_ms) == 0
     doc.close()
     other.close()
+
+
+def test_array_dock_opens_a_member_off_the_gui_thread(qtbot, monkeypatch):
+    """The Array dock lists a group's members; expanding one opens it on a worker thread
+    ("opening…" meanwhile) and lists its entries when it is built."""
+    from PySide6.QtCore import Qt
+
+    from arrayscope.explorer.arraybrowser import ArrayBrowser
+
+    doc = formats.open(SOMA, lazy=True)
+    browser = ArrayBrowser()
+    qtbot.addWidget(browser)
+    browser.set_root(doc)
+    [ms] = browser.findItems("ms", Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive)
+    gate, started, where = threading.Event(), threading.Event(), []
+    real = group_mod.open_group_dir
+
+    def held(*a, **k):
+        where.append(threading.current_thread())
+        started.set()
+        assert gate.wait(60)
+        return real(*a, **k)
+    monkeypatch.setattr(group_mod, "open_group_dir", held)
+    ms.setExpanded(True)
+    assert started.wait(60)
+    assert where[0] is not threading.main_thread()
+    assert ms.childCount() == 0 and ms.text(1) == "opening…"
+    gate.set()
+    qtbot.waitUntil(lambda: ms.childCount() > 0, timeout=60000)
+    assert "RNA" in {ms.child(i).text(0) for i in range(ms.childCount())}
+    assert not ms.text(1).startswith("opening") and len(where) == 1
+    doc.close()
