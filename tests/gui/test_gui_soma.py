@@ -27,6 +27,11 @@ def _rows(item):
     return {item.child(i).text(0): item.child(i) for i in range(item.childCount())}
 
 
+def _expand(qtbot, item):
+    item.setExpanded(True)
+    qtbot.waitUntil(lambda: item.childCount() > 0, timeout=60000)
+
+
 def test_soma_experiment_members_open_when_expanded(qtbot, win):
     with qtbot.waitSignal(win.verifier.done, timeout=60000):
         with qtbot.waitSignal(win.loader.loaded, timeout=20000):
@@ -45,16 +50,16 @@ def test_soma_experiment_members_open_when_expanded(qtbot, win):
     assert rows["ms"].childCount() == 0 and rows["obs"].childCount() == 0
     assert rows["ms"].childIndicatorPolicy() == QTreeWidgetItem.ChildIndicatorPolicy.ShowIndicator
     # expanding a member opens it with its own context
-    rows["ms"].setExpanded(True)
+    _expand(qtbot, rows["ms"])   # opened on a worker thread: its rows come when built
     rna = _rows(rows["ms"])["RNA"]
     assert rna.text(1).startswith("SOMAMeasurement · measurement")
-    rna.setExpanded(True)
+    _expand(qtbot, rna)
     x = _rows(rna)["X"]
     assert x.text(1).startswith("SOMACollection · matrix layers (cells × features)")
-    x.setExpanded(True)
+    _expand(qtbot, x)
     data = _rows(x)["data"]
     assert data.text(1).startswith("SOMASparseNDArray · matrix layer")
-    data.setExpanded(True)
+    _expand(qtbot, data)
     assert "TileDB array, sparse, 1 fragment" in data.text(1)
     assert {"__fragments", "__schema", "__commits"} <= set(_rows(data))
     names = {s.name for s in doc.sources}
