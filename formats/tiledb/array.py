@@ -389,10 +389,10 @@ def _deferred_file(document, array_dir: str, entry, ctx, array: TileDBArray
                 if node.parent is not None else None
             if frag is not None and frag.metadata is None and sibling is not None:
                 sibling.ensure_built()
-        before = {id(s) for s in document.derived}
+        start = len(document.derived)   # a parse only appends (no set of every source
         parsed = guarded(lambda: _parse_role(document, src, ctx, role, array, path), name, src,
-                         0, src.size)
-        added[:] = [s for s in document.derived if id(s) not in before]
+                         0, src.size)   # per file: 10 000 fragments made that quadratic)
+        added[:] = document.derived[start:]
         for f in ("kind", "value", "display", "doc", "status", "message", "code", "type",
                   "data"):
             setattr(node, f, getattr(parsed, f))
