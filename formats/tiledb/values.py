@@ -20,6 +20,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from ..filters.batch import plan, reverse_into
+from ..filters.direct import decode_into, direct_plan
 from ..remote import is_url
 from ..source import FileSource
 from .cells import Buffer, cell_values
@@ -205,11 +206,12 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         return (cell_values(fld.datatype, 1, raw) if with_values else []), memoryview(raw)
     stem = data_file_stem(schema, fm.version, fld)
     fixed_role = file_role(schema, fm, stem + ".tdb")
-    validity = None
+    validity: Optional[Buffer] = None
     if getattr(fld, "nullable", False):
+        # the validity bytes of every tile, one after the other in one buffer (no copy)
         vrole = file_role(schema, fm, stem + "_validity.tdb")
-        vtiles, _ = _decode_file(document, frag, fm, vrole, stem + "_validity.tdb", key)
-        validity = b"".join(vtiles)  # views into one buffer
+        validity = _decode_file_buffer(document, frag, fm, vrole, stem + "_validity.tdb",
+                                       key)[0]
     if not fld.var and defer and validity is None:
         return _Deferred(_locate(document, frag, fm, fixed_role, stem + ".tdb"), fld)
     if not fld.var:
@@ -217,41 +219,33 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         if not with_values:
             return [], raw
         return cell_values(fld.datatype, fld.cell_val_num, raw, validity=validity), raw
-    fixed_tiles, _o = _decode_file(document, frag, fm, fixed_role, stem + ".tdb", key)
+    fixed, fbounds, _o = _decode_file_buffer(document, frag, fm, fixed_role, stem + ".tdb", key)
     vrole = file_role(schema, fm, stem + "_var.tdb")
     var, vbounds, rle_offs = _decode_file_buffer(document, frag, fm, vrole, stem + "_var.tdb",
                                                  key)
-    vmv = memoryview(var)
-    var_tiles = [vmv[a:b] for a, b in vbounds]
-    if len(var_tiles) != len(fixed_tiles):
-        raise ValuesError(f"{len(fixed_tiles)} offsets tiles but {len(var_tiles)} var tiles")
-    parts, total = [], 0
-    for i, (ot, vt) in enumerate(zip(fixed_tiles, var_tiles)):
+    if len(vbounds) != len(fbounds):
+        raise ValuesError(f"{len(fbounds)} offsets tiles but {len(vbounds)} var tiles")
+    whole = np.frombuffer(fixed, np.uint8) if len(fixed) else np.zeros(0, np.uint8)
+    parts: List[np.ndarray] = []
+    for i, ((fa, fb), (va, vb)) in enumerate(zip(fbounds, vbounds)):
+        n = vb - va
         rebuilt = rle_offs[i]
-        cell_offs: Buffer = rebuilt if len(ot) == 0 and len(vt) and rebuilt is not None else ot
-        offs = np.frombuffer(cell_offs, "<u8", count=len(cell_offs) // 8)
-        if len(offs) and (int(offs[-1]) > len(vt) or np.any(offs[1:] < offs[:-1])):
+        # RLE / DICTIONARY string tiles: an empty offsets tile, the offsets rebuilt
+        src = rebuilt if fb == fa and n and rebuilt is not None else whole[fa:fb]
+        offs = np.frombuffer(src, "<u8", count=len(src) // 8)
+        if len(offs) and (int(offs[-1]) > n or np.any(offs[1:] < offs[:-1])):
             raise ValuesError(f"tile {i + 1}: cell offsets are not increasing within the "
-                              f"{len(vt)} bytes of its var tile")
-        parts.append(offs.astype(np.int64) + total)
-        total += len(vt)
-    offsets = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+                              f"{n} bytes of its var tile")
+        if with_values:   # absolute offsets into the file's var bytes
+            parts.append(offs.astype(np.int64) + va)
     if not with_values:
         return [], var
+    offsets = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     return cell_values(fld.datatype, fld.cell_val_num, None, offsets, var, validity), var
 
 
-def _decode_file(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str,
-                 key) -> Tuple[List[memoryview], List[Optional[bytes]]]:
-    """Per tile: its decoded bytes (views into one buffer holding the whole file's cells),
-    and the cell offsets RLE/DICTIONARY rebuilt (or None)."""
-    buf, bounds, offs = _decode_file_buffer(document, frag, fm, role, file_name, key)
-    mv = memoryview(buf)
-    return [mv[a:b] for a, b in bounds], offs
-
-
 def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str,
-                        key) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[bytes]]]:
+                        key) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[np.ndarray]]]:
     """(every tile's decoded bytes in one buffer — a memoryview of a numpy array, written in
     place, never copied into a `bytes` — (start, end) of each tile in it, per tile the
     offsets RLE/DICTIONARY rebuilt or None)."""
@@ -281,12 +275,14 @@ class _FileJob:
         if self.error is None or at < self.error_at:
             self.error, self.error_at = message, at
 
-    def result(self) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[bytes]]]:
+    def result(self) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[np.ndarray]]]:
+        """(the cells, tile bounds, per tile the u64 offsets RLE/DICTIONARY rebuilt as
+        uint8 bytes — the decoder's own array when one chunk made them — or None)."""
         if self.buf is None or not self.size:
             return b"", self.bounds, [None] * len(self.bounds)  # type: ignore[return-value]
         cells = self.buf.data[self.base:self.base + self.size]
-        return cells, self.bounds, [np.concatenate(o).tobytes() if o else None
-                                    for o in self.toffs]
+        return cells, self.bounds, [(o[0] if len(o) == 1 else np.concatenate(o)).view(np.uint8)
+                                    if o else None for o in self.toffs]
 
 
 def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str) -> _FileJob:
@@ -371,6 +367,7 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
         else:
             left = reverse_into(role.specs, role.info, fast, buf, p)
         rest += [owner[i] for i in left]
+    rest = _decode_direct(rest, buf, key)
 
     def run(item):
         j, n = item
@@ -399,3 +396,63 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
             if rel and len(arr) and int(arr[0]) == 0:
                 arr = arr + np.uint64(rel)   # chunk-relative: make tile-relative
             j.toffs[t].append(arr)
+
+
+def _decode_direct(rest: List[Tuple[_FileJob, int]], buf: np.ndarray, key
+                   ) -> List[Tuple[_FileJob, int]]:
+    """Decode what `filters.direct` can of the chunks the batch path left (encrypted
+    pipelines; RLE / DICTIONARY var-string tiles) straight into `buf`, over every core when
+    there are many; the rest is returned for the general path. A string tile some chunk of
+    which is left goes to the general path whole (its rebuilt offsets stay in chunk order)."""
+    groups: dict = {}
+    keys: dict = {}   # job -> its pipeline key (a repr: made once per job)
+    for item in rest:
+        k = keys.get(id(item[0]))
+        if k is None:
+            k = keys[id(item[0])] = _pipeline_key(item[0].role)
+        groups.setdefault(k, []).append(item)
+    out: List[Tuple[_FileJob, int]] = []
+    for items in groups.values():
+        role = items[0][0].role
+        p = direct_plan(role.specs, role.info) if role.specs else None
+        if p is None:
+            out += items
+            continue
+        chunks = []
+        views: dict = {}
+        for j, n in items:
+            _t, _ci, c, at = j.chunks[n]
+            v = views.get(id(j))
+            if v is None:
+                v = views[id(j)] = j.src.view(0, j.src.size)
+            chunks.append((v[c[2]:c[2] + c[3]], v[c[4]:c[4] + c[1]], c[0], j.base + at))
+        step = max(1, -(-len(chunks) // _WORKERS))
+        if p.kind == "aes":   # smaller slices: a slow thread holds up less
+            step = max(1, min(step, 128))
+        starts = list(range(0, len(chunks), step))
+
+        def part(a: int, p=p, chunks=chunks, step=step):
+            return decode_into(p, key, chunks[a:a + step], buf)
+        if len(starts) > 1 and _WORKERS > 1:
+            with ThreadPoolExecutor(_WORKERS) as ex:
+                results = list(ex.map(part, starts))
+        else:
+            results = [part(a) for a in starts]
+        left: set = set()
+        offs: dict = {}
+        for a, (lft, o) in zip(starts, results):
+            left.update(a + i for i in lft)
+            offs.update((a + i, v) for i, v in o.items())
+        if p.kind != "strings":
+            out += [items[i] for i in sorted(left)]
+            continue
+        bad = {(id(items[i][0]), items[i][0].chunks[items[i][1]][0]) for i in left}
+        for i, (j, n) in enumerate(items):
+            t, _ci, _c, at = j.chunks[n]
+            if (id(j), t) in bad:
+                out.append((j, n))
+            else:   # chunk-relative offsets made tile-relative (in place: ours)
+                o = offs[i]
+                o += np.uint64(at - j.bounds[t][0])
+                j.toffs[t].append(o)
+    return out
