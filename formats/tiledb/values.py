@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, List, Optional, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -219,29 +219,79 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         if not with_values:
             return [], raw
         return cell_values(fld.datatype, fld.cell_val_num, raw, validity=validity), raw
-    fixed, fbounds, _o = _decode_file_buffer(document, frag, fm, fixed_role, stem + ".tdb", key)
+    fjob = _locate(document, frag, fm, fixed_role, stem + ".tdb")
+    if with_values:   # (the offsets file first: its damage is reported first)
+        pieces = _offsets_pieces(fjob, key, whole=True)
     vrole = file_role(schema, fm, stem + "_var.tdb")
     var, vbounds, rle_offs = _decode_file_buffer(document, frag, fm, vrole, stem + "_var.tdb",
                                                  key)
-    if len(vbounds) != len(fbounds):
-        raise ValuesError(f"{len(fbounds)} offsets tiles but {len(vbounds)} var tiles")
-    whole = np.frombuffer(fixed, np.uint8) if len(fixed) else np.zeros(0, np.uint8)
+    if len(vbounds) != len(fjob.bounds):
+        raise ValuesError(f"{len(fjob.bounds)} offsets tiles but {len(vbounds)} var tiles")
+    if not with_values:
+        pieces = _offsets_pieces(fjob, key, whole=False)
     parts: List[np.ndarray] = []
-    for i, ((fa, fb), (va, vb)) in enumerate(zip(fbounds, vbounds)):
-        n = vb - va
-        rebuilt = rle_offs[i]
-        # RLE / DICTIONARY string tiles: an empty offsets tile, the offsets rebuilt
-        src = rebuilt if fb == fa and n and rebuilt is not None else whole[fa:fb]
-        offs = np.frombuffer(src, "<u8", count=len(src) // 8)
-        if len(offs) and (int(offs[-1]) > n or np.any(offs[1:] < offs[:-1])):
-            raise ValuesError(f"tile {i + 1}: cell offsets are not increasing within the "
-                              f"{n} bytes of its var tile")
-        if with_values:   # absolute offsets into the file's var bytes
-            parts.append(offs.astype(np.int64) + va)
+    for t0, t1, fixed in pieces:
+        whole = np.frombuffer(fixed, np.uint8) if len(fixed) else np.zeros(0, np.uint8)
+        base = fjob.bounds[t0][0] if t1 > t0 else 0
+        for i in range(t0, t1):
+            fa, fb = fjob.bounds[i][0] - base, fjob.bounds[i][1] - base
+            va, vb = vbounds[i]
+            n = vb - va
+            rebuilt = rle_offs[i]
+            # RLE / DICTIONARY string tiles: an empty offsets tile, the offsets rebuilt
+            src = rebuilt if fb == fa and n and rebuilt is not None else whole[fa:fb]
+            offs = np.frombuffer(src, "<u8", count=len(src) // 8)
+            if len(offs) and (int(offs[-1]) > n or np.any(offs[1:] < offs[:-1])):
+                raise ValuesError(f"tile {i + 1}: cell offsets are not increasing within the "
+                                  f"{n} bytes of its var tile")
+            if with_values:   # absolute offsets into the file's var bytes
+                parts.append(offs.astype(np.int64) + va)
     if not with_values:
         return [], var
     offsets = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     return cell_values(fld.datatype, fld.cell_val_num, None, offsets, var, validity), var
+
+
+# `values --raw` of a var-sized field checks the offsets tiles a few MiB at a time (they are
+# not part of the output: never all held beside the var bytes)
+_OFFSETS_PIECE = 4 << 20
+
+
+def _offsets_pieces(job: "_FileJob", key, whole: bool) -> Iterable[Tuple[int, int, Any]]:
+    """The offsets file of `job` decoded: [(first tile, end tile, their decoded bytes)],
+    the whole file at once or (not `whole`) in pieces of about `_OFFSETS_PIECE` bytes, each
+    dropped once the next is asked for (a generator). A piece that fails is decoded again
+    with the whole file, for the error as the whole file reports it (ValuesError)."""
+    if whole or job.size <= _OFFSETS_PIECE:
+        _decode_jobs([job], key)
+        if job.error is not None:
+            raise ValuesError(job.error)
+        return [(0, len(job.bounds), job.result()[0])]
+    return _pieces(job, key)
+
+
+def _pieces(job: "_FileJob", key) -> Iterator[Tuple[int, int, Any]]:
+    n = 0   # first chunk of the piece
+    t0 = 0
+    while t0 < len(job.bounds):
+        base = job.bounds[t0][0]
+        t1 = t0 + 1
+        while t1 < len(job.bounds) and job.bounds[t1][1] - base <= _OFFSETS_PIECE:
+            t1 += 1
+        m = n
+        while m < len(job.chunks) and job.chunks[m][0] < t1:
+            m += 1
+        sub = _FileJob(job.file_name, job.src, job.role,
+                       [(t - t0, ci, c, at - base) for t, ci, c, at in job.chunks[n:m]],
+                       [(a - base, b - base) for a, b in job.bounds[t0:t1]],
+                       job.bounds[t1 - 1][1] - base)
+        _decode_jobs([sub], key)
+        if sub.error is not None:
+            _decode_jobs([job], key)
+            raise ValuesError(job.error or sub.error)
+        yield t0, t1, sub.result()[0]
+        del sub
+        t0, n = t1, m
 
 
 def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str,

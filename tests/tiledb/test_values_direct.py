@@ -189,3 +189,65 @@ def test_encrypted_damage_reported_as_before(tmp_path):
         fh.write(raw)
     e = V.values(formats.open(uri, key=KEY.encode()), "a", KEY.encode())[0]
     assert e.get("error") and "tile 3" in e["error"] and "tag" in e["error"], e
+
+
+def _zstd_strings(tmp_path, name: str, n: int = 4200, tile: int = 100, offsets_filters=None):
+    uri = str(tmp_path / name)
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, n - 1), tile=tile, dtype=np.int64))
+    attr = tiledb.Attr("s", dtype=str, var=True, filters=[tiledb.ZstdFilter()])
+    tiledb.Array.create(uri, tiledb.ArraySchema(
+        domain=dom, attrs=[attr], offsets_filters=[tiledb.ZstdFilter()] if offsets_filters is None
+        else offsets_filters))
+    data = _words(n)
+    with tiledb.open(uri, "w", timestamp=1) as A:
+        A[:] = data
+    return uri, data
+
+
+def test_raw_checks_offsets_in_pieces(tmp_path, monkeypatch):
+    """`values --raw` of a var field decodes its offsets file a piece at a time (never all of
+    it beside the var bytes): the same raw bytes, every piece checked."""
+    uri, data = _zstd_strings(tmp_path, "pieces")
+    monkeypatch.setattr(V, "_OFFSETS_PIECE", 3000)   # 800-byte offsets tiles: 3 a piece
+    calls: list = []
+    real = V._decode_jobs
+
+    def spy(jobs, key):
+        calls.extend(j.size for j in jobs)
+        return real(jobs, key)
+    monkeypatch.setattr(V, "_decode_jobs", spy)
+    e = V.values(formats.open(uri), "s", with_values=False)[0]
+    assert not e.get("error"), e.get("error")
+    assert bytes(e["raw"]) == "".join(data).encode() == \
+        b"".join(s.encode() for s in _theirs(uri)["s"])
+    assert calls[0] == len("".join(data).encode())           # the var file, whole
+    assert calls[1:] == [2400] * 14                          # 42 offsets tiles, 3 a piece
+
+
+@pytest.mark.parametrize("at", ["decode", "order"])
+def test_raw_reports_offsets_damage_as_values_does(tmp_path, monkeypatch, at):
+    """A damaged offsets tile (a broken zstd frame; an offset past its var tile): `--raw`,
+    checking in pieces, gives the error `values` gives."""
+    uri, _data = _zstd_strings(tmp_path, at, offsets_filters=[tiledb.ZstdFilter()]
+                               if at == "decode" else tiledb.FilterList([]))
+    monkeypatch.setattr(V, "_OFFSETS_PIECE", 3000)
+    doc = formats.open(uri)
+    frag = doc.model.fragments[0]
+    p = os.path.join(frag.path, "a0.tdb")
+    raw = bytearray(open(p, "rb").read())
+    if at == "decode":
+        raw[len(raw) // 2:len(raw) // 2 + 8] = b"\xff" * 8    # inside some tile's zstd frame
+    else:   # tile 20's second cell offset: far past its var tile
+        from arrayscope.formats.tiledb.data_files import file_role
+        fm = V._metadata(doc, doc.model, frag)
+        job = V._locate(doc, frag, fm, file_role(fm.schema, fm, "a0.tdb"), "a0.tdb")
+        c = next(c for t, _ci, c, _at in job.chunks if t == 19)
+        raw[c[4] + 8:c[4] + 16] = (1 << 40).to_bytes(8, "little")
+    with open(p, "wb") as fh:
+        fh.write(raw)
+    full = V.values(formats.open(uri), "s")[0]
+    only = V.values(formats.open(uri), "s", with_values=False)[0]
+    assert full.get("error") and "tile" in full["error"], full
+    if at == "order":
+        assert full["error"].startswith("tile 20: cell offsets are not increasing")
+    assert only.get("error") == full["error"]
