@@ -57,10 +57,9 @@ def test_kernels_equal_numpy(ftype, kind):
 
 @pytest.mark.parametrize("ftype", [FilterType.RLE, FilterType.DICTIONARY])
 def test_damaged_encodings_refused(ftype):
-    """Every single-byte change of the metadata (header, dictionary) or the encoded data
-    either decodes to what the numpy path
-    gives, or is refused by both (the kernel never accepts what the general path rejects)
-    — and nothing is written past the output."""
+    """Every single-byte change of the metadata (header, dictionary) or the encoded data:
+    the kernel decodes it to what the numpy path gives, or leaves it to that path (it never
+    accepts what the numpy path rejects), and never writes past the output."""
     data = _cells("short")[0][:200]
     cells = [data[i:i + 4] for i in range(0, 200, 4)]
     offs = np.arange(0, 200, 4).astype("<u8").tobytes()
