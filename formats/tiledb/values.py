@@ -410,12 +410,12 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
         if len(fast) >= 4 * _THREAD_MIN_CHUNKS and _WORKERS > 1:
             step = -(-len(fast) // _WORKERS)
             with ThreadPoolExecutor(_WORKERS) as ex:
-                lefts = list(ex.map(lambda a: [a + i for i in reverse_into(
-                    role.specs, role.info, fast[a:a + step], buf, p)],
+                lefts = list(ex.map(lambda a: [a + i for i in _reverse_released(
+                    role, fast[a:a + step], owner[a:a + step], buf, p)],
                     range(0, len(fast), step)))
             left = [i for part in lefts for i in part]
         else:
-            left = reverse_into(role.specs, role.info, fast, buf, p)
+            left = _reverse_released(role, fast, owner, buf, p)
         rest += [owner[i] for i in left]
     rest = _decode_direct(rest, buf, key)
 
@@ -446,6 +446,35 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
             if rel and len(arr) and int(arr[0]) == 0:
                 arr = arr + np.uint64(rel)   # chunk-relative: make tile-relative
             j.toffs[t].append(arr)
+
+
+# Stored chunks decoded between releases of their mapped pages (64 KiB chunks: 16 MiB).
+_RELEASE_EVERY = 256
+
+
+def _reverse_released(role, fast: list, owner: List[Tuple[_FileJob, int]], buf: np.ndarray,
+                      p) -> List[int]:
+    """`reverse_into` over `fast` a run of chunks at a time, each run's stored bytes then
+    dropped from resident memory (`FileSource.release`): a data file read once is never all
+    resident beside the decoded cells (the pages stay in the page cache)."""
+    left: List[int] = []
+    for a in range(0, len(fast), _RELEASE_EVERY):
+        left += [a + i for i in reverse_into(role.specs, role.info,
+                                             fast[a:a + _RELEASE_EVERY], buf, p)]
+        _release(owner[a:a + _RELEASE_EVERY])
+    return left
+
+
+def _release(items: List[Tuple[_FileJob, int]]) -> None:
+    spans: dict = {}   # job -> (first stored byte, end) of its chunks among `items`
+    for j, n in items:
+        c = j.chunks[n][2]
+        lo, hi = spans.get(id(j), (j, c[2], c[4] + c[1]))[1:]
+        spans[id(j)] = (j, min(lo, c[2]), max(hi, c[4] + c[1]))
+    for j, lo, hi in spans.values():
+        release = getattr(j.src, "release", None)
+        if release is not None:
+            release(lo, hi - lo)
 
 
 def _decode_direct(rest: List[Tuple[_FileJob, int]], buf: np.ndarray, key
