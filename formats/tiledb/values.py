@@ -371,6 +371,9 @@ def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str
         if over:
             raise ValuesError(f"{file_name}: tile {i + 1}: {over}")
         bounds.append((start, pos))
+    release = getattr(src, "release", None)
+    if release is not None:   # the pages mapped around every chunk header: not kept resident
+        release(0, src.size)
     return _FileJob(file_name, src, role, chunks, bounds, pos)
 
 
