@@ -205,6 +205,22 @@ class FileSource(ByteSource):
             # read, which parsers report as a located error, never an exception.
             return memoryview(b"")
 
+    def release(self, offset: int, length: int) -> None:
+        """Drop the mapped pages wholly inside [offset, offset + length) from this process's
+        resident memory, for a decoder that reads a large file once: the bytes stay
+        readable (touched again, they come back from the page cache)."""
+        mm = self._mm
+        if mm is None or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        page = mmap.PAGESIZE
+        a = -(-max(0, offset) // page) * page
+        b = min((offset + length) // page * page, len(mm) // page * page)
+        if b > a:
+            try:
+                mm.madvise(mmap.MADV_DONTNEED, a, b - a)
+            except (OSError, ValueError):   # closed meanwhile, or not supported here
+                pass
+
     def close(self) -> None:
         self._closed = True
         with FileSource._lock:

@@ -93,3 +93,35 @@ class Aes256Gcm(Filter):
             table.append(AES_PART.pack(len(p), len(body), iv, tag))
             out.append(body)
         return Stage([b"".join(table)], [b"".join(out)])
+
+
+def decrypt_chunk(aes: AESGCM, md, data, into=None):
+    """The decrypted (metadata parts, data parts) of one chunk's AES stage, every check of
+    `reverse` applied; None when any fails (the general path then reports it). With `into`
+    (a writable buffer), a chunk of exactly one data part of that size is decrypted straight
+    into it and its data parts are `[into]`."""
+    try:
+        r = MetaReader(md, "AES")
+        nmd, ndata = r.counts(PART_COUNTS, AES_PART, "part counts")
+        parts = [r.record(AES_PART, "AES part") for _ in range(nmd + ndata)]
+    except FilterError:
+        return None
+    if sum(p[1] for p in parts) > len(data):
+        return None
+    view = memoryview(data)
+    out: List = []
+    pos = 0
+    try:
+        for plain_len, cipher_len, iv, tag in parts:
+            if plain_len != cipher_len:
+                return None   # GCM keeps lengths: the general path says what is wrong
+            ct = bytes(view[pos:pos + cipher_len]) + tag   # the tag follows, as AESGCM wants
+            if into is not None and nmd == 0 and ndata == 1 and len(into) == plain_len:
+                aes.decrypt_into(iv, ct, None, into)
+                out.append(into)
+            else:
+                out.append(aes.decrypt(iv, ct, None))
+            pos += cipher_len
+    except (InvalidTag, ValueError, TypeError):
+        return None
+    return out[:nmd], out[nmd:]

@@ -17,13 +17,14 @@ import contextlib
 import gc
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from .. import compiled
 from ..dataset_fs import LocalFS
 from ..filters.batch import plan, reverse_into
+from ..filters.direct import decode_into, direct_plan
 from ..remote import is_url
 from ..source import BytesSource, FileSource
 from .cells import Buffer, cell_values
@@ -305,11 +306,12 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         return (cell_values(fld.datatype, 1, raw) if with_values else []), memoryview(raw)
     stem = data_file_stem(schema, fm.version, fld)
     fixed_role = file_role(schema, fm, stem + ".tdb")
-    validity = None
+    validity: Optional[Buffer] = None
     if getattr(fld, "nullable", False):
+        # the validity bytes of every tile, one after the other in one buffer (no copy)
         vrole = file_role(schema, fm, stem + "_validity.tdb")
-        vtiles, _ = _decode_file(document, frag, fm, vrole, stem + "_validity.tdb", key)
-        validity = b"".join(vtiles)  # views into one buffer
+        validity = _decode_file_buffer(document, frag, fm, vrole, stem + "_validity.tdb",
+                                       key)[0]
     if not fld.var and defer and validity is None:
         return _Deferred(fld, frag, fm, fixed_role, stem + ".tdb")
     if not fld.var:
@@ -317,41 +319,83 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         if not with_values:
             return [], raw
         return cell_values(fld.datatype, fld.cell_val_num, raw, validity=validity), raw
-    fixed_tiles, _o = _decode_file(document, frag, fm, fixed_role, stem + ".tdb", key)
+    fjob = _locate(document, frag, fm, fixed_role, stem + ".tdb")
+    if with_values:   # (the offsets file first: its damage is reported first)
+        pieces = _offsets_pieces(fjob, key, whole=True)
     vrole = file_role(schema, fm, stem + "_var.tdb")
     var, vbounds, rle_offs = _decode_file_buffer(document, frag, fm, vrole, stem + "_var.tdb",
                                                  key)
-    vmv = memoryview(var)
-    var_tiles = [vmv[a:b] for a, b in vbounds]
-    if len(var_tiles) != len(fixed_tiles):
-        raise ValuesError(f"{len(fixed_tiles)} offsets tiles but {len(var_tiles)} var tiles")
-    parts, total = [], 0
-    for i, (ot, vt) in enumerate(zip(fixed_tiles, var_tiles)):
-        rebuilt = rle_offs[i]
-        cell_offs: Buffer = rebuilt if len(ot) == 0 and len(vt) and rebuilt is not None else ot
-        offs = np.frombuffer(cell_offs, "<u8", count=len(cell_offs) // 8)
-        if len(offs) and (int(offs[-1]) > len(vt) or np.any(offs[1:] < offs[:-1])):
-            raise ValuesError(f"tile {i + 1}: cell offsets are not increasing within the "
-                              f"{len(vt)} bytes of its var tile")
-        parts.append(offs.astype(np.int64) + total)
-        total += len(vt)
-    offsets = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    if len(vbounds) != len(fjob.bounds):
+        raise ValuesError(f"{len(fjob.bounds)} offsets tiles but {len(vbounds)} var tiles")
+    if not with_values:
+        pieces = _offsets_pieces(fjob, key, whole=False)
+    parts: List[np.ndarray] = []
+    for t0, t1, fixed in pieces:
+        whole = np.frombuffer(fixed, np.uint8) if len(fixed) else np.zeros(0, np.uint8)
+        base = fjob.bounds[t0][0] if t1 > t0 else 0
+        for i in range(t0, t1):
+            fa, fb = fjob.bounds[i][0] - base, fjob.bounds[i][1] - base
+            va, vb = vbounds[i]
+            n = vb - va
+            rebuilt = rle_offs[i]
+            # RLE / DICTIONARY string tiles: an empty offsets tile, the offsets rebuilt
+            src = rebuilt if fb == fa and n and rebuilt is not None else whole[fa:fb]
+            offs = np.frombuffer(src, "<u8", count=len(src) // 8)
+            if len(offs) and (int(offs[-1]) > n or np.any(offs[1:] < offs[:-1])):
+                raise ValuesError(f"tile {i + 1}: cell offsets are not increasing within the "
+                                  f"{n} bytes of its var tile")
+            if with_values:   # absolute offsets into the file's var bytes
+                parts.append(offs.astype(np.int64) + va)
     if not with_values:
         return [], var
+    offsets = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     return cell_values(fld.datatype, fld.cell_val_num, None, offsets, var, validity), var
 
 
-def _decode_file(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str,
-                 key) -> Tuple[List[memoryview], List[Optional[bytes]]]:
-    """Per tile: its decoded bytes (views into one buffer holding the whole file's cells),
-    and the cell offsets RLE/DICTIONARY rebuilt (or None)."""
-    buf, bounds, offs = _decode_file_buffer(document, frag, fm, role, file_name, key)
-    mv = memoryview(buf)
-    return [mv[a:b] for a, b in bounds], offs
+# `values --raw` of a var-sized field checks the offsets tiles a few MiB at a time (they are
+# not part of the output: never all held beside the var bytes)
+_OFFSETS_PIECE = 4 << 20
+
+
+def _offsets_pieces(job: "_FileJob", key, whole: bool) -> Iterable[Tuple[int, int, Any]]:
+    """The offsets file of `job` decoded: [(first tile, end tile, their decoded bytes)],
+    the whole file at once or (not `whole`) in pieces of about `_OFFSETS_PIECE` bytes, each
+    dropped once the next is asked for (a generator). A piece that fails is decoded again
+    with the whole file, for the error as the whole file reports it (ValuesError)."""
+    if whole or job.size <= _OFFSETS_PIECE:
+        _decode_jobs([job], key)
+        if job.error is not None:
+            raise ValuesError(job.error)
+        return [(0, len(job.bounds), job.result()[0])]
+    return _pieces(job, key)
+
+
+def _pieces(job: "_FileJob", key) -> Iterator[Tuple[int, int, Any]]:
+    n = 0   # first chunk of the piece
+    t0 = 0
+    while t0 < len(job.bounds):
+        base = job.bounds[t0][0]
+        t1 = t0 + 1
+        while t1 < len(job.bounds) and job.bounds[t1][1] - base <= _OFFSETS_PIECE:
+            t1 += 1
+        m = n
+        while m < len(job.chunks) and job.chunks[m][0] < t1:
+            m += 1
+        sub = _FileJob(job.file_name, job.src, job.role,
+                       [(t - t0, ci, c, at - base) for t, ci, c, at in job.chunks[n:m]],
+                       [(a - base, b - base) for a, b in job.bounds[t0:t1]],
+                       job.bounds[t1 - 1][1] - base)
+        _decode_jobs([sub], key)
+        if sub.error is not None:
+            _decode_jobs([job], key)
+            raise ValuesError(job.error or sub.error)
+        yield t0, t1, sub.result()[0]
+        del sub
+        t0, n = t1, m
 
 
 def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str,
-                        key) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[bytes]]]:
+                        key) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[np.ndarray]]]:
     """(every tile's decoded bytes in one buffer — a memoryview of a numpy array, written in
     place, never copied into a `bytes` — (start, end) of each tile in it, per tile the
     offsets RLE/DICTIONARY rebuilt or None)."""
@@ -381,12 +425,14 @@ class _FileJob:
         if self.error is None or at < self.error_at:
             self.error, self.error_at = message, at
 
-    def result(self) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[bytes]]]:
+    def result(self) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[np.ndarray]]]:
+        """(the cells, tile bounds, per tile the u64 offsets RLE/DICTIONARY rebuilt as
+        uint8 bytes — the decoder's own array when one chunk made them — or None)."""
         if self.buf is None or not self.size:
             return b"", self.bounds, [None] * len(self.bounds)  # type: ignore[return-value]
         cells = self.buf.data[self.base:self.base + self.size]
-        return cells, self.bounds, [np.concatenate(o).tobytes() if o else None
-                                    for o in self.toffs]
+        return cells, self.bounds, [(o[0] if len(o) == 1 else np.concatenate(o)).view(np.uint8)
+                                    if o else None for o in self.toffs]
 
 
 def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str) -> _FileJob:
@@ -429,6 +475,9 @@ def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str
         if over:
             raise ValuesError(f"{file_name}: tile {i + 1}: {over}")
         bounds.append((start, pos))
+    release = getattr(src, "release", None)
+    if release is not None:   # the pages mapped around every chunk header: not kept resident
+        release(0, src.size)
     return _FileJob(file_name, src, role, chunks, bounds, pos)
 
 
@@ -469,13 +518,14 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
         if len(fast) >= 4 * _THREAD_MIN_CHUNKS and _WORKERS > 1:
             step = -(-len(fast) // _WORKERS)
             with ThreadPoolExecutor(_WORKERS) as ex:
-                lefts = list(ex.map(lambda a: [a + i for i in reverse_into(
-                    role.specs, role.info, fast[a:a + step], buf, p)],
+                lefts = list(ex.map(lambda a: [a + i for i in _reverse_released(
+                    role, fast[a:a + step], owner[a:a + step], buf, p)],
                     range(0, len(fast), step)))
             left = [i for part in lefts for i in part]
         else:
-            left = reverse_into(role.specs, role.info, fast, buf, p)
+            left = _reverse_released(role, fast, owner, buf, p)
         rest += [owner[i] for i in left]
+    rest = _decode_direct(rest, buf, key)
 
     def run(item):
         j, n = item
@@ -504,3 +554,92 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
             if rel and len(arr) and int(arr[0]) == 0:
                 arr = arr + np.uint64(rel)   # chunk-relative: make tile-relative
             j.toffs[t].append(arr)
+
+
+# Stored chunks decoded between releases of their mapped pages (64 KiB chunks: 16 MiB).
+_RELEASE_EVERY = 256
+
+
+def _reverse_released(role, fast: list, owner: List[Tuple[_FileJob, int]], buf: np.ndarray,
+                      p) -> List[int]:
+    """`reverse_into` over `fast` a run of chunks at a time, each run's stored bytes then
+    dropped from resident memory (`FileSource.release`): a data file read once is never all
+    resident beside the decoded cells (the pages stay in the page cache)."""
+    left: List[int] = []
+    for a in range(0, len(fast), _RELEASE_EVERY):
+        left += [a + i for i in reverse_into(role.specs, role.info,
+                                             fast[a:a + _RELEASE_EVERY], buf, p)]
+        _release(owner[a:a + _RELEASE_EVERY])
+    return left
+
+
+def _release(items: List[Tuple[_FileJob, int]]) -> None:
+    spans: dict = {}   # job -> (first stored byte, end) of its chunks among `items`
+    for j, n in items:
+        c = j.chunks[n][2]
+        lo, hi = spans.get(id(j), (j, c[2], c[4] + c[1]))[1:]
+        spans[id(j)] = (j, min(lo, c[2]), max(hi, c[4] + c[1]))
+    for j, lo, hi in spans.values():
+        release = getattr(j.src, "release", None)
+        if release is not None:
+            release(lo, hi - lo)
+
+
+def _decode_direct(rest: List[Tuple[_FileJob, int]], buf: np.ndarray, key
+                   ) -> List[Tuple[_FileJob, int]]:
+    """Decode what `filters.direct` can of the chunks the batch path left (encrypted
+    pipelines; RLE / DICTIONARY var-string tiles) straight into `buf`, over every core when
+    there are many; the rest is returned for the general path. A string tile some chunk of
+    which is left goes to the general path whole (its rebuilt offsets stay in chunk order)."""
+    groups: dict = {}
+    keys: dict = {}   # job -> its pipeline key (a repr: made once per job)
+    for item in rest:
+        k = keys.get(id(item[0]))
+        if k is None:
+            k = keys[id(item[0])] = _pipeline_key(item[0].role)
+        groups.setdefault(k, []).append(item)
+    out: List[Tuple[_FileJob, int]] = []
+    for items in groups.values():
+        role = items[0][0].role
+        p = direct_plan(role.specs, role.info) if role.specs else None
+        if p is None:
+            out += items
+            continue
+        chunks = []
+        views: dict = {}
+        for j, n in items:
+            _t, _ci, c, at = j.chunks[n]
+            v = views.get(id(j))
+            if v is None:
+                v = views[id(j)] = j.src.view(0, j.src.size)
+            chunks.append((v[c[2]:c[2] + c[3]], v[c[4]:c[4] + c[1]], c[0], j.base + at))
+        step = max(1, -(-len(chunks) // _WORKERS))
+        if p.kind == "aes":   # smaller slices: a slow thread holds up less
+            step = max(1, min(step, 128))
+        starts = list(range(0, len(chunks), step))
+
+        def part(a: int, p=p, chunks=chunks, step=step):
+            return decode_into(p, key, chunks[a:a + step], buf)
+        if len(starts) > 1 and _WORKERS > 1:
+            with ThreadPoolExecutor(_WORKERS) as ex:
+                results = list(ex.map(part, starts))
+        else:
+            results = [part(a) for a in starts]
+        left: set = set()
+        offs: dict = {}
+        for a, (lft, o) in zip(starts, results):
+            left.update(a + i for i in lft)
+            offs.update((a + i, v) for i, v in o.items())
+        if p.kind != "strings":
+            out += [items[i] for i in sorted(left)]
+            continue
+        bad = {(id(items[i][0]), items[i][0].chunks[items[i][1]][0]) for i in left}
+        for i, (j, n) in enumerate(items):
+            t, _ci, _c, at = j.chunks[n]
+            if (id(j), t) in bad:
+                out.append((j, n))
+            else:   # chunk-relative offsets made tile-relative (in place: ours)
+                o = offs[i]
+                o += np.uint64(at - j.bounds[t][0])
+                j.toffs[t].append(o)
+    return out

@@ -1,0 +1,110 @@
+"""Whole-chunk decoding straight into the output for the pipelines `batch.plan` leaves to
+the general path but that need no Stage objects either:
+
+- encrypted pipelines (TileDB's AES-256-GCM last): each chunk decrypted, then the filters
+  below reversed by `batch.reverse_into` when it has a plan for them (a lone AES stage is
+  decrypted straight into the output);
+- var-string tiles whose first filter is RLE or DICTIONARY in its string form: the later
+  filters reversed, then a compiled kernel (`strkernels`) writes the cells into the output
+  and gives the rebuilt cell offsets.
+
+As in `batch`, a chunk is only decoded here when the result is necessarily the general
+path's; anything else is left to the caller (`reverse_chunk`), which reports it."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..tiledb.enums import FilterType
+from . import _run_for
+from .base import DataInfo, FilterSpec, RunContext
+from .batch import Plan, plan, reverse_into
+from .strkernels import reverse_strings_into, string_filter, strings_stage
+
+GROUP = 32   # encrypted chunks decrypted before their lower filters run (bounds what is held)
+
+
+class DirectPlan:
+    def __init__(self, specs: List[FilterSpec], info: DataInfo, kind: str,
+                 below: Optional[Plan] = None):
+        self.specs, self.info, self.kind, self.below = specs, info, kind, below
+
+
+def direct_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[DirectPlan]:
+    if not specs:
+        return None
+    if specs[-1].type == FilterType.INTERNAL_FILTER_AES_256_GCM:
+        rest = specs[:-1]
+        if any(s.type == FilterType.INTERNAL_FILTER_AES_256_GCM for s in rest):
+            return None
+        if not rest:
+            return DirectPlan(specs, info, "aes")
+        below = plan(rest, info)
+        return DirectPlan(specs, info, "aes", below) if below is not None else None
+    if string_filter(specs, info, _run_for(info, RunContext())):
+        return DirectPlan(specs, info, "strings")
+    return None
+
+
+Chunk = Tuple[object, object, int, int]   # (metadata, data, original length, output position)
+
+
+def decode_into(p: DirectPlan, key: Optional[bytes], chunks: Sequence[Chunk], out: np.ndarray
+                ) -> Tuple[List[int], Dict[int, np.ndarray]]:
+    """Decode `chunks` into the uint8 array `out`: (indices left for the general path,
+    {index: u64 cell offsets rebuilt, relative to the chunk} for string tiles)."""
+    if p.kind == "strings":
+        return _strings(p, chunks, out)
+    if not key:
+        return list(range(len(chunks))), {}
+    return _aes(p, key, chunks, out), {}
+
+
+def _strings(p: DirectPlan, chunks: Sequence[Chunk], out: np.ndarray
+             ) -> Tuple[List[int], Dict[int, np.ndarray]]:
+    left: List[int] = []
+    offs: Dict[int, np.ndarray] = {}
+    for i, (md, data, orig, pos) in enumerate(chunks):
+        stage, run = strings_stage(p.specs, md, data, p.info, RunContext(None, orig))
+        o = None if stage is None else \
+            reverse_strings_into(p.specs[0], stage, run, out[pos:pos + orig])
+        if o is None:
+            left.append(i)
+        else:
+            offs[i] = o
+    return left, offs
+
+
+def _aes(p: DirectPlan, key: bytes, chunks: Sequence[Chunk], out: np.ndarray) -> List[int]:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    from .encryption import decrypt_chunk
+
+    try:
+        aes = AESGCM(key)
+    except ValueError:   # a key of the wrong size: the general path says so
+        return list(range(len(chunks)))
+    left: List[int] = []
+    below = p.specs[:-1]
+    for g in range(0, len(chunks), GROUP):
+        plain: List[Chunk] = []
+        where: List[int] = []
+        for i in range(g, min(g + GROUP, len(chunks))):
+            md, data, orig, pos = chunks[i]
+            into = out[pos:pos + orig] if not below else None
+            got = decrypt_chunk(aes, md, data, into)
+            if got is None:
+                left.append(i)
+                continue
+            mds, datas = got
+            if not below:   # decrypted in place: right when it is exactly the one part
+                if mds or len(datas) != 1 or datas[0] is not into:
+                    left.append(i)
+                continue
+            plain.append((b"".join(mds), datas[0] if len(datas) == 1 else b"".join(datas),
+                          orig, pos))
+            where.append(i)
+        if plain:
+            left += [where[k] for k in reverse_into(below, p.info, plain, out, p.below)]
+    return sorted(left)
