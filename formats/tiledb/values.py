@@ -540,8 +540,13 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
         buf[j.base + at:j.base + at + len(cells)] = np.frombuffer(cells, np.uint8)
         return None, o
     if len(rest) >= _THREAD_MIN_CHUNKS and _WORKERS > 1:
+        # a few slices per thread, not a future per chunk (that overhead, under the GIL,
+        # cost more than the codec work the threads share)
+        step = -(-len(rest) // (4 * _WORKERS))
         with ThreadPoolExecutor(_WORKERS) as ex:
-            results = list(ex.map(run, rest))
+            parts = list(ex.map(lambda a: [run(item) for item in rest[a:a + step]],
+                                range(0, len(rest), step)))
+        results = [r for part in parts for r in part]
     else:
         results = [run(item) for item in rest]
     for (j, n), (err, o) in zip(rest, results):
