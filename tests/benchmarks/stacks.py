@@ -186,6 +186,8 @@ def read_theirs(uri: str, field: str) -> np.ndarray:
     """What tiledb-py gives for the field, whole array: the cells (var strings: the data)."""
     ctx = enc_ctx() if "aes" in os.path.basename(uri) else None
     with tiledb.open(uri, ctx=ctx) as A:
-        if A.schema.sparse:
+        if A.schema.sparse and A.schema.domain.has_dim(field):
             return A.query(attrs=[], dims=[field])[:][field]
+        if A.schema.sparse:
+            return A.query(attrs=[field], dims=[])[:][field]
         return A.query(attrs=[field])[:][field]
