@@ -230,3 +230,39 @@ def test_float_scale(tmp_path, path, dtype, width):
     write_dense(uri, data, [tiledb.FloatScaleFilter(0.37, -1.25, width), tiledb.XORFilter(),
                             tiledb.ZstdFilter(level=-1)], tile=tile)
     assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()
+
+
+@pytest.mark.parametrize("codec", ["double_delta", "delta"])
+def test_delta_stacks_take_the_batch_plan(tmp_path, path, monkeypatch, codec):
+    """[DOUBLE_DELTA or DELTA, ZSTD] chunks are decoded by `batch.reverse_into` (no chunk left
+    to the per-chunk path) into what tiledb-py reads; a damaged chunk is left to the general
+    path, which reports exactly what it reports without the batch plan."""
+    import os
+
+    from arrayscope.formats.filters import batch
+
+    dt = np.dtype("int64")
+    tile = 3 * 65536 // dt.itemsize + 5
+    data = _series(dt, 2 * tile, "smooth", 11)
+    f = tiledb.DoubleDeltaFilter() if codec == "double_delta" else tiledb.DeltaFilter()
+    uri = str(tmp_path / "a")
+    write_dense(uri, data, [f, tiledb.ZstdFilter(level=-1)], tile=tile)
+    general: list = []
+    real = V._decode_chunk
+    monkeypatch.setattr(V, "_decode_chunk", lambda *a, **k: general.append(1) or real(*a, **k))
+    assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()
+    assert general == []
+    # damage: the last chunk's data frame loses its zstd magic
+    frags = os.path.join(uri, "__fragments")
+    name = os.path.join(frags, os.listdir(frags)[0], "a0.tdb")
+    raw = bytearray(open(name, "rb").read())
+    at = bytes(raw).rindex(b"\x28\xb5\x2f\xfd")
+    raw[at:at + 4] = b"\0\0\0\0"
+    open(name, "wb").write(bytes(raw))
+
+    def error() -> str:
+        (entry,) = V.values(open_document(uri, tree=False), "a", with_values=False)
+        return entry.get("error", "")
+    with_plan = error()
+    monkeypatch.setattr(batch, "_typed_plan", lambda specs, info: None)
+    assert with_plan and with_plan == error()
