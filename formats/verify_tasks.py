@@ -75,14 +75,8 @@ def fingerprint(document) -> str:
 
     h = hashlib.sha1()
     for src in sorted(document.sources, key=lambda s: s.name):
-        mtime = 0
-        path = getattr(src, "path", None)
-        if path and not getattr(src, "remote", False):
-            try:
-                mtime = os.stat(path).st_mtime_ns
-            except OSError:
-                mtime = -1
-        h.update(f"{src.name}\0{src.size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
+        _name, size, mtime = file_stamp(src)
+        h.update(f"{src.name}\0{size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
