@@ -59,6 +59,16 @@ def prepare(nbytes: int) -> None:
         _load()
 
 
+def kernel_wanted(nbytes: int) -> bool:
+    """A compiled kernel should run on `nbytes`: not disabled, and numba loads (imported
+    now when `nbytes` is large enough to pay for it)."""
+    if disabled():
+        return False
+    if nbytes < MIN_BYTES and not loaded():
+        return False
+    return _load() is not None
+
+
 class Kernel:
     """One compiled kernel: the plain-Python source (also runnable as Python, for tests of
     tiny inputs) and its numba dispatcher, made on first use."""
@@ -71,14 +81,10 @@ class Kernel:
 
     def get(self, nbytes: int = MIN_BYTES) -> Optional[Callable[..., Any]]:
         """The compiled function, or None: take the numpy path."""
-        if disabled():
-            return None
-        if self._jit is None and nbytes < MIN_BYTES and not loaded():
+        if not kernel_wanted(nbytes):
             return None
         if self._jit is None:
             numba = _load()
-            if numba is None:
-                return None
             with _lock:
                 if self._jit is None:
                     self._jit = numba.njit(nogil=True, cache=True)(self.py)

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import compiled
 from ..dataset_fs import LocalFS
+from ..filters import fused
 from ..filters.batch import plan, reverse_into
 from ..filters.direct import decode_into, direct_plan
 from ..remote import is_url
@@ -503,8 +504,13 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
     for j in live:
         groups.setdefault(_pipeline_key(j.role), []).append(j)
     rest: List[Tuple[_FileJob, int]] = []   # (job, chunk number) for the general path
+    kernel = fused.decoder(total)
     for js in groups.values():
         role = js[0].role
+        esize = fused.zstd_esize(role.specs, role.info) if kernel is not None else None
+        if kernel is not None and esize is not None:
+            rest += _decode_fused(kernel, esize, js, buf)
+            continue
         p = plan(role.specs, role.info) if role.specs else None
         if p is None:
             rest += [(j, n) for j in js for n in range(len(j.chunks))]
@@ -563,6 +569,46 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
 
 # Stored chunks decoded between releases of their mapped pages (64 KiB chunks: 16 MiB).
 _RELEASE_EVERY = 256
+
+
+def _decode_fused(kernel, esize: int, jobs: List[_FileJob], buf: np.ndarray
+                  ) -> List[Tuple[_FileJob, int]]:
+    """The chunks of `jobs` through the fused zstd kernel (`filters.fused`): runs of at most
+    `_RELEASE_EVERY` chunks of one file, each run one GIL-free call, the runs shared out
+    over every core in contiguous stretches; each run's stored pages released after it.
+    Returns the chunks the kernel left to the general path, in order."""
+    runs = [(j, a, min(a + _RELEASE_EVERY, len(j.chunks)))
+            for j in jobs for a in range(0, len(j.chunks), _RELEASE_EVERY)]
+
+    def decode(part: List[Tuple[_FileJob, int, int]]) -> List[Tuple[_FileJob, int]]:
+        left: List[Tuple[_FileJob, int]] = []
+        for j, a, b in part:
+            items = j.chunks[a:b]
+            whole = j.src.view(0, j.src.size)
+            left += [(j, a + i) for i in fused.decode_chunks(
+                kernel, esize, whole, [c for _t, _ci, c, _at in items],
+                [j.base + at for _t, _ci, _c, at in items], buf)]
+            release = getattr(j.src, "release", None)
+            if release is not None:
+                first, last = items[0][2], items[-1][2]
+                release(first[2], last[4] + last[1] - first[2])
+        return left
+    nchunks = sum(b - a for _j, a, b in runs)
+    if _WORKERS == 1 or nchunks < 4 * _THREAD_MIN_CHUNKS or len(runs) < 2:
+        return decode(runs)
+    # contiguous stretches of about equal chunk counts, a few per thread (a slow one holds
+    # up less)
+    per = -(-nchunks // (2 * _WORKERS))
+    parts: List[List[Tuple[_FileJob, int, int]]] = [[]]
+    count = 0
+    for r in runs:
+        if count >= per:
+            parts.append([])
+            count = 0
+        parts[-1].append(r)
+        count += r[2] - r[1]
+    with ThreadPoolExecutor(_WORKERS) as ex:
+        return [item for left in ex.map(decode, parts) for item in left]
 
 
 def _reverse_released(role, fast: list, owner: List[Tuple[_FileJob, int]], buf: np.ndarray,

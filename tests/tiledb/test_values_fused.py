@@ -1,0 +1,202 @@
+"""`values` through the fused zstd kernel (`filters.fused`): [ZSTD] and [BYTESHUFFLE, ZSTD]
+chunks decoded by one GIL-free call per run of chunks, bit for bit with tiledb-py; every
+chunk the kernel does not take exactly as the Python path would is left to that path, which
+reports what is wrong as before."""
+from __future__ import annotations
+
+import os
+import struct
+
+import numpy as np
+import pytest
+import tiledb
+import zstandard
+
+from arrayscope import formats
+from arrayscope.formats import compiled
+from arrayscope.formats.filters import fused
+from arrayscope.formats.source import BytesSource
+from arrayscope.formats.tiledb import values as V
+from arrayscope.formats.tiledb.data_files import file_role, tile_bounds, tile_offsets_for
+from arrayscope.formats.tiledb.rawtile import TileError, _decode_chunk, chunk_table
+
+
+@pytest.fixture(params=["fused", "python"])
+def path(request, monkeypatch):
+    """Which decoder runs: the fused kernel (numba loaded first, so small arrays take it
+    too) or the Python path (`fused.decoder` gives None). Yields (name, per kernel call the
+    number of chunks it was given and the number it left)."""
+    calls: list = []
+    if request.param == "python":
+        monkeypatch.setattr(fused, "decoder", lambda nbytes: None)
+    else:
+        monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+        assert compiled._load() is not None, "numba is a runtime dependency"
+        assert fused.decoder(1) is not None, "the wheel's libzstd is reachable"
+        real = fused.decode_chunks
+
+        def spy(kernel, esize, src, chunks, positions, out):
+            left = real(kernel, esize, src, chunks, positions, out)
+            calls.append((len(chunks), len(left)))
+            return left
+        monkeypatch.setattr(fused, "decode_chunks", spy)
+    return request.param, calls
+
+
+DTYPES = ["int64", "int32", "float64", "uint16", "int8", "datetime64[ns]"]
+
+
+def _write(uri: str, dtype: str, filters, n: int = 300_000, frags: int = 1) -> np.ndarray:
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, n - 1), tile=n // 4, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(
+        domain=dom, attrs=[tiledb.Attr("a", dtype=np.dtype(dtype), filters=filters)]))
+    rng = np.random.default_rng(7)
+    step = n // frags
+    for f in range(frags):
+        part = np.cumsum(rng.integers(-3, 9, step)).astype(np.int64)
+        vals = part.astype(dtype) if "datetime" not in dtype else part.view(dtype)
+        with tiledb.open(uri, "w", timestamp=f + 1) as A:
+            A[f * step:(f + 1) * step] = vals
+    with tiledb.open(uri) as A:
+        return A[:]["a"]
+
+
+STACKS = {"zstd": lambda: [tiledb.ZstdFilter()],
+          "byteshuffle_zstd": lambda: [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(level=3)]}
+
+
+@pytest.mark.parametrize("stack", list(STACKS))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matches_tiledb(tmp_path, path, stack, dtype):
+    name, calls = path
+    uri = str(tmp_path / f"{stack}_{dtype.replace('[', '_').replace(']', '')}")
+    theirs = _write(uri, dtype, STACKS[stack]())
+    raw = V.values(formats.open(uri), "a", with_values=False)[0]["raw"]
+    assert bytes(raw) == theirs.tobytes()
+    if name == "fused":   # every chunk decoded by the kernel, none left
+        assert sum(n for n, _ in calls) >= 4 and all(left == 0 for _, left in calls), calls
+
+
+def test_many_runs_over_threads(tmp_path, path, monkeypatch):
+    """Several fragments, runs of 8 chunks, two threads: the runs land where they belong."""
+    name, calls = path
+    monkeypatch.setattr(V, "_WORKERS", 2)
+    monkeypatch.setattr(V, "_RELEASE_EVERY", 8)
+    uri = str(tmp_path / "frags")
+    theirs = _write(uri, "int64", STACKS["byteshuffle_zstd"](), n=1_200_000, frags=4)
+    entries = V.values(formats.open(uri), "a", with_values=False)   # one per fragment
+    assert len(entries) == 4
+    assert b"".join(bytes(e["raw"]) for e in entries) == theirs.tobytes()
+    if name == "fused":
+        assert len(calls) >= 6 and all(left == 0 for _, left in calls), calls
+
+
+def _data_file(uri: str) -> str:
+    doc = formats.open(uri)
+    return os.path.join(doc.model.fragments[0].path, "a0.tdb")
+
+
+def test_damaged_frame_reported_as_before(tmp_path, path):
+    """A compressed length in a chunk's part table made one shorter: the kernel leaves the
+    chunk, the Python path reports it — the same error on both paths."""
+    name, calls = path
+    uri = str(tmp_path / "bad")
+    _write(uri, "int64", STACKS["byteshuffle_zstd"]())
+    p = _data_file(uri)
+    raw = bytearray(open(p, "rb").read())
+    # tile 1, chunk 1: u64 chunk count, 12-byte chunk header, then the zstd part table
+    # (u32 counts 1 and 1, then (8, c1) of the shuffle table and (orig, c2) of the data)
+    c2 = struct.unpack_from("<I", raw, 8 + 12 + 20)[0]
+    struct.pack_into("<I", raw, 8 + 12 + 20, c2 - 1)
+    with open(p, "wb") as fh:
+        fh.write(raw)
+    e = V.values(formats.open(uri), "a")[0]
+    assert e.get("error") and e["error"].startswith("a0.tdb: tile 1: chunk 1:"), e
+    assert "compressed" in e["error"] or "ZSTD" in e["error"], e
+    if name == "fused":
+        assert any(left for _, left in calls), calls
+
+
+# ---- the kernel's contract, chunk by chunk ----------------------------------------------
+def _role_and_chunk(tmp_path):
+    """A [BYTESHUFFLE, ZSTD] int64 array tiledb-py wrote: its pipeline role and its first
+    chunk as (metadata, shuffle-table frame, data frame, original length)."""
+    uri = str(tmp_path / "one")
+    _write(uri, "int64", STACKS["byteshuffle_zstd"](), n=40_000)
+    doc = formats.open(uri, tree=False)
+    frag = doc.model.fragments[0]
+    fm = V._metadata(doc, doc.model, frag)
+    role = file_role(fm.schema, fm, "a0.tdb")
+    src = doc.open_source(os.path.join(frag.path, "a0.tdb"))
+    offs, _ = tile_offsets_for(fm, role)
+    orig, filt, md, mdl, data = chunk_table(src, int(offs[0]), int(tile_bounds(offs, src.size)[0]))[0]
+    c1 = struct.unpack_from("<I", src.read(md + 12, 4))[0]
+    body = src.read(data, filt)
+    return role, bytes(src.read(md, mdl)), body[:c1], body[c1:], orig
+
+
+def _chunk(table: bytes, frame: bytes, orig: int, nmd: int = 1):
+    """Metadata and data of a [BYTESHUFFLE, ZSTD] chunk around these two frames."""
+    md = struct.pack("<IIIIII", nmd, 1, 8, len(table), orig, len(frame))
+    return md, table + frame
+
+
+def _variants(table: bytes, frame: bytes, orig: int):
+    plain = zstandard.ZstdDecompressor().decompress(frame)
+    z = zstandard.ZstdCompressor
+    half = len(plain) // 2
+    return {
+        "as written": (_chunk(table, frame, orig), True),
+        "no content size": (_chunk(table, z(write_content_size=False).compress(plain), orig), True),
+        "with checksum": (_chunk(table, z(write_checksum=True).compress(plain), orig), True),
+        "trailing byte": (_chunk(table, frame + b"\0", orig), False),
+        "two frames": (_chunk(table, z().compress(plain[:half]) + z().compress(plain[half:]),
+                              orig), False),
+        "two unsized frames": (_chunk(table, z(write_content_size=False).compress(plain[:half])
+                                      + z(write_content_size=False).compress(plain[half:]),
+                                      orig), False),
+        "declared too short": (_chunk(table, z().compress(plain[:-8]), orig), False),
+        "unsized too long": (_chunk(table, z(write_content_size=False).compress(plain + b"x" * 8),
+                                    orig), False),
+        "not a frame": (_chunk(table, b"\x01" * len(frame), orig), False),
+        "cut frame": (_chunk(table, frame[:-3], orig), False),
+        "two metadata parts": (_chunk(table, frame, orig, nmd=2), False),
+        "shuffle table says more": (_chunk(z().compress(struct.pack("<II", 1, orig + 8)), frame,
+                                           orig), False),
+    }
+
+
+def test_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
+    """Per variant of one chunk: the kernel decodes it (the same bytes the Python path gives)
+    or leaves it; it never decodes what the Python path would not decode to these bytes."""
+    assert compiled._load() is not None
+    role, md0, table, frame, orig = _role_and_chunk(tmp_path)
+    assert _chunk(table, frame, orig)[0] == md0   # the layout the variants are built on
+    kernel = fused.decoder(1)
+    for label, ((md, data), taken) in _variants(table, frame, orig).items():
+        blob = md + data
+        c = (orig, len(data), 0, len(md), len(md))
+        out = np.zeros(orig + 16, np.uint8)
+        left = fused.decode_chunks(kernel, 8, blob, [c], [8], out)
+        try:
+            theirs = _decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
+        except TileError:
+            theirs = None
+        assert (left == []) is taken, label
+        if taken:
+            assert theirs is not None and out[8:8 + orig].tobytes() == bytes(theirs), label
+            assert not out[:8].any() and not out[8 + orig:].any(), label   # nothing outside
+
+
+def test_kernel_refuses_ranges_outside_the_file(tmp_path):
+    assert compiled._load() is not None
+    _role, _md, table, frame, orig = _role_and_chunk(tmp_path)
+    md, data = _chunk(table, frame, orig)
+    blob = md + data
+    kernel = fused.decoder(1)
+    out = np.zeros(orig, np.uint8)
+    for c, at in [((orig, len(data), 0, len(md), len(md) + 1), 0),     # data past the end
+                  ((orig, len(data), len(blob) - 4, 24, len(md)), 0),   # metadata past it
+                  ((orig, len(data), 0, len(md), len(md)), 1)]:         # output past `out`
+        assert fused.decode_chunks(kernel, 8, blob, [c], [at], out) == [0]
+    assert not out.any()
