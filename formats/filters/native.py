@@ -1,77 +1,110 @@
 """C codec entry points a compiled kernel can call with the GIL released.
 
-Why: python-zstandard releases the GIL inside each `decompress` call, but a 64 KiB chunk
+Why: the Python codec bindings release the GIL inside each call, but a 64 KiB chunk
 decompresses in about 15 µs, so threads spend their time handing the GIL back and forth
 (two threads ran slower than one). A kernel that loops over a whole file's chunks and calls
-libzstd itself holds no GIL at all, on every core.
+the C library itself holds no GIL at all, on every core.
 
-The functions are the ones the installed wheels already carry — no new library: libzstd as
-built into python-zstandard (its cffi module, `zstandard._cffi`, shipped in the same wheel;
-cffi comes with cryptography). Addresses are plain integers, so the kernels that take them
-stay cacheable on disk (`formats/filters/nativekernels.py`). Anything missing gives None and
-the callers keep their Python paths.
+The libraries are the ones already installed — no new one: libzstd as built into
+python-zstandard (its cffi module `zstandard._cffi`, shipped in the same wheel; cffi is a
+dependency), liblz4 inside python-lz4's extension module (which exports its symbols), and
+the system zlib and libbz2 that Python's own `zlib` and `bz2` modules load. Each codec is
+called exactly as its Python binding calls it, so both give the same bytes. Addresses are
+plain integers, so the kernels that take them stay cacheable on disk
+(`formats/filters/nativekernels.py`). A library that cannot be found gives None and the
+callers keep their Python paths.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import importlib
 import threading
-from typing import Any, NamedTuple, Optional
+from enum import IntEnum
+from typing import Any, Dict, Optional, Tuple
 
 
-class ZstdFunctions(NamedTuple):
-    """Addresses of the libzstd functions the fused kernels call."""
+class Codec(IntEnum):
+    """The codecs the kernels call (the kernels branch on these numbers)."""
 
-    decompress_dctx: int         # ZSTD_decompressDCtx(dctx, dst, capacity, src, size)
-    frame_compressed_size: int   # ZSTD_findFrameCompressedSize(src, size)
-    frame_content_size: int      # ZSTD_getFrameContentSize(src, size)
+    ZSTD = 0    # ZSTD_decompressDCtx, ZSTD_findFrameCompressedSize, ZSTD_getFrameContentSize
+    LZ4 = 1     # LZ4_decompress_safe (what lz4.block.decompress calls)
+    ZLIB = 2    # uncompress2 (a zlib stream, as zlib.decompressobj() reads it)
+    BZIP2 = 3   # BZ2_bzBuffToBuffDecompress (one stream, as bz2.BZ2Decompressor reads it)
 
 
 _lock = threading.Lock()
-_tried = False
-_zstd: Optional[ZstdFunctions] = None
-_cffi: Any = None
+_found: Dict[Codec, Optional[Tuple[int, ...]]] = {}
+_zstd_cffi: Any = None
 _local = threading.local()
 
 
-def _load() -> Optional[ZstdFunctions]:
-    global _tried, _zstd, _cffi
-    if _tried:
-        return _zstd
-    with _lock:
-        if not _tried:
-            try:
-                # the wheel's cffi build of libzstd
-                found = importlib.import_module("zstandard._cffi")
-                ffi, lib = found.ffi, found.lib
-
-                def address(name: str) -> int:
-                    return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
-                _zstd = ZstdFunctions(address("ZSTD_decompressDCtx"),
-                                      address("ZSTD_findFrameCompressedSize"),
-                                      address("ZSTD_getFrameContentSize"))
-                _cffi = found
-            except Exception:   # no cffi, another zstandard build: the Python path
-                _zstd = None
-            _tried = True
-    return _zstd
+def _address(fn: Any) -> int:
+    return int(ctypes.cast(fn, ctypes.c_void_p).value or 0)
 
 
-def zstd() -> Optional[ZstdFunctions]:
-    """The libzstd addresses, or None when this zstandard build does not expose them."""
-    return _load()
+def _zstd() -> Tuple[int, ...]:
+    global _zstd_cffi
+    found = importlib.import_module("zstandard._cffi")   # the wheel's cffi build of libzstd
+    ffi, lib = found.ffi, found.lib
+    _zstd_cffi = found
+    return tuple(int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+                 for name in ("ZSTD_decompressDCtx", "ZSTD_findFrameCompressedSize",
+                              "ZSTD_getFrameContentSize"))
 
 
-def zstd_dctx() -> int:
-    """This thread's libzstd decompression context (a context is not thread-safe); freed
-    when the thread ends. Default parameters: the same window limit and checksum checks as
-    `zstandard.ZstdDecompressor()`, which the Python path uses."""
+def _lz4() -> Tuple[int, ...]:
+    ext = importlib.import_module("lz4.block._block")
+    return (_address(ctypes.CDLL(ext.__file__).LZ4_decompress_safe),)
+
+
+def _system(name: str, symbol: str) -> Tuple[int, ...]:
+    path = ctypes.util.find_library(name)
+    if path is None:
+        raise OSError(f"lib{name} not found")
+    return (_address(getattr(ctypes.CDLL(path), symbol)),)
+
+
+_LOADERS = {Codec.ZSTD: _zstd, Codec.LZ4: _lz4,
+            Codec.ZLIB: lambda: _system("z", "uncompress2"),
+            Codec.BZIP2: lambda: _system("bz2", "BZ2_bzBuffToBuffDecompress")}
+
+
+# the kernels pass pointers, size_t and zlib's uLong as 64-bit integers
+_LP64 = ctypes.sizeof(ctypes.c_void_p) == 8 and ctypes.sizeof(ctypes.c_ulong) == 8
+
+
+def functions(codec: Codec) -> Optional[Tuple[int, ...]]:
+    """The addresses of `codec`'s functions (the order `Codec` lists), or None when its
+    library cannot be reached here."""
+    if not _LP64:
+        return None
+    if codec not in _found:
+        with _lock:
+            if codec not in _found:
+                try:
+                    got: Optional[Tuple[int, ...]] = _LOADERS[codec]()
+                    if got is not None and not all(got):
+                        got = None
+                except Exception:   # no such library or symbol: the Python path
+                    got = None
+                _found[codec] = got
+    return _found[codec]
+
+
+def context(codec: Codec) -> int:
+    """This thread's decompression context for `codec` (0 when it needs none). A libzstd
+    context is not thread-safe; it is freed when the thread ends. Default parameters: the
+    window limit and checksum checks of `zstandard.ZstdDecompressor()`."""
+    if codec != Codec.ZSTD:
+        return 0
     held = getattr(_local, "dctx", None)
     if held is None:
-        if _load() is None:
+        if functions(Codec.ZSTD) is None:
             raise RuntimeError("libzstd is not available")
-        ffi, lib = _cffi.ffi, _cffi.lib
-        held = _local.dctx = ffi.gc(lib.ZSTD_createDCtx(), lib.ZSTD_freeDCtx)
-        if held == ffi.NULL:
-            del _local.dctx
+        ffi, lib = _zstd_cffi.ffi, _zstd_cffi.lib
+        made = ffi.gc(lib.ZSTD_createDCtx(), lib.ZSTD_freeDCtx)
+        if made == ffi.NULL:
             raise MemoryError("ZSTD_createDCtx failed")
-    return int(_cffi.ffi.cast("uintptr_t", held))
+        held = _local.dctx = made
+    return int(_zstd_cffi.ffi.cast("uintptr_t", held))

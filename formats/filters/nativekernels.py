@@ -1,13 +1,13 @@
 """Compiled kernels that call C codecs (`native.py`) with the GIL released: a whole run of
 chunks decoded per call. Imported only through `fused.py`, once numba is known to load.
 
-A C function is called through its address, an integer argument (`_call2`, `_call5`): the
+A C function is called through its address, an integer argument (`_c_function`): the
 compiled code holds no address, so numba caches it on disk like the other kernels. Pointer
 arguments travel as 64-bit integers, which every supported ABI passes as pointers are.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Tuple
 
 import numba
 import numpy as np
@@ -16,33 +16,41 @@ from numba import types
 from numba.extending import intrinsic
 
 from .kernels import unshuffle
+from .native import Codec
 
 _unshuffle: Any = unshuffle.get()   # the compiled byte unshuffle (numba is loaded: never None)
 
-_U64 = types.uint64
-_CONTENT_UNKNOWN = np.uint64(0xFFFFFFFFFFFFFFFF)   # ZSTD_CONTENTSIZE_UNKNOWN
+ZSTD, LZ4, ZLIB, BZIP2 = int(Codec.ZSTD), int(Codec.LZ4), int(Codec.ZLIB), int(Codec.BZIP2)
 
 
-def _c2(typingctx: Any, fn: Any, a: Any, b: Any) -> Any:
-    """size_t fn(a, b) for a C function at address `fn`."""
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        i64 = ir.IntType(64)
-        fnty = ir.FunctionType(i64, [i64] * 2)
-        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
-    return _U64(_U64, _U64, _U64), codegen
+def _c_function(widths: Tuple[int, ...], ret: int) -> Any:
+    """An intrinsic `call(address, (a, b, ...))` of a C function taking integers of these
+    bit widths (pointers and size_t 64) and returning one of `ret` bits, sign-extended to
+    int64; the arguments are a tuple of uint64."""
+    def typer(typingctx: Any, fn: Any, args: Any) -> Any:
+        if not (isinstance(args, types.UniTuple) and args.count == len(widths)
+                and args.dtype == types.uint64):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+            fnty = ir.FunctionType(ir.IntType(ret), [ir.IntType(w) for w in widths])
+            vals = [builder.extract_value(llargs[1], i) for i in range(len(widths))]
+            vals = [v if w == 64 else builder.trunc(v, ir.IntType(w))
+                    for v, w in zip(vals, widths)]
+            r = builder.call(builder.inttoptr(llargs[0], fnty.as_pointer()), vals)
+            return r if ret == 64 else builder.sext(r, ir.IntType(64))
+        return types.int64(types.uint64, args), codegen
+    return intrinsic(typer)
 
 
-def _c5(typingctx: Any, fn: Any, a: Any, b: Any, c: Any, d: Any, e: Any) -> Any:
-    """size_t fn(a, b, c, d, e) for a C function at address `fn`."""
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        i64 = ir.IntType(64)
-        fnty = ir.FunctionType(i64, [i64] * 5)
-        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
-    return _U64(_U64, _U64, _U64, _U64, _U64, _U64), codegen
+_size_t2 = _c_function((64, 64), 64)               # ZSTD_findFrame*Size(src, size)
+_size_t5 = _c_function((64, 64, 64, 64, 64), 64)   # ZSTD_decompressDCtx
+_lz4_safe = _c_function((64, 64, 32, 32), 32)      # LZ4_decompress_safe(src, dst, n, cap)
+_uncompress2 = _c_function((64, 64, 64, 64), 32)   # uncompress2(dst, &dlen, src, &slen)
+_bz2_buff = _c_function((64, 64, 64, 32, 32, 32), 32)   # BZ2_bzBuffToBuffDecompress
 
-
-_call2: Any = intrinsic(_c2)
-_call5: Any = intrinsic(_c5)
+_U = np.uint64
+_INT_MAX = 0x7FFFFFFF
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -52,26 +60,47 @@ def _u32(a: Any, i: int) -> Any:
 
 
 @numba.njit(nogil=True, cache=True)
-def _zstd_part(fns: Any, dctx: int, src: int, size: int, dst: int, n: int) -> bool:
-    """Decompress the zstd part at `src` (`size` bytes) into `n` bytes at `dst`: True only
-    when the part is exactly one frame, its declared size (if any) is `n`, and it decodes to
-    exactly `n` bytes — what the Python path accepts. Anything else: False (the Python path
-    then decodes the chunk and says what is wrong)."""
-    s = np.uint64(size)
-    if _call2(fns[1], np.uint64(src), s) != s:          # one frame, nothing after it
-        return False
-    declared = _call2(fns[2], np.uint64(src), s)
-    if declared != np.uint64(n) and declared != _CONTENT_UNKNOWN:
-        return False
-    return _call5(fns[0], np.uint64(dctx), np.uint64(dst), np.uint64(n), np.uint64(src),
-                  s) == np.uint64(n)
+def _part(codec: int, fns: Any, ctx: int, src: int, size: int, dst: int, n: int,
+          lengths: Any) -> bool:
+    """Decompress the part at address `src` (`size` bytes) into `n` bytes at `dst`. True
+    only when the Python binding (`compression.py`) would return exactly those `n` bytes:
+    ZSTD one frame whose declared size (if any) is `n`; LZ4 a block of exactly `n`; ZLIB
+    and BZIP2 one complete stream of exactly `n` (what follows it is ignored, as the
+    Python decompressors ignore it). Anything else: False — the Python path then decodes
+    the part and says what is wrong. `lengths` is a uint64[2] scratch for in/out lengths."""
+    if codec == ZSTD:
+        if _size_t2(fns[1], (_U(src), _U(size))) != size:   # one frame, nothing after it
+            return False
+        declared = _size_t2(fns[2], (_U(src), _U(size)))
+        if declared != n and declared != -1:                 # -1: no size in the frame
+            return False
+        return _size_t5(fns[0], (_U(ctx), _U(dst), _U(n), _U(src), _U(size))) == n
+    if codec == LZ4:
+        if n == 0:
+            return True   # the binding returns b"" without looking
+        if n > _INT_MAX or size > _INT_MAX:
+            return False
+        return _lz4_safe(fns[0], (_U(src), _U(dst), _U(size), _U(n))) == n
+    at = lengths.ctypes.data
+    if codec == ZLIB:
+        lengths[0] = n
+        lengths[1] = size
+        ok = _uncompress2(fns[0], (_U(dst), _U(at), _U(src), _U(at + 8))) == 0
+        return ok and lengths[0] == n
+    if codec == BZIP2:
+        if n > 0xFFFFFFFF or size > 0xFFFFFFFF:
+            return False
+        lengths[0] = n   # read as an unsigned int: the low half on a little-endian machine
+        ok = _bz2_buff(fns[0], (_U(dst), _U(at), _U(src), _U(size), _U(0), _U(0))) == 0
+        return ok and (lengths[0] & 0xFFFFFFFF) == n
+    return False
 
 
 @numba.njit(nogil=True, cache=True)
-def zstd_shuffle_chunks(fns: Any, dctx: int, src: Any, md_off: Any, md_len: Any,
-                        data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-                        esize: int, scratch: Any, status: Any) -> None:
-    """Decode the [BYTESHUFFLE, ZSTD] (`esize` > 0) or [ZSTD] (`esize` 0) chunks whose
+def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
+                    data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
+                    esize: int, scratch: Any, status: Any) -> None:
+    """Decode the [BYTESHUFFLE, codec] (`esize` > 0) or [codec] (`esize` 0) chunks whose
     metadata and data are at the given offsets of the uint8 file `src`, each into
     `out[out_pos:out_pos + orig]`. `status[i]` is 0 when chunk i is decoded, 1 when it is
     left to the Python path: a part table other than the expected one, a range outside the
@@ -82,6 +111,7 @@ def zstd_shuffle_chunks(fns: Any, dctx: int, src: Any, md_off: Any, md_len: Any,
     sbase = scratch.ctypes.data
     table = np.zeros(8, np.uint8)   # the shuffle's own part table, decompressed
     tbase = table.ctypes.data
+    lengths = np.zeros(2, np.uint64)
     want_md = 1 if esize else 0
     for i in range(len(orig)):
         status[i] = 1
@@ -98,10 +128,10 @@ def zstd_shuffle_chunks(fns: Any, dctx: int, src: Any, md_off: Any, md_len: Any,
                 _u32(src, m + 20)
             if o1 != 8 or o2 != n or c1 + c2 != dl or n > len(scratch):
                 continue
-            if not _zstd_part(fns, dctx, base + d, c1, tbase, 8) or _u32(table, 0) != 1 \
-                    or _u32(table, 4) != n:
+            if not _part(codec, fns, ctx, base + d, c1, tbase, 8, lengths) \
+                    or _u32(table, 0) != 1 or _u32(table, 4) != n:
                 continue
-            if not _zstd_part(fns, dctx, base + d + c1, c2, sbase, n):
+            if not _part(codec, fns, ctx, base + d + c1, c2, sbase, n, lengths):
                 continue
             k = n // esize
             _unshuffle(scratch[:n], k, esize, out[p:p + n])
@@ -111,6 +141,6 @@ def zstd_shuffle_chunks(fns: Any, dctx: int, src: Any, md_off: Any, md_len: Any,
             o2, c2 = _u32(src, m + 8), _u32(src, m + 12)
             if o2 != n or c2 != dl:
                 continue
-            if not _zstd_part(fns, dctx, base + d, dl, obase + p, n):
+            if not _part(codec, fns, ctx, base + d, dl, obase + p, n, lengths):
                 continue
         status[i] = 0

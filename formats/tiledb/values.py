@@ -507,9 +507,9 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
     kernel = fused.decoder(total)
     for js in groups.values():
         role = js[0].role
-        esize = fused.zstd_esize(role.specs, role.info) if kernel is not None else None
-        if kernel is not None and esize is not None:
-            rest += _decode_fused(kernel, esize, js, buf)
+        fplan = fused.fused_plan(role.specs, role.info) if kernel is not None else None
+        if kernel is not None and fplan is not None:
+            rest += _decode_fused(kernel, fplan, js, buf)
             continue
         p = plan(role.specs, role.info) if role.specs else None
         if p is None:
@@ -571,7 +571,7 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
 _RELEASE_EVERY = 256
 
 
-def _decode_fused(kernel, esize: int, jobs: List[_FileJob], buf: np.ndarray
+def _decode_fused(kernel, fplan: fused.FusedPlan, jobs: List[_FileJob], buf: np.ndarray
                   ) -> List[Tuple[_FileJob, int]]:
     """The chunks of `jobs` through the fused zstd kernel (`filters.fused`): runs of at most
     `_RELEASE_EVERY` chunks of one file, each run one GIL-free call, the runs shared out
@@ -586,7 +586,7 @@ def _decode_fused(kernel, esize: int, jobs: List[_FileJob], buf: np.ndarray
             items = j.chunks[a:b]
             whole = j.src.view(0, j.src.size)
             left += [(j, a + i) for i in fused.decode_chunks(
-                kernel, esize, whole, [c for _t, _ci, c, _at in items],
+                kernel, fplan, whole, [c for _t, _ci, c, _at in items],
                 [j.base + at for _t, _ci, _c, at in items], buf)]
             release = getattr(j.src, "release", None)
             if release is not None:

@@ -14,7 +14,8 @@ import zstandard
 
 from arrayscope import formats
 from arrayscope.formats import compiled
-from arrayscope.formats.filters import fused
+from arrayscope.formats.filters import fused, native
+from arrayscope.formats.filters import get as get_filter
 from arrayscope.formats.source import BytesSource
 from arrayscope.formats.tiledb import values as V
 from arrayscope.formats.tiledb.data_files import file_role, tile_bounds, tile_offsets_for
@@ -35,8 +36,8 @@ def path(request, monkeypatch):
         assert fused.decoder(1) is not None, "the wheel's libzstd is reachable"
         real = fused.decode_chunks
 
-        def spy(kernel, esize, src, chunks, positions, out):
-            left = real(kernel, esize, src, chunks, positions, out)
+        def spy(kernel, plan, src, chunks, positions, out):
+            left = real(kernel, plan, src, chunks, positions, out)
             calls.append((len(chunks), len(left)))
             return left
         monkeypatch.setattr(fused, "decode_chunks", spy)
@@ -62,7 +63,13 @@ def _write(uri: str, dtype: str, filters, n: int = 300_000, frags: int = 1) -> n
 
 
 STACKS = {"zstd": lambda: [tiledb.ZstdFilter()],
-          "byteshuffle_zstd": lambda: [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(level=3)]}
+          "byteshuffle_zstd": lambda: [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(level=3)],
+          "lz4": lambda: [tiledb.LZ4Filter()],
+          "byteshuffle_lz4": lambda: [tiledb.ByteShuffleFilter(), tiledb.LZ4Filter()],
+          "gzip": lambda: [tiledb.GzipFilter()],
+          "byteshuffle_gzip": lambda: [tiledb.ByteShuffleFilter(), tiledb.GzipFilter(level=9)],
+          "bzip2": lambda: [tiledb.Bzip2Filter()],
+          "byteshuffle_bzip2": lambda: [tiledb.ByteShuffleFilter(), tiledb.Bzip2Filter()]}
 
 
 @pytest.mark.parametrize("stack", list(STACKS))
@@ -118,11 +125,14 @@ def test_damaged_frame_reported_as_before(tmp_path, path):
 
 
 # ---- the kernel's contract, chunk by chunk ----------------------------------------------
-def _role_and_chunk(tmp_path):
-    """A [BYTESHUFFLE, ZSTD] int64 array tiledb-py wrote: its pipeline role and its first
-    chunk as (metadata, shuffle-table frame, data frame, original length)."""
-    uri = str(tmp_path / "one")
-    _write(uri, "int64", STACKS["byteshuffle_zstd"](), n=40_000)
+ZSTD8 = fused.FusedPlan(native.Codec.ZSTD, 8)
+
+
+def _role_and_chunk(tmp_path, stack: str = "byteshuffle_zstd"):
+    """A [BYTESHUFFLE, codec] int64 array tiledb-py wrote: its pipeline role and its first
+    chunk as (metadata, shuffle-table part, data part, original length)."""
+    uri = str(tmp_path / stack)
+    _write(uri, "int64", STACKS[stack](), n=40_000)
     doc = formats.open(uri, tree=False)
     frag = doc.model.fragments[0]
     fm = V._metadata(doc, doc.model, frag)
@@ -177,7 +187,7 @@ def test_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
         blob = md + data
         c = (orig, len(data), 0, len(md), len(md))
         out = np.zeros(orig + 16, np.uint8)
-        left = fused.decode_chunks(kernel, 8, blob, [c], [8], out)
+        left = fused.decode_chunks(kernel, ZSTD8, blob, [c], [8], out)
         try:
             theirs = _decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
         except TileError:
@@ -198,5 +208,46 @@ def test_kernel_refuses_ranges_outside_the_file(tmp_path):
     for c, at in [((orig, len(data), 0, len(md), len(md) + 1), 0),     # data past the end
                   ((orig, len(data), len(blob) - 4, 24, len(md)), 0),   # metadata past it
                   ((orig, len(data), 0, len(md), len(md)), 1)]:         # output past `out`
-        assert fused.decode_chunks(kernel, 8, blob, [c], [at], out) == [0]
+        assert fused.decode_chunks(kernel, ZSTD8, blob, [c], [at], out) == [0]
     assert not out.any()
+
+
+CODECS = {"byteshuffle_zstd": native.Codec.ZSTD, "byteshuffle_lz4": native.Codec.LZ4,
+          "byteshuffle_gzip": native.Codec.ZLIB, "byteshuffle_bzip2": native.Codec.BZIP2}
+
+
+@pytest.mark.parametrize("stack", list(CODECS))
+def test_every_codec_takes_only_what_the_python_path_decodes_alike(tmp_path, stack):
+    """Per codec, the chunk as written and damaged copies of it: the kernel takes the chunk
+    as written, and takes a damaged one only where the Python binding gives the same bytes
+    (zlib and bzip2 ignore what follows a complete stream, as their Python decompressors
+    do); everything the Python path refuses, the kernel leaves."""
+    assert compiled._load() is not None
+    role, _md, table, part, orig = _role_and_chunk(tmp_path, stack)
+    plan = fused.FusedPlan(CODECS[stack], 8)
+    kernel = fused.decoder(1)
+    mid = len(part) // 2
+    variants = {"as written": (part, orig), "cut": (part[:-1], orig),
+                "trailing byte": (part + b"\0", orig), "one byte flipped":
+                (part[:mid] + bytes([part[mid] ^ 0x5A]) + part[mid + 1:], orig),
+                "says 8 more": (part, orig + 8), "says 8 fewer": (part, orig - 8)}
+    taken = {}
+    codec = get_filter(role.specs[-1].type)
+    for label, (data_part, n) in variants.items():
+        # the shuffle's table says n too (compressed by the same codec): only the data part's
+        # length disagrees
+        md, data = _chunk(table if n == orig else codec.compress(struct.pack("<II", 1, n), 1,
+                                                                  role.info), data_part, n)
+        blob = md + data
+        c = (n, len(data), 0, len(md), len(md))
+        out = np.zeros(n + 16, np.uint8)
+        left = fused.decode_chunks(kernel, plan, blob, [c], [8], out)
+        try:
+            theirs = _decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
+        except TileError:
+            theirs = None
+        taken[label] = left == []
+        if taken[label]:
+            assert theirs is not None and out[8:8 + n].tobytes() == bytes(theirs), label
+    assert taken["as written"] and not taken["cut"] and not taken["says 8 more"], taken
+    assert not taken["says 8 fewer"], taken
