@@ -1,6 +1,6 @@
 """Whole runs of chunks decoded in one compiled call that holds no GIL (`nativekernels.py`).
 
-For [codec] and [BYTESHUFFLE, codec] with codec ZSTD, LZ4, GZIP or BZIP2 — the pipelines
+For [codec] and [BYTESHUFFLE or BITSHUFFLE, codec] with codec ZSTD, LZ4, GZIP or BZIP2 — the pipelines
 TileDB and tiledbsoma write most — a thread hands a kernel the offsets of a file's chunks;
 the kernel parses each chunk's part table, calls the C codec (`native.py`) into a scratch
 block that stays in cache, un-shuffles it into the output, and goes on, so every core
@@ -31,16 +31,21 @@ _CODECS: dict = {Zstd: native.Codec.ZSTD, LZ4: native.Codec.LZ4, Gzip: native.Co
            Bzip2: native.Codec.BZIP2}
 
 
+# the shuffle before the codec: nativekernels' NONE, BYTES, BITS
+_SHUFFLES = {FilterType.BYTESHUFFLE: 1, FilterType.BITSHUFFLE: 2}
+
+
 class FusedPlan(NamedTuple):
-    """What the kernel is told about a pipeline: its codec and the shuffle's element size
-    (0: no shuffle)."""
+    """What the kernel is told about a pipeline: its codec, the shuffle before it (0 none,
+    1 BYTESHUFFLE, 2 BITSHUFFLE) and the shuffle's element size."""
 
     codec: native.Codec
+    shuffle: int
     esize: int
 
 
 def fused_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[FusedPlan]:
-    """The plan for [codec] or [BYTESHUFFLE, codec]; None for any other pipeline, a codec
+    """The plan for [codec] or [BYTESHUFFLE or BITSHUFFLE, codec]; None for any other pipeline, a codec
     whose library is not reachable, or a shuffle without an element size."""
     from . import get, stage_infos
     if not specs or len(specs) > 2:
@@ -49,11 +54,10 @@ def fused_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[FusedPlan]:
     if codec is None or native.functions(codec) is None:
         return None
     if len(specs) == 1:
-        return FusedPlan(codec, 0)
-    if specs[0].type != FilterType.BYTESHUFFLE:
-        return None
+        return FusedPlan(codec, 0, 0)
+    shuffle = _SHUFFLES.get(FilterType(specs[0].type)) if specs[0].type in _SHUFFLES else None
     esize = stage_infos(specs, info)[0].value_size
-    return FusedPlan(codec, esize) if esize > 0 else None
+    return FusedPlan(codec, shuffle, esize) if shuffle and esize > 0 else None
 
 
 def decoder(nbytes: int) -> Optional[Callable[..., Any]]:
@@ -81,11 +85,11 @@ def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
     table = np.array(chunks, dtype=np.int64).reshape(-1, 5)
     pos = np.asarray(positions, dtype=np.int64)
     orig = np.ascontiguousarray(table[:, 0])
-    scratch = np.empty(int(orig.max()) if plan.esize else 0, np.uint8)
+    scratch = np.empty(int(orig.max()) if plan.shuffle else 0, np.uint8)
     status = np.ones(len(table), np.int8)
     kernel(int(plan.codec), np.array(fns + (0,) * (3 - len(fns)), dtype=np.uint64),
            native.context(plan.codec), np.frombuffer(src, np.uint8),
            np.ascontiguousarray(table[:, 2]), np.ascontiguousarray(table[:, 3]),
            np.ascontiguousarray(table[:, 4]), np.ascontiguousarray(table[:, 1]),
-           orig, pos, out, plan.esize, scratch, status)
+           orig, pos, out, plan.shuffle, plan.esize, scratch, status)
     return np.flatnonzero(status).tolist()

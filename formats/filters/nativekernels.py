@@ -15,10 +15,15 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .kernels import unshuffle
+from .kernels import bitunshuffle_blocks, unshuffle
 from .native import Codec
 
-_unshuffle: Any = unshuffle.get()   # the compiled byte unshuffle (numba is loaded: never None)
+# the compiled un-shuffles (numba is loaded here: never None)
+_unshuffle: Any = unshuffle.get()
+_bitunshuffle_blocks: Any = bitunshuffle_blocks.get()
+
+# the shuffle before the codec (`fused.FusedPlan.shuffle`)
+NONE, BYTES, BITS = 0, 1, 2
 
 ZSTD, LZ4, ZLIB, BZIP2 = int(Codec.ZSTD), int(Codec.LZ4), int(Codec.ZLIB), int(Codec.BZIP2)
 
@@ -97,14 +102,33 @@ def _part(codec: int, fns: Any, ctx: int, src: int, size: int, dst: int, n: int,
 
 
 @numba.njit(nogil=True, cache=True)
+def _bitunshuffle(src: Any, esize: int, out: Any) -> None:
+    """`bits._bit` reversed: whole blocks of `default_block` elements, then one block of
+    the remaining multiple of 8 elements, then the last bytes as they are."""
+    n = len(src) // esize
+    b = max(128, (8192 // esize) // 8 * 8)    # bits.default_block
+    full = n // b
+    if full:
+        _bitunshuffle_blocks(src[:full * b * esize], full, b, esize, out[:full * b * esize])
+    last = (n % b) - (n % b) % 8
+    lo, hi = full * b * esize, (full * b + last) * esize
+    if last:
+        _bitunshuffle_blocks(src[lo:hi], 1, last, esize, out[lo:hi])
+    for t in range(hi, len(src)):
+        out[t] = src[t]
+
+
+@numba.njit(nogil=True, cache=True)
 def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
                     data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-                    esize: int, scratch: Any, status: Any) -> None:
-    """Decode the [BYTESHUFFLE, codec] (`esize` > 0) or [codec] (`esize` 0) chunks whose
-    metadata and data are at the given offsets of the uint8 file `src`, each into
-    `out[out_pos:out_pos + orig]`. `status[i]` is 0 when chunk i is decoded, 1 when it is
-    left to the Python path: a part table other than the expected one, a range outside the
-    file, or any codec disagreement (`batch._decompress` makes the same checks)."""
+                    shuffle: int, esize: int, scratch: Any, status: Any) -> None:
+    """Decode the [BYTESHUFFLE or BITSHUFFLE, codec] (`shuffle` BYTES or BITS, elements of
+    `esize` bytes) or [codec] (`shuffle` NONE) chunks whose metadata and data are at the
+    given offsets of the uint8 file `src`, each into `out[out_pos:out_pos + orig]`.
+    `status[i]` is 0 when chunk i is decoded, 1 when it is left to the Python path: a part
+    table other than the expected one, a range outside the file, any codec disagreement
+    (`batch._decompress` makes the same checks), or a BITSHUFFLE chunk that is not whole
+    elements of a multiple of 8 bytes (`batch.reverse_into` leaves those too)."""
     nsrc = len(src)
     base = src.ctypes.data
     obase = out.ctypes.data
@@ -112,7 +136,7 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
     table = np.zeros(8, np.uint8)   # the shuffle's own part table, decompressed
     tbase = table.ctypes.data
     lengths = np.zeros(2, np.uint64)
-    want_md = 1 if esize else 0
+    want_md = 1 if shuffle != NONE else 0
     for i in range(len(orig)):
         status[i] = 1
         m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
@@ -123,7 +147,9 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
         nmd, ndata = _u32(src, m), _u32(src, m + 4)
         if ndata != 1 or nmd != want_md or ml < 8 + 8 * (nmd + ndata):
             continue
-        if esize:
+        if shuffle != NONE:
+            if shuffle == BITS and (n % esize or n % 8):
+                continue
             o1, c1, o2, c2 = _u32(src, m + 8), _u32(src, m + 12), _u32(src, m + 16), \
                 _u32(src, m + 20)
             if o1 != 8 or o2 != n or c1 + c2 != dl or n > len(scratch):
@@ -133,10 +159,13 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
                 continue
             if not _part(codec, fns, ctx, base + d + c1, c2, sbase, n, lengths):
                 continue
-            k = n // esize
-            _unshuffle(scratch[:n], k, esize, out[p:p + n])
-            for t in range(k * esize, n):   # the tail the shuffle leaves as it is
-                out[p + t] = scratch[t]
+            if shuffle == BITS:
+                _bitunshuffle(scratch[:n], esize, out[p:p + n])
+            else:
+                k = n // esize
+                _unshuffle(scratch[:n], k, esize, out[p:p + n])
+                for t in range(k * esize, n):   # the tail the shuffle leaves as it is
+                    out[p + t] = scratch[t]
         else:
             o2, c2 = _u32(src, m + 8), _u32(src, m + 12)
             if o2 != n or c2 != dl:

@@ -69,7 +69,9 @@ STACKS = {"zstd": lambda: [tiledb.ZstdFilter()],
           "gzip": lambda: [tiledb.GzipFilter()],
           "byteshuffle_gzip": lambda: [tiledb.ByteShuffleFilter(), tiledb.GzipFilter(level=9)],
           "bzip2": lambda: [tiledb.Bzip2Filter()],
-          "byteshuffle_bzip2": lambda: [tiledb.ByteShuffleFilter(), tiledb.Bzip2Filter()]}
+          "byteshuffle_bzip2": lambda: [tiledb.ByteShuffleFilter(), tiledb.Bzip2Filter()],
+          "bitshuffle_zstd": lambda: [tiledb.BitShuffleFilter(), tiledb.ZstdFilter()],
+          "bitshuffle_lz4": lambda: [tiledb.BitShuffleFilter(), tiledb.LZ4Filter()]}
 
 
 @pytest.mark.parametrize("stack", list(STACKS))
@@ -125,7 +127,7 @@ def test_damaged_frame_reported_as_before(tmp_path, path):
 
 
 # ---- the kernel's contract, chunk by chunk ----------------------------------------------
-ZSTD8 = fused.FusedPlan(native.Codec.ZSTD, 8)
+ZSTD8 = fused.FusedPlan(native.Codec.ZSTD, 1, 8)
 
 
 def _role_and_chunk(tmp_path, stack: str = "byteshuffle_zstd"):
@@ -224,7 +226,7 @@ def test_every_codec_takes_only_what_the_python_path_decodes_alike(tmp_path, sta
     do); everything the Python path refuses, the kernel leaves."""
     assert compiled._load() is not None
     role, _md, table, part, orig = _role_and_chunk(tmp_path, stack)
-    plan = fused.FusedPlan(CODECS[stack], 8)
+    plan = fused.FusedPlan(CODECS[stack], 1, 8)
     kernel = fused.decoder(1)
     mid = len(part) // 2
     variants = {"as written": (part, orig), "cut": (part[:-1], orig),
@@ -251,3 +253,20 @@ def test_every_codec_takes_only_what_the_python_path_decodes_alike(tmp_path, sta
             assert theirs is not None and out[8:8 + n].tobytes() == bytes(theirs), label
     assert taken["as written"] and not taken["cut"] and not taken["says 8 more"], taken
     assert not taken["says 8 fewer"], taken
+
+
+def test_bitshuffle_chunk_of_odd_length_left_to_python(tmp_path, path):
+    """BITSHUFFLE chunks that are not a multiple of 8 bytes (tiles of 1 001 int8 cells) are
+    left to the Python path, as `batch.reverse_into` leaves them; the bytes still match."""
+    name, calls = path
+    uri = str(tmp_path / "odd")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 4003), tile=1001, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[tiledb.Attr(
+        "a", dtype=np.int8, filters=[tiledb.BitShuffleFilter(), tiledb.ZstdFilter()])]))
+    data = (np.arange(4004) % 97).astype(np.int8)
+    with tiledb.open(uri, "w") as A:
+        A[:] = data
+    raw = V.values(formats.open(uri), "a", with_values=False)[0]["raw"]
+    assert bytes(raw) == data.tobytes()
+    if name == "fused":
+        assert sum(left for _, left in calls) == 4, calls   # every tile's one chunk
