@@ -21,6 +21,7 @@ from ..tiledb.enums import FilterType
 from . import native
 from .base import DataInfo, FilterSpec
 from .compression import LZ4, Bzip2, Gzip, Zstd
+from .deltas import Delta, DoubleDelta
 
 # (original length, filtered length, metadata offset, metadata length, data offset): the
 # chunk tuples `rawtile.chunk_table` gives
@@ -35,13 +36,19 @@ _CODECS: dict = {Zstd: native.Codec.ZSTD, LZ4: native.Codec.LZ4, Gzip: native.Co
 _SHUFFLES = {FilterType.BYTESHUFFLE: 1, FilterType.BITSHUFFLE: 2}
 
 
+# the typed codec before the compressor: nativekernels' DELTA, DOUBLE_DELTA
+_TYPED = {FilterType.DELTA: (Delta, 1), FilterType.DOUBLE_DELTA: (DoubleDelta, 2)}
+
+
 class FusedPlan(NamedTuple):
     """What the kernel is told about a pipeline: its codec, the shuffle before it (0 none,
-    1 BYTESHUFFLE, 2 BITSHUFFLE) and the shuffle's element size."""
+    1 BYTESHUFFLE, 2 BITSHUFFLE) and the shuffle's element size, or the typed codec before
+    it (0 none, 1 DELTA, 2 DOUBLE_DELTA; 8-byte values)."""
 
     codec: native.Codec
     shuffle: int
     esize: int
+    typed: int = 0
 
 
 def fused_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[FusedPlan]:
@@ -55,9 +62,29 @@ def fused_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[FusedPlan]:
         return None
     if len(specs) == 1:
         return FusedPlan(codec, 0, 0)
+    if specs[0].type in _TYPED:
+        return _typed_plan(codec, specs, info)
     shuffle = _SHUFFLES.get(FilterType(specs[0].type)) if specs[0].type in _SHUFFLES else None
     esize = stage_infos(specs, info)[0].value_size
     return FusedPlan(codec, shuffle, esize) if shuffle and esize > 0 else None
+
+
+def _typed_plan(codec: native.Codec, specs: List[FilterSpec], info: DataInfo
+                ) -> Optional[FusedPlan]:
+    """[DELTA or DOUBLE_DELTA, codec] of 8-byte integer values (what the kernel decodes;
+    narrower types keep `batch`'s typed plan)."""
+    from . import get, stage_infos
+    cls, typed = _TYPED[FilterType(specs[0].type)]
+    f = get(specs[0].type)
+    if type(f) is not cls:
+        return None
+    try:
+        t = f.value_type(specs[0], stage_infos(specs, info)[0])
+    except Exception:   # a type the codec refuses: the Python path says so
+        return None
+    if t.itemsize != 8 or t.kind not in "iu":
+        return None
+    return FusedPlan(codec, 0, 8, typed)
 
 
 def decoder(nbytes: int) -> Optional[Callable[..., Any]]:
@@ -85,11 +112,16 @@ def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
     table = np.array(chunks, dtype=np.int64).reshape(-1, 5)
     pos = np.asarray(positions, dtype=np.int64)
     orig = np.ascontiguousarray(table[:, 0])
-    scratch = np.empty(int(orig.max()) if plan.shuffle else 0, np.uint8)
     status = np.ones(len(table), np.int8)
-    kernel(int(plan.codec), np.array(fns + (0,) * (3 - len(fns)), dtype=np.uint64),
-           native.context(plan.codec), np.frombuffer(src, np.uint8),
-           np.ascontiguousarray(table[:, 2]), np.ascontiguousarray(table[:, 3]),
-           np.ascontiguousarray(table[:, 4]), np.ascontiguousarray(table[:, 1]),
-           orig, pos, out, plan.shuffle, plan.esize, scratch, status)
+    args = (int(plan.codec), np.array(fns + (0,) * (3 - len(fns)), dtype=np.uint64),
+            native.context(plan.codec), np.frombuffer(src, np.uint8),
+            np.ascontiguousarray(table[:, 2]), np.ascontiguousarray(table[:, 3]),
+            np.ascontiguousarray(table[:, 4]), np.ascontiguousarray(table[:, 1]), orig, pos, out)
+    if plan.typed:
+        from .nativekernels import _ENC_AT, _TYPED_SLACK, typed_chunks
+        scratch = np.empty(int(orig.max()) + _ENC_AT + _TYPED_SLACK, np.uint8)
+        typed_chunks(*args, plan.typed, scratch, status)
+    else:
+        scratch = np.empty(int(orig.max()) if plan.shuffle else 0, np.uint8)
+        kernel(*args, plan.shuffle, plan.esize, scratch, status)
     return np.flatnonzero(status).tolist()

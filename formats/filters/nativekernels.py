@@ -15,7 +15,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .kernels import bitunshuffle_blocks, unshuffle
+from .kernels import bitunshuffle_blocks, double_delta_decode, prefix_sum, unshuffle
 from .native import Codec
 
 # the compiled un-shuffles (numba is loaded here: never None)
@@ -173,3 +173,99 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
             if not _part(codec, fns, ctx, base + d, dl, obase + p, n, lengths):
                 continue
         status[i] = 0
+
+
+# the typed codec before the compressor (`fused.FusedPlan.typed`)
+DELTA, DOUBLE_DELTA = 1, 2
+_TYPED_TABLE = 16   # the typed codec's own part table: no metadata part, one data part
+_TYPED_SLACK = 64   # an encoded part longer than orig + this: the Python path's checks
+_ENC_AT = 7         # the encoded part lands here in scratch: DOUBLE_DELTA's words (at 25)
+#                     and DELTA's values (at 8, from 0) 8-byte aligned
+
+_double_delta: Any = double_delta_decode.get()
+_prefix_sum: Any = prefix_sum.get()
+
+
+@numba.njit(nogil=True, cache=True)
+def _undelta(typed: int, enc: Any, n_enc: int, out: Any) -> bool:
+    """The 8-byte values of one DELTA or DOUBLE_DELTA part (`enc[:n_enc]`, bytes) into the
+    uint8 `out`, exactly as `deltas.Delta/DoubleDelta.decompress_part` give them; False
+    where they raise (or give another length): the Python path reports it."""
+    orig = len(out)
+    if typed == DELTA:
+        if n_enc < 8:
+            return False
+        n = _u64(enc, 0)
+        if n * 8 != orig or n_enc < 8 + orig:
+            return False
+        if n:
+            _prefix_sum(enc[8:8 + orig].view(np.uint64), out.view(np.uint64))
+        return True
+    if n_enc < 9:
+        return False
+    bitsize = np.int64(enc[0])
+    if bitsize >= 63:                      # stored raw: `data[9:9 + orig + 1]`
+        if n_enc - 9 != orig:
+            return False
+        out[:] = enc[9:9 + orig]
+        return True
+    n = _u64(enc, 1)
+    if n * 8 != orig:
+        return False
+    head = min(n, 2)
+    if n_enc < 9 + head * 8:
+        return False
+    if n <= 2:
+        out[:] = enc[9:9 + orig]
+        return True
+    nwords = ((n - 2) * (bitsize + 1) + 63) // 64
+    if n_enc < 25 + 8 * nwords:
+        return False
+    v = enc[9:25].view(np.int64)
+    _double_delta(enc[25:25 + 8 * nwords].view(np.uint64), n, bitsize, v[0], v[1],
+                  out.view(np.int64))
+    return True
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _u64(a: Any, i: int) -> Any:
+    return _u32(a, i) | (_u32(a, i + 4) << 32)
+
+
+@numba.njit(nogil=True, cache=True)
+def typed_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
+                 data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
+                 typed: int, scratch: Any, status: Any) -> None:
+    """Decode [DELTA or DOUBLE_DELTA (`typed`), codec] chunks of 8-byte values — the codec
+    into `scratch`, the typed codec from there into `out[out_pos:out_pos + orig]` — with
+    the checks `batch._decompress_typed` and the typed codecs make; `status` as for
+    `shuffled_chunks`. `scratch` holds `_ENC_AT + orig + _TYPED_SLACK` bytes."""
+    nsrc = len(src)
+    base = src.ctypes.data
+    sbase = scratch.ctypes.data
+    table = np.zeros(_TYPED_TABLE, np.uint8)
+    tbase = table.ctypes.data
+    lengths = np.zeros(2, np.uint64)
+    for i in range(len(orig)):
+        status[i] = 1
+        m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
+        n, p = orig[i], out_pos[i]
+        if m < 0 or ml < 24 or m + ml > nsrc or d < 0 or dl < 0 or d + dl > nsrc or n < 0 \
+                or p < 0 or p + n > len(out) or (out.ctypes.data + p) % 8:
+            continue
+        if _u32(src, m) != 1 or _u32(src, m + 4) != 1:
+            continue
+        o1, c1, o2, c2 = _u32(src, m + 8), _u32(src, m + 12), _u32(src, m + 16), \
+            _u32(src, m + 20)
+        if o1 != _TYPED_TABLE or c1 + c2 != dl or o2 > n + _TYPED_SLACK \
+                or _ENC_AT + o2 > len(scratch):
+            continue
+        if not _part(codec, fns, ctx, base + d, c1, tbase, _TYPED_TABLE, lengths):
+            continue
+        if _u32(table, 0) != 0 or _u32(table, 4) != 1 or _u32(table, 8) != n \
+                or _u32(table, 12) != o2:
+            continue
+        if not _part(codec, fns, ctx, base + d + c1, c2, sbase + _ENC_AT, o2, lengths):
+            continue
+        if _undelta(typed, scratch[_ENC_AT:_ENC_AT + o2], o2, out[p:p + n]):
+            status[i] = 0
