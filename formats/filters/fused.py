@@ -19,9 +19,11 @@ import numpy as np
 from .. import compiled
 from ..tiledb.enums import FilterType
 from . import native
-from .base import DataInfo, FilterSpec
+from .base import DataInfo, FilterError, FilterSpec
 from .compression import LZ4, Bzip2, Gzip, Zstd
 from .deltas import Delta, DoubleDelta
+from .scale import FloatScale, scale_options
+from .xor import Xor
 
 # (original length, filtered length, metadata offset, metadata length, data offset): the
 # chunk tuples `rawtile.chunk_table` gives
@@ -36,6 +38,9 @@ _CODECS: dict = {Zstd: native.Codec.ZSTD, LZ4: native.Codec.LZ4, Gzip: native.Co
 _SHUFFLES = {FilterType.BYTESHUFFLE: 1, FilterType.BITSHUFFLE: 2}
 
 
+# the filters `_scaled_plan` reproduces
+_PRE = {FilterType.SCALE_FLOAT: FloatScale, FilterType.XOR: Xor}
+
 # the typed codec before the compressor: nativekernels' DELTA, DOUBLE_DELTA
 _TYPED = {FilterType.DELTA: (Delta, 1), FilterType.DOUBLE_DELTA: (DoubleDelta, 2)}
 
@@ -49,13 +54,17 @@ class FusedPlan(NamedTuple):
     shuffle: int
     esize: int
     typed: int = 0
+    # [SCALE_FLOAT?, XOR?, codec]: XOR present, and SCALE_FLOAT's (scale, offset, float
+    # size); `esize` is then the width of the integers XOR and SCALE_FLOAT see
+    xor: bool = False
+    scale: Optional[Tuple[float, float, int]] = None
 
 
 def fused_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[FusedPlan]:
     """The plan for [codec] or [BYTESHUFFLE or BITSHUFFLE, codec]; None for any other pipeline, a codec
     whose library is not reachable, or a shuffle without an element size."""
     from . import get, stage_infos
-    if not specs or len(specs) > 2:
+    if not specs or len(specs) > 3:
         return None
     codec = _CODECS.get(type(get(specs[-1].type)))
     if codec is None or native.functions(codec) is None:
@@ -63,7 +72,11 @@ def fused_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[FusedPlan]:
     if len(specs) == 1:
         return FusedPlan(codec, 0, 0)
     if specs[0].type in _TYPED:
-        return _typed_plan(codec, specs, info)
+        return _typed_plan(codec, specs, info) if len(specs) == 2 else None
+    if specs[0].type in (FilterType.SCALE_FLOAT, FilterType.XOR):
+        return _scaled_plan(codec, specs, info)
+    if len(specs) > 2:
+        return None
     shuffle = _SHUFFLES.get(FilterType(specs[0].type)) if specs[0].type in _SHUFFLES else None
     esize = stage_infos(specs, info)[0].value_size
     return FusedPlan(codec, shuffle, esize) if shuffle and esize > 0 else None
@@ -85,6 +98,28 @@ def _typed_plan(codec: native.Codec, specs: List[FilterSpec], info: DataInfo
     if t.itemsize != 8 or t.kind not in "iu":
         return None
     return FusedPlan(codec, 0, 8, typed)
+
+
+def _scaled_plan(codec: native.Codec, specs: List[FilterSpec], info: DataInfo
+                 ) -> Optional[FusedPlan]:
+    """[SCALE_FLOAT, XOR, codec], [SCALE_FLOAT, codec] or [XOR, codec]."""
+    from . import get, stage_infos
+    kinds = [FilterType(s.type) for s in specs[:-1]]
+    if kinds not in ([FilterType.SCALE_FLOAT, FilterType.XOR], [FilterType.SCALE_FLOAT],
+                     [FilterType.XOR]):
+        return None
+    if any(type(get(k)) is not c for k, c in zip(kinds, (_PRE[k] for k in kinds))):
+        return None
+    infos = stage_infos(specs, info)
+    xor = FilterType.XOR in kinds
+    if kinds[0] == FilterType.SCALE_FLOAT:
+        try:
+            scale, offset, t, w = scale_options(specs[0], infos[0])
+        except FilterError:   # the Python path reports it
+            return None
+        return FusedPlan(codec, 0, w.itemsize, 0, xor, (scale, offset, t.itemsize))
+    width = infos[0].value_size
+    return FusedPlan(codec, 0, width, 0, True) if width in (1, 2, 4, 8) else None
 
 
 def decoder(nbytes: int) -> Optional[Callable[..., Any]]:
@@ -117,7 +152,14 @@ def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
             native.context(plan.codec), np.frombuffer(src, np.uint8),
             np.ascontiguousarray(table[:, 2]), np.ascontiguousarray(table[:, 3]),
             np.ascontiguousarray(table[:, 4]), np.ascontiguousarray(table[:, 1]), orig, pos, out)
-    if plan.typed:
+    if plan.xor or plan.scale is not None:
+        from .nativekernels import scaled_chunks
+        scale, offset, fsize = plan.scale if plan.scale is not None else (1.0, 0.0, 0)
+        # the integers SCALE_FLOAT reads: `esize` bytes for each `fsize`-byte float
+        scratch = np.empty(-(-int(orig.max()) * plan.esize // fsize) if fsize else 0, np.uint8)
+        scaled_chunks(*args, plan.scale is not None, plan.xor, plan.esize, fsize,
+                      scale, offset, scratch, status)
+    elif plan.typed:
         from .nativekernels import _ENC_AT, _TYPED_SLACK, typed_chunks
         scratch = np.empty(int(orig.max()) + _ENC_AT + _TYPED_SLACK, np.uint8)
         typed_chunks(*args, plan.typed, scratch, status)

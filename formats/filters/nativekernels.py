@@ -15,7 +15,14 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .kernels import bitunshuffle_blocks, double_delta_decode, prefix_sum, unshuffle
+from .kernels import (
+    bitunshuffle_blocks,
+    double_delta_decode,
+    prefix_sum,
+    prefix_xor,
+    unscale,
+    unshuffle,
+)
 from .native import Codec
 
 # the compiled un-shuffles (numba is loaded here: never None)
@@ -269,3 +276,116 @@ def typed_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: 
             continue
         if _undelta(typed, scratch[_ENC_AT:_ENC_AT + o2], o2, out[p:p + n]):
             status[i] = 0
+
+
+_prefix_xor: Any = prefix_xor.get()
+_unscale: Any = unscale.get()
+
+
+@numba.njit(nogil=True, cache=True)
+def _xor_in_place(buf: Any, width: int) -> None:
+    """XOR's reverse on the whole values of `width` bytes (the tail bytes stay)."""
+    k = len(buf) // width * width
+    if k == 0:
+        return
+    if width == 1:
+        _prefix_xor(buf[:k], buf[:k])
+    elif width == 2:
+        v2 = buf[:k].view(np.uint16)
+        _prefix_xor(v2, v2)
+    elif width == 4:
+        v4 = buf[:k].view(np.uint32)
+        _prefix_xor(v4, v4)
+    else:
+        v8 = buf[:k].view(np.uint64)
+        _prefix_xor(v8, v8)
+
+
+@numba.njit(nogil=True, cache=True)
+def _unscale_into(ints: Any, width: int, scale: float, offset: float, fsize: int,
+                  out: Any) -> None:
+    """SCALE_FLOAT's reverse of `len(ints) // width` signed integers into `out` floats."""
+    k = len(ints) // width
+    if fsize == 4:
+        f4 = out.view(np.float32)
+        if width == 1:
+            _unscale(ints[:k].view(np.int8), scale, offset, True, f4)
+        elif width == 2:
+            _unscale(ints[:2 * k].view(np.int16), scale, offset, True, f4)
+        elif width == 4:
+            _unscale(ints[:4 * k].view(np.int32), scale, offset, True, f4)
+        else:
+            _unscale(ints[:8 * k].view(np.int64), scale, offset, True, f4)
+    else:
+        f8 = out.view(np.float64)
+        if width == 1:
+            _unscale(ints[:k].view(np.int8), scale, offset, False, f8)
+        elif width == 2:
+            _unscale(ints[:2 * k].view(np.int16), scale, offset, False, f8)
+        elif width == 4:
+            _unscale(ints[:4 * k].view(np.int32), scale, offset, False, f8)
+        else:
+            _unscale(ints[:8 * k].view(np.int64), scale, offset, False, f8)
+
+
+@numba.njit(nogil=True, cache=True)
+def scaled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
+                  data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
+                  has_scale: bool, has_xor: bool, width: int, fsize: int, scale: float,
+                  offset: float, scratch: Any, status: Any) -> None:
+    """Decode [SCALE_FLOAT?, XOR?, codec] chunks: the codec's data part (integers of `width`
+    bytes) into `scratch` (or straight into the output when there is no SCALE_FLOAT), XOR's
+    prefix xor in place, SCALE_FLOAT's `scale * x + offset` into `fsize`-byte floats in
+    `out`. Each earlier filter's part table must be one part of the data part's length;
+    `status` as for `shuffled_chunks`."""
+    nsrc = len(src)
+    base = src.ctypes.data
+    obase = out.ctypes.data
+    table = np.zeros(8, np.uint8)
+    tbase = table.ctypes.data
+    lengths = np.zeros(2, np.uint64)
+    nmd = np.int64(has_scale) + np.int64(has_xor)
+    align = fsize if has_scale else width   # the output viewed as these values
+    for i in range(len(orig)):
+        status[i] = 1
+        m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
+        n, p = orig[i], out_pos[i]
+        if m < 0 or ml < 8 + 8 * (nmd + 1) or m + ml > nsrc or d < 0 or dl < 0 \
+                or d + dl > nsrc or n < 0 or p < 0 or p + n > len(out) \
+                or (obase + p) % align:
+            continue
+        if _u32(src, m) != nmd or _u32(src, m + 4) != 1:
+            continue
+        last = m + 8 + 8 * nmd
+        size, clen = _u32(src, last), _u32(src, last + 4)   # the data part
+        total = clen
+        ok = True
+        for t in range(nmd):
+            total += _u32(src, m + 12 + 8 * t)
+            if _u32(src, m + 8 + 8 * t) != 8:
+                ok = False
+        if not ok or total != dl or size % width:
+            continue
+        if has_scale:
+            if size // width * fsize != n or size > len(scratch):
+                continue
+        elif size != n:
+            continue
+        at = d
+        for t in range(nmd):    # every table: one part of the data part's length
+            c = _u32(src, m + 12 + 8 * t)
+            if not _part(codec, fns, ctx, base + at, c, tbase, 8, lengths) \
+                    or _u32(table, 0) != 1 or _u32(table, 4) != size:
+                ok = False
+                break
+            at += c
+        if not ok:
+            continue
+        dst = scratch[:size] if has_scale else out[p:p + n]
+        if not _part(codec, fns, ctx, base + at, clen, dst.ctypes.data, size, lengths):
+            continue
+        if has_xor:
+            _xor_in_place(dst, width)
+        if has_scale:
+            _unscale_into(dst, width, scale, offset, fsize, out[p:p + n])
+        status[i] = 0

@@ -24,7 +24,8 @@ OUTPUT_TYPE = {1: 5, 2: 7, 4: 0, 8: 1}  # INT8, INT16, INT32, INT64
 FLOAT_BY_SIZE = {4: np.dtype("<f4"), 8: np.dtype("<f8")}
 
 
-def _options(spec: FilterSpec, info: DataInfo):
+def scale_options(spec: FilterSpec, info: DataInfo):
+    """(scale, offset, the float type, the integer type of the stored width)."""
     width = int(spec_option(spec, "byte_width", 8))
     if width not in OUTPUT_TYPE:
         raise FilterError(f"SCALE_FLOAT: byte width {width} is not 1, 2, 4 or 8")
@@ -81,7 +82,7 @@ class FloatScale(Filter):
         parse_parts(cur)
 
     def reverse(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        scale, offset, t, w = _options(spec, info)
+        scale, offset, t, w = scale_options(spec, info)
         parts, rest = parts_of(stage, spec.name)
         out = []
         compiled = unscale.get(sum(len(p) for p in parts))
@@ -96,7 +97,7 @@ class FloatScale(Filter):
         return Stage(rest_md(rest), [b"".join(out)])
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        scale, offset, t, w = _options(spec, info)
+        scale, offset, t, w = scale_options(spec, info)
         sizes, out = [], []
         for p in stage.data:
             if len(p) % t.itemsize:
