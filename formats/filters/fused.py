@@ -19,10 +19,11 @@ import numpy as np
 from .. import compiled
 from ..tiledb.enums import FilterType
 from . import native
-from .base import DataInfo, FilterError, FilterSpec
+from .base import DataInfo, FilterError, FilterSpec, RunContext
 from .compression import LZ4, Bzip2, Gzip, Zstd
 from .deltas import Delta, DoubleDelta
 from .scale import FloatScale, scale_options
+from .windows import BitWidthReduction, bwr_type
 from .xor import Xor
 
 # (original length, filtered length, metadata offset, metadata length, data offset): the
@@ -58,6 +59,8 @@ class FusedPlan(NamedTuple):
     # size); `esize` is then the width of the integers XOR and SCALE_FLOAT see
     xor: bool = False
     scale: Optional[Tuple[float, float, int]] = None
+    # [BIT_WIDTH_REDUCTION, codec]: its integers are signed (`esize` their size)
+    reduced: Optional[bool] = None
 
 
 def fused_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[FusedPlan]:
@@ -75,6 +78,8 @@ def fused_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[FusedPlan]:
         return _typed_plan(codec, specs, info) if len(specs) == 2 else None
     if specs[0].type in (FilterType.SCALE_FLOAT, FilterType.XOR):
         return _scaled_plan(codec, specs, info)
+    if specs[0].type == FilterType.BIT_WIDTH_REDUCTION:
+        return _reduced_plan(codec, specs, info) if len(specs) == 2 else None
     if len(specs) > 2:
         return None
     shuffle = _SHUFFLES.get(FilterType(specs[0].type)) if specs[0].type in _SHUFFLES else None
@@ -122,6 +127,21 @@ def _scaled_plan(codec: native.Codec, specs: List[FilterSpec], info: DataInfo
     return FusedPlan(codec, 0, width, 0, True) if width in (1, 2, 4, 8) else None
 
 
+def _reduced_plan(codec: native.Codec, specs: List[FilterSpec], info: DataInfo
+                  ) -> Optional[FusedPlan]:
+    """[BIT_WIDTH_REDUCTION, codec] on integers of 2 to 8 bytes (a type BWR passes through
+    untouched keeps the Python path)."""
+    from . import get, stage_infos
+    if type(get(specs[0].type)) is not BitWidthReduction:
+        return None
+    seen = stage_infos(specs, info)[0]
+    fv = seen.format_version   # the run `reverse_chunk` makes (filters._run_for)
+    t = bwr_type(seen.datatype, RunContext() if fv is None else RunContext(format_version=fv))
+    if t is None:
+        return None
+    return FusedPlan(codec, 0, t.itemsize, reduced=t.kind == "i")
+
+
 def decoder(nbytes: int) -> Optional[Callable[..., Any]]:
     """The compiled kernel, or None: no numba, `ARRAYSCOPE_NO_JIT=1`, or a small decode
     while numba is not loaded."""
@@ -152,7 +172,12 @@ def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
             native.context(plan.codec), np.frombuffer(src, np.uint8),
             np.ascontiguousarray(table[:, 2]), np.ascontiguousarray(table[:, 3]),
             np.ascontiguousarray(table[:, 4]), np.ascontiguousarray(table[:, 1]), orig, pos, out)
-    if plan.xor or plan.scale is not None:
+    if plan.reduced is not None:
+        from .nativekernels import reduced_chunks
+        most = int(orig.max())
+        scratch = np.empty(8 + (most + 1) * (plan.esize + 5) + most, np.uint8)
+        reduced_chunks(*args, plan.esize, plan.reduced, scratch, status)
+    elif plan.xor or plan.scale is not None:
         from .nativekernels import scaled_chunks
         scale, offset, fsize = plan.scale if plan.scale is not None else (1.0, 0.0, 0)
         # the integers SCALE_FLOAT reads: `esize` bytes for each `fsize`-byte float

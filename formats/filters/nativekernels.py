@@ -389,3 +389,89 @@ def scaled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len:
         if has_scale:
             _unscale_into(dst, width, scale, offset, fsize, out[p:p + n])
         status[i] = 0
+
+
+@numba.njit(nogil=True, cache=True)
+def _unreduce(md: Any, data: Any, out: Any, size: int, signed: bool) -> bool:
+    """BIT_WIDTH_REDUCTION's reverse (`windows.BitWidthReduction._reverse`) of one chunk:
+    the window table `md` (length of input, window count, then per window the value offset
+    of `size` bytes, the bit width and the window length) over `data` into `out`. False
+    where the Python path raises, or where its table leaves metadata over (the Python path
+    decides what that means)."""
+    if len(md) < 8:
+        return False
+    rs = size + 5
+    nw = _u32(md, 4)
+    if _u32(md, 0) != len(out) or 8 + nw * rs != len(md):
+        return False
+    total, needed = 0, 0
+    for k in range(nw):
+        r = 8 + k * rs
+        bits, ln = np.int64(md[r + size]), _u32(md, r + size + 1)
+        reduced = bits < 8 * size and ln % size == 0
+        if reduced and bits != 8 and bits != 16 and bits != 32 and bits != 64:
+            return False
+        total += ln
+        needed += ln // size * (bits // 8) if reduced else ln
+    if total != len(out) or needed != len(data):
+        return False
+    ip, op = 0, 0
+    for k in range(nw):
+        r = 8 + k * rs
+        bits, ln = np.int64(md[r + size]), _u32(md, r + size + 1)
+        if not (bits < 8 * size and ln % size == 0):    # stored as it is
+            out[op:op + ln] = data[ip:ip + ln]
+            ip += ln
+            op += ln
+            continue
+        off = np.uint64(0)
+        for b in range(size):
+            off |= np.uint64(md[r + b]) << np.uint64(8 * b)
+        w = bits // 8
+        top = np.uint64(1) << np.uint64(8 * w - 1)
+        for _v in range(ln // size):
+            x = np.uint64(0)
+            for b in range(w):
+                x |= np.uint64(data[ip + b]) << np.uint64(8 * b)
+            if signed and x & top:       # sign-extend the reduced value into T
+                x |= ~((top << np.uint64(1)) - np.uint64(1))
+            y = x + off                  # wrapping, in T's unsigned type
+            for b in range(size):
+                out[op + b] = np.uint8((y >> np.uint64(8 * b)) & np.uint64(0xFF))
+            ip += w
+            op += size
+    return True
+
+
+@numba.njit(nogil=True, cache=True)
+def reduced_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
+                   data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
+                   size: int, signed: bool, scratch: Any, status: Any) -> None:
+    """Decode [BIT_WIDTH_REDUCTION, codec] chunks of `size`-byte integers: the codec's two
+    parts (BWR's window table, the reduced data) into `scratch`, then `_unreduce` into
+    `out[out_pos:out_pos + orig]`; `status` as for `shuffled_chunks`. `scratch` holds
+    `8 + (orig + 1) * (size + 5) + orig` bytes."""
+    nsrc = len(src)
+    base = src.ctypes.data
+    sbase = scratch.ctypes.data
+    lengths = np.zeros(2, np.uint64)
+    for i in range(len(orig)):
+        status[i] = 1
+        m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
+        n, p = orig[i], out_pos[i]
+        if m < 0 or ml < 24 or m + ml > nsrc or d < 0 or dl < 0 or d + dl > nsrc or n < 0 \
+                or p < 0 or p + n > len(out):
+            continue
+        if _u32(src, m) != 1 or _u32(src, m + 4) != 1:
+            continue
+        o1, c1, o2, c2 = _u32(src, m + 8), _u32(src, m + 12), _u32(src, m + 16), \
+            _u32(src, m + 20)
+        cap = 8 + (n + 1) * (size + 5)   # a window holds at least a byte
+        if c1 + c2 != dl or o1 > cap or o2 > n or cap + o2 > len(scratch):
+            continue
+        if not _part(codec, fns, ctx, base + d, c1, sbase, o1, lengths):
+            continue
+        if not _part(codec, fns, ctx, base + d + c1, c2, sbase + cap, o2, lengths):
+            continue
+        if _unreduce(scratch[:o1], scratch[cap:cap + o2], out[p:p + n], size, signed):
+            status[i] = 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import struct
 
+import lz4.block
 import numpy as np
 import pytest
 import tiledb
@@ -74,9 +75,14 @@ STACKS = {"zstd": lambda: [tiledb.ZstdFilter()],
           "bitshuffle_lz4": lambda: [tiledb.BitShuffleFilter(), tiledb.LZ4Filter()],
           "delta_zstd": lambda: [tiledb.DeltaFilter(), tiledb.ZstdFilter()],
           "doubledelta_zstd": lambda: [tiledb.DoubleDeltaFilter(), tiledb.ZstdFilter()],
-          "doubledelta_lz4": lambda: [tiledb.DoubleDeltaFilter(), tiledb.LZ4Filter()]}
-# stacks the kernel takes for every dtype of DTYPES (the typed codecs: 8-byte values only)
-_TYPED_STACKS = ("delta_zstd", "doubledelta_zstd", "doubledelta_lz4")
+          "doubledelta_lz4": lambda: [tiledb.DoubleDeltaFilter(), tiledb.LZ4Filter()],
+          "bwr_lz4": lambda: [tiledb.BitWidthReductionFilter(), tiledb.LZ4Filter()],
+          "bwr_w64_zstd": lambda: [tiledb.BitWidthReductionFilter(window=64),
+                                   tiledb.ZstdFilter()]}
+# stacks the kernel takes for every dtype of DTYPES but some (the typed codecs: 8-byte values
+# only; BIT_WIDTH_REDUCTION passes 1-byte integers through untouched: the Python path)
+_TYPED_STACKS = ("delta_zstd", "doubledelta_zstd", "doubledelta_lz4", "bwr_lz4",
+                 "bwr_w64_zstd")
 
 # [SCALE_FLOAT?, XOR?, codec]: floats only (SCALE_FLOAT), any width for XOR
 SCALED = {
@@ -112,7 +118,8 @@ def test_matches_tiledb(tmp_path, path, stack, dtype):
     theirs = _write(uri, dtype, STACKS[stack]())
     raw = V.values(formats.open(uri), "a", with_values=False)[0]["raw"]
     assert bytes(raw) == theirs.tobytes()
-    if name == "fused" and (stack not in _TYPED_STACKS or np.dtype(dtype).itemsize == 8):
+    taken = np.dtype(dtype).itemsize == 8 if "delta" in stack else np.dtype(dtype).itemsize > 1
+    if name == "fused" and (stack not in _TYPED_STACKS or taken):
         # every chunk decoded by the kernel, none left
         assert sum(n for n, _ in calls) >= 4 and all(left == 0 for _, left in calls), calls
 
@@ -407,3 +414,65 @@ def test_scaled_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
             assert out[8:8 + orig].tobytes() == bytes(theirs), label
     assert taken == {"as written": True, "one table": False, "a table says more": False,
                      "two parts in a table": False, "data one value short": False}
+
+
+def test_reduced_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
+    """[BIT_WIDTH_REDUCTION, LZ4] chunks rebuilt from a tiledb-py chunk's window table and
+    data, edited: taken exactly where the Python path decodes them, and then alike."""
+    assert compiled._load() is not None
+    uri = str(tmp_path / "bwr")
+    _write(uri, "int32", STACKS["bwr_lz4"](), n=40_000)
+    doc = formats.open(uri, tree=False)
+    frag = doc.model.fragments[0]
+    fm = V._metadata(doc, doc.model, frag)
+    role = file_role(fm.schema, fm, "a0.tdb")
+    plan = fused.fused_plan(role.specs, role.info)
+    assert plan == fused.FusedPlan(native.Codec.LZ4, 0, 4, reduced=True)
+    src = doc.open_source(os.path.join(frag.path, "a0.tdb"))
+    offs, _ = tile_offsets_for(fm, role)
+    orig, filt, md, _mdl, data = chunk_table(src, int(offs[0]), int(tile_bounds(offs, src.size)[0]))[0]
+    o1, c1, o2, c2 = struct.unpack_from("<IIII", src.read(md + 8, 16))
+    body = bytes(src.read(data, filt))
+    table = bytearray(lz4.block.decompress(body[:c1], uncompressed_size=o1))
+    part = lz4.block.decompress(body[c1:], uncompressed_size=o2)
+    nw = struct.unpack_from("<I", table, 4)[0]
+    assert nw > 2 and o1 == 8 + nw * 9
+
+    def chunk(t: bytes, d: bytes):
+        ct, cd = lz4.block.compress(bytes(t), store_size=False), lz4.block.compress(d, store_size=False)
+        return struct.pack("<IIIIII", 1, 1, len(t), len(ct), len(d), len(cd)), ct + cd
+
+    def edit(at: int, value: bytes) -> bytearray:
+        t = bytearray(table)
+        t[at:at + len(value)] = value
+        return t
+    w1 = 8 + 9   # the second window's record: offset (4), bit width (1), length (4)
+    variants = {"as written": chunk(table, part),
+                "bit width 7": chunk(edit(w1 + 4, b"\x07"), part),
+                "bit width 64 (stored as it is)": chunk(edit(w1 + 4, b"\x40"), part),
+                "offset changed": chunk(edit(w1, b"\x05\x00\x00\x80"), part),
+                "length of input off": chunk(edit(0, struct.pack("<I", orig - 4)), part),
+                "one window fewer": chunk(edit(4, struct.pack("<I", nw - 1))[:-9], part),
+                "data short": chunk(table, part[:-1]),
+                "every value negative (sign-extended)": chunk(table, b"\xff" * len(part)),
+                "table with bytes after": chunk(table + b"\0" * 4, part)}
+    kernel = fused.decoder(1)
+    taken = {}
+    for label, (md_b, data_b) in variants.items():
+        blob = md_b + data_b
+        c = (orig, len(data_b), 0, len(md_b), len(md_b))
+        out = np.zeros(orig + 16, np.uint8)
+        left = fused.decode_chunks(kernel, plan, blob, [c], [8], out)
+        try:
+            theirs = _decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
+            theirs = theirs if len(theirs) == orig else None   # values checks the length
+        except TileError:
+            theirs = None
+        taken[label] = left == []
+        if label != "table with bytes after":   # left to the Python path whatever it says
+            assert taken[label] == (theirs is not None), (label, taken)
+        if taken[label]:
+            assert out[8:8 + orig].tobytes() == bytes(theirs), label
+    assert taken["as written"] and taken["offset changed"] and not taken["bit width 7"], taken
+    assert taken["every value negative (sign-extended)"], taken
+    assert not taken["table with bytes after"], taken
