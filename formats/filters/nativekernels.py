@@ -407,7 +407,7 @@ def _unreduce(md: Any, data: Any, out: Any, size: int, signed: bool) -> bool:
     total, needed = 0, 0
     for k in range(nw):
         r = 8 + k * rs
-        bits, ln = np.int64(md[r + size]), _u32(md, r + size + 1)
+        bits, ln = int(md[r + size]), _u32(md, r + size + 1)
         reduced = bits < 8 * size and ln % size == 0
         if reduced and bits != 8 and bits != 16 and bits != 32 and bits != 64:
             return False
@@ -418,7 +418,7 @@ def _unreduce(md: Any, data: Any, out: Any, size: int, signed: bool) -> bool:
     ip, op = 0, 0
     for k in range(nw):
         r = 8 + k * rs
-        bits, ln = np.int64(md[r + size]), _u32(md, r + size + 1)
+        bits, ln = int(md[r + size]), _u32(md, r + size + 1)
         if not (bits < 8 * size and ln % size == 0):    # stored as it is
             out[op:op + ln] = data[ip:ip + ln]
             ip += ln
