@@ -185,8 +185,8 @@ def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
         scaled_chunks(*args, plan.scale is not None, plan.xor, plan.esize, fsize,
                       scale, offset, scratch, status)
     elif plan.typed:
-        from .nativekernels import _ENC_AT, _TYPED_SLACK, typed_chunks
-        scratch = np.empty(int(orig.max()) + _ENC_AT + _TYPED_SLACK, np.uint8)
+        from .nativekernels import _ENC_MAX, _TYPED_SLACK, typed_chunks
+        scratch = np.empty(int(orig.max()) + _ENC_MAX + _TYPED_SLACK, np.uint8)
         typed_chunks(*args, plan.typed, scratch, status)
     else:
         scratch = np.empty(int(orig.max()) if plan.shuffle else 0, np.uint8)

@@ -186,8 +186,10 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
 DELTA, DOUBLE_DELTA = 1, 2
 _TYPED_TABLE = 16   # the typed codec's own part table: no metadata part, one data part
 _TYPED_SLACK = 64   # an encoded part longer than orig + this: the Python path's checks
-_ENC_AT = 7         # the encoded part lands here in scratch: DOUBLE_DELTA's words (at 25)
-#                     and DELTA's values (at 8, from 0) 8-byte aligned
+# where the encoded part lands in scratch, so that its 8-byte values are aligned:
+# DELTA's at byte 8 of the part, DOUBLE_DELTA's first values at 9 and words at 25
+# (0 for DELTA, 7 for DOUBLE_DELTA: `typed_chunks`)
+_ENC_MAX = 7
 
 _double_delta: Any = double_delta_decode.get()
 _prefix_sum: Any = prefix_sum.get()
@@ -249,7 +251,8 @@ def typed_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: 
     `shuffled_chunks`. `scratch` holds `_ENC_AT + orig + _TYPED_SLACK` bytes."""
     nsrc = len(src)
     base = src.ctypes.data
-    sbase = scratch.ctypes.data
+    at = 0 if typed == DELTA else _ENC_MAX   # where the encoded part lands (see above)
+    sbase = scratch.ctypes.data + at
     table = np.zeros(_TYPED_TABLE, np.uint8)
     tbase = table.ctypes.data
     lengths = np.zeros(2, np.uint64)
@@ -265,16 +268,16 @@ def typed_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: 
         o1, c1, o2, c2 = _u32(src, m + 8), _u32(src, m + 12), _u32(src, m + 16), \
             _u32(src, m + 20)
         if o1 != _TYPED_TABLE or c1 + c2 != dl or o2 > n + _TYPED_SLACK \
-                or _ENC_AT + o2 > len(scratch):
+                or at + o2 > len(scratch):
             continue
         if not _part(codec, fns, ctx, base + d, c1, tbase, _TYPED_TABLE, lengths):
             continue
         if _u32(table, 0) != 0 or _u32(table, 4) != 1 or _u32(table, 8) != n \
                 or _u32(table, 12) != o2:
             continue
-        if not _part(codec, fns, ctx, base + d + c1, c2, sbase + _ENC_AT, o2, lengths):
+        if not _part(codec, fns, ctx, base + d + c1, c2, sbase, o2, lengths):
             continue
-        if _undelta(typed, scratch[_ENC_AT:_ENC_AT + o2], o2, out[p:p + n]):
+        if _undelta(typed, scratch[at:at + o2], o2, out[p:p + n]):
             status[i] = 0
 
 
