@@ -187,6 +187,42 @@ def _stage_cases():
             ("floatscale", lambda: fs.reverse(fss, fst, f64, run), 8 * n)]
 
 
+def _kernel_cases():
+    """(name, the compiled loop the fused decode runs for one 64 KiB chunk, output bytes):
+    each stage without its Python call, as `filters.fused` runs it between codec calls."""
+    import numpy as np
+
+    from arrayscope.formats.filters import kernels as K
+    from arrayscope.formats.filters.base import DataInfo, FilterSpec
+    from arrayscope.formats.filters.bits import bitshuffle, byteshuffle
+    from arrayscope.formats.filters.deltas import DoubleDelta
+    from arrayscope.formats.filters.nativekernels import _bitunshuffle
+
+    n = 8192
+    rng = np.random.default_rng(14)
+    ints = np.cumsum(rng.integers(0, 1000, n)).astype(np.int64)
+    raw = ints.view(np.uint8)
+    out = np.empty(8 * n, np.uint8)
+    bys, bis = byteshuffle(raw, 8), bitshuffle(raw, 8)
+    dde = DoubleDelta().compress_part(ints.tobytes(), FilterSpec(6, {"level": -1, "reinterpret": 17}),
+                                      DataInfo(1, 1, "a", False))
+    bitsize = dde[0]
+    nwords = -(-((n - 2) * (bitsize + 1)) // 64)
+    words = np.frombuffer(dde, "<u8", nwords, 25).copy()
+    deltas = np.diff(ints, prepend=0).view(np.uint64)
+    scaled = (ints // 7).astype(np.int64)
+    unsh, dd, ps, px, us = (K.unshuffle.get(), K.double_delta_decode.get(), K.prefix_sum.get(),
+                            K.prefix_xor.get(), K.unscale.get())
+    o64, of = out.view(np.uint64), out.view(np.float64)
+    return [("unshuffle", lambda: unsh(bys, n, 8, out), 8 * n),
+            ("bitunshuffle", lambda: _bitunshuffle(bis, 8, out), 8 * n),
+            ("double delta", lambda: dd(words, n, int(bitsize), int(ints[0]), int(ints[1]),
+                                        out.view(np.int64)), 8 * n),
+            ("prefix sum", lambda: ps(deltas, o64), 8 * n),
+            ("prefix xor", lambda: px(deltas, o64), 8 * n),
+            ("unscale", lambda: us(scaled, 0.01, 0.5, False, of), 8 * n)]
+
+
 def test_stages_vs_copy(benchmark, monkeypatch):
     """Each numeric stage's reverse against `out.copy()` of an output of the same size
     (target: no slower than the copy where the algorithm allows), on the compiled path and
@@ -225,3 +261,9 @@ def test_stages_vs_copy(benchmark, monkeypatch):
         benchmark.extra_info[name] = round(jit / copy, 2)
         print(f"{name:16s} {nbytes:8d} {copy * 1e6:8.1f} {jit * 1e6:8.1f} {nump * 1e6:9.1f} "
               f"{jit / copy:9.1f} {nump / copy:11.1f}")
+    # the loops alone, as the fused decode runs them (no Stage, no Python call per chunk)
+    print(f"\n{'compiled loop':16s} {'bytes':>8s} {'copy us':>8s} {'loop us':>8s} {'loop/copy':>10s}")
+    for name, fn, nbytes in _kernel_cases():
+        copy, loop = best(np.empty(nbytes, np.uint8).copy, 200), best(fn, 200)
+        benchmark.extra_info["loop " + name] = round(loop / copy, 2)
+        print(f"{name:16s} {nbytes:8d} {copy * 1e6:8.1f} {loop * 1e6:8.1f} {loop / copy:10.1f}")
