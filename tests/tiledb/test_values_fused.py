@@ -21,6 +21,7 @@ from arrayscope.formats.source import BytesSource
 from arrayscope.formats.tiledb import values as V
 from arrayscope.formats.tiledb.data_files import file_role, tile_bounds, tile_offsets_for
 from arrayscope.formats.tiledb.rawtile import TileError, _decode_chunk, chunk_table
+from tests.tiledb.test_values_direct import KEY, _theirs, _write_encrypted
 
 
 @pytest.fixture(params=["fused", "python"])
@@ -476,3 +477,17 @@ def test_reduced_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
     assert taken["as written"] and taken["offset changed"] and not taken["bit width 7"], taken
     assert taken["every value negative (sign-extended)"], taken
     assert not taken["table with bytes after"], taken
+
+
+@pytest.mark.parametrize("stack", ["zstd", "byteshuffle_lz4", "doubledelta_zstd"])
+def test_encrypted_chunks_decompressed_by_the_kernel(tmp_path, path, stack):
+    """Encrypted arrays: each group of decrypted chunks goes through the kernel in one call
+    (`direct._fused`), bit for bit with tiledb-py."""
+    name, calls = path
+    uri = str(tmp_path / stack)
+    data = _write_encrypted(uri, STACKS[stack]())
+    e = V.values(formats.open(uri, key=KEY.encode()), "a", KEY.encode(), with_values=False)[0]
+    assert not e.get("error"), e.get("error")
+    assert bytes(e["raw"]) == data.tobytes() == _theirs(uri, KEY)["a"].tobytes()
+    if name == "fused":
+        assert sum(n for n, _ in calls) >= 3 and all(left == 0 for _, left in calls), calls
