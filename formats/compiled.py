@@ -18,6 +18,7 @@ thread pool decodes tiles on every core.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import Any, Callable, Optional
 
@@ -33,11 +34,27 @@ def disabled() -> bool:
     return os.environ.get("ARRAYSCOPE_NO_JIT", "").lower() in ("1", "true", "yes")
 
 
+def user_cache_dir() -> str:
+    """Where the compiled machine code is kept: the user's cache folder, never the installed
+    package (numba's default is a `__pycache__` beside the source: in site-packages those
+    files outlive `pip uninstall`, and the folder they leave shadows a later editable
+    install of `arrayscope`). `NUMBA_CACHE_DIR`, when set, is left alone."""
+    if sys.platform == "win32":
+        root = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
+    elif sys.platform == "darwin":
+        root = os.path.expanduser("~/Library/Caches")
+    else:
+        root = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(root, "arrayscope", "numba")
+
+
 def _load() -> Any:
     global _numba, _tried
     if not _tried:
         with _lock:
             if not _tried:
+                if "numba" not in sys.modules:   # read by numba when it is first imported
+                    os.environ.setdefault("NUMBA_CACHE_DIR", user_cache_dir())
                 try:
                     import numba as found
                     _numba = found

@@ -46,3 +46,30 @@ def test_missing_numba_gives_numpy_path(monkeypatch):
     monkeypatch.setattr(compiled, "_tried", True)
     monkeypatch.setattr(compiled, "_numba", None)
     assert compiled.Kernel(_scaled_sum.py).get(1 << 30) is None
+
+
+def test_machine_code_cached_in_the_user_cache_not_the_package(tmp_path):
+    """A fresh process: numba's cache goes under the user's cache folder (XDG_CACHE_HOME
+    here), and compiling a kernel writes nothing beside the installed sources."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import arrayscope.formats.filters as filters_pkg
+    src = Path(filters_pkg.__file__).parent / "__pycache__"
+    before = {p.name for p in src.glob("*.nb*")} if src.exists() else set()
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(XDG_CACHE_HOME=str(tmp_path), ARRAYSCOPE_NO_JIT="")
+    code = ("from arrayscope.formats import compiled\n"
+            "from arrayscope.formats.filters.kernels import prefix_xor\n"
+            "import numpy as np\n"
+            "prefix_xor.get(1 << 30)(np.arange(9, dtype=np.uint64), np.empty(9, np.uint64))\n"
+            "import numba\n"
+            "print(numba.config.CACHE_DIR)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == os.path.join(str(tmp_path), "arrayscope", "numba")
+    assert any(Path(out).rglob("*prefix_xor*.nbi")), list(Path(out).rglob("*"))
+    after = {p.name for p in src.glob("*.nb*")} if src.exists() else set()
+    assert after == before
