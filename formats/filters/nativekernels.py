@@ -394,6 +394,42 @@ def scaled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len:
         status[i] = 0
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _reduced_value(data: Any, at: int, w: int, signed: bool) -> Any:
+    """The `w`-byte little-endian value at `at`, sign-extended when `signed`, as uint64."""
+    if w == 1:
+        x = np.uint64(data[at])
+        if signed and x >= np.uint64(0x80):
+            x |= ~np.uint64(0xFF)
+    elif w == 2:
+        x = np.uint64(data[at]) | (np.uint64(data[at + 1]) << np.uint64(8))
+        if signed and x >= np.uint64(0x8000):
+            x |= ~np.uint64(0xFFFF)
+    else:
+        x = np.uint64(data[at]) | (np.uint64(data[at + 1]) << np.uint64(8)) \
+            | (np.uint64(data[at + 2]) << np.uint64(16)) | (np.uint64(data[at + 3]) << np.uint64(24))
+        if signed and x >= np.uint64(0x80000000):
+            x |= ~np.uint64(0xFFFFFFFF)
+    return x
+
+
+@numba.njit(nogil=True, cache=True)
+def _window_into(values: Any, data: Any, ip: int, cnt: int, w: int, signed: bool,
+                 off: Any) -> None:
+    """`cnt` reduced values of `w` bytes (1, 2 or 4: less than T) from `data[ip:]`, plus the
+    window offset, wrapping, into the T-sized unsigned `values`. One loop per width, so the
+    compiler sees a constant width."""
+    if w == 1:
+        for v in range(cnt):
+            values[v] = _reduced_value(data, ip + v, 1, signed) + off
+    elif w == 2:
+        for v in range(cnt):
+            values[v] = _reduced_value(data, ip + 2 * v, 2, signed) + off
+    else:
+        for v in range(cnt):
+            values[v] = _reduced_value(data, ip + 4 * v, 4, signed) + off
+
+
 @numba.njit(nogil=True, cache=True)
 def _unreduce(md: Any, data: Any, out: Any, size: int, signed: bool) -> bool:
     """BIT_WIDTH_REDUCTION's reverse (`windows.BitWidthReduction._reverse`) of one chunk:
@@ -431,8 +467,19 @@ def _unreduce(md: Any, data: Any, out: Any, size: int, signed: bool) -> bool:
         for b in range(size):
             off |= np.uint64(md[r + b]) << np.uint64(8 * b)
         w = bits // 8
+        cnt = ln // size
+        if (out.ctypes.data + op) % size == 0:   # whole values at once (the common case)
+            if size == 2:
+                _window_into(out[op:op + ln].view(np.uint16), data, ip, cnt, w, signed, off)
+            elif size == 4:
+                _window_into(out[op:op + ln].view(np.uint32), data, ip, cnt, w, signed, off)
+            else:
+                _window_into(out[op:op + ln].view(np.uint64), data, ip, cnt, w, signed, off)
+            ip += cnt * w
+            op += ln
+            continue
         top = np.uint64(1) << np.uint64(8 * w - 1)
-        for _v in range(ln // size):
+        for _v in range(cnt):
             x = np.uint64(0)
             for b in range(w):
                 x |= np.uint64(data[ip + b]) << np.uint64(8 * b)

@@ -417,9 +417,11 @@ def test_scaled_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
                      "two parts in a table": False, "data one value short": False}
 
 
-def test_reduced_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
+@pytest.mark.parametrize("at", [8, 9])
+def test_reduced_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path, at):
     """[BIT_WIDTH_REDUCTION, LZ4] chunks rebuilt from a tiledb-py chunk's window table and
-    data, edited: taken exactly where the Python path decodes them, and then alike."""
+    data, edited: taken exactly where the Python path decodes them, and then alike — into
+    whole values (`at` 8) and byte by byte (`at` 9: the output not aligned)."""
     assert compiled._load() is not None
     uri = str(tmp_path / "bwr")
     _write(uri, "int32", STACKS["bwr_lz4"](), n=40_000)
@@ -463,7 +465,7 @@ def test_reduced_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
         blob = md_b + data_b
         c = (orig, len(data_b), 0, len(md_b), len(md_b))
         out = np.zeros(orig + 16, np.uint8)
-        left = fused.decode_chunks(kernel, plan, blob, [c], [8], out)
+        left = fused.decode_chunks(kernel, plan, blob, [c], [at], out)
         try:
             theirs = _decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
             theirs = theirs if len(theirs) == orig else None   # values checks the length
@@ -473,7 +475,7 @@ def test_reduced_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
         if label != "table with bytes after":   # left to the Python path whatever it says
             assert taken[label] == (theirs is not None), (label, taken)
         if taken[label]:
-            assert out[8:8 + orig].tobytes() == bytes(theirs), label
+            assert out[at:at + orig].tobytes() == bytes(theirs), label
     assert taken["as written"] and taken["offset changed"] and not taken["bit width 7"], taken
     assert taken["every value negative (sign-extended)"], taken
     assert not taken["table with bytes after"], taken
