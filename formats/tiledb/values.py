@@ -571,42 +571,95 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
 _RELEASE_EVERY = 256
 
 
+# A file of at most this many chunks is packed with others into one kernel call: a call
+# costs some microseconds to set up, a thousand one-chunk fragments a thousand calls.
+_PACK_CHUNKS = 8
+_PACK_BYTES = 16 << 20   # stored bytes packed into one call at most
+
+
+Segment = Tuple[_FileJob, int, int]   # chunks a..b of a job
+
+
+def _fused_runs(jobs: List[_FileJob]) -> List[List[Segment]]:
+    """The kernel calls for `jobs`: a big file's chunks in runs of `_RELEASE_EVERY`, small
+    files' chunks packed together up to `_RELEASE_EVERY` chunks or `_PACK_BYTES`."""
+    runs: List[List[Segment]] = []
+    packed: List[Segment] = []
+    count = stored = 0
+    for j in jobs:
+        n = len(j.chunks)
+        if n > _PACK_CHUNKS:
+            runs += [[(j, a, min(a + _RELEASE_EVERY, n))] for a in range(0, n, _RELEASE_EVERY)]
+            continue
+        first, last = j.chunks[0][2], j.chunks[-1][2]
+        packed.append((j, 0, n))
+        count += n
+        stored += last[4] + last[1] - first[2]
+        if count >= _RELEASE_EVERY or stored >= _PACK_BYTES:
+            runs.append(packed)
+            packed, count, stored = [], 0, 0
+    if packed:
+        runs.append(packed)
+    return runs
+
+
+def _decode_run(kernel, fplan: fused.FusedPlan, run: List[Segment], buf: np.ndarray
+                ) -> List[Tuple[_FileJob, int]]:
+    """One kernel call over `run`: one file's chunks read in place, or several small
+    files' chunk bytes laid end to end in one buffer (copied: cheaper than a call each).
+    The stored pages are released after. Returns the chunks left to the general path."""
+    if len(run) == 1:
+        j, a, b = run[0]
+        items = j.chunks[a:b]
+        src = j.src.view(0, j.src.size)
+        chunks = [c for _t, _ci, c, _at in items]
+        owners = [(j, a + i) for i in range(b - a)]
+    else:
+        blob = bytearray()
+        chunks, owners = [], []
+        for j, a, b in run:
+            first, last = j.chunks[a][2], j.chunks[b - 1][2]
+            lo, hi = first[2], last[4] + last[1]
+            shift = len(blob) - lo
+            blob += j.src.view(lo, hi - lo)
+            chunks += [(c[0], c[1], c[2] + shift, c[3], c[4] + shift)
+                       for _t, _ci, c, _at in j.chunks[a:b]]
+            owners += [(j, a + i) for i in range(b - a)]
+        src = blob
+    positions = [o[0].base + o[0].chunks[o[1]][3] for o in owners]
+    left = [owners[i] for i in fused.decode_chunks(kernel, fplan, src, chunks, positions, buf)]
+    for j, a, b in run:
+        release = getattr(j.src, "release", None)
+        if release is not None:
+            first, last = j.chunks[a][2], j.chunks[b - 1][2]
+            release(first[2], last[4] + last[1] - first[2])
+    return left
+
+
 def _decode_fused(kernel, fplan: fused.FusedPlan, jobs: List[_FileJob], buf: np.ndarray
                   ) -> List[Tuple[_FileJob, int]]:
-    """The chunks of `jobs` through the fused zstd kernel (`filters.fused`): runs of at most
-    `_RELEASE_EVERY` chunks of one file, each run one GIL-free call, the runs shared out
-    over every core in contiguous stretches; each run's stored pages released after it.
-    Returns the chunks the kernel left to the general path, in order."""
-    runs = [(j, a, min(a + _RELEASE_EVERY, len(j.chunks)))
-            for j in jobs for a in range(0, len(j.chunks), _RELEASE_EVERY)]
+    """The chunks of `jobs` through the fused kernel (`filters.fused`): each run
+    (`_fused_runs`) one GIL-free call, the runs shared out over every core in contiguous
+    stretches. Returns the chunks the kernel left to the general path, in order."""
+    runs = _fused_runs(jobs)
 
-    def decode(part: List[Tuple[_FileJob, int, int]]) -> List[Tuple[_FileJob, int]]:
-        left: List[Tuple[_FileJob, int]] = []
-        for j, a, b in part:
-            items = j.chunks[a:b]
-            whole = j.src.view(0, j.src.size)
-            left += [(j, a + i) for i in fused.decode_chunks(
-                kernel, fplan, whole, [c for _t, _ci, c, _at in items],
-                [j.base + at for _t, _ci, _c, at in items], buf)]
-            release = getattr(j.src, "release", None)
-            if release is not None:
-                first, last = items[0][2], items[-1][2]
-                release(first[2], last[4] + last[1] - first[2])
-        return left
-    nchunks = sum(b - a for _j, a, b in runs)
+    def decode(part: List[List[Segment]]) -> List[Tuple[_FileJob, int]]:
+        return [item for run in part for item in _decode_run(kernel, fplan, run, buf)]
+    sizes = [sum(b - a for _j, a, b in run) for run in runs]
+    nchunks = sum(sizes)
     if _WORKERS == 1 or nchunks < 4 * _THREAD_MIN_CHUNKS or len(runs) < 2:
         return decode(runs)
     # contiguous stretches of about equal chunk counts, a few per thread (a slow one holds
     # up less)
     per = -(-nchunks // (2 * _WORKERS))
-    parts: List[List[Tuple[_FileJob, int, int]]] = [[]]
+    parts: List[List[List[Segment]]] = [[]]
     count = 0
-    for r in runs:
+    for run, size in zip(runs, sizes):
         if count >= per:
             parts.append([])
             count = 0
-        parts[-1].append(r)
-        count += r[2] - r[1]
+        parts[-1].append(run)
+        count += size
     with ThreadPoolExecutor(_WORKERS) as ex:
         return [item for left in ex.map(decode, parts) for item in left]
 

@@ -49,8 +49,9 @@ def path(request, monkeypatch):
 DTYPES = ["int64", "int32", "float64", "uint16", "int8", "datetime64[ns]"]
 
 
-def _write(uri: str, dtype: str, filters, n: int = 300_000, frags: int = 1) -> np.ndarray:
-    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, n - 1), tile=n // 4, dtype=np.int64))
+def _write(uri: str, dtype: str, filters, n: int = 300_000, frags: int = 1,
+           tile: int = 0) -> np.ndarray:
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, n - 1), tile=tile or n // 4, dtype=np.int64))
     tiledb.Array.create(uri, tiledb.ArraySchema(
         domain=dom, attrs=[tiledb.Attr("a", dtype=np.dtype(dtype), filters=filters)]))
     rng = np.random.default_rng(7)
@@ -522,3 +523,31 @@ def test_flipped_bytes_give_the_same_result_on_both_paths(tmp_path, monkeypatch,
         assert got[0] == got[1], (int(at), got[0][0], got[1][0])
         differing += got[0][1] != clean_cells
     assert differing >= 5, differing   # most flips change what is read (or make an error)
+
+
+def test_small_fragments_packed_into_one_call(tmp_path, path):
+    """Twelve one-chunk fragments: their chunks decoded by one kernel call (packed end to
+    end), each fragment's cells where they belong; a damaged one reported for that fragment
+    alone, the same on both paths."""
+    name, calls = path
+    uri = str(tmp_path / "small")
+    theirs = _write(uri, "int64", STACKS["byteshuffle_zstd"](), n=12_000, frags=12, tile=1000)
+    entries = V.values(formats.open(uri), "a", with_values=False)
+    assert b"".join(bytes(e["raw"]) for e in entries) == theirs.tobytes()
+    if name == "fused":
+        assert calls == [(12, 0)], calls
+    frag = formats.open(uri).model.fragments[4]
+    p = os.path.join(frag.path, "a0.tdb")
+    raw = bytearray(open(p, "rb").read())
+    c2 = struct.unpack_from("<I", raw, 8 + 12 + 20)[0]
+    struct.pack_into("<I", raw, 8 + 12 + 20, c2 + 1)   # the data part said one byte longer
+    with open(p, "wb") as fh:
+        fh.write(raw)
+    calls.clear()
+    entries = V.values(formats.open(uri), "a", with_values=False)
+    errors = {e["name"]: e.get("error") for e in entries}
+    bad = errors.pop(os.path.basename(frag.path))
+    assert bad and bad.startswith("a0.tdb: tile 1: chunk 1:"), bad
+    assert list(errors.values()) == [None] * 11, errors
+    if name == "fused":
+        assert calls == [(12, 1)], calls
