@@ -11,7 +11,9 @@ over the median of tiledb-py reading the field of the whole array (target ≤ 1.
 Peak memory is resident memory above the level before each call.
 
 `test_zstd_limit` compares reversing [ByteShuffle, Zstd] with decompressing the same zstd
-frames alone (python-zstandard), on one core and on every core (target ≥ 0.8× throughput).
+frames alone (python-zstandard), on one core and on every core (target ≥ 0.8× throughput):
+`values --raw`'s whole decode of the file (locate the chunks, a fresh output, decode), and
+the reversal alone (the fused kernel over located chunks into an output kept in memory).
 It also prints the same frames decompressed into one fresh output array of the whole size
 (`stream_reader(...).readinto`): the physical limit of producing the decoded array, which
 pays what zstd alone into reused 64 KiB buffers does not — the kernel zeroing every fresh
@@ -109,6 +111,27 @@ def test_zstd_limit(benchmark, bench_dir):
     def ours():
         V._decode_file_buffer(doc, frag, fm, role, "a0.tdb", None)
 
+    # the reversal alone, into an output already in memory (verify and a viewer re-decode
+    # into buffers they keep): the fused kernel over the located chunks
+    from arrayscope.formats.filters import fused
+    job = V._locate(doc, frag, fm, role, "a0.tdb")
+    kernel, fplan = fused.decoder(1 << 30), fused.fused_plan(role.specs, role.info)
+    assert kernel is not None and fplan is not None
+    located = [c for _t, _ci, c, _at in job.chunks]
+    positions = [at for _t, _ci, _c, at in job.chunks]
+    whole = job.src.view(0, job.src.size)
+    kept = np.ones(total, np.uint8)
+
+    def reverse_one():
+        fused.decode_chunks(kernel, fplan, whole, located, positions, kept)
+
+    def reverse_all():
+        step = -(-len(located) // cores)
+        with ThreadPoolExecutor(cores) as ex:
+            list(ex.map(lambda a: fused.decode_chunks(kernel, fplan, whole, located[a:a + step],
+                                                      positions[a:a + step], kept),
+                        range(0, len(located), step)))
+
     def one_core(fn):
         saved, V._WORKERS = V._WORKERS, 1
         try:
@@ -124,12 +147,13 @@ def test_zstd_limit(benchmark, bench_dir):
         return time.perf_counter() - t
 
     def measure():
-        t: dict = {k: [] for k in ("ours1", "zstd1", "out1", "oursN", "zstdN", "outN")}
+        t: dict = {k: [] for k in ("ours1", "zstd1", "out1", "oursN", "zstdN", "outN", "rev1",
+                                   "revN")}
         t.update({k + "cpu": [] for k in list(t)})
         for _ in range(ROUNDS):
             for k, fn in (("ours1", lambda: one_core(ours)), ("zstd1", zstd_one),
                           ("out1", zstd_out_one), ("oursN", ours), ("zstdN", zstd_all),
-                          ("outN", zstd_out_all)):
+                          ("outN", zstd_out_all), ("rev1", reverse_one), ("revN", reverse_all)):
                 t[k].append(timed(fn, t[k + "cpu"]))
         return {k: statistics.median(v) for k, v in t.items()}
     m = benchmark.pedantic(measure, rounds=1, iterations=1)
@@ -147,6 +171,12 @@ def test_zstd_limit(benchmark, bench_dir):
           f"{m['out1'] / m['ours1']:.2f}x (CPU {m['out1cpu'] / m['ours1cpu']:.2f}x); {cores} cores "
           f"{mb / m['outN']:.0f} MB/s = {m['outN'] / m['oursN']:.2f}x "
           f"(CPU {m['outNcpu'] / m['oursNcpu']:.2f}x)")
+    r1, rn = m["zstd1"] / m["rev1"], m["zstdN"] / m["revN"]
+    benchmark.extra_info.update(reverse_one_core=round(r1, 3), reverse_all_cores=round(rn, 3))
+    print(f"  the reversal alone into a kept output (fused kernel, chunks located): one core "
+          f"{mb / m['rev1']:.0f} MB/s = {r1:.2f}x zstd alone (CPU "
+          f"{m['zstd1cpu'] / m['rev1cpu']:.2f}x); {cores} cores {mb / m['revN']:.0f} MB/s = "
+          f"{rn:.2f}x (CPU {m['zstdNcpu'] / m['revNcpu']:.2f}x)")
 
 
 def _stage_cases():
