@@ -14,6 +14,7 @@ makes a copy), or `b""`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +46,7 @@ from .model import (
     TileDBArray,
     TileDBContext,
 )
+from .names import parse_name
 from .rawtile import TileError, _decode_chunk, chunk_table
 
 # Decode chunks on every core when there are many (zstd, zlib, bz2, lz4, numpy and the AES
@@ -132,11 +134,13 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
     pending: List[Tuple[dict, _Deferred]] = []          # to locate
     deferred: List[Tuple[dict, _FileJob, Any]] = []     # located, to decode
     stored = 0
+    roles: dict = {}   # what the fragments of one schema share: their data file's role
     for frag in sorted(array.fragments, key=lambda f: f.order_key()):
         entry: dict = {"name": frag.name, "values": [], "raw": b""}
         out.append(entry)
         try:
-            r = _fragment_values(document, array, frag, name, key, with_values, defer=True)
+            r = _fragment_values(document, array, frag, name, key, with_values, defer=True,
+                                 roles=roles)
         except (ValuesError, TileError) as e:
             entry.update(raw=b"", error=str(e))
             continue
@@ -199,7 +203,10 @@ def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
                    "fragment has no __fragment_metadata.tdb", _HELD_META)
     ctx = Context(key=document.ctx.key if document is not None else None,
                   format=TileDBContext(array=array))
-    fm = load_fragment_metadata(src, ctx)  # no nodes: the model only
+    # a held file lies in the folder its fragment was listed as: its name, decoded once
+    info = (parse_name(os.path.basename(os.path.dirname(src.path))) or {}) \
+        if isinstance(src, _HeldFile) else None
+    fm = load_fragment_metadata(src, ctx, info)  # no nodes: the model only
     frag.metadata = fm
     return fm
 
@@ -253,6 +260,20 @@ def _open_in(document, frag: Fragment, file_name: str, missing: str, hold: int =
     return _open(document, os.path.join(frag.path, file_name), missing)
 
 
+def _shared_role(roles: dict, schema: ArraySchema, fm: FragmentMetadata, file_name: str):
+    """`file_role` of a fixed-size attribute's file, made once for every fragment that
+    agrees on what it depends on (a thousand fragments of one schema: one role). Such a
+    role needs no fragment (`fm` is for var tiles only): it has none."""
+    k = (id(schema), file_name, fm.version, fm.encrypted, fm.has_timestamps,
+         fm.has_delete_meta, fm.dense, tuple(fm.slots or ()))
+    got = roles.get(k)
+    if got is None:
+        role = file_role(schema, fm, file_name)
+        got = roles[k] = (schema, dataclasses.replace(role, fm=None) if role is not None
+                          else None)
+    return got[1]
+
+
 class _Deferred:
     """A fixed-size attribute file, to be located and decoded with the other fragments'."""
 
@@ -269,9 +290,11 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
 
 
 def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
-                     key: Optional[bytes], with_values: bool = True, defer: bool = False):
+                     key: Optional[bytes], with_values: bool = True, defer: bool = False,
+                     roles: Optional[dict] = None):
     """fragment_values; with `defer`, a fixed-size attribute's file is only located (its
-    tiles decoded later with other fragments'): a `_Deferred`."""
+    tiles decoded later with other fragments'): a `_Deferred`. `roles` keeps the roles of
+    such files across the fragments of one `values` call (`_shared_role`)."""
     fm = _metadata(document, array, frag)
     if fm.footer is None or not fm.footer.complete:
         raise ValuesError("the fragment metadata footer cannot be read")
@@ -305,6 +328,9 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
             raise ValuesError(f"__coords.tdb: {e}")
         return (cell_values(fld.datatype, 1, raw) if with_values else []), memoryview(raw)
     stem = data_file_stem(schema, fm.version, fld)
+    if defer and roles is not None and not fld.var and not getattr(fld, "nullable", False):
+        return _Deferred(fld, frag, fm, _shared_role(roles, schema, fm, stem + ".tdb"),
+                         stem + ".tdb")
     fixed_role = file_role(schema, fm, stem + ".tdb")
     validity: Optional[Buffer] = None
     if getattr(fld, "nullable", False):
