@@ -477,9 +477,10 @@ def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str
                    _HELD_MAX)
     size = src.size
     # plain ints, no numpy: most fragments of a many-fragment array hold a tile or two
-    offs = np.asarray(offsets, dtype=np.uint64).tolist()
-    beyond = next((i for i, a in enumerate(offs) if a > size), None)
-    if beyond is not None:
+    offs = (offsets if isinstance(offsets, np.ndarray) and offsets.dtype == np.uint64
+            else np.asarray(offsets, dtype=np.uint64)).tolist()
+    if max(offs) > size:
+        beyond = next(i for i, a in enumerate(offs) if a > size)
         raise ValuesError(f"{file_name}: tile {beyond + 1} offset {offs[beyond]} is beyond the "
                           f"file ({size} bytes)")
     ends = offs[1:] + [size]   # a tile ends where the next starts (data_files.tile_bounds)
