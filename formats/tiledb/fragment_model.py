@@ -113,7 +113,7 @@ def prefetch_u64s(wanted: Sequence[Tuple[SectionLoader, str, int]]) -> None:
             spans.append((a, pos, len(chunks)))
         buf = np.empty(pos, np.uint8)
         left = set(reverse_into(specs, GENERIC_INFO, chunks, buf, p))
-        mv = memoryview(buf)
+        mv = buf.data
         first = 0
         for (loader, k, _t), (a, b, last) in zip(sections, spans):
             whole_ok = not left or not any(i in left for i in range(first, last))
