@@ -156,7 +156,7 @@ def footer_of(buf: bytes, start: int, schema: ArraySchema) -> Optional[Footer]:
 # dimensions whose domain `struct` reads (`_scalar`); anything else takes the reader above.
 _Head = Tuple[struct.Struct, list]   # (fields up to the flags, per dim (offset, size, bool))
 _HEADS: Dict[Tuple[int, int, int, bool], Tuple[ArraySchema, Optional[_Head]]] = {}
-_TAILS: Dict[Tuple[int, int], struct.Struct] = {}
+_TAILS: Dict[Tuple[int, int], Tuple[struct.Struct, list]] = {}
 _U32 = struct.Struct("<I")
 
 
@@ -182,12 +182,14 @@ def _head_plan(schema: ArraySchema, v: int, at: int, null_ned: bool) -> Optional
     return struct.Struct(fmt), spans
 
 
-def _tail_plan(v: int, ns: int) -> struct.Struct:
+def _tail_plan(v: int, ns: int) -> Tuple[struct.Struct, list]:
+    """(struct of the per-slot tail, its section kinds) of format `v` with `ns` slots."""
     t = _TAILS.get((v, ns))
     if t is None:
         sizes = 3 if v >= 7 else 2
-        n = sizes * ns + 1 + len(section_kinds(v)) * ns + (v >= 12) + (v >= 16)
-        t = _TAILS[(v, ns)] = struct.Struct(f"<{n}Q")
+        kinds = section_kinds(v)
+        n = sizes * ns + 1 + len(kinds) * ns + (v >= 12) + (v >= 16)
+        t = _TAILS[(v, ns)] = (struct.Struct(f"<{n}Q"), kinds)
     return t
 
 
@@ -223,7 +225,7 @@ def _planned(buf: bytes, start: int, schema: ArraySchema) -> Optional[Footer]:
     dm = h[-1] if v >= 15 else False
     slots = slot_names(schema, v, ts, dm, None)
     ns = len(slots)
-    tail = _tail_plan(v, ns)
+    tail, kinds = _tail_plan(v, ns)
     if end + tail.size != size:
         return None
     t = tail.unpack_from(buf, end)
@@ -250,7 +252,7 @@ def _planned(buf: bytes, start: int, schema: ArraySchema) -> Optional[Footer]:
         ft.file_validity_sizes = [0] * ns
     ft.rtree = t[j]
     j += 1
-    for kind in section_kinds(v):
+    for kind in kinds:
         ft.sections[kind] = list(t[j:j + ns])
         j += ns
     if v >= 12:

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Iterator, List, Optional, Tuple
 import numpy as np
 
 from .. import compiled
+from ..context import Context
 from ..dataset_fs import LocalFS
 from ..filters.batch import plan, reverse_into
 from ..filters.direct import decode_into, direct_plan
@@ -36,6 +37,7 @@ from .data_files import (
     tile_offsets_for,
 )
 from .dense_coords import fragment_dense_coords
+from .fragment_metadata import load_fragment_metadata
 from .fragment_model import SlotArrays, prefetch_u64s
 from .legacy_coords import dimension_values
 from .model import (
@@ -196,9 +198,6 @@ def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
     fm = frag.metadata
     if fm is not None and fm.loader is not None:
         return fm
-    from ..context import Context
-    from .fragment_metadata import load_fragment_metadata
-
     src = _open_in(document, frag, "__fragment_metadata.tdb",
                    "fragment has no __fragment_metadata.tdb", _HELD_META)
     ctx = Context(key=document.ctx.key if document is not None else None,
