@@ -508,8 +508,22 @@ def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str
 
 
 def _pipeline_key(role) -> tuple:
-    """Files whose chunks one `reverse_into` call may decode together."""
-    return (repr(role.specs), repr(role.info))
+    """Files whose chunks one `reverse_into` call may decode together. Made once for a
+    role the files of many fragments share (`_shared_role`: no fragment of its own)."""
+    if role.fm is not None:
+        return (repr(role.specs), repr(role.info))
+    got = _PIPELINE_KEYS.get(id(role))
+    if got is not None and got[0] is role:
+        return got[1]
+    k = (repr(role.specs), repr(role.info))
+    if len(_PIPELINE_KEYS) >= 64:
+        _PIPELINE_KEYS.clear()
+    _PIPELINE_KEYS[id(role)] = (role, k)
+    return k
+
+
+# id(shared role) -> (the role, its key): the role held keeps its id from being reused
+_PIPELINE_KEYS: dict = {}
 
 
 def _decode_jobs(jobs: List[_FileJob], key) -> None:
