@@ -114,13 +114,12 @@ def parse_fragment_metadata_file(document, source, ctx) -> Tuple[Node, FragmentM
     return root, fm
 
 
-def load_fragment_metadata(source, ctx, name_info: Optional[dict] = None) -> FragmentMetadata:
+def load_fragment_metadata(source, ctx) -> FragmentMetadata:
     """The `FragmentMetadata` model alone: the footer, and the sections decoded on first use,
     with no section node (what `values` needs: a thousand fragments open in milliseconds).
-    A footer that cannot be read leaves `fm.footer` missing or incomplete. `name_info` is
-    `names.parse_name` of the fragment folder's name when the caller has it."""
+    A footer that cannot be read leaves `fm.footer` missing or incomplete."""
     fm = FragmentMetadata(version=0)
-    info = name_info if name_info is not None else _fragment_name(source)
+    info = _fragment_name(source)
     if _load_model(source, ctx, fm, info):
         return fm
     scratch = Node("__fragment_metadata.tdb", "file", source, 0, source.size)

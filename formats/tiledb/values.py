@@ -29,6 +29,7 @@ from ..filters.batch import plan, reverse_into
 from ..filters.direct import decode_into, direct_plan
 from ..remote import is_url
 from ..source import BytesSource, FileSource
+from . import fragment_metadata
 from .cells import Buffer, cell_values
 from .data_files import (
     data_file_stem,
@@ -37,7 +38,6 @@ from .data_files import (
     tile_offsets_for,
 )
 from .dense_coords import fragment_dense_coords
-from .fragment_metadata import load_fragment_metadata
 from .fragment_model import SlotArrays, prefetch_u64s
 from .legacy_coords import dimension_values
 from .model import (
@@ -48,7 +48,6 @@ from .model import (
     TileDBArray,
     TileDBContext,
 )
-from .names import parse_name
 from .rawtile import TileError, _decode_chunk, chunk_table
 
 # Decode chunks on every core when there are many (zstd, zlib, bz2, lz4, numpy and the AES
@@ -202,10 +201,8 @@ def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
                    "fragment has no __fragment_metadata.tdb", _HELD_META)
     ctx = Context(key=document.ctx.key if document is not None else None,
                   format=TileDBContext(array=array))
-    # a held file lies in the folder its fragment was listed as: its name, decoded once
-    info = (parse_name(os.path.basename(os.path.dirname(src.path))) or {}) \
-        if isinstance(src, _HeldFile) else None
-    fm = load_fragment_metadata(src, ctx, info)  # no nodes: the model only
+    # no nodes: the model only (looked up in its module on each call: a spy sees it)
+    fm = fragment_metadata.load_fragment_metadata(src, ctx)
     frag.metadata = fm
     return fm
 
