@@ -174,6 +174,13 @@ _U64 = struct.Struct("<Q")
 def _fragment_name(src) -> dict:
     """The decoded name of the fragment folder holding `src` ({} when it is not one)."""
     path = getattr(src, "path", None) or getattr(src, "name", "") or ""
+    if os.sep == "/" and path.startswith("/") and "//" not in path and "/." not in path \
+            and not path.endswith("/"):
+        # already normal (no `//`, `.`, `..` parts): the folder's name without normpath
+        # (a thousand fragments' metadata files)
+        parts = path.rsplit("/", 2)
+        if len(parts) == 3 and parts[1]:
+            return names.parse_name(parts[1]) or {}
     folder = os.path.dirname(os.path.normpath(path))
     if os.path.basename(folder) in ("", ".", ".."):   # a bare or relative name: from the cwd
         folder = os.path.dirname(os.path.abspath(path))

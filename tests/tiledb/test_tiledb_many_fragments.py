@@ -248,3 +248,25 @@ def test_a_footer_the_layout_cannot_read_gives_the_trees_error(many, tmp_path):
     assert light == _entries(formats.open(uri))
     bad = [e for e in light if e[3]]
     assert [e[0] for e in bad] == [frag.name] and "footer" in bad[0][3]
+
+
+@pytest.mark.parametrize("path", [
+    "/d/__1_2_" + "0" * 32 + "_22/__fragment_metadata.tdb",
+    "/__1_2_" + "0" * 32 + "_22/__fragment_metadata.tdb",
+    "/__fragment_metadata.tdb", "/d/f/", "/d/./__3_3_" + "1" * 32 + "_5/x",
+    "/d/../__3_3_" + "1" * 32 + "_5/x", "//d/__1_2_" + "0" * 32 + "_22/x",
+    "rel/__1_2_" + "0" * 32 + "_22/x", "/d/.hidden/__4_4_" + "2" * 32 + "_22/x",
+    "/d/__1_1_" + "a" * 32 + "/__fragment_metadata.tdb"])
+def test_fragment_name_of_a_normal_path_without_normpath(path):
+    """`_fragment_name` reads an already normal absolute path's folder name directly: the
+    name normpath and dirname give, on every path shape."""
+    from arrayscope.formats.tiledb import fragment_metadata as fmd
+
+    class Src:
+        def __init__(self, p):
+            self.path = p
+    folder = os.path.dirname(os.path.normpath(path))
+    if os.path.basename(folder) in ("", ".", ".."):
+        folder = os.path.dirname(os.path.abspath(path))
+    want = fmd.names.parse_name(os.path.basename(folder)) or {}
+    assert fmd._fragment_name(Src(path)) == want
