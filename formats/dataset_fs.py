@@ -222,8 +222,8 @@ class LocalFS:
         with os.scandir(here.real) as it:
             found = sorted((d.name for d in it if _real_dir(d)))
         pre = "" if here.rel == "." else here.rel + "/"
-        return [Entry(os.path.join(here.path, n), pre + n, DIR,
-                      real=os.path.join(here.real, n)) for n in found]
+        return [Entry(_join(here.path, n), pre + n, DIR, real=_join(here.real, n))
+                for n in found]
 
     def read_in(self, folder: Entry, name: str, limit: int) -> Optional[Tuple[Entry, Optional[bytes]]]:
         """(entry, its bytes, or None when it holds more than `limit`) of regular file `name`
