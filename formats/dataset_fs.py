@@ -222,8 +222,8 @@ class LocalFS:
         with os.scandir(here.real) as it:
             found = sorted((d.name for d in it if _real_dir(d)))
         pre = "" if here.rel == "." else here.rel + "/"
-        return [Entry(os.path.join(here.path, n), pre + n, DIR,
-                      real=os.path.join(here.real, n)) for n in found]
+        return [Entry(_join(here.path, n), pre + n, DIR, real=_join(here.real, n))
+                for n in found]
 
     def read_in(self, folder: Entry, name: str, limit: int) -> Optional[Tuple[Entry, Optional[bytes]]]:
         """(entry, its bytes, or None when it holds more than `limit`) of regular file `name`
@@ -231,10 +231,9 @@ class LocalFS:
         None when it is anything but a regular file (a link, a FIFO, missing: `stat` says
         what). One open (never through a link: O_NOFOLLOW; never blocking: O_NONBLOCK), one
         fstat, one read: the folder was resolved when it was listed."""
-        real = os.path.join(folder.real, name)
+        real = _join(folder.real, name)
         try:
-            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) |
-                         getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(real, _READ_IN_FLAGS)
         except OSError:
             return None
         try:
@@ -247,8 +246,7 @@ class LocalFS:
         finally:
             os.close(fd)
         rel = name if folder.rel == "." else f"{folder.rel}/{name}"
-        return Entry(os.path.join(folder.path, name), rel, FILE, size=st.st_size,
-                     real=real), data
+        return Entry(_join(folder.path, name), rel, FILE, size=st.st_size, real=real), data
 
     def _regular(self, path: str) -> Entry:
         e = self.stat(path)
@@ -280,6 +278,18 @@ class LocalFS:
 
     def is_dir(self, path: str) -> bool:
         return self.stat(path).kind == DIR
+
+
+# read_in: never through a link, never blocking (a FIFO), not inherited by children
+_READ_IN_FLAGS = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) |
+                  getattr(os, "O_CLOEXEC", 0))
+
+
+def _join(folder: str, name: str) -> str:
+    """os.path.join of a folder path and a plain name (a thousand files: no general join)."""
+    if not folder or folder.endswith(os.sep):
+        return folder + name
+    return folder + os.sep + name
 
 
 def fs_of(document, path: Optional[str] = None) -> DatasetFS:

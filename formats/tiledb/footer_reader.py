@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import struct
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 from .enums import BYTE_STRING_TYPES, DATATYPES, Datatype, datatype_size, numpy_dtype
 from .fragment_footer import Footer, section_kinds
@@ -58,6 +58,17 @@ def read_footer(src, start: int, size: int, schema: Optional[ArraySchema]) -> Op
     buf = src.read(start, size)
     if len(buf) != size:
         return None
+    return footer_of(buf, start, schema)
+
+
+def footer_of(buf: bytes, start: int, schema: ArraySchema) -> Optional[Footer]:
+    """`read_footer` of the footer bytes `buf` (read from `start`)."""
+    size = len(buf)
+    if size < 4:
+        return None
+    ft = _planned(buf, start, schema)
+    if ft is not None:
+        return ft
     pos = 0
 
     def take(n: int) -> int:
@@ -134,5 +145,120 @@ def read_footer(src, start: int, size: int, schema: Optional[ArraySchema]) -> Op
         return None
     if pos != size:
         return None  # bytes left over: the annotated parse shows them
+    ft.complete = True
+    return ft
+
+
+# The footers of one schema's fragments differ only in their values: their layout — for a
+# format, schema-name length and null-domain flag — is worked out once into one `struct`
+# for the fields up to the timestamps flags and one for the per-slot tail (a thousand
+# footers are a thousand `unpack_from`s, not twenty reads each). Only for fixed-sized
+# dimensions whose domain `struct` reads (`_scalar`); anything else takes the reader above.
+_Head = Tuple[struct.Struct, list]   # (fields up to the flags, per dim (offset, size, bool))
+_HEADS: Dict[Tuple[int, int, int, bool], Tuple[ArraySchema, Optional[_Head]]] = {}
+_TAILS: Dict[Tuple[int, int], Tuple[struct.Struct, list]] = {}
+_U32 = struct.Struct("<I")
+
+
+def _head_plan(schema: ArraySchema, v: int, at: int, null_ned: bool) -> Optional[_Head]:
+    dims = schema.dimensions
+    if any(d.var for d in dims):
+        return None
+    fmt, spans, pos = "<??", [], at + 2
+    if null_ned:
+        pad = 2 * len(dims) * (dims[0].cell_size if dims else 0)
+        fmt += f"{pad}x" if pad else ""
+        pos += pad
+    else:
+        for d in dims:
+            sc = _scalar(d.datatype)
+            if sc is None or sc[0].size != d.cell_size:
+                return None
+            code = sc[0].format[1:]
+            fmt += code + code
+            spans.append((pos, 2 * d.cell_size, sc[1]))
+            pos += 2 * d.cell_size
+    fmt += "QQ" + ("?" if v >= 14 else "") + ("?" if v >= 15 else "")
+    return struct.Struct(fmt), spans
+
+
+def _tail_plan(v: int, ns: int) -> Tuple[struct.Struct, list]:
+    """(struct of the per-slot tail, its section kinds) of format `v` with `ns` slots."""
+    t = _TAILS.get((v, ns))
+    if t is None:
+        sizes = 3 if v >= 7 else 2
+        kinds = section_kinds(v)
+        n = sizes * ns + 1 + len(kinds) * ns + (v >= 12) + (v >= 16)
+        t = _TAILS[(v, ns)] = (struct.Struct(f"<{n}Q"), kinds)
+    return t
+
+
+def _planned(buf: bytes, start: int, schema: ArraySchema) -> Optional[Footer]:
+    """The footer read with the layout of its schema (None: the general reader decides)."""
+    size = len(buf)
+    v = _U32.unpack_from(buf, 0)[0]
+    if v < 5:
+        return None
+    at = 4
+    if v >= 10:
+        if size < 12:
+            return None
+        at = 12 + _U64.unpack_from(buf, 4)[0]
+    if at + 2 > size:
+        return None
+    null_ned = buf[at + 1] != 0
+    key = (id(schema), v, at, null_ned)
+    got = _HEADS.get(key)
+    if got is None or got[0] is not schema:   # (an id reused by another schema: made again)
+        if len(_HEADS) > 256:
+            _HEADS.clear()
+        got = _HEADS[key] = (schema, _head_plan(schema, v, at, null_ned))
+    plan = got[1]
+    if plan is None:
+        return None
+    head, spans = plan
+    end = at + head.size
+    if end > size:
+        return None
+    h = head.unpack_from(buf, at)
+    ts = h[-2] if v >= 15 else (h[-1] if v >= 14 else False)
+    dm = h[-1] if v >= 15 else False
+    slots = slot_names(schema, v, ts, dm, None)
+    ns = len(slots)
+    tail, kinds = _tail_plan(v, ns)
+    if end + tail.size != size:
+        return None
+    t = tail.unpack_from(buf, end)
+    ft = Footer(offset=start, size=size, schema_used=True, version=v, dense=h[0],
+                null_ned=null_ned, has_timestamps=ts, has_delete_meta=dm, slots=slots)
+    if v >= 10:
+        ft.schema_name = bytes(buf[12:at]).decode("utf-8", "replace")
+    k = 2 + 2 * len(spans)
+    ft.sparse_tile_num, ft.last_tile_cell_num = h[k], h[k + 1]
+    if not null_ned:
+        ned = []
+        for i, (pos, n, is_bool) in enumerate(spans):
+            lo, hi = h[2 + 2 * i], h[3 + 2 * i]
+            ned.append((bool(lo), bool(hi)) if is_bool else (lo, hi))
+            ft.ned_raw.append(bytes(buf[pos:pos + n]))
+        ft.non_empty_domain = ned
+    ft.file_sizes = list(t[0:ns])
+    ft.file_var_sizes = list(t[ns:2 * ns])
+    j = 2 * ns
+    if v >= 7:
+        ft.file_validity_sizes = list(t[j:j + ns])
+        j += ns
+    else:
+        ft.file_validity_sizes = [0] * ns
+    ft.rtree = t[j]
+    j += 1
+    for kind in kinds:
+        ft.sections[kind] = list(t[j:j + ns])
+        j += ns
+    if v >= 12:
+        ft.fmmsn = t[j]
+        j += 1
+    if v >= 16:
+        ft.processed_conditions = t[j]
     ft.complete = True
     return ft

@@ -38,7 +38,7 @@ from ..node import ERROR, WARNING, LazyChildren, Node
 
 # The parts, re-exported: other modules and the tests import these names from here.
 from . import names
-from .footer_reader import read_footer
+from .footer_reader import footer_of, read_footer
 from .fragment_footer import (  # noqa: F401
     FOOTER_GROUP_TITLES,
     Footer,
@@ -119,18 +119,68 @@ def load_fragment_metadata(source, ctx) -> FragmentMetadata:
     with no section node (what `values` needs: a thousand fragments open in milliseconds).
     A footer that cannot be read leaves `fm.footer` missing or incomplete."""
     fm = FragmentMetadata(version=0)
+    info = _fragment_name(source)
+    if _load_model(source, ctx, fm, info):
+        return fm
     scratch = Node("__fragment_metadata.tdb", "file", source, 0, source.size)
     try:
         _parse_file(Cursor(source, 0, source.size, scratch, ctx=ctx), None, ctx,
-                    getattr(ctx, "key", None), fm, sections=False)
+                    getattr(ctx, "key", None), fm, sections=False, info=info)
     except ParseStop:
         pass
     return fm
 
 
+def _load_model(src, ctx, fm: FragmentMetadata, info: dict) -> bool:
+    """`_parse_file` of the model only, for the common case — a footer that carries its
+    length and that `footer_of` reads — with one read of the footer and no node; False
+    (`fm` untouched) for anything else, which `_parse_file` then reads and explains."""
+    if info.get("kind") == "legacy":
+        return False
+    if info.get("kind") == "timestamped" and (info.get("version") or 4) < 10:
+        schema = _schema_for(ctx, None)
+        if schema is not None and fixed_footer_size(info.get("version") or 4, schema):
+            return False
+    size = src.size
+    if size < 20:
+        return False
+    flen = struct.unpack("<Q", src.read(size - 8, 8))[0]
+    if flen > size - 8 or flen < 4:
+        return False
+    fstart = size - 8 - flen
+    buf = src.read(fstart, flen)
+    if len(buf) != flen:
+        return False
+    version = _U32.unpack_from(buf, 0)[0]
+    schema_name = None
+    if version >= 10 and flen >= 12:
+        k = _U64.unpack_from(buf, 4)[0]
+        if k <= flen - 12:
+            schema_name = buf[12:12 + k].decode("utf-8", "replace")
+    schema = _schema_for(ctx, schema_name)
+    footer = footer_of(buf, fstart, schema) if schema is not None else None
+    if footer is None:
+        return False
+    fill_model(fm, footer, schema, src, getattr(ctx, "key", None))
+    _find_unreferenced_processed(src, footer, fstart)
+    fm.encrypted = _encrypted_of(None, fm.loader)
+    return True
+
+
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+
+
 def _fragment_name(src) -> dict:
     """The decoded name of the fragment folder holding `src` ({} when it is not one)."""
     path = getattr(src, "path", None) or getattr(src, "name", "") or ""
+    if os.sep == "/" and path.startswith("/") and "//" not in path and "/." not in path \
+            and not path.endswith("/"):
+        # already normal (no `//`, `.`, `..` parts): the folder's name without normpath
+        # (a thousand fragments' metadata files)
+        parts = path.rsplit("/", 2)
+        if len(parts) == 3 and parts[1]:
+            return names.parse_name(parts[1]) or {}
     folder = os.path.dirname(os.path.normpath(path))
     if os.path.basename(folder) in ("", ".", ".."):   # a bare or relative name: from the cwd
         folder = os.path.dirname(os.path.abspath(path))
@@ -138,11 +188,12 @@ def _fragment_name(src) -> dict:
 
 
 def _parse_file(cur: Cursor, document, ctx, key, fm: FragmentMetadata,
-                sections: bool = True) -> None:
+                sections: bool = True, info: Optional[dict] = None) -> None:
     src = cur.source
     size = src.size
     schema = _schema_for(ctx, None)
-    info = _fragment_name(src)
+    if info is None:
+        info = _fragment_name(src)
     if info.get("kind") == "legacy":  # `__uuid_t1[_t2]`: format 1–2, one generic tile
         parse_v1_v2(cur, document, ctx, key, fm, schema)
         return
@@ -229,7 +280,7 @@ def _find_unreferenced_processed(src, footer: Footer, fstart: int) -> None:
         footer.processed_conditions = at
 
 
-def _encrypted_of(node: Node, loader: SectionLoader) -> bool:
+def _encrypted_of(node: Optional[Node], loader: SectionLoader) -> bool:
     src = loader.source
     off = loader.footer.rtree if loader.footer.rtree is not None else 0
     head = peek_generic_tile(src, off)

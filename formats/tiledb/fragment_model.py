@@ -106,24 +106,28 @@ def prefetch_u64s(wanted: Sequence[Tuple[SectionLoader, str, int]]) -> None:
         chunks, spans, pos = [], [], 0
         for loader, _k, table in sections:
             a = pos
-            view = loader.source.view
+            whole = loader.source.view(0, loader.source.size)   # (the table checked ranges)
             for orig, filt, md, mdl, data in table:
-                chunks.append((view(md, mdl), view(data, filt), orig, pos))
+                chunks.append((whole[md:md + mdl], whole[data:data + filt], orig, pos))
                 pos += orig
             spans.append((a, pos, len(chunks)))
         buf = np.empty(pos, np.uint8)
         left = set(reverse_into(specs, GENERIC_INFO, chunks, buf, p))
+        mv = buf.data
         first = 0
         for (loader, k, _t), (a, b, last) in zip(sections, spans):
-            whole = not any(i in left for i in range(first, last))
+            whole_ok = not left or not any(i in left for i in range(first, last))
             first = last
-            if not whole:
+            if not whole_ok:
                 continue
-            n = int(buf[a:a + 8].view("<u8")[0])
+            n = _U64.unpack_from(mv, a)[0]
             if 8 + 8 * n > b - a:
                 continue   # u64s says so
             loader.cache[k] = buf[a + 8:a + 8 + 8 * n].view("<u8")
             loader.encrypted = False
+
+
+_U64 = struct.Struct("<Q")
 
 
 class SlotArrays(Sequence):

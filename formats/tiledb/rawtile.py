@@ -115,14 +115,14 @@ _PIPELINES: dict = {}  # serialized generic-tile pipeline -> its FilterSpecs (re
 def generic_specs(source, offset: int, psize: int) -> List[FilterSpec]:
     """The filter pipeline (`psize` bytes after the header) of the generic tile at `offset`,
     parsed once per distinct pipeline (TileError when it cannot be parsed)."""
-    from ..cursor import Cursor, ParseStop
-    from ..node import Node
-    from .pipeline import parse_pipeline
-
     pstart = offset + GT_HEAD_SIZE
     pbytes = source.read(pstart, psize)
     specs = _PIPELINES.get(pbytes)
-    if specs is None:
+    if specs is None:   # (imported here, once a pipeline is new: a thousand sections ask)
+        from ..cursor import Cursor, ParseStop
+        from ..node import Node
+        from .pipeline import parse_pipeline
+
         scratch = Node("pipeline", "struct", source, pstart, psize)
         try:
             specs = parse_pipeline(Cursor(source, pstart, pstart + psize, scratch))

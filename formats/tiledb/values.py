@@ -14,6 +14,7 @@ makes a copy), or `b""`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -22,12 +23,14 @@ from typing import Any, Iterable, Iterator, List, Optional, Tuple
 import numpy as np
 
 from .. import compiled
+from ..context import Context
 from ..dataset_fs import LocalFS
 from ..filters import fused
 from ..filters.batch import plan, reverse_into
 from ..filters.direct import decode_into, direct_plan
 from ..remote import is_url
 from ..source import BytesSource, FileSource
+from . import fragment_metadata
 from .cells import Buffer, cell_values
 from .data_files import (
     data_file_stem,
@@ -133,11 +136,13 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
     pending: List[Tuple[dict, _Deferred]] = []          # to locate
     deferred: List[Tuple[dict, _FileJob, Any]] = []     # located, to decode
     stored = 0
+    roles: dict = {}   # what the fragments of one schema share: their data file's role
     for frag in sorted(array.fragments, key=lambda f: f.order_key()):
         entry: dict = {"name": frag.name, "values": [], "raw": b""}
         out.append(entry)
         try:
-            r = _fragment_values(document, array, frag, name, key, with_values, defer=True)
+            r = _fragment_values(document, array, frag, name, key, with_values, defer=True,
+                                 roles=roles)
         except (ValuesError, TileError) as e:
             entry.update(raw=b"", error=str(e))
             continue
@@ -193,14 +198,12 @@ def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
     fm = frag.metadata
     if fm is not None and fm.loader is not None:
         return fm
-    from ..context import Context
-    from .fragment_metadata import load_fragment_metadata
-
     src = _open_in(document, frag, "__fragment_metadata.tdb",
                    "fragment has no __fragment_metadata.tdb", _HELD_META)
     ctx = Context(key=document.ctx.key if document is not None else None,
                   format=TileDBContext(array=array))
-    fm = load_fragment_metadata(src, ctx)  # no nodes: the model only
+    # no nodes: the model only (looked up in its module on each call: a spy sees it)
+    fm = fragment_metadata.load_fragment_metadata(src, ctx)
     frag.metadata = fm
     return fm
 
@@ -254,6 +257,20 @@ def _open_in(document, frag: Fragment, file_name: str, missing: str, hold: int =
     return _open(document, os.path.join(frag.path, file_name), missing)
 
 
+def _shared_role(roles: dict, schema: ArraySchema, fm: FragmentMetadata, file_name: str):
+    """`file_role` of a fixed-size attribute's file, made once for every fragment that
+    agrees on what it depends on (a thousand fragments of one schema: one role). Such a
+    role needs no fragment (`fm` is for var tiles only): it has none."""
+    k = (id(schema), file_name, fm.version, fm.encrypted, fm.has_timestamps,
+         fm.has_delete_meta, fm.dense, tuple(fm.slots or ()))
+    got = roles.get(k)
+    if got is None:
+        role = file_role(schema, fm, file_name)
+        got = roles[k] = (schema, dataclasses.replace(role, fm=None) if role is not None
+                          else None)
+    return got[1]
+
+
 class _Deferred:
     """A fixed-size attribute file, to be located and decoded with the other fragments'."""
 
@@ -270,9 +287,11 @@ def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
 
 
 def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
-                     key: Optional[bytes], with_values: bool = True, defer: bool = False):
+                     key: Optional[bytes], with_values: bool = True, defer: bool = False,
+                     roles: Optional[dict] = None):
     """fragment_values; with `defer`, a fixed-size attribute's file is only located (its
-    tiles decoded later with other fragments'): a `_Deferred`."""
+    tiles decoded later with other fragments'): a `_Deferred`. `roles` keeps the roles of
+    such files across the fragments of one `values` call (`_shared_role`)."""
     fm = _metadata(document, array, frag)
     if fm.footer is None or not fm.footer.complete:
         raise ValuesError("the fragment metadata footer cannot be read")
@@ -306,6 +325,9 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
             raise ValuesError(f"__coords.tdb: {e}")
         return (cell_values(fld.datatype, 1, raw) if with_values else []), memoryview(raw)
     stem = data_file_stem(schema, fm.version, fld)
+    if defer and roles is not None and not fld.var and not getattr(fld, "nullable", False):
+        return _Deferred(fld, frag, fm, _shared_role(roles, schema, fm, stem + ".tdb"),
+                         stem + ".tdb")
     fixed_role = file_role(schema, fm, stem + ".tdb")
     validity: Optional[Buffer] = None
     if getattr(fld, "nullable", False):
@@ -452,9 +474,10 @@ def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str
                    _HELD_MAX)
     size = src.size
     # plain ints, no numpy: most fragments of a many-fragment array hold a tile or two
-    offs = np.asarray(offsets, dtype=np.uint64).tolist()
-    beyond = next((i for i, a in enumerate(offs) if a > size), None)
-    if beyond is not None:
+    offs = (offsets if isinstance(offsets, np.ndarray) and offsets.dtype == np.uint64
+            else np.asarray(offsets, dtype=np.uint64)).tolist()
+    if max(offs) > size:
+        beyond = next(i for i, a in enumerate(offs) if a > size)
         raise ValuesError(f"{file_name}: tile {beyond + 1} offset {offs[beyond]} is beyond the "
                           f"file ({size} bytes)")
     ends = offs[1:] + [size]   # a tile ends where the next starts (data_files.tile_bounds)
@@ -483,8 +506,22 @@ def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str
 
 
 def _pipeline_key(role) -> tuple:
-    """Files whose chunks one `reverse_into` call may decode together."""
-    return (repr(role.specs), repr(role.info))
+    """Files whose chunks one `reverse_into` call may decode together. Made once for a
+    role the files of many fragments share (`_shared_role`: no fragment of its own)."""
+    if role.fm is not None:
+        return (repr(role.specs), repr(role.info))
+    got = _PIPELINE_KEYS.get(id(role))
+    if got is not None and got[0] is role:
+        return got[1]
+    k = (repr(role.specs), repr(role.info))
+    if len(_PIPELINE_KEYS) >= 64:
+        _PIPELINE_KEYS.clear()
+    _PIPELINE_KEYS[id(role)] = (role, k)
+    return k
+
+
+# id(shared role) -> (the role, its key): the role held keeps its id from being reused
+_PIPELINE_KEYS: dict = {}
 
 
 def _decode_jobs(jobs: List[_FileJob], key) -> None:

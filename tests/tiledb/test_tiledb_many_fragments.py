@@ -194,3 +194,79 @@ def test_name_dates_formatted_as_strftime_formats_them():
         d = ms_to_datetime(ms)
         assert _fmt_dt(d, ms) == d.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d}Z"
     assert _fmt_dt(None, 10 ** 20) == str(10 ** 20)
+
+
+def test_fragments_of_two_schemas_one_role_each(tmp_path, monkeypatch):
+    """Fragments written before and after a schema evolution: one data-file role made per
+    schema (not per fragment), and still the bytes tiledb-py reads and the entries (errors
+    included: the old fragments have no `b`) the annotated tree gives."""
+    uri = str(tmp_path / "evolved")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 6 * M - 1), tile=M, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=[tiledb.ZstdFilter()])]))
+    data = np.arange(6 * M, dtype=np.int64) * 3 - 7
+    for i in range(3):
+        with tiledb.open(uri, "w", timestamp=i + 1) as A:
+            A[i * M:(i + 1) * M] = data[i * M:(i + 1) * M]
+    evo = tiledb.ArraySchemaEvolution(tiledb.default_ctx())
+    evo.add_attribute(tiledb.Attr("b", dtype=np.int32, filters=[tiledb.LZ4Filter()]))
+    evo.array_evolve(uri)
+    for i in range(3, 6):
+        with tiledb.open(uri, "w", timestamp=i + 10) as A:
+            A[i * M:(i + 1) * M] = {"a": data[i * M:(i + 1) * M],
+                                    "b": (data[i * M:(i + 1) * M] % 1000).astype(np.int32)}
+    made = []
+    real = V.file_role
+    monkeypatch.setattr(V, "file_role", lambda *a: made.append(a[2]) or real(*a))
+    light = formats.open(uri, tree=False)
+    got = PLUGIN.values(light, "a")
+    assert made == ["a0.tdb", "a0.tdb"]   # one per schema
+    assert len({id(f.metadata.schema) for f in light.model.fragments}) == 2
+    with tiledb.open(uri) as A:
+        assert b"".join(bytes(e["raw"]) for e in got) == A[:]["a"].tobytes()
+        b_ref = A[3 * M:]["b"].tobytes()
+    assert _entries(formats.open(uri, tree=False)) == _entries(formats.open(uri))
+    b = _entries(formats.open(uri, tree=False), "b")
+    assert b == _entries(formats.open(uri), "b")
+    assert [bool(e[3]) for e in b] == [True] * 3 + [False] * 3
+    assert b"".join(e[1] for e in b) == b_ref
+
+
+def test_a_footer_the_layout_cannot_read_gives_the_trees_error(many, tmp_path):
+    """A footer whose length points before the sections' end: the layout read declines, the
+    general reader and the annotated parse say what is wrong, alike on both paths."""
+    uri = _copy(many, tmp_path)
+    frag = sorted(formats.open(uri, tree=False).model.fragments, key=lambda f: f.order_key())[7]
+    path = os.path.join(frag.path, "__fragment_metadata.tdb")
+    size = os.path.getsize(path)
+    with open(path, "r+b") as fh:   # footer length one byte short
+        fh.seek(size - 8)
+        flen = int.from_bytes(fh.read(8), "little")
+        fh.seek(size - 8)
+        fh.write((flen - 1).to_bytes(8, "little"))
+    light = _entries(formats.open(uri, tree=False))
+    assert light == _entries(formats.open(uri))
+    bad = [e for e in light if e[3]]
+    assert [e[0] for e in bad] == [frag.name] and "footer" in bad[0][3]
+
+
+@pytest.mark.parametrize("path", [
+    "/d/__1_2_" + "0" * 32 + "_22/__fragment_metadata.tdb",
+    "/__1_2_" + "0" * 32 + "_22/__fragment_metadata.tdb",
+    "/__fragment_metadata.tdb", "/d/f/", "/d/./__3_3_" + "1" * 32 + "_5/x",
+    "/d/../__3_3_" + "1" * 32 + "_5/x", "//d/__1_2_" + "0" * 32 + "_22/x",
+    "rel/__1_2_" + "0" * 32 + "_22/x", "/d/.hidden/__4_4_" + "2" * 32 + "_22/x",
+    "/d/__1_1_" + "a" * 32 + "/__fragment_metadata.tdb"])
+def test_fragment_name_of_a_normal_path_without_normpath(path):
+    """`_fragment_name` reads an already normal absolute path's folder name directly: the
+    name normpath and dirname give, on every path shape."""
+    from arrayscope.formats.tiledb import fragment_metadata as fmd
+
+    class Src:
+        def __init__(self, p):
+            self.path = p
+    folder = os.path.dirname(os.path.normpath(path))
+    if os.path.basename(folder) in ("", ".", ".."):
+        folder = os.path.dirname(os.path.abspath(path))
+    want = fmd.names.parse_name(os.path.basename(folder)) or {}
+    assert fmd._fragment_name(Src(path)) == want

@@ -37,7 +37,10 @@ def test_fast_footer_on_older_writers(schema_dir):
     _same_footers(os.path.dirname(schema_dir), None)
 
 
-def _same_footers(uri, key):
+def _same_footers(uri, key, planned_seen=None):
+    from arrayscope.formats.tiledb.footer_reader import _planned
+    from arrayscope.formats.tiledb.fragment_metadata import _find_unreferenced_processed
+
     doc = formats.open(uri, key=key)
     found = glob.glob(os.path.join(uri, "**", "__fragment_metadata.tdb"), recursive=True)
     assert found or not doc.model.fragments
@@ -50,6 +53,24 @@ def _same_footers(uri, key):
         assert fast.footer == slow.footer, p
         assert fast.footer.complete
         assert fast.encrypted == slow.encrypted
+        ft = slow.footer
+        planned = _planned(src.read(ft.offset, ft.size), ft.offset, slow.schema) \
+            if slow.schema is not None else None
+        if planned is not None:   # the layout read, not the general reader's
+            _find_unreferenced_processed(src, planned, ft.offset)   # (as the loaders do)
+            assert planned == slow.footer, p
+            if planned_seen is not None:
+                planned_seen.append(planned.version)
+
+
+def test_the_footer_layout_plan_is_taken():
+    """The per-schema layout (`footer_reader._planned`) reads the footers older writers
+    made, for every format from 16 (libtiledb 2.13) on: the comparisons above are not all
+    of the general reader."""
+    seen: list = []
+    for schema_dir in VERSIONED:
+        _same_footers(os.path.dirname(schema_dir), None, seen)
+    assert len(seen) >= 20 and set(range(16, 23)) <= set(seen), sorted(set(seen))
 
 
 @pytest.mark.parametrize("name", NAMES)
