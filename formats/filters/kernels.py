@@ -112,30 +112,74 @@ def bitunshuffle_blocks(src: Any, nb: int, b: int, esize: int, out: Any) -> None
 def double_delta_decode(words: Any, n: int, bitsize: int, v0: int, v1: int, out: Any) -> None:
     """n int64 values of a DOUBLE_DELTA part into `out`: v0, v1, then per value a sign bit
     and `bitsize` bits of |delta of deltas|, records of bitsize + 1 <= 63 bits packed MSB
-    first into the uint64 `words`; summed twice in wrapping int64 (as the writer). One
-    serial loop: measured faster than records first then the sums (13 against 19 us per
-    8192 values), the word-crossing branch is well predicted."""
+    first into the uint64 `words` (exactly the words the records need); summed twice in
+    wrapping int64 (as the writer). One serial pass over the records: measured faster than
+    records first then the sums (LLVM does not vectorise the unpack: it would take
+    gathers). Records of up to 57 bits are read branch-free from a byte-swapped copy of the
+    words, the stream as big-endian bytes: one unaligned 8-byte load covers a record
+    whatever its bit offset (7 bits at most + 57). Measured 8.8 against 13.4 us per 8192
+    values for the two-word read with its crossing branch, kept for 58-63 bits."""
     if n > 0:
         out[0] = v0
     if n > 1:
         out[1] = v1
-    width = bitsize + 1
-    mask = (np.uint64(1) << np.uint64(bitsize)) - np.uint64(1)
+    if n <= 2:
+        return
     d = np.int64(v1) - np.int64(v0)
     prev = np.int64(v1)
-    pos = 0
-    for i in range(2, n):
-        q = pos >> 6
-        o = pos & 63
-        rec = words[q] << np.uint64(o)
-        if o + width > 64:
-            rec |= words[q + 1] >> np.uint64(64 - o)
-        rec >>= np.uint64(64 - width)
+    o = out[2:n]
+    m = n - 2
+    if bitsize == 0:             # every record a (signed) zero: the deltas stay d
+        for i in range(m):
+            prev += d
+            o[i] = prev
+        return
+    if bitsize <= 56:
+        # the MSB-first bit stream as bytes in stream order (each word byte-swapped; LLVM
+        # vectorises it) and 8 zero bytes, so an 8-byte read at any record's byte is inside
+        nw = len(words)
+        be = np.empty(nw + 1, np.uint64)
+        be[nw] = 0
+        st = be.view(np.uint8)
+        wb = words.view(np.uint8)
+        for k in range(nw):
+            for j in range(8):
+                st[8 * k + j] = wb[8 * k + 7 - j]
+        width = np.uint64(bitsize + 1)
+        drop = np.uint64(64 - bitsize)
+        pos = np.uint64(0)
+        for i in range(m):
+            at = pos >> np.uint64(3)
+            # the 8 bytes at `at` big-endian (LLVM makes it one `movbe` load), record on top
+            x = ((np.uint64(st[at]) << np.uint64(56)) | (np.uint64(st[at + 1]) << np.uint64(48))
+                 | (np.uint64(st[at + 2]) << np.uint64(40))
+                 | (np.uint64(st[at + 3]) << np.uint64(32))
+                 | (np.uint64(st[at + 4]) << np.uint64(24))
+                 | (np.uint64(st[at + 5]) << np.uint64(16))
+                 | (np.uint64(st[at + 6]) << np.uint64(8)) | np.uint64(st[at + 7])) \
+                << (pos & np.uint64(7))
+            s = np.int64(x) >> np.int64(63)                                # sign: 0 or -1
+            mag = np.int64((x << np.uint64(1)) >> drop)
+            d += (mag ^ s) - s
+            prev += d
+            o[i] = prev
+            pos += width
+        return
+    width_i = bitsize + 1
+    mask = (np.uint64(1) << np.uint64(bitsize)) - np.uint64(1)
+    pos_i = 0
+    for i in range(m):
+        q = pos_i >> 6
+        b = pos_i & 63
+        rec = words[q] << np.uint64(b)
+        if b + width_i > 64:
+            rec |= words[q + 1] >> np.uint64(64 - b)
+        rec >>= np.uint64(64 - width_i)
         mag = np.int64(rec & mask)
         d += -mag if rec >> np.uint64(bitsize) else mag
         prev += d
-        out[i] = prev
-        pos += width
+        o[i] = prev
+        pos_i += width_i
 
 
 @kernel

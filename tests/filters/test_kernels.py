@@ -266,3 +266,65 @@ def test_delta_stacks_take_the_batch_plan(tmp_path, path, monkeypatch, codec):
     with_plan = error()
     monkeypatch.setattr(batch, "_typed_plan", lambda specs, info: None)
     assert with_plan and with_plan == error()
+
+
+def _dd_series(bitsize: int, n: int, seed: int) -> np.ndarray:
+    """int64 values whose deltas (the first included) and deltas of deltas need at most
+    `bitsize` bits of magnitude, exactly that many when n > 6: deltas in pairs r, -r with
+    r < 2**(bitsize-1) (the values stay near 0), and one pair giving -(2**bitsize - 1)."""
+    half = (1 << bitsize) // 2
+    d = np.zeros(n, np.int64)
+    if half:
+        r = np.random.default_rng(seed).integers(0, half - 1, n, endpoint=True)
+        d[0::2] = r[0::2]
+        d[1::2] = -r[0:n - 1:2]
+        if n > 6:
+            d[4], d[5] = half - 1, -half
+    return np.cumsum(d) - np.int64(1 << 40)
+
+
+DD_SPEC = ("reinterpret", 17)
+
+
+@pytest.mark.parametrize("bitsize", range(63))
+def test_double_delta_every_width(path, bitsize):
+    """Records of every width 1..63 (bitsize 0..62: the branch-free 8-byte read up to 57
+    bits, the two-word read above), part lengths whose records end anywhere in the last
+    word, and parts of 0-3 values: the kernel (jit) and the numpy path decode what the
+    encoder wrote."""
+    from arrayscope.formats.filters.base import DataInfo, FilterSpec
+    from arrayscope.formats.filters.deltas import DoubleDelta
+
+    spec, info = FilterSpec(6, {"level": -1, DD_SPEC[0]: DD_SPEC[1]}), DataInfo(1, 1, "a", False)
+    codec = DoubleDelta()
+    for n in (0, 1, 2, 3, 4, 9, 64 + 3, 1000 + bitsize):
+        data = _dd_series(bitsize, n, 1000 * bitsize + n)
+        enc = codec.compress_part(data.tobytes(), spec, info)
+        if n > 5:
+            assert enc[0] == max(bitsize, 1)   # the writer makes no 0-bit records
+        back = codec.decompress_part(enc, 8 * n, spec, info)
+        assert back == data.tobytes(), (bitsize, n)
+
+
+def test_double_delta_zero_bit_records(monkeypatch):
+    """bitsize 0 (one sign bit a record, magnitudes all zero; the writer makes none, the
+    kernel takes them): the deltas stay v1 - v0."""
+    monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+    assert compiled._load() is not None
+    fn = kernels.double_delta_decode.get(1)
+    assert fn is not None
+    n = 70
+    words = np.full(2, 0xA5A5A5A5A5A5A5A5, np.uint64)[:-(-(n - 2) // 64)]
+    out = np.empty(n, np.int64)
+    fn(words, n, 0, 5, 12, out)
+    assert out.tolist() == [5 + 7 * i for i in range(n)]
+
+
+@pytest.mark.parametrize("bitsize", [0, 1, 7, 56, 57, 62])
+def test_double_delta_widths_tiledb(tmp_path, path, bitsize):
+    """DOUBLE_DELTA parts libtiledb wrote at the widths where the kernel changes reads
+    (0, 57 / 58 bits, the widest): bit-exact with tiledb-py."""
+    data = _dd_series(bitsize, 3 * 4099, bitsize)
+    uri = str(tmp_path / "a")
+    write_dense(uri, data, [tiledb.DoubleDeltaFilter()], tile=4099)
+    assert _decode(uri) == read_back(uri).tobytes()
