@@ -322,8 +322,9 @@ def test_double_delta_zero_bit_records(monkeypatch):
 
 @pytest.mark.parametrize("bitsize", [0, 1, 7, 56, 57, 62])
 def test_double_delta_widths_tiledb(tmp_path, path, bitsize):
-    """DOUBLE_DELTA parts libtiledb wrote at the widths where the kernel changes reads
-    (0, 57 / 58 bits, the widest): bit-exact with tiledb-py."""
+    """DOUBLE_DELTA parts libtiledb wrote with records of 2 (all deltas equal: libtiledb
+    makes no 1-bit records), 2, 8, 57 (the widest 8-byte read), 58 (the two-word read) and
+    63 bits (the widest): bit-exact with tiledb-py."""
     data = _dd_series(bitsize, 3 * 4099, bitsize)
     uri = str(tmp_path / "a")
     write_dense(uri, data, [tiledb.DoubleDeltaFilter()], tile=4099)
