@@ -443,22 +443,12 @@ def verify_chunks(document, root: Node, items=None) -> List[object]:
         keep.add(ci, tile, r.decoded)
 
     spliced = items is not None
-    items = _batched(items if spliced else _walk(root, runs=True))
-    if _workers() <= 1 or spliced:
-        for item in items:
-            if isinstance(item, _Splice):
-                out.extend(item.found)
-                continue
-            ci, tile = item
-            r, err = _run_one(ci, key, tile)
-            take(ci, tile, r, err)
-    else:
-        for batch, results in _in_threads(items, key):
-            if results is None:   # a _Splice, in its place
-                out.extend(batch[0].found)
-                continue
-            for (ci, tile), (r, err) in zip(batch, results):
-                take(ci, tile, r, err)
+    walk = _batched(items if spliced else _walk(root, runs=True))
+    for got in _checked(walk, key, 1 if spliced else _workers()):
+        if isinstance(got, _Splice):
+            out.extend(got.found)
+        else:
+            take(*got)
     keep.flush()
     return out
 
@@ -511,12 +501,171 @@ def _run_one(ci: ChunkInfo, key, tile) -> Tuple[Optional[_Checked], Optional[Exc
         return None, e
 
 
-def _in_threads(items: Iterable[Tuple[ChunkInfo, Optional[TileInfo]]], key):
-    """(batch, its results) in order, the batches checked on a thread pool, a few ahead."""
-    from collections import deque
+Result = Tuple[ChunkInfo, Optional[TileInfo], Optional[_Checked], Optional[Exception]]
+
+# Chunks left to the per-chunk path are checked this many (or bytes) at a time between the
+# fast windows: bounded memory for a million tiles, few waits for the pool.
+_SLOW_CHUNKS = 8 * _BATCH_CHUNKS
+_SLOW_BYTES = 8 * _BATCH_BYTES
+
+
+def _checked(items, key, workers: int) -> Iterable[Union[_Splice, Result]]:
+    """Each chunk of `items` with its check, in order (`_Splice`s in their place). The
+    chunks of pipelines `tile_batch.chunk_plan` covers are decoded in windows, one slice of
+    a window per thread (`_FastChunks`); the rest, and what a window leaves, are checked one
+    by one, on the pool in batches (`_slow`). One pool for the whole walk."""
     from concurrent.futures import ThreadPoolExecutor
 
-    workers = _workers()
+    pool = ThreadPoolExecutor(workers) if workers > 1 else None
+    fast = _FastChunks(key, pool, workers)
+    slow: list = []
+    size = 0
+    try:
+        for item in items:
+            if not isinstance(item, _Splice):
+                ci, tile = item
+                how = fast.how(ci)
+                if how != _SLOW:
+                    if slow:
+                        yield from _slow(slow, key, pool, workers)
+                        slow, size = [], 0
+                    if how == _FAST:
+                        yield from fast.add(ci, tile)
+                    else:   # the first chunk of its file: checked in full first
+                        yield from fast.flush()
+                        r, err = _run_one(ci, key, tile)
+                        fast.probed(ci, r, err)
+                        yield ci, tile, r, err
+                    continue
+                size += ci.filtered_length + ci.original_length
+            yield from fast.flush()
+            slow.append(item)
+            if len(slow) >= _SLOW_CHUNKS or size >= _SLOW_BYTES:
+                yield from _slow(slow, key, pool, workers)
+                slow, size = [], 0
+        yield from fast.flush()
+        yield from _slow(slow, key, pool, workers)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+
+_FAST, _PROBE, _SLOW = "fast", "probe", "slow"
+_CHUNK_MAX = 64 << 20    # a chunk declaring more cells goes the per-chunk way (its limits)
+_WINDOW_CELLS = 64 << 20  # decoded bytes of one window (plus one chunk)
+
+
+class _FastChunks:
+    """Chunks of one file and pipeline gathered into a window (up to `tile_batch.WINDOW`
+    stored bytes, `_WINDOW_CELLS` decoded), then decoded together by
+    `tile_batch.decode_chunks`; each comes out clean (no finding, its cells) or through the
+    per-chunk checks, which say what is wrong."""
+
+    def __init__(self, key, pool, workers: int):
+        self.key, self.pool, self.workers = key, pool, workers
+        self.plans: Dict[Tuple[int, int], Tuple[Any, int, Any, Any]] = {}
+        self.probes: Dict[Tuple[str, int], bool] = {}   # (file name, pipeline) -> clean
+        self.items: List[Tuple[ChunkInfo, Optional[TileInfo]]] = []
+        self.lo = self.hi = self.cells = 0
+        self.group: Optional[Tuple[int, int]] = None
+
+    def _plan(self, ci: ChunkInfo) -> Tuple[Any, int]:
+        k = (id(ci.specs), id(ci.info))
+        got = self.plans.get(k)
+        if got is None:
+            from .tile_batch import chunk_plan, plan_metadata
+
+            p = chunk_plan(ci.specs, ci.info)
+            # the objects are kept: an id is not reused while this walk runs
+            got = self.plans[k] = (p, plan_metadata(p) if p is not None else 0, ci.specs,
+                                   ci.info)
+        return got[0], got[1]
+
+    def how(self, ci: ChunkInfo) -> str:
+        if ci.blocked is not None or not hasattr(ci.source, "path"):
+            return _SLOW
+        p, mdl = self._plan(ci)
+        if p is None or ci.metadata_length != mdl or not 0 < ci.original_length <= _CHUNK_MAX \
+                or ci.metadata_offset < 0 or \
+                ci.data_offset + ci.filtered_length > getattr(ci.source, "size", 0):
+            return _SLOW
+        state = self.probes.get((_src_name(ci), id(ci.specs)))
+        return _PROBE if state is None else _FAST if state else _SLOW
+
+    def probed(self, ci: ChunkInfo, r: Optional[_Checked], err: Optional[Exception]) -> None:
+        """The file's first chunk checked in full: clean and decoded, its other chunks come
+        here; else (a forward that raises, damage) every one of them is checked in full."""
+        self.probes[(_src_name(ci), id(ci.specs))] = \
+            err is None and r is not None and not r.findings and r.decoded is not None
+
+    def add(self, ci: ChunkInfo, tile: Optional[TileInfo]) -> Iterable[Result]:
+        from .tile_batch import WINDOW
+
+        group = (id(ci.source), id(ci.specs))
+        lo = min(self.lo, ci.metadata_offset)
+        hi = max(self.hi, ci.data_offset + ci.filtered_length)
+        if self.items and (group != self.group or hi - lo > WINDOW or
+                           self.cells + ci.original_length > _WINDOW_CELLS):
+            yield from self.flush()
+            lo, hi = ci.metadata_offset, ci.data_offset + ci.filtered_length
+        self.group, self.lo, self.hi = group, lo, hi
+        self.items.append((ci, tile))
+        self.cells += ci.original_length
+
+    def flush(self) -> Iterable[Result]:
+        items, lo, hi = self.items, self.lo, self.hi
+        self.items, self.cells, self.group = [], 0, None
+        if not items:
+            return
+        import numpy as np
+
+        from .tile_batch import decode_chunks
+
+        first = items[0][0]
+        src = first.source
+        p = self._plan(first)[0]
+        view = src.view(lo, hi - lo)   # what a file that shrank lacks, the chunks it cuts
+        chunks = []                    # fail in `reverse_into` and are checked in full
+        at = 0
+        for ci, _t in items:
+            m, d = ci.metadata_offset - lo, ci.data_offset - lo
+            chunks.append((view[m:m + ci.metadata_length], view[d:d + ci.filtered_length],
+                           ci.original_length, at))
+            at += ci.original_length
+        out = np.empty(at, np.uint8)
+        left = set(decode_chunks(first.specs, first.info, p, chunks, out, self.pool,
+                                 self.workers))
+        done = stored = 0
+        results: List[Result] = []
+        for (ci, tile), (_m, _d, n, pos) in zip(items, chunks):
+            if len(results) in left:
+                results.append((ci, tile) + _run_one(ci, self.key, tile))
+                continue
+            r = _Checked()
+            r.decoded = (out[pos:pos + n], None)   # type: ignore[assignment]
+            results.append((ci, tile, r, None))
+            done += 1
+            stored += ci.metadata_length + ci.filtered_length
+        if done:
+            tally().batch(_src_name(first), done, stored)
+        release = getattr(src, "release", None)
+        if release is not None:   # the stored pages read once: not kept resident
+            release(lo, hi - lo)
+        self.lo = self.hi = 0
+        yield from results
+
+
+def _slow(items: list, key, pool, workers: int) -> Iterable[Union[_Splice, Result]]:
+    """The per-chunk checks of `items` in order: in this thread, or on the pool (batches of
+    `_BATCH_CHUNKS` chunks or `_BATCH_BYTES` bytes, a few ahead; batches of tiny chunks run
+    here: Python-bound, threads would only fight over the GIL)."""
+    from collections import deque
+
+    if pool is None:
+        for item in items:
+            yield item if isinstance(item, _Splice) else (item[0], item[1]) + _run_one(
+                item[0], key, item[1])
+        return
 
     def run(batch):
         return [_run_one(ci, key, tile) for ci, tile in batch]
@@ -540,29 +689,28 @@ def _in_threads(items: Iterable[Tuple[ChunkInfo, Optional[TileInfo]]], key):
         if batch:
             yield batch, size
 
-    with ThreadPoolExecutor(workers) as ex:
-        pending: deque = deque()
-        for batch, size in batches():
-            if size < 0:   # a _Splice: no work, kept in order
-                while pending:
-                    b, fut = pending.popleft()
-                    yield b, fut.result()
-                yield batch, None
-                continue
-            if size < _THREAD_MIN_BYTES:
-                # tiny chunks: Python-bound, threads would only fight over the GIL
-                while pending:
-                    b, fut = pending.popleft()
-                    yield b, fut.result()
-                yield batch, run(batch)
-                continue
-            pending.append((batch, ex.submit(run, batch)))
-            if len(pending) > 2 * workers:
+    def done(batch, results):
+        for (ci, tile), (r, err) in zip(batch, results):
+            yield ci, tile, r, err
+
+    pending: deque = deque()
+    for batch, size in batches():
+        if size < 0 or size < _THREAD_MIN_BYTES:   # a _Splice, or tiny chunks: here, in order
+            while pending:
                 b, fut = pending.popleft()
-                yield b, fut.result()
-        while pending:
+                yield from done(b, fut.result())
+            if size < 0:
+                yield batch[0]
+            else:
+                yield from done(batch, run(batch))
+            continue
+        pending.append((batch, pool.submit(run, batch)))
+        if len(pending) > 2 * workers:
             b, fut = pending.popleft()
-            yield b, fut.result()
+            yield from done(b, fut.result())
+    while pending:
+        b, fut = pending.popleft()
+        yield from done(b, fut.result())
 
 
 class _TileKeeper:
@@ -596,7 +744,25 @@ class _TileKeeper:
         name = getattr(t.source, "name", None)
         if name is not None:
             self.cache.put(self.cache.key(name, t.offset, t.specs, t.info),
-                           join_chunks(parts))
+                           _adjacent(parts) or join_chunks(parts))
+
+
+def _adjacent(parts: list) -> Optional[Tuple[Any, None]]:
+    """The tile's cells as one slice when its chunks were decoded side by side into one
+    array (`_FastChunks`): no copy; else None."""
+    if len(parts) < 2 or any(o is not None or not hasattr(c, "base") for c, o in parts):
+        return None
+    import numpy as np
+
+    first = parts[0][0]
+    base, at = first.base, first.ctypes.data
+    for c, _o in parts:
+        if c.base is not base or c.ctypes.data != at:
+            return None
+        at += len(c)
+    whole = np.asarray(base)
+    start = first.ctypes.data - whole.ctypes.data
+    return whole[start:start + (at - first.ctypes.data)], None
 
 
 def verify_bookkeeping(document) -> List[object]:
