@@ -32,7 +32,7 @@ from ..findings import (
 )
 from ..forward_check import DIFFERENT, FAILED, TOLERATED, check_forward
 from ..node import ERROR, OK, WARNING, Node
-from ..verify import tally
+from ..verify import folder_bytes, tally
 from . import layout, tile_cache
 from .data_files import TileRun, data_file_stem
 from .rawtile import TileError, join_chunks
@@ -839,6 +839,7 @@ def verify_streamed(document) -> List[object]:
                 _guard(mine, where, lambda: check_fragment_cells(document, array, frag, key))
                 book[frag.path] = [f if isinstance(f, Finding) else as_finding(f, document)
                                    for f in mine]
+                tally().finished(folder_bytes(frag.path), document.relname(frag.path))
             node.release_deferred()
 
     from .cell_checks import check_fragment_cells
