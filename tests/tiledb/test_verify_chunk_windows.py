@@ -1,0 +1,183 @@
+"""verify decodes the chunks of multi-chunk tiles in windows (`checks._FastChunks`,
+`tile_batch.decode_chunks`: `filters.batch.reverse_into` a slice per thread) for
+[shuffle, codec], [codec] and [shuffle] pipelines, and gives exactly what the per-chunk
+checks give: on arrays tiledb-py 0.36.1 writes (64 KiB chunks, tiles of 4 and 8 chunks),
+clean and with planted damage, on one thread and on two, with the compiled kernels and
+with numpy only. The cells it keeps for the cell checks are the cells tiledb-py reads."""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import struct
+
+import numpy as np
+import pytest
+import tiledb
+
+from arrayscope import formats
+from arrayscope.formats.tiledb import checks, tile_batch, tile_cache, values
+from arrayscope.formats.verify import open_for_verify, verify_report
+
+N = 4 * 65536     # cells: int64 tiles of 32768 cells = 4 chunks of 64 KiB
+TILE = 32768
+
+
+@pytest.fixture(params=["jit", "numpy"])
+def jit(request, monkeypatch):
+    if request.param == "numpy":
+        monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
+    else:
+        monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+    return request.param
+
+
+@pytest.fixture(params=[1, 2])
+def threads(request, monkeypatch):
+    monkeypatch.setattr(values, "_WORKERS", request.param)
+    return request.param
+
+
+def _walk(n):
+    return np.cumsum(np.random.default_rng(5).integers(-50, 50, n)).astype(np.int64)
+
+
+ATTRS = {   # name -> (dtype, filters, data)
+    "a": (np.int64, [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter()], lambda: _walk(N)),
+    "b": (np.float64, [tiledb.ZstdFilter()],
+          lambda: np.random.default_rng(6).standard_normal(N)),
+    "c": (np.int32, [tiledb.BitShuffleFilter(), tiledb.LZ4Filter()],
+          lambda: _walk(N).astype(np.int32)),
+    "e": (np.int16, [tiledb.ByteShuffleFilter()], lambda: (_walk(N) % 3000).astype(np.int16)),
+}
+
+
+@pytest.fixture(scope="module")
+def dense(tmp_path_factory):
+    uri = str(tmp_path_factory.mktemp("windows") / "dense")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, N - 1), tile=TILE, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr(k, dtype=dt, filters=f) for k, (dt, f, _d) in ATTRS.items()]))
+    data = {k: d() for k, (_dt, _f, d) in ATTRS.items()}
+    half = N // 2
+    for k, (lo, hi) in enumerate([(0, half), (half, N)]):   # two fragments
+        with tiledb.open(uri, "w", timestamp=k + 1) as A:
+            A[lo:hi] = {name: v[lo:hi] for name, v in data.items()}
+    return uri
+
+
+def _run(uri):
+    r = verify_report(open_for_verify(uri))
+    return [f.to_json() for f in r.findings], r.tally.tiles, r.tally.nbytes
+
+
+def _both(uri, monkeypatch):
+    """(findings, tiles, bytes) with the chunk windows, and by the per-chunk checks only."""
+    fast = _run(uri)
+    with monkeypatch.context() as m:
+        m.setattr(tile_batch, "ENABLED", False)
+        ref = _run(uri)
+    return fast, ref
+
+
+def test_windows_taken_and_same_as_per_chunk(dense, jit, threads, monkeypatch):
+    calls = {"windows": 0, "full": 0}
+    real_decode, real_one = tile_batch.decode_chunks, checks._check_chunk
+
+    def decode(*a, **k):
+        calls["windows"] += 1
+        return real_decode(*a, **k)
+
+    def one(ci, *a, **k):
+        if os.path.basename(ci.source.name).startswith("a"):   # the data files' chunks
+            calls["full"] += 1
+        return real_one(ci, *a, **k)
+    monkeypatch.setattr(tile_batch, "decode_chunks", decode)
+    monkeypatch.setattr(checks, "_check_chunk", one)
+    fast = _run(dense)
+    # 2 fragments x 4 files of 4 tiles (4, 4, 2 and 1 chunks): the first chunk of each
+    # file checked in full (the probe), the rest in one window a file
+    assert calls["full"] == 8
+    assert calls["windows"] == 8
+    monkeypatch.setattr(tile_batch, "ENABLED", False)
+    ref = _run(dense)
+    assert fast == ref
+    assert fast[0] == []
+    # every chunk checked (2 fragments x 4 tiles x 4 + 4 + 2 + 1 chunks), the cells too
+    assert calls["full"] == 8 + 2 * 4 * (4 + 4 + 2 + 1)
+
+
+def test_cells_kept_are_what_tiledb_reads(dense, jit, threads, monkeypatch):
+    """Every tile the windows decoded, put into the tile cache for the cell checks, holds
+    the cells tiledb-py reads for it."""
+    kept = {}
+    real_put = tile_cache.TileCache.put
+
+    def put(self, key, decoded):
+        kept[(key[0], key[1])] = bytes(decoded[0])
+        return real_put(self, key, decoded)
+    monkeypatch.setattr(tile_cache.TileCache, "put", put)
+    _run(dense)
+    with tiledb.open(dense) as A:
+        theirs = {k: A[:][k] for k in ATTRS}
+    frags = sorted(glob.glob(os.path.join(dense, "__fragments", "*")))
+    assert len(frags) == 2
+    for k, name in enumerate(ATTRS):
+        stem = f"a{k}.tdb"
+        for f, frag in enumerate(frags):
+            src = os.path.relpath(os.path.join(frag, stem), dense)
+            tiles = [v for (s, _o), v in sorted(kept.items()) if s == src]
+            assert len(tiles) == 4, (src, len(tiles))   # every tile of the file, kept whole
+            lo = f * (N // 2)
+            want = theirs[name][lo:lo + N // 2].tobytes()
+            assert b"".join(tiles) == want, src
+
+
+def _chunk_at(path, tile_offset, k):
+    """(metadata offset, data offset) of chunk k of the tile at `tile_offset`."""
+    raw = open(path, "rb").read()
+    at = tile_offset + 8
+    for i in range(k + 1):
+        orig, filt, mdl = struct.unpack_from("<III", raw, at)
+        if i == k:
+            return at + 12, at + 12 + mdl
+        at += 12 + mdl + filt
+    raise AssertionError
+
+
+@pytest.mark.parametrize("case", ["a-zstd-byte", "a-part-table", "b-orig-length",
+                                  "c-lz4-byte", "e-shuffle-table", "b-first-chunk"])
+def test_planted_damage_same_findings(dense, tmp_path, jit, threads, monkeypatch, case):
+    uri = str(tmp_path / "d")
+    shutil.copytree(dense, uri)
+    frag = sorted(glob.glob(os.path.join(uri, "__fragments", "*")))[1]
+    name = {"a": "a0.tdb", "b": "a1.tdb", "c": "a2.tdb", "e": "a3.tdb"}[case[0]]
+    path = os.path.join(frag, name)
+    doc = formats.open(uri)
+    offsets = [n.offset for n in doc.root.walk(expand_lazy=True)
+               if n.kind == "tile" and getattr(n.source, "name", "").endswith(
+                   os.path.relpath(path, uri))]
+    doc.close()
+    assert len(offsets) == 4
+    if case == "b-first-chunk":   # the probe fails: the file's chunks all checked in full
+        md, data = _chunk_at(path, offsets[0], 0)
+    else:
+        md, data = _chunk_at(path, offsets[1], {"a": 2, "b": 2, "c": 1, "e": 0}[case[0]])
+    with open(path, "r+b") as fh:
+        if case in ("a-zstd-byte", "c-lz4-byte"):
+            fh.seek(data + 40)
+            fh.write(b"\xff\xff\xff")
+        elif case in ("a-part-table", "b-first-chunk"):
+            fh.seek(md)                       # the compressor's part counts: 1, 1 -> 2, 1
+            fh.write(struct.pack("<I", 2))
+        elif case == "b-orig-length":
+            fh.seek(md - 12)                  # the chunk header's original length
+            fh.write(struct.pack("<I", 65535))
+        elif case == "e-shuffle-table":
+            fh.seek(md + 4)                   # the shuffle's one part: its size
+            fh.write(struct.pack("<I", 65528))
+    fast, ref = _both(uri, monkeypatch)
+    assert fast == ref
+    errors = [f for f in fast[0] if f["status"] == "error"]
+    assert errors, fast[0]
+    assert any(f["source"].endswith(name) for f in errors), errors
