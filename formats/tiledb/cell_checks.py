@@ -115,8 +115,9 @@ def _decode_all(document, frag: Fragment, fm: FragmentMetadata, schema: ArraySch
         for i in range(n):   # tiles the chunk checks left decoded
             if inside[i]:
                 hit = cache.take(cache.key(name, starts[i], role.specs, role.info))
-                if hit is not None:
-                    out[i] = _Tile(i, starts[i], bytes(hit[0]), hit[1])
+                if hit is not None:   # var cells are sliced and compared: as bytes
+                    data = bytes(hit[0]) if role.part == "var" else memoryview(hit[0])
+                    out[i] = _Tile(i, starts[i], data, hit[1])  # type: ignore[arg-type]
     from .tile_batch import decode_run
 
     want = np.array([o is None for o in out], dtype=bool) & np.array(inside, dtype=bool)
@@ -436,27 +437,46 @@ def _stats_vectorised(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]]
     usable = [t for t in fixed if t is not None and
               (masks[t.index] is None or len(masks[t.index]) == len(t.data) // isz)]
     want = _want_sums(s_arr, dt) if s_arr is not None else None
+    groups: List[List[_Tile]] = []
     group: List[_Tile] = []
     size = 0
     for t in usable:   # groups of tiles in order: the temporaries stay STATS_GROUP_BYTES-sized
         group.append(t)
         size += len(t.data)
         if size >= STATS_GROUP_BYTES:
-            _stats_group(out, src, fld, group, masks, dt, mins_a, maxs_a, want, padded_stats)
+            groups.append(group)
             group, size = [], 0
     if group:
-        _stats_group(out, src, fld, group, masks, dt, mins_a, maxs_a, want, padded_stats)
+        groups.append(group)
+    for group, st in zip(groups, _group_stats(groups, masks, dt)):
+        _stats_group(out, src, fld, group, st, dt, mins_a, maxs_a, want, padded_stats)
 
 
 STATS_GROUP_BYTES = 8 << 20
 
 
-def _stats_group(out: _Out, src: str, fld, tiles: List[_Tile], masks, dt: np.dtype, mins_a,
-                 maxs_a, want, padded_stats: bool) -> None:
+def _group_stats(groups: List[List[_Tile]], masks, dt: np.dtype):
+    """`tile_stats` of each group, in order: a group per thread at a time when there are
+    several (numpy's reductions run without the GIL), at most one group's temporaries per
+    thread."""
     from .tile_stats import tile_stats
+    from .values import _WORKERS
 
-    st = tile_stats([t.data for t in tiles], [t.index for t in tiles],
-                    [masks[t.index] for t in tiles], dt)
+    def one(tiles: List[_Tile]):
+        return tile_stats([t.data for t in tiles], [t.index for t in tiles],
+                          [masks[t.index] for t in tiles], dt)
+    if _WORKERS <= 1 or len(groups) < 2:
+        for g in groups:
+            yield one(g)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(_WORKERS, len(groups))) as ex:
+        yield from ex.map(one, groups)
+
+
+def _stats_group(out: _Out, src: str, fld, tiles: List[_Tile], st, dt: np.dtype, mins_a,
+                 maxs_a, want, padded_stats: bool) -> None:
     live = (st.count > 0) & ~st.nonfinite
     flag = np.zeros(len(tiles), bool)
     checks: List[Optional[np.ndarray]] = []
@@ -544,6 +564,8 @@ def _dense_written(fm: FragmentMetadata, schema: ArraySchema,
     total = sum(c for c in counts if c is not None)
     if any(len(c) != total for c in cols):
         return None
+    if _tiles_inside(schema, fm):   # every mask all True: the statistics take every cell
+        return [None] * len(counts)
     ok = np.ones(total, bool)
     for c, (lo, hi) in zip(cols, fm.non_empty_domain or []):
         ok &= (c >= lo) & (c <= hi)
@@ -554,6 +576,21 @@ def _dense_written(fm: FragmentMetadata, schema: ArraySchema,
         out.append(ok[pos:pos + k])
         pos += k
     return out
+
+
+def _tiles_inside(schema: ArraySchema, fm: FragmentMetadata) -> bool:
+    """The fragment's non-empty domain is whole tiles along every dimension: every stored
+    cell lies inside it (a mask of None then counts what an all-True one counts, without
+    a coordinate per cell)."""
+    from .dense_coords import tile_grid
+
+    ned = fm.non_empty_domain or []
+    try:
+        grid = tile_grid(schema, ned)
+        return all(start == int(lo) and start + tiles * ext - 1 == int(hi)
+                   for (start, tiles, ext), (lo, hi) in zip(grid, ned))
+    except (ValueError, TypeError, OverflowError):
+        return False
 
 
 def _check_sum(out: _Out, src: str, fld, t: _Tile, vals: np.ndarray, dt: np.dtype,

@@ -16,6 +16,7 @@ import pytest
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats.findings import TILE_STAT
 from arrayscope.formats.tiledb import checks, tile_batch, tile_cache, values
 from arrayscope.formats.verify import open_for_verify, verify_report
 
@@ -181,3 +182,30 @@ def test_planted_damage_same_findings(dense, tmp_path, jit, threads, monkeypatch
     errors = [f for f in fast[0] if f["status"] == "error"]
     assert errors, fast[0]
     assert any(f["source"].endswith(name) for f in errors), errors
+
+
+def test_whole_tile_domain_masks_nothing(dense, tmp_path, monkeypatch):
+    """A dense fragment whose non-empty domain is whole tiles: every stored cell is inside,
+    so the statistics take every cell without a mask (cell_checks._tiles_inside) — the same
+    findings as the per-cell masks, clean and with a cell changed under its tile's sum."""
+    from arrayscope.formats.tiledb import cell_checks
+
+    uri = str(tmp_path / "d")
+    shutil.copytree(dense, uri)
+    frag = sorted(glob.glob(os.path.join(uri, "__fragments", "*")))[0]
+    path = os.path.join(frag, "a3.tdb")   # [ByteShuffle] alone: a stored int16 cell
+    md, data = _chunk_at(path, 0, 0)
+    with open(path, "r+b") as fh:
+        fh.seek(data + 5000)              # one byte of the shuffled cells: a changed value
+        old = fh.read(1)
+        fh.seek(data + 5000)
+        fh.write(bytes([old[0] ^ 0x10]))
+    seen = []
+    real = cell_checks._tiles_inside
+    monkeypatch.setattr(cell_checks, "_tiles_inside",
+                        lambda s, fm: seen.append(real(s, fm)) or seen[-1])
+    got = _run(uri)
+    assert seen and all(seen)             # both fragments: whole tiles
+    monkeypatch.setattr(cell_checks, "_tiles_inside", lambda s, fm: False)
+    assert _run(uri) == got
+    assert any(f["code"] == TILE_STAT for f in got[0]), got[0]
