@@ -7,8 +7,8 @@ and maximum of the cells counted (validity and dense written-region masks applie
 same of the stored cells (padding included), the integer sum wrapped to 64 bits, whether
 a float tile holds a non-finite value, whether an integer sum may have saturated (then it
 is not compared), and the float sum added in cell order, as the writer adds
-(`seq_sums`: a row-wise cumsum per cell count; for many distinct counts a compiled kernel, or
-a loop of `np.cumsum` per tile)."""
+(`seq_sums`: a compiled kernel; without one a row-wise cumsum per cell count, or for many
+distinct counts a loop of `np.cumsum` per tile)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -68,6 +68,10 @@ def seq_sums(vals: np.ndarray, counts: np.ndarray) -> np.ndarray:
         one = counts == 1
         out[one] = v[starts[one]]
         return out
+    fn = _seq_sums_kernel.get(v.nbytes)
+    if fn is not None:   # one pass in order, no temporaries (the rows below copy twice)
+        fn(v, starts, counts.astype(np.int64), out)
+        return out
     sizes = np.unique(counts)
     if len(sizes) <= ROWS_AT_ONCE:
         # tiles of one cell count as the rows of a matrix: a cumsum along each row adds in
@@ -78,10 +82,6 @@ def seq_sums(vals: np.ndarray, counts: np.ndarray) -> np.ndarray:
             rows = np.flatnonzero(counts == c)
             idx = starts[rows][:, None] + np.arange(c)[None, :]
             out[rows] = np.cumsum(v[idx], axis=1)[:, -1]
-        return out
-    fn = _seq_sums_kernel.get(v.nbytes)
-    if fn is not None:
-        fn(v, starts, counts.astype(np.int64), out)
         return out
     for k in np.flatnonzero(counts).tolist():
         a = int(starts[k])
@@ -111,20 +111,21 @@ def tile_stats(datas: Sequence[bytes], index: List[int], masks: Sequence[Optiona
     hi = np.iinfo(dt).max if dt.kind in "iu" else np.inf
     mins = _reduce(np.minimum, vals, count, hi)
     maxs = _reduce(np.maximum, vals, count, lo)
-    smins = _reduce(np.minimum, allv, stored_n, hi)
-    smaxs = _reduce(np.maximum, allv, stored_n, lo)
+    if vals is allv:   # no mask: the stored cells are the cells counted
+        smins, smaxs = mins, maxs
+    else:
+        smins = _reduce(np.minimum, allv, stored_n, hi)
+        smaxs = _reduce(np.maximum, allv, stored_n, lo)
     n = len(datas)
     if dt.kind == "f":
-        bad = (~np.isfinite(vals)).astype(np.int64)
-        nonfinite = np.zeros(n, bool)
-        nz = count > 0
-        if nz.any():
-            nonfinite[nz] = np.add.reduceat(bad, _segments(count)[nz]) > 0
+        # np.minimum / np.maximum propagate NaN and an infinity is a minimum or a maximum:
+        # a tile holds a non-finite cell exactly when its minimum or maximum is one
+        nonfinite = (count > 0) & ~(np.isfinite(mins) & np.isfinite(maxs))
         sums = seq_sums(vals, count)
         saturates = np.zeros(n, bool)
     else:
         nonfinite = np.zeros(n, bool)
-        wide = vals.astype(np.uint64 if dt.kind == "u" else np.int64)
+        wide = vals.astype(np.uint64 if dt.kind == "u" else np.int64, copy=False)
         sums = np.zeros(n, wide.dtype)
         nz = count > 0
         if nz.any():

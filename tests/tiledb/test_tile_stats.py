@@ -1,0 +1,59 @@
+"""tile_stats against a per-tile reference: non-finite float tiles found from their minimum
+and maximum, the stored minimum and maximum under a mask and without one, integer sums."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arrayscope.formats.tiledb.tile_stats import tile_stats
+
+
+@pytest.fixture(params=["jit", "numpy"])
+def jit(request, monkeypatch):
+    if request.param == "numpy":
+        monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
+    else:
+        monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+
+
+def _tiles(dt, rng, n=300):
+    counts = rng.integers(0, 40, n)
+    tiles = []
+    for c in counts:
+        if dt.kind == "f":
+            v = rng.standard_normal(int(c)).astype(dt)
+            if c and rng.random() < 0.3:   # NaN, +inf or -inf somewhere in a third of them
+                v[rng.integers(0, c)] = rng.choice([np.nan, np.inf, -np.inf])
+        else:
+            v = rng.integers(-1000, 1000, int(c)).astype(dt)
+        tiles.append(v)
+    return tiles
+
+
+@pytest.mark.parametrize("dtype", ["<f8", "<f4", "<i8", "<u2"])
+@pytest.mark.parametrize("masked", [False, True])
+def test_tile_stats_per_tile(jit, dtype, masked):
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(3)
+    tiles = _tiles(dt, rng)
+    masks = [rng.random(len(t)) < 0.7 if masked else None for t in tiles]
+    st = tile_stats([t.tobytes() for t in tiles], list(range(len(tiles))), masks, dt)
+    for k, (t, m) in enumerate(zip(tiles, masks)):
+        v = t if m is None else t[m]
+        assert st.count[k] == len(v)
+        if len(t):
+            assert st.stored_mins[k].tobytes() == t.min().tobytes()
+            assert st.stored_maxs[k].tobytes() == t.max().tobytes()
+        if not len(v):
+            assert not st.nonfinite[k]
+            continue
+        assert st.mins[k].tobytes() == v.min().tobytes()
+        assert st.maxs[k].tobytes() == v.max().tobytes()
+        if dt.kind == "f":
+            assert st.nonfinite[k] == (not np.all(np.isfinite(v)))
+            if np.all(np.isfinite(v)):
+                assert st.sums[k] == float(np.cumsum(v.astype(np.float64))[-1])
+        else:
+            assert int(st.sums[k]) == int(v.sum(dtype=np.int64 if dt.kind == "i" else np.uint64))
+    if dt.kind == "f":
+        assert st.nonfinite.any() and not st.nonfinite.all()
