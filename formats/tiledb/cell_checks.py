@@ -552,20 +552,21 @@ def _stats_loop(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]], mask
 
 def _dense_written(fm: FragmentMetadata, schema: ArraySchema,
                    counts: List[Optional[int]]) -> Optional[List[Optional[np.ndarray]]]:
-    """Per tile, which stored cells lie inside the fragment's non-empty domain."""
+    """Per tile, which stored cells lie inside the fragment's non-empty domain (None for a
+    tile: all of them); None when that cannot be told (statistics not compared)."""
     from .dense_coords import fragment_dense_coords
 
     if any(c is None for c in counts):
         return None
+    total = sum(c for c in counts if c is not None)
+    if _tiles_inside(schema, fm, total):   # every mask all True: the statistics take
+        return [None] * len(counts)         # every cell, no coordinate per cell made
     try:
         cols = [fragment_dense_coords(schema, fm, j) for j in range(len(schema.dimensions))]
     except Exception:  # noqa: BLE001 - no usable domain: statistics are not compared
         return None
-    total = sum(c for c in counts if c is not None)
     if any(len(c) != total for c in cols):
         return None
-    if _tiles_inside(schema, fm):   # every mask all True: the statistics take every cell
-        return [None] * len(counts)
     ok = np.ones(total, bool)
     for c, (lo, hi) in zip(cols, fm.non_empty_domain or []):
         ok &= (c >= lo) & (c <= hi)
@@ -578,17 +579,24 @@ def _dense_written(fm: FragmentMetadata, schema: ArraySchema,
     return out
 
 
-def _tiles_inside(schema: ArraySchema, fm: FragmentMetadata) -> bool:
-    """The fragment's non-empty domain is whole tiles along every dimension: every stored
-    cell lies inside it (a mask of None then counts what an all-True one counts, without
-    a coordinate per cell)."""
-    from .dense_coords import tile_grid
+def _tiles_inside(schema: ArraySchema, fm: FragmentMetadata, total: int) -> bool:
+    """Whether the coordinates `_dense_written` makes (the same conditions: a domain that
+    spans no more tiles than stored, `total` cells) all lie inside the non-empty domain:
+    it is whole tiles along every dimension."""
+    from .dense_coords import MAX_CELLS, _stored_tiles, tile_grid
 
     ned = fm.non_empty_domain or []
     try:
         grid = tile_grid(schema, ned)
-        return all(start == int(lo) and start + tiles * ext - 1 == int(hi)
-                   for (start, tiles, ext), (lo, hi) in zip(grid, ned))
+        tiles = cells = 1
+        for _start, n, ext in grid:
+            tiles *= n
+            cells *= n * ext
+        stored = _stored_tiles(fm)
+        if (stored is not None and tiles > stored) or cells > MAX_CELLS or cells != total:
+            return False
+        return all(start == int(lo) and start + n * ext - 1 == int(hi)
+                   for (start, n, ext), (lo, hi) in zip(grid, ned))
     except (ValueError, TypeError, OverflowError):
         return False
 

@@ -841,10 +841,12 @@ def verify_streamed(document) -> List[object]:
                                    for f in mine]
                 tally().finished(folder_bytes(frag.path), document.relname(frag.path))
             node.release_deferred()
+            young.collect()
 
     from .cell_checks import check_fragment_cells
 
     token = tile_cache.use(tile_cache.TileCache())
+    young = _YoungCollections()
     try:
         visit(root)
         out: List[object] = list(diags)
@@ -860,4 +862,32 @@ def verify_streamed(document) -> List[object]:
             _guard(out, document.relname(array.path), check_commits, document, array)
         return out
     finally:
+        young.close()
         tile_cache.reset(token)
+
+
+class _YoungCollections:
+    """No automatic cyclic garbage collection while the fragments are checked one by one;
+    instead the youngest generation is collected after each fragment is released (the
+    cycles of its tree: parent and child nodes) and the next one every `OLDER` fragments.
+    Why: the automatic collections this many allocations trigger scan the whole heap, the
+    model of every fragment included, and free little; measured 10-20 % of verify's CPU on
+    100 fragments. Collection resumes after (and is left alone when it was off)."""
+
+    OLDER = 64
+
+    def __init__(self) -> None:
+        import gc
+
+        self.gc, self.n = gc, 0
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def collect(self) -> None:
+        if self.was:
+            self.n += 1
+            self.gc.collect(1 if self.n % self.OLDER == 0 else 0)
+
+    def close(self) -> None:
+        if self.was:
+            self.gc.enable()

@@ -203,9 +203,9 @@ def test_whole_tile_domain_masks_nothing(dense, tmp_path, monkeypatch):
     seen = []
     real = cell_checks._tiles_inside
     monkeypatch.setattr(cell_checks, "_tiles_inside",
-                        lambda s, fm: seen.append(real(s, fm)) or seen[-1])
+                        lambda s, fm, n: seen.append(real(s, fm, n)) or seen[-1])
     got = _run(uri)
     assert seen and all(seen)             # both fragments: whole tiles
-    monkeypatch.setattr(cell_checks, "_tiles_inside", lambda s, fm: False)
+    monkeypatch.setattr(cell_checks, "_tiles_inside", lambda s, fm, n: False)
     assert _run(uri) == got
     assert any(f["code"] == TILE_STAT for f in got[0]), got[0]
