@@ -42,6 +42,7 @@ from .data_files import file_role, tile_bounds, tile_offsets_for
 from .enums import Datatype, FilterType
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
 from .rawtile import TileError, decode_generic_tile, decode_tile_ex
+from .tile_stats import var_extremes
 
 # False: the statistics, domain and MBR checks tile by tile, the reference the vectorised
 # passes must match (the tests run both)
@@ -640,14 +641,18 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, slot: int, fixed, var_tiles,
         offs = _cell_offsets(use).astype(np.int64)
         if not len(offs) or np.any(offs[1:] < offs[:-1]) or int(offs.max()) > len(vt.data):
             continue
-        ends = np.append(offs[1:], len(vt.data))
-        cells = [vt.data[a:b] for a, b in zip(offs.tolist(), ends.tolist())]
         m = masks[i]
-        if m is not None and len(m) == len(cells):
-            cells = [c for c, ok in zip(cells, m) if ok]
-        if not cells:
+        keep = m if m is not None and len(m) == len(offs) else None
+        if keep is not None and not keep.any():
             continue
-        for label, want in (("minimum", min(cells)), ("maximum", max(cells))):
+        ext = var_extremes(np.frombuffer(vt.data, np.uint8), offs, keep)
+        if ext is None:   # NUL bytes, or too wide a matrix: string by string
+            ends = np.append(offs[1:], len(vt.data))
+            cells = [vt.data[a:b] for a, b in zip(offs.tolist(), ends.tolist())]
+            if keep is not None:
+                cells = [c for c, ok in zip(cells, keep) if ok]
+            ext = min(cells), max(cells)
+        for label, want in (("minimum", ext[0]), ("maximum", ext[1])):
             stored = got[label]
             if stored is not None and stored[i] is not None and stored[i] != want:
                 out.add(TILE_STAT, src, ot.offset,

@@ -12,7 +12,7 @@ distinct counts a loop of `np.cumsum` per tile)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -143,3 +143,50 @@ def tile_stats(datas: Sequence[bytes], index: List[int], masks: Sequence[Optiona
             saturates[k] = float(np.abs(np.cumsum(v, dtype=np.float64)).max()) >= SATURATE
     return Stats(np.asarray(index, dtype=np.int64), count, mins, maxs, smins, smaxs, nonfinite,
                  sums, saturates)
+
+
+# The byte matrix `var_extremes` lays the strings out in, at most this many bytes (beyond,
+# or for strings holding a NUL byte, the caller compares them as bytes one by one).
+VAR_MATRIX_MAX = 64 << 20
+
+
+def var_extremes(data: np.ndarray, offs: np.ndarray,
+                 keep: Optional[np.ndarray] = None) -> Optional[Tuple[bytes, bytes]]:
+    """(smallest, largest) of the strings `data[offs[k]:offs[k + 1]]` (the last one to the
+    end of `data`) kept by `keep`, compared as Python compares bytes; None when there is
+    none, or when the caller should compare them one by one: a string holding a NUL byte
+    (the zero padding below must sort before every real byte) or a matrix over
+    VAR_MATRIX_MAX.
+
+    Why: a Python bytes object per cell, then min() and max(), cost 0.7 s on 2M strings.
+    Here each string is a row of a zero-padded byte matrix, and the rows still tied are
+    narrowed column by column (a prefix sorts first, as its padding is 0)."""
+    n = len(offs)
+    if not n:
+        return None
+    starts = offs.astype(np.int64)
+    ends = np.append(starts[1:], len(data))
+    lens = ends - starts
+    rows = np.flatnonzero(keep) if keep is not None else np.arange(n)
+    if not len(rows):
+        return None
+    width = int(lens.max(initial=0))
+    body = data[int(starts[0]):]
+    if n * width > VAR_MATRIX_MAX or (len(body) and not body.all()):
+        return None
+    mat = np.zeros((n, width), np.uint8)
+    if len(body):
+        row = np.repeat(np.arange(n), lens)
+        col = np.arange(len(body)) - np.repeat(starts - starts[0], lens)
+        mat[row, col] = body
+
+    def pick(best) -> bytes:
+        cand = rows
+        for j in range(width):
+            if len(cand) == 1:
+                break
+            c = mat[cand, j]
+            cand = cand[c == best(c)]
+        k = int(cand[0])
+        return bytes(data[int(starts[k]):int(ends[k])])
+    return pick(np.min), pick(np.max)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arrayscope.formats.tiledb.tile_stats import tile_stats
+from arrayscope.formats.tiledb.tile_stats import tile_stats, var_extremes
 
 
 @pytest.fixture(params=["jit", "numpy"])
@@ -57,3 +57,29 @@ def test_tile_stats_per_tile(jit, dtype, masked):
             assert int(st.sums[k]) == int(v.sum(dtype=np.int64 if dt.kind == "i" else np.uint64))
     if dt.kind == "f":
         assert st.nonfinite.any() and not st.nonfinite.all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_var_extremes_as_python_compares_bytes(seed):
+    rng = np.random.default_rng(seed)
+    alphabet = [b"a", b"b", b"\xff", b"\x01", b"ab", b"gene_"]
+    cells = [b"".join(rng.choice(alphabet, rng.integers(0, 5))) for _ in range(500)]
+    cells += [b"ab", b"ab\x01", b"", b"\xff\xff"]   # a prefix, its extension, empty, high bytes
+    order = rng.permutation(len(cells))
+    cells = [cells[k] for k in order]
+    data = np.frombuffer(b"".join(cells), np.uint8)
+    offs = np.cumsum([0] + [len(c) for c in cells[:-1]]).astype(np.uint64)
+    assert var_extremes(data, offs) == (min(cells), max(cells))
+    keep = rng.random(len(cells)) < 0.3
+    kept = [c for c, k in zip(cells, keep) if k]
+    assert var_extremes(data, offs, keep) == (min(kept), max(kept))
+
+
+def test_var_extremes_leaves_nul_and_wide_strings():
+    cells = [b"a\x00", b"a"]   # a NUL byte: the padding would tie them
+    data = np.frombuffer(b"".join(cells), np.uint8)
+    assert var_extremes(data, np.array([0, 2], np.uint64)) is None
+    wide = np.frombuffer(b"x" * (1 << 20), np.uint8)   # the last cell about 1 MiB wide:
+    offs = np.arange(60, dtype=np.uint64)                # 60 rows of it fit the matrix
+    assert var_extremes(wide, offs) == (b"x", b"x" * ((1 << 20) - 59))
+    assert var_extremes(wide, np.arange(200, dtype=np.uint64)) is None   # 200 do not
