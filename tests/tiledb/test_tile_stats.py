@@ -83,3 +83,34 @@ def test_var_extremes_leaves_nul_and_wide_strings():
     offs = np.arange(60, dtype=np.uint64)                # 60 rows of it fit the matrix
     assert var_extremes(wide, offs) == (b"x", b"x" * ((1 << 20) - 59))
     assert var_extremes(wide, np.arange(200, dtype=np.uint64)) is None   # 200 do not
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_var_string_minimum_changed(tmp_path, monkeypatch, vectorised):
+    """A string cell changed under its tile's stored minimum: verify says so, with the
+    byte matrix and string by string alike."""
+    import glob
+    import os
+
+    import tiledb
+
+    from arrayscope.formats.tiledb import cell_checks
+    from arrayscope.formats.verify import open_for_verify, verify_report
+
+    uri = str(tmp_path / "s")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 999), tile=250, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("s", dtype="ascii", var=True, filters=tiledb.FilterList([]))]))
+    with tiledb.open(uri, "w") as A:
+        A[:] = {"s": np.array([f"w{(i * 37) % 1000:04d}" for i in range(1000)], dtype=object)}
+    if not vectorised:
+        monkeypatch.setattr(cell_checks, "var_extremes", lambda *a: None)
+    assert verify_report(open_for_verify(uri)).findings == []
+    (frag,) = glob.glob(os.path.join(uri, "__fragments", "*"))
+    path = os.path.join(frag, "a0_var.tdb")
+    raw = bytearray(open(path, "rb").read())
+    raw[raw.index(b"w0000") + 1] = ord("!")   # "w!000": below every other string
+    open(path, "wb").write(bytes(raw))
+    found = [(f.code, f.message) for f in verify_report(open_for_verify(uri)).findings]
+    assert found == [("tile-stat-mismatch", "tile 1 of 's': the cells' minimum is b'w!000', "
+                                            "the fragment metadata says b'w0000'")]
