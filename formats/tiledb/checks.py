@@ -563,51 +563,56 @@ class _FastChunks:
 
     def __init__(self, key, pool, workers: int):
         self.key, self.pool, self.workers = key, pool, workers
-        self.plans: Dict[Tuple[int, int], Tuple[Any, int, Any, Any]] = {}
+        self.plans: Dict[Tuple[int, int], Tuple[Any, int, int, Any, Any]] = {}
+        self.pipelines: Dict[Tuple[str, str], int] = {}   # (specs, info) by value -> number
         self.probes: Dict[Tuple[str, int], bool] = {}   # (file name, pipeline) -> clean
         self.items: List[Tuple[ChunkInfo, Optional[TileInfo]]] = []
         self.lo = self.hi = self.cells = 0
         self.group: Optional[Tuple[int, int]] = None
 
-    def _plan(self, ci: ChunkInfo) -> Tuple[Any, int]:
+    def _plan(self, ci: ChunkInfo) -> Tuple[Any, int, int]:
+        """(plan or None, its metadata length, the pipeline's number): by value, as every
+        generic tile (fragment metadata sections) has a pipeline object of its own."""
         k = (id(ci.specs), id(ci.info))
         got = self.plans.get(k)
         if got is None:
             from .tile_batch import chunk_plan, plan_metadata
 
             p = chunk_plan(ci.specs, ci.info)
+            number = self.pipelines.setdefault((repr(ci.specs), repr(ci.info)),
+                                               len(self.pipelines))
             # the objects are kept: an id is not reused while this walk runs
-            got = self.plans[k] = (p, plan_metadata(p) if p is not None else 0, ci.specs,
-                                   ci.info)
-        return got[0], got[1]
+            got = self.plans[k] = (p, plan_metadata(p) if p is not None else 0, number,
+                                   ci.specs, ci.info)
+        return got[0], got[1], got[2]
 
     def how(self, ci: ChunkInfo) -> str:
         if ci.blocked is not None or not hasattr(ci.source, "path"):
             return _SLOW
-        p, mdl = self._plan(ci)
+        p, mdl, number = self._plan(ci)
         if p is None or ci.metadata_length != mdl or not 0 < ci.original_length <= _CHUNK_MAX \
                 or ci.metadata_offset < 0 or \
                 ci.data_offset + ci.filtered_length > getattr(ci.source, "size", 0):
             return _SLOW
-        state = self.probes.get((_src_name(ci), id(ci.specs)))
+        state = self.probes.get((_src_name(ci), number))
         return _PROBE if state is None else _FAST if state else _SLOW
 
     def probed(self, ci: ChunkInfo, r: Optional[_Checked], err: Optional[Exception]) -> None:
         """The file's first chunk checked in full: clean and decoded, its other chunks come
         here; else (a forward that raises, damage) every one of them is checked in full."""
-        self.probes[(_src_name(ci), id(ci.specs))] = \
+        self.probes[(_src_name(ci), self._plan(ci)[2])] = \
             err is None and r is not None and not r.findings and r.decoded is not None
 
     def add(self, ci: ChunkInfo, tile: Optional[TileInfo]) -> Iterable[Result]:
         from .tile_batch import WINDOW
 
-        group = (id(ci.source), id(ci.specs))
-        lo = min(self.lo, ci.metadata_offset)
-        hi = max(self.hi, ci.data_offset + ci.filtered_length)
+        group = (id(ci.source), self._plan(ci)[2])
+        start, end = ci.metadata_offset, ci.data_offset + ci.filtered_length
+        lo, hi = (min(self.lo, start), max(self.hi, end)) if self.items else (start, end)
         if self.items and (group != self.group or hi - lo > WINDOW or
                            self.cells + ci.original_length > _WINDOW_CELLS):
             yield from self.flush()
-            lo, hi = ci.metadata_offset, ci.data_offset + ci.filtered_length
+            lo, hi = start, end
         self.group, self.lo, self.hi = group, lo, hi
         self.items.append((ci, tile))
         self.cells += ci.original_length

@@ -85,9 +85,10 @@ def test_windows_taken_and_same_as_per_chunk(dense, jit, threads, monkeypatch):
     calls = {"windows": 0, "full": 0}
     real_decode, real_one = tile_batch.decode_chunks, checks._check_chunk
 
-    def decode(*a, **k):
-        calls["windows"] += 1
-        return real_decode(*a, **k)
+    def decode(specs, *a, **k):
+        if [s.name for s in specs] != ["GZIP"]:   # not the fragment metadata's tiles
+            calls["windows"] += 1
+        return real_decode(specs, *a, **k)
 
     def one(ci, *a, **k):
         if os.path.basename(ci.source.name).startswith("a"):   # the data files' chunks
@@ -209,3 +210,25 @@ def test_whole_tile_domain_masks_nothing(dense, tmp_path, monkeypatch):
     monkeypatch.setattr(cell_checks, "_tiles_inside", lambda s, fm, n: False)
     assert _run(uri) == got
     assert any(f["code"] == TILE_STAT for f in got[0]), got[0]
+
+
+def test_windows_bounded_by_stored_bytes(dense, monkeypatch):
+    """Windows of at most WINDOW stored bytes, each as full as that allows wherever in the
+    file it starts: the float64 [ZSTD] file's 64 KiB chunks (stored about as big) two a
+    window."""
+    sizes = []
+    real = tile_batch.decode_chunks
+
+    def decode(specs, info, p, chunks, *a, **k):
+        if [s.name for s in specs] == ["ZSTD"]:
+            assert sum(len(c[1]) + len(c[0]) for c in chunks) <= 140_000
+            sizes.append(len(chunks))
+        return real(specs, info, p, chunks, *a, **k)
+    monkeypatch.setattr(tile_batch, "WINDOW", 140_000)
+    monkeypatch.setattr(tile_batch, "decode_chunks", decode)
+    got = _run(dense)
+    # a fragment's file: its last tile first (the walk's order; chunk 0 the probe), then the
+    # others in pairs
+    assert sizes == ([2, 1] + [2] * 6) * 2
+    monkeypatch.setattr(tile_batch, "ENABLED", False)
+    assert _run(dense) == got
