@@ -148,12 +148,14 @@ class _Checked:
     """What checking one chunk gave: its findings, the bytes to tally (None: not counted)
     and, when it reversed cleanly, its (cells, rebuilt offsets)."""
 
-    __slots__ = ("findings", "tallied", "decoded")
+    __slots__ = ("findings", "tallied", "decoded", "last_ok")
 
     def __init__(self) -> None:
         self.findings: List[Finding] = []
         self.tallied: Optional[Tuple[str, int]] = None
         self.decoded: Optional[Tuple[bytes, Optional[bytes]]] = None
+        # the last filter's forward check ran and did not fail (None: it did not run)
+        self.last_ok: Optional[bool] = None
 
 
 def check_chunk(ci: ChunkInfo, key: Optional[bytes],
@@ -165,9 +167,12 @@ def check_chunk(ci: ChunkInfo, key: Optional[bytes],
     return r.findings
 
 
-def _check_chunk(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo]) -> _Checked:
+def _check_chunk(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo],
+                 skip_last: bool = False) -> _Checked:
     """`check_chunk` without the tally (the caller's: it may run on a thread, and the tally
-    belongs to the calling context)."""
+    belongs to the calling context). `skip_last`: no forward check of the last filter, a
+    lone compressor whose forward the file's first chunk showed not to fail (`_LastCodec`):
+    it can find nothing else."""
     r = _Checked()
     if ci.source is None or not hasattr(ci.source, "path"):
         return r  # chunks of derived sources are checked through their parents
@@ -175,14 +180,15 @@ def _check_chunk(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo]) 
         return r  # its tile node carries the finding; nothing is decoded
     r.tallied = (_src_name(ci), ci.metadata_length + ci.filtered_length)
     run = ci.reverse(key)
-    r.findings = _chunk_findings(ci, key, tile, run)
+    r.findings = _chunk_findings(ci, key, tile, run, skip_last, r)
     if run.error is None:
         r.decoded = (run.cells, run.offsets)
     return r
 
 
 def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo],
-                    run) -> List[Finding]:
+                    run, skip_last: bool = False, r: Optional[_Checked] = None
+                    ) -> List[Finding]:
     out: List[Finding] = []
     src = _src_name(ci)
     if run.error is not None:
@@ -213,8 +219,12 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
         return out
     if not ci.specs:
         return out
-    checks = check_forward(ci.specs, run.stages, ci.info,
+    stages = list(run.stages[:-1]) + [None] if skip_last else run.stages
+    checks = check_forward(ci.specs, stages, ci.info,
                            RunContext(key, ci.original_length, offsets=run.offsets))
+    if r is not None:
+        r.last_ok = next((c.status != FAILED for c in checks if c.k == len(ci.specs) - 1),
+                         None)
     for c in checks:
         if c.status in (DIFFERENT, FAILED):
             off = ci.metadata_offset
@@ -494,9 +504,10 @@ def _workers() -> int:
     return _WORKERS
 
 
-def _run_one(ci: ChunkInfo, key, tile) -> Tuple[Optional[_Checked], Optional[Exception]]:
+def _run_one(ci: ChunkInfo, key, tile, skip_last: bool = False
+             ) -> Tuple[Optional[_Checked], Optional[Exception]]:
     try:
-        return _check_chunk(ci, key, tile), None
+        return _check_chunk(ci, key, tile, skip_last), None
     except Exception as e:  # noqa: BLE001 - verify never raises
         return None, e
 
@@ -538,6 +549,16 @@ def _checked(items, key, workers: int) -> Iterable[Union[_Splice, Result]]:
                         yield ci, tile, r, err
                     continue
                 size += ci.filtered_length + ci.original_length
+                last = fast.last_codec(ci)
+                if last == _PROBE:   # the file's first chunk of it: in full, first
+                    yield from fast.flush()
+                    yield from _slow(slow, key, pool, workers)
+                    slow, size = [], 0
+                    r, err = _run_one(ci, key, tile)
+                    fast.last_probed(ci, r, err)
+                    yield ci, tile, r, err
+                    continue
+                item = (ci, tile, last == _FAST)
             yield from fast.flush()
             slow.append(item)
             if len(slow) >= _SLOW_CHUNKS or size >= _SLOW_BYTES:
@@ -566,6 +587,8 @@ class _FastChunks:
         self.plans: Dict[Tuple[int, int], Tuple[Any, int, int, Any, Any]] = {}
         self.pipelines: Dict[Tuple[str, str], int] = {}   # (specs, info) by value -> number
         self.probes: Dict[Tuple[str, int], bool] = {}   # (file name, pipeline) -> clean
+        self.lasts: Dict[Tuple[str, int], bool] = {}    # -> its last codec's forward is ok
+        self.codecs: Dict[int, bool] = {}               # pipeline -> ends with a lone codec
         self.items: List[Tuple[ChunkInfo, Optional[TileInfo]]] = []
         self.lo = self.hi = self.cells = 0
         self.group: Optional[Tuple[int, int]] = None
@@ -596,6 +619,31 @@ class _FastChunks:
             return _SLOW
         state = self.probes.get((_src_name(ci), number))
         return _PROBE if state is None else _FAST if state else _SLOW
+
+    def last_codec(self, ci: ChunkInfo) -> str:
+        """For a chunk checked in full: _FAST when its last filter's forward check can be
+        left out (a lone compressor, and the file's first chunk showed its forward does not
+        fail: all it could find, as it depends on the options alone — see tile_batch), _PROBE
+        for that first chunk, else _SLOW (every check)."""
+        number = self._plan(ci)[2]
+        ends = self.codecs.get(number)
+        if ends is None:
+            from .tile_batch import ENABLED, _lone_codec
+
+            ends = self.codecs[number] = ENABLED and len(ci.specs) > 1 and \
+                _lone_codec(ci.specs[-1:]) is not None
+        if not ends or ci.blocked is not None or not hasattr(ci.source, "path"):
+            return _SLOW
+        state = self.lasts.get((_src_name(ci), number))
+        return _PROBE if state is None else _FAST if state else _SLOW
+
+    def last_probed(self, ci: ChunkInfo, r: Optional[_Checked],
+                    err: Optional[Exception]) -> None:
+        """What the first chunk showed (nothing when its forward checks did not run: the
+        next chunk is the probe)."""
+        ok = r.last_ok if err is None and r is not None else None
+        if ok is not None:
+            self.lasts[(_src_name(ci), self._plan(ci)[2])] = ok
 
     def probed(self, ci: ChunkInfo, r: Optional[_Checked], err: Optional[Exception]) -> None:
         """The file's first chunk checked in full: clean and decoded, its other chunks come
@@ -669,11 +717,11 @@ def _slow(items: list, key, pool, workers: int) -> Iterable[Union[_Splice, Resul
     if pool is None:
         for item in items:
             yield item if isinstance(item, _Splice) else (item[0], item[1]) + _run_one(
-                item[0], key, item[1])
+                item[0], key, item[1], item[2])
         return
 
     def run(batch):
-        return [_run_one(ci, key, tile) for ci, tile in batch]
+        return [_run_one(ci, key, tile, skip) for ci, tile, skip in batch]
 
     def batches():
         batch: list = []
@@ -685,8 +733,8 @@ def _slow(items: list, key, pool, workers: int) -> Iterable[Union[_Splice, Resul
                     batch, size = [], 0
                 yield [item], -1
                 continue
-            ci, tile = item
-            batch.append((ci, tile))
+            ci = item[0]
+            batch.append(item)
             size += ci.filtered_length + ci.original_length
             if len(batch) >= _BATCH_CHUNKS or size >= _BATCH_BYTES:
                 yield batch, size
@@ -695,7 +743,7 @@ def _slow(items: list, key, pool, workers: int) -> Iterable[Union[_Splice, Resul
             yield batch, size
 
     def done(batch, results):
-        for (ci, tile), (r, err) in zip(batch, results):
+        for (ci, tile, _skip), (r, err) in zip(batch, results):
             yield ci, tile, r, err
 
     pending: deque = deque()

@@ -232,3 +232,61 @@ def test_windows_bounded_by_stored_bytes(dense, monkeypatch):
     assert sizes == ([2, 1] + [2] * 6) * 2
     monkeypatch.setattr(tile_batch, "ENABLED", False)
     assert _run(dense) == got
+
+
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory):
+    """Pipelines checked chunk by chunk whose last filter is a lone compressor."""
+    uri = str(tmp_path_factory.mktemp("typed") / "dense")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, N - 1), tile=TILE, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("dd", dtype=np.int64, filters=[tiledb.DoubleDeltaFilter(),
+                                                   tiledb.ZstdFilter()]),
+        tiledb.Attr("bw", dtype=np.int32, filters=[tiledb.BitWidthReductionFilter(),
+                                                   tiledb.LZ4Filter()])]))
+    with tiledb.open(uri, "w", timestamp=1) as A:
+        A[:] = {"dd": _walk(N), "bw": _walk(N).astype(np.int32)}
+    return uri
+
+
+@pytest.mark.parametrize("case", ["clean", "dd-zstd-byte", "bw-lz4-byte", "dd-first-chunk"])
+def test_last_codec_forward_left_out(typed, tmp_path, threads, monkeypatch, case):
+    """After a file's first chunk, the last compressor's forward (a re-compress that can
+    only say 're-encoded') is left out: the same findings as every check, fewer
+    compressions."""
+    from arrayscope.formats.filters.compression import CompressionFilter
+
+    uri = str(tmp_path / "d")
+    shutil.copytree(typed, uri)
+    if case != "clean":
+        (frag,) = glob.glob(os.path.join(uri, "__fragments", "*"))
+        path = os.path.join(frag, "a0.tdb" if case.startswith("dd") else "a1.tdb")
+        doc = formats.open(uri)
+        offsets = [n.offset for n in doc.root.walk(expand_lazy=True)
+                   if n.kind == "tile" and getattr(n.source, "name", "").endswith(
+                       os.path.relpath(path, uri))]
+        doc.close()
+        tile, k = (offsets[-1], 0) if case == "dd-first-chunk" else (offsets[2], 1)
+        md, data = _chunk_at(path, tile, k)
+        with open(path, "r+b") as fh:
+            fh.seek(data + 30)
+            fh.write(b"\xff\xff\xff")
+    calls = {"n": 0}
+    real = CompressionFilter.forward
+
+    def forward(self, *a, **k):
+        calls["n"] += 1
+        return real(self, *a, **k)
+    monkeypatch.setattr(CompressionFilter, "forward", forward)
+    fast = _run(uri)
+    fewer = calls["n"]
+    calls["n"] = 0
+    with monkeypatch.context() as m:
+        m.setattr(tile_batch, "ENABLED", False)
+        ref = _run(uri)
+    assert fast == ref
+    assert fewer < calls["n"] - 20   # 32 + 16 chunks: most compressors' forwards left out
+    if case == "clean":
+        assert fast[0] == []
+    else:
+        assert [f for f in fast[0] if f["status"] == "error"], fast[0]
