@@ -154,7 +154,8 @@ class _Checked:
         self.findings: List[Finding] = []
         self.tallied: Optional[Tuple[str, int]] = None
         self.decoded: Optional[Tuple[bytes, Optional[bytes]]] = None
-        # the last filter's forward check ran and did not fail (None: it did not run)
+        # the forward checks of the last filters (`_checked`: from `skip_from` on) ran and
+        # none failed (None: none ran)
         self.last_ok: Optional[bool] = None
 
 
@@ -168,11 +169,11 @@ def check_chunk(ci: ChunkInfo, key: Optional[bytes],
 
 
 def _check_chunk(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo],
-                 skip_last: bool = False) -> _Checked:
+                 skip_from: Optional[int] = None) -> _Checked:
     """`check_chunk` without the tally (the caller's: it may run on a thread, and the tally
-    belongs to the calling context). `skip_last`: no forward check of the last filter, a
-    lone compressor whose forward the file's first chunk showed not to fail (`_LastCodec`):
-    it can find nothing else."""
+    belongs to the calling context). `skip_from`: no forward check of the filters from
+    there on (`tile_batch.silent_forward`: a failing forward is all they could find, and
+    the file's first chunk showed theirs do not fail: `_FastChunks.last_codec`)."""
     r = _Checked()
     if ci.source is None or not hasattr(ci.source, "path"):
         return r  # chunks of derived sources are checked through their parents
@@ -180,14 +181,14 @@ def _check_chunk(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo],
         return r  # its tile node carries the finding; nothing is decoded
     r.tallied = (_src_name(ci), ci.metadata_length + ci.filtered_length)
     run = ci.reverse(key)
-    r.findings = _chunk_findings(ci, key, tile, run, skip_last, r)
+    r.findings = _chunk_findings(ci, key, tile, run, skip_from, r)
     if run.error is None:
         r.decoded = (run.cells, run.offsets)
     return r
 
 
 def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo],
-                    run, skip_last: bool = False, r: Optional[_Checked] = None
+                    run, skip_from: Optional[int] = None, r: Optional[_Checked] = None
                     ) -> List[Finding]:
     out: List[Finding] = []
     src = _src_name(ci)
@@ -219,12 +220,14 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
         return out
     if not ci.specs:
         return out
-    stages = list(run.stages[:-1]) + [None] if skip_last else run.stages
+    stages = run.stages
+    if skip_from is not None:   # stage k + 1 unknown: filter k's check is not made
+        stages = list(stages[:skip_from + 1]) + [None] * (len(stages) - skip_from - 1)
     checks = check_forward(ci.specs, stages, ci.info,
                            RunContext(key, ci.original_length, offsets=run.offsets))
     if r is not None:
-        r.last_ok = next((c.status != FAILED for c in checks if c.k == len(ci.specs) - 1),
-                         None)
+        last = [c.status != FAILED for c in checks if c.k >= _silent_from(ci.specs)]
+        r.last_ok = all(last) if last else None
     for c in checks:
         if c.status in (DIFFERENT, FAILED):
             off = ci.metadata_offset
@@ -504,10 +507,21 @@ def _workers() -> int:
     return _WORKERS
 
 
-def _run_one(ci: ChunkInfo, key, tile, skip_last: bool = False
+def _silent_from(specs) -> int:
+    """Where the filters whose forward checks can only fail on their options begin (the
+    end of the pipeline's run of `tile_batch.silent_forward` filters); len(specs): none."""
+    from .tile_batch import silent_forward
+
+    k = len(specs)
+    while k > 0 and silent_forward(specs[k - 1]):
+        k -= 1
+    return k
+
+
+def _run_one(ci: ChunkInfo, key, tile, skip_from: Optional[int] = None
              ) -> Tuple[Optional[_Checked], Optional[Exception]]:
     try:
-        return _check_chunk(ci, key, tile, skip_last), None
+        return _check_chunk(ci, key, tile, skip_from), None
     except Exception as e:  # noqa: BLE001 - verify never raises
         return None, e
 
@@ -558,7 +572,7 @@ def _checked(items, key, workers: int) -> Iterable[Union[_Splice, Result]]:
                     fast.last_probed(ci, r, err)
                     yield ci, tile, r, err
                     continue
-                item = (ci, tile, last == _FAST)
+                item = (ci, tile, _silent_from(ci.specs) if last == _FAST else None)
             yield from fast.flush()
             slow.append(item)
             if len(slow) >= _SLOW_CHUNKS or size >= _SLOW_BYTES:
@@ -628,10 +642,9 @@ class _FastChunks:
         number = self._plan(ci)[2]
         ends = self.codecs.get(number)
         if ends is None:
-            from .tile_batch import ENABLED, _lone_codec
+            from .tile_batch import ENABLED
 
-            ends = self.codecs[number] = ENABLED and len(ci.specs) > 1 and \
-                _lone_codec(ci.specs[-1:]) is not None
+            ends = self.codecs[number] = ENABLED and _silent_from(ci.specs) < len(ci.specs)
         if not ends or ci.blocked is not None or not hasattr(ci.source, "path"):
             return _SLOW
         state = self.lasts.get((_src_name(ci), number))

@@ -187,6 +187,20 @@ def chunk_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[filter_batch
     return p if p is not None and p.typed is None else None
 
 
+def silent_forward(spec: FilterSpec) -> bool:
+    """Whether the forward check of this filter can find nothing but a forward that raises,
+    which depends on its options (and the key) alone: a lone compressor (see the module
+    doc) or TileDB's AES-256-GCM (a fresh IV each time: its bytes never match, no writer
+    rules)."""
+    if spec.type == FilterType.INTERNAL_FILTER_AES_256_GCM:
+        from ..filters.encryption import Aes256Gcm
+
+        f = get(spec.type)
+        return not f.writer_rules and not f.deterministic and \
+            type(f).forward is Aes256Gcm.forward
+    return _lone_codec([spec]) is not None
+
+
 def plan_metadata(p: filter_batch.Plan) -> int:
     """The one chunk metadata length the plan's chunks have: the shuffle's part table (8),
     the compressor's (8 + 8 a part: the shuffle's table and the data, or the data). A chunk

@@ -290,3 +290,50 @@ def test_last_codec_forward_left_out(typed, tmp_path, threads, monkeypatch, case
         assert fast[0] == []
     else:
         assert [f for f in fast[0] if f["status"] == "error"], fast[0]
+
+
+def test_encrypted_forwards_left_out(tmp_path, threads, monkeypatch):
+    """[Zstd, AES-256-GCM]: after each file's first chunk neither forward (a re-compress, a
+    re-encryption with a fresh IV) is made; the same findings as every check, clean and
+    with a changed byte (its tag fails)."""
+    from arrayscope.formats.filters.encryption import Aes256Gcm
+
+    key = "0123456789abcdeF0123456789abcdeF"
+    ctx = tiledb.Ctx({"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": key})
+    uri = str(tmp_path / "enc")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, N - 1), tile=TILE, dtype=np.int64), ctx=ctx)
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, ctx=ctx, attrs=[
+        tiledb.Attr("a", dtype=np.int64, ctx=ctx,
+                    filters=tiledb.FilterList([tiledb.ZstdFilter()], ctx=ctx))]), ctx=ctx)
+    with tiledb.open(uri, "w", ctx=ctx) as A:
+        A[:] = {"a": _walk(N)}
+    calls = {"n": 0}
+    real = Aes256Gcm.forward
+
+    def forward(self, *a, **k):
+        calls["n"] += 1
+        return real(self, *a, **k)
+    monkeypatch.setattr(Aes256Gcm, "forward", forward)
+
+    def run():
+        r = verify_report(open_for_verify(uri, key.encode()))
+        return [f.to_json() for f in r.findings], r.tally.tiles, r.tally.nbytes
+    for damaged in (False, True):
+        if damaged:
+            (frag,) = glob.glob(os.path.join(uri, "__fragments", "*"))
+            path = os.path.join(frag, "a0.tdb")
+            with open(path, "r+b") as fh:
+                fh.seek(os.path.getsize(path) // 2)
+                b = fh.read(1)
+                fh.seek(-1, 1)
+                fh.write(bytes([b[0] ^ 1]))
+        calls["n"] = 0
+        fast, fewer = run(), calls["n"]
+        calls["n"] = 0
+        with monkeypatch.context() as m:
+            m.setattr(tile_batch, "ENABLED", False)
+            ref = run()
+        assert fast == ref
+        assert fewer < calls["n"] - 20   # 32 chunks of a0.tdb
+        errors = [f for f in fast[0] if f["status"] == "error"]
+        assert bool(errors) == damaged, fast[0]
