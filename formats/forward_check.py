@@ -112,7 +112,9 @@ def diff_ranges(made: bytes, stored: bytes,
         bad = (a != b) & (np.frombuffer(bytes(skip), np.uint8) == 0)
         if bad.any():
             edges = np.flatnonzero(np.diff(np.concatenate([[0], bad.astype(np.int8), [0]])))
-            out = [(int(s), int(e - s)) for s, e in zip(edges[::2], edges[1::2])]
+            # as Python ints in one call: a rule that does not match may differ in 10^4
+            # ranges a chunk (BIT_WIDTH_REDUCTION's older rules), int() each cost 4 ms
+            out = list(zip(edges[::2].tolist(), (edges[1::2] - edges[::2]).tolist()))
     if len(made) != len(stored):
         out.append((n, abs(len(made) - len(stored))))
     return out

@@ -41,7 +41,8 @@ class _Progress:
 
     def __call__(self, done: int, total: int, what: str) -> None:
         now = time.monotonic()
-        if now - self.t0 < SLOW or now - self.last < (0.1 if self.tty else 5.0):
+        end = self.shown and total and done >= total   # the last report: always drawn
+        if not end and (now - self.t0 < SLOW or now - self.last < (0.1 if self.tty else 5.0)):
             return
         self.last = now
         frac = done / total if total else 1.0

@@ -42,6 +42,7 @@ from .data_files import file_role, tile_bounds, tile_offsets_for
 from .enums import Datatype, FilterType
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
 from .rawtile import TileError, decode_generic_tile, decode_tile_ex
+from .tile_stats import var_extremes
 
 # False: the statistics, domain and MBR checks tile by tile, the reference the vectorised
 # passes must match (the tests run both)
@@ -115,8 +116,9 @@ def _decode_all(document, frag: Fragment, fm: FragmentMetadata, schema: ArraySch
         for i in range(n):   # tiles the chunk checks left decoded
             if inside[i]:
                 hit = cache.take(cache.key(name, starts[i], role.specs, role.info))
-                if hit is not None:
-                    out[i] = _Tile(i, starts[i], bytes(hit[0]), hit[1])
+                if hit is not None:   # var cells are sliced and compared: as bytes
+                    data = bytes(hit[0]) if role.part == "var" else memoryview(hit[0])
+                    out[i] = _Tile(i, starts[i], data, hit[1])  # type: ignore[arg-type]
     from .tile_batch import decode_run
 
     want = np.array([o is None for o in out], dtype=bool) & np.array(inside, dtype=bool)
@@ -436,27 +438,46 @@ def _stats_vectorised(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]]
     usable = [t for t in fixed if t is not None and
               (masks[t.index] is None or len(masks[t.index]) == len(t.data) // isz)]
     want = _want_sums(s_arr, dt) if s_arr is not None else None
+    groups: List[List[_Tile]] = []
     group: List[_Tile] = []
     size = 0
     for t in usable:   # groups of tiles in order: the temporaries stay STATS_GROUP_BYTES-sized
         group.append(t)
         size += len(t.data)
         if size >= STATS_GROUP_BYTES:
-            _stats_group(out, src, fld, group, masks, dt, mins_a, maxs_a, want, padded_stats)
+            groups.append(group)
             group, size = [], 0
     if group:
-        _stats_group(out, src, fld, group, masks, dt, mins_a, maxs_a, want, padded_stats)
+        groups.append(group)
+    for group, st in zip(groups, _group_stats(groups, masks, dt)):
+        _stats_group(out, src, fld, group, st, dt, mins_a, maxs_a, want, padded_stats)
 
 
 STATS_GROUP_BYTES = 8 << 20
 
 
-def _stats_group(out: _Out, src: str, fld, tiles: List[_Tile], masks, dt: np.dtype, mins_a,
-                 maxs_a, want, padded_stats: bool) -> None:
+def _group_stats(groups: List[List[_Tile]], masks, dt: np.dtype):
+    """`tile_stats` of each group, in order: a group per thread at a time when there are
+    several (numpy's reductions run without the GIL), at most one group's temporaries per
+    thread."""
     from .tile_stats import tile_stats
+    from .values import _WORKERS
 
-    st = tile_stats([t.data for t in tiles], [t.index for t in tiles],
-                    [masks[t.index] for t in tiles], dt)
+    def one(tiles: List[_Tile]):
+        return tile_stats([t.data for t in tiles], [t.index for t in tiles],
+                          [masks[t.index] for t in tiles], dt)
+    if _WORKERS <= 1 or len(groups) < 2:
+        for g in groups:
+            yield one(g)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(_WORKERS, len(groups))) as ex:
+        yield from ex.map(one, groups)
+
+
+def _stats_group(out: _Out, src: str, fld, tiles: List[_Tile], st, dt: np.dtype, mins_a,
+                 maxs_a, want, padded_stats: bool) -> None:
     live = (st.count > 0) & ~st.nonfinite
     flag = np.zeros(len(tiles), bool)
     checks: List[Optional[np.ndarray]] = []
@@ -532,16 +553,19 @@ def _stats_loop(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]], mask
 
 def _dense_written(fm: FragmentMetadata, schema: ArraySchema,
                    counts: List[Optional[int]]) -> Optional[List[Optional[np.ndarray]]]:
-    """Per tile, which stored cells lie inside the fragment's non-empty domain."""
+    """Per tile, which stored cells lie inside the fragment's non-empty domain (None for a
+    tile: all of them); None when that cannot be told (statistics not compared)."""
     from .dense_coords import fragment_dense_coords
 
     if any(c is None for c in counts):
         return None
+    total = sum(c for c in counts if c is not None)
+    if _tiles_inside(schema, fm, total):   # every mask all True: the statistics take
+        return [None] * len(counts)         # every cell, no coordinate per cell made
     try:
         cols = [fragment_dense_coords(schema, fm, j) for j in range(len(schema.dimensions))]
     except Exception:  # noqa: BLE001 - no usable domain: statistics are not compared
         return None
-    total = sum(c for c in counts if c is not None)
     if any(len(c) != total for c in cols):
         return None
     ok = np.ones(total, bool)
@@ -554,6 +578,28 @@ def _dense_written(fm: FragmentMetadata, schema: ArraySchema,
         out.append(ok[pos:pos + k])
         pos += k
     return out
+
+
+def _tiles_inside(schema: ArraySchema, fm: FragmentMetadata, total: int) -> bool:
+    """Whether the coordinates `_dense_written` makes (the same conditions: a domain that
+    spans no more tiles than stored, `total` cells) all lie inside the non-empty domain:
+    it is whole tiles along every dimension."""
+    from .dense_coords import MAX_CELLS, _stored_tiles, tile_grid
+
+    ned = fm.non_empty_domain or []
+    try:
+        grid = tile_grid(schema, ned)
+        tiles = cells = 1
+        for _start, n, ext in grid:
+            tiles *= n
+            cells *= n * ext
+        stored = _stored_tiles(fm)
+        if (stored is not None and tiles > stored) or cells > MAX_CELLS or cells != total:
+            return False
+        return all(start == int(lo) and start + n * ext - 1 == int(hi)
+                   for (start, n, ext), (lo, hi) in zip(grid, ned))
+    except (ValueError, TypeError, OverflowError):
+        return False
 
 
 def _check_sum(out: _Out, src: str, fld, t: _Tile, vals: np.ndarray, dt: np.dtype,
@@ -595,14 +641,18 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, slot: int, fixed, var_tiles,
         offs = _cell_offsets(use).astype(np.int64)
         if not len(offs) or np.any(offs[1:] < offs[:-1]) or int(offs.max()) > len(vt.data):
             continue
-        ends = np.append(offs[1:], len(vt.data))
-        cells = [vt.data[a:b] for a, b in zip(offs.tolist(), ends.tolist())]
         m = masks[i]
-        if m is not None and len(m) == len(cells):
-            cells = [c for c, ok in zip(cells, m) if ok]
-        if not cells:
+        keep = m if m is not None and len(m) == len(offs) else None
+        if keep is not None and not keep.any():
             continue
-        for label, want in (("minimum", min(cells)), ("maximum", max(cells))):
+        ext = var_extremes(np.frombuffer(vt.data, np.uint8), offs, keep)
+        if ext is None:   # NUL bytes, or too wide a matrix: string by string
+            ends = np.append(offs[1:], len(vt.data))
+            cells = [vt.data[a:b] for a, b in zip(offs.tolist(), ends.tolist())]
+            if keep is not None:
+                cells = [c for c, ok in zip(cells, keep) if ok]
+            ext = min(cells), max(cells)
+        for label, want in (("minimum", ext[0]), ("maximum", ext[1])):
             stored = got[label]
             if stored is not None and stored[i] is not None and stored[i] != want:
                 out.add(TILE_STAT, src, ot.offset,

@@ -32,7 +32,7 @@ from ..findings import (
 )
 from ..forward_check import DIFFERENT, FAILED, TOLERATED, check_forward
 from ..node import ERROR, OK, WARNING, Node
-from ..verify import tally
+from ..verify import folder_bytes, tally
 from . import layout, tile_cache
 from .data_files import TileRun, data_file_stem
 from .rawtile import TileError, join_chunks
@@ -148,12 +148,15 @@ class _Checked:
     """What checking one chunk gave: its findings, the bytes to tally (None: not counted)
     and, when it reversed cleanly, its (cells, rebuilt offsets)."""
 
-    __slots__ = ("findings", "tallied", "decoded")
+    __slots__ = ("findings", "tallied", "decoded", "last_ok")
 
     def __init__(self) -> None:
         self.findings: List[Finding] = []
         self.tallied: Optional[Tuple[str, int]] = None
         self.decoded: Optional[Tuple[bytes, Optional[bytes]]] = None
+        # the forward checks of the last filters (`_checked`: from `skip_from` on) ran and
+        # none failed (None: none ran)
+        self.last_ok: Optional[bool] = None
 
 
 def check_chunk(ci: ChunkInfo, key: Optional[bytes],
@@ -165,9 +168,12 @@ def check_chunk(ci: ChunkInfo, key: Optional[bytes],
     return r.findings
 
 
-def _check_chunk(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo]) -> _Checked:
+def _check_chunk(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo],
+                 skip_from: Optional[int] = None) -> _Checked:
     """`check_chunk` without the tally (the caller's: it may run on a thread, and the tally
-    belongs to the calling context)."""
+    belongs to the calling context). `skip_from`: no forward check of the filters from
+    there on (`tile_batch.silent_forward`: a failing forward is all they could find, and
+    the file's first chunk showed theirs do not fail: `_FastChunks.last_codec`)."""
     r = _Checked()
     if ci.source is None or not hasattr(ci.source, "path"):
         return r  # chunks of derived sources are checked through their parents
@@ -175,14 +181,15 @@ def _check_chunk(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo]) 
         return r  # its tile node carries the finding; nothing is decoded
     r.tallied = (_src_name(ci), ci.metadata_length + ci.filtered_length)
     run = ci.reverse(key)
-    r.findings = _chunk_findings(ci, key, tile, run)
+    r.findings = _chunk_findings(ci, key, tile, run, skip_from, r)
     if run.error is None:
         r.decoded = (run.cells, run.offsets)
     return r
 
 
 def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo],
-                    run) -> List[Finding]:
+                    run, skip_from: Optional[int] = None, r: Optional[_Checked] = None
+                    ) -> List[Finding]:
     out: List[Finding] = []
     src = _src_name(ci)
     if run.error is not None:
@@ -213,8 +220,14 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
         return out
     if not ci.specs:
         return out
-    checks = check_forward(ci.specs, run.stages, ci.info,
+    stages = run.stages
+    if skip_from is not None:   # stage k + 1 unknown: filter k's check is not made
+        stages = list(stages[:skip_from + 1]) + [None] * (len(stages) - skip_from - 1)
+    checks = check_forward(ci.specs, stages, ci.info,
                            RunContext(key, ci.original_length, offsets=run.offsets))
+    if r is not None:
+        last = [c.status != FAILED for c in checks if c.k >= _silent_from(ci.specs)]
+        r.last_ok = all(last) if last else None
     for c in checks:
         if c.status in (DIFFERENT, FAILED):
             off = ci.metadata_offset
@@ -443,22 +456,12 @@ def verify_chunks(document, root: Node, items=None) -> List[object]:
         keep.add(ci, tile, r.decoded)
 
     spliced = items is not None
-    items = _batched(items if spliced else _walk(root, runs=True))
-    if _workers() <= 1 or spliced:
-        for item in items:
-            if isinstance(item, _Splice):
-                out.extend(item.found)
-                continue
-            ci, tile = item
-            r, err = _run_one(ci, key, tile)
-            take(ci, tile, r, err)
-    else:
-        for batch, results in _in_threads(items, key):
-            if results is None:   # a _Splice, in its place
-                out.extend(batch[0].found)
-                continue
-            for (ci, tile), (r, err) in zip(batch, results):
-                take(ci, tile, r, err)
+    walk = _batched(items if spliced else _walk(root, runs=True))
+    for got in _checked(walk, key, 1 if spliced else _workers()):
+        if isinstance(got, _Splice):
+            out.extend(got.found)
+        else:
+            take(*got)
     keep.flush()
     return out
 
@@ -504,22 +507,234 @@ def _workers() -> int:
     return _WORKERS
 
 
-def _run_one(ci: ChunkInfo, key, tile) -> Tuple[Optional[_Checked], Optional[Exception]]:
+def _silent_from(specs) -> int:
+    """Where the filters whose forward checks can only fail on their options begin (the
+    end of the pipeline's run of `tile_batch.silent_forward` filters); len(specs): none."""
+    from .tile_batch import silent_forward
+
+    k = len(specs)
+    while k > 0 and silent_forward(specs[k - 1]):
+        k -= 1
+    return k
+
+
+def _run_one(ci: ChunkInfo, key, tile, skip_from: Optional[int] = None
+             ) -> Tuple[Optional[_Checked], Optional[Exception]]:
     try:
-        return _check_chunk(ci, key, tile), None
+        return _check_chunk(ci, key, tile, skip_from), None
     except Exception as e:  # noqa: BLE001 - verify never raises
         return None, e
 
 
-def _in_threads(items: Iterable[Tuple[ChunkInfo, Optional[TileInfo]]], key):
-    """(batch, its results) in order, the batches checked on a thread pool, a few ahead."""
-    from collections import deque
+Result = Tuple[ChunkInfo, Optional[TileInfo], Optional[_Checked], Optional[Exception]]
+
+# Chunks left to the per-chunk path are checked this many (or bytes) at a time between the
+# fast windows: bounded memory for a million tiles, few waits for the pool.
+_SLOW_CHUNKS = 8 * _BATCH_CHUNKS
+_SLOW_BYTES = 8 * _BATCH_BYTES
+
+
+def _checked(items, key, workers: int) -> Iterable[Union[_Splice, Result]]:
+    """Each chunk of `items` with its check, in order (`_Splice`s in their place). The
+    chunks of pipelines `tile_batch.chunk_plan` covers are decoded in windows, one slice of
+    a window per thread (`_FastChunks`); the rest, and what a window leaves, are checked one
+    by one, on the pool in batches (`_slow`). One pool for the whole walk."""
     from concurrent.futures import ThreadPoolExecutor
 
-    workers = _workers()
+    pool = ThreadPoolExecutor(workers) if workers > 1 else None
+    fast = _FastChunks(key, pool, workers)
+    slow: list = []
+    size = 0
+    try:
+        for item in items:
+            if not isinstance(item, _Splice):
+                ci, tile = item
+                how = fast.how(ci)
+                if how != _SLOW:
+                    if slow:
+                        yield from _slow(slow, key, pool, workers)
+                        slow, size = [], 0
+                    if how == _FAST:
+                        yield from fast.add(ci, tile)
+                    else:   # the first chunk of its file: checked in full first
+                        yield from fast.flush()
+                        r, err = _run_one(ci, key, tile)
+                        fast.probed(ci, r, err)
+                        yield ci, tile, r, err
+                    continue
+                size += ci.filtered_length + ci.original_length
+                last = fast.last_codec(ci)
+                if last == _PROBE:   # the file's first chunk of it: in full, first
+                    yield from fast.flush()
+                    yield from _slow(slow, key, pool, workers)
+                    slow, size = [], 0
+                    r, err = _run_one(ci, key, tile)
+                    fast.last_probed(ci, r, err)
+                    yield ci, tile, r, err
+                    continue
+                item = (ci, tile, _silent_from(ci.specs) if last == _FAST else None)
+            yield from fast.flush()
+            slow.append(item)
+            if len(slow) >= _SLOW_CHUNKS or size >= _SLOW_BYTES:
+                yield from _slow(slow, key, pool, workers)
+                slow, size = [], 0
+        yield from fast.flush()
+        yield from _slow(slow, key, pool, workers)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+
+_FAST, _PROBE, _SLOW = "fast", "probe", "slow"
+_CHUNK_MAX = 64 << 20    # a chunk declaring more cells goes the per-chunk way (its limits)
+_WINDOW_CELLS = 64 << 20  # decoded bytes of one window (plus one chunk)
+
+
+class _FastChunks:
+    """Chunks of one file and pipeline gathered into a window (up to `tile_batch.WINDOW`
+    stored bytes, `_WINDOW_CELLS` decoded), then decoded together by
+    `tile_batch.decode_chunks`; each comes out clean (no finding, its cells) or through the
+    per-chunk checks, which say what is wrong."""
+
+    def __init__(self, key, pool, workers: int):
+        self.key, self.pool, self.workers = key, pool, workers
+        self.plans: Dict[Tuple[int, int], Tuple[Any, int, int, Any, Any]] = {}
+        self.pipelines: Dict[Tuple[str, str], int] = {}   # (specs, info) by value -> number
+        self.probes: Dict[Tuple[str, int], bool] = {}   # (file name, pipeline) -> clean
+        self.lasts: Dict[Tuple[str, int], bool] = {}    # -> its last codec's forward is ok
+        self.codecs: Dict[int, bool] = {}               # pipeline -> ends with a lone codec
+        self.items: List[Tuple[ChunkInfo, Optional[TileInfo]]] = []
+        self.lo = self.hi = self.cells = 0
+        self.group: Optional[Tuple[int, int]] = None
+
+    def _plan(self, ci: ChunkInfo) -> Tuple[Any, int, int]:
+        """(plan or None, its metadata length, the pipeline's number): by value, as every
+        generic tile (fragment metadata sections) has a pipeline object of its own."""
+        k = (id(ci.specs), id(ci.info))
+        got = self.plans.get(k)
+        if got is None:
+            from .tile_batch import chunk_plan, plan_metadata
+
+            p = chunk_plan(ci.specs, ci.info)
+            number = self.pipelines.setdefault((repr(ci.specs), repr(ci.info)),
+                                               len(self.pipelines))
+            # the objects are kept: an id is not reused while this walk runs
+            got = self.plans[k] = (p, plan_metadata(p) if p is not None else 0, number,
+                                   ci.specs, ci.info)
+        return got[0], got[1], got[2]
+
+    def how(self, ci: ChunkInfo) -> str:
+        if ci.blocked is not None or not hasattr(ci.source, "path"):
+            return _SLOW
+        p, mdl, number = self._plan(ci)
+        if p is None or ci.metadata_length != mdl or not 0 < ci.original_length <= _CHUNK_MAX \
+                or ci.metadata_offset < 0 or \
+                ci.data_offset + ci.filtered_length > getattr(ci.source, "size", 0):
+            return _SLOW
+        state = self.probes.get((_src_name(ci), number))
+        return _PROBE if state is None else _FAST if state else _SLOW
+
+    def last_codec(self, ci: ChunkInfo) -> str:
+        """For a chunk checked in full: _FAST when its last filter's forward check can be
+        left out (a lone compressor, and the file's first chunk showed its forward does not
+        fail: all it could find, as it depends on the options alone — see tile_batch), _PROBE
+        for that first chunk, else _SLOW (every check)."""
+        number = self._plan(ci)[2]
+        ends = self.codecs.get(number)
+        if ends is None:
+            from .tile_batch import ENABLED
+
+            ends = self.codecs[number] = ENABLED and _silent_from(ci.specs) < len(ci.specs)
+        if not ends or ci.blocked is not None or not hasattr(ci.source, "path"):
+            return _SLOW
+        state = self.lasts.get((_src_name(ci), number))
+        return _PROBE if state is None else _FAST if state else _SLOW
+
+    def last_probed(self, ci: ChunkInfo, r: Optional[_Checked],
+                    err: Optional[Exception]) -> None:
+        """What the first chunk showed (nothing when its forward checks did not run: the
+        next chunk is the probe)."""
+        ok = r.last_ok if err is None and r is not None else None
+        if ok is not None:
+            self.lasts[(_src_name(ci), self._plan(ci)[2])] = ok
+
+    def probed(self, ci: ChunkInfo, r: Optional[_Checked], err: Optional[Exception]) -> None:
+        """The file's first chunk checked in full: clean and decoded, its other chunks come
+        here; else (a forward that raises, damage) every one of them is checked in full."""
+        self.probes[(_src_name(ci), self._plan(ci)[2])] = \
+            err is None and r is not None and not r.findings and r.decoded is not None
+
+    def add(self, ci: ChunkInfo, tile: Optional[TileInfo]) -> Iterable[Result]:
+        from .tile_batch import WINDOW
+
+        group = (id(ci.source), self._plan(ci)[2])
+        start, end = ci.metadata_offset, ci.data_offset + ci.filtered_length
+        lo, hi = (min(self.lo, start), max(self.hi, end)) if self.items else (start, end)
+        if self.items and (group != self.group or hi - lo > WINDOW or
+                           self.cells + ci.original_length > _WINDOW_CELLS):
+            yield from self.flush()
+            lo, hi = start, end
+        self.group, self.lo, self.hi = group, lo, hi
+        self.items.append((ci, tile))
+        self.cells += ci.original_length
+
+    def flush(self) -> Iterable[Result]:
+        items, lo, hi = self.items, self.lo, self.hi
+        self.items, self.cells, self.group = [], 0, None
+        if not items:
+            return
+        import numpy as np
+
+        from .tile_batch import decode_chunks
+
+        first = items[0][0]
+        src = first.source
+        p = self._plan(first)[0]
+        view = src.view(lo, hi - lo)   # what a file that shrank lacks, the chunks it cuts
+        chunks = []                    # fail in `reverse_into` and are checked in full
+        at = 0
+        for ci, _t in items:
+            m, d = ci.metadata_offset - lo, ci.data_offset - lo
+            chunks.append((view[m:m + ci.metadata_length], view[d:d + ci.filtered_length],
+                           ci.original_length, at))
+            at += ci.original_length
+        out = np.empty(at, np.uint8)
+        left = set(decode_chunks(first.specs, first.info, p, chunks, out, self.pool,
+                                 self.workers))
+        done = stored = 0
+        results: List[Result] = []
+        for (ci, tile), (_m, _d, n, pos) in zip(items, chunks):
+            if len(results) in left:
+                results.append((ci, tile) + _run_one(ci, self.key, tile))
+                continue
+            r = _Checked()
+            r.decoded = (out[pos:pos + n], None)   # type: ignore[assignment]
+            results.append((ci, tile, r, None))
+            done += 1
+            stored += ci.metadata_length + ci.filtered_length
+        if done:
+            tally().batch(_src_name(first), done, stored)
+        release = getattr(src, "release", None)
+        if release is not None:   # the stored pages read once: not kept resident
+            release(lo, hi - lo)
+        self.lo = self.hi = 0
+        yield from results
+
+
+def _slow(items: list, key, pool, workers: int) -> Iterable[Union[_Splice, Result]]:
+    """The per-chunk checks of `items` in order: in this thread, or on the pool (batches of
+    `_BATCH_CHUNKS` chunks or `_BATCH_BYTES` bytes, a few ahead; batches of tiny chunks run
+    here: Python-bound, threads would only fight over the GIL)."""
+    from collections import deque
+
+    if pool is None:
+        for item in items:
+            yield item if isinstance(item, _Splice) else (item[0], item[1]) + _run_one(
+                item[0], key, item[1], item[2])
+        return
 
     def run(batch):
-        return [_run_one(ci, key, tile) for ci, tile in batch]
+        return [_run_one(ci, key, tile, skip) for ci, tile, skip in batch]
 
     def batches():
         batch: list = []
@@ -531,8 +746,8 @@ def _in_threads(items: Iterable[Tuple[ChunkInfo, Optional[TileInfo]]], key):
                     batch, size = [], 0
                 yield [item], -1
                 continue
-            ci, tile = item
-            batch.append((ci, tile))
+            ci = item[0]
+            batch.append(item)
             size += ci.filtered_length + ci.original_length
             if len(batch) >= _BATCH_CHUNKS or size >= _BATCH_BYTES:
                 yield batch, size
@@ -540,29 +755,28 @@ def _in_threads(items: Iterable[Tuple[ChunkInfo, Optional[TileInfo]]], key):
         if batch:
             yield batch, size
 
-    with ThreadPoolExecutor(workers) as ex:
-        pending: deque = deque()
-        for batch, size in batches():
-            if size < 0:   # a _Splice: no work, kept in order
-                while pending:
-                    b, fut = pending.popleft()
-                    yield b, fut.result()
-                yield batch, None
-                continue
-            if size < _THREAD_MIN_BYTES:
-                # tiny chunks: Python-bound, threads would only fight over the GIL
-                while pending:
-                    b, fut = pending.popleft()
-                    yield b, fut.result()
-                yield batch, run(batch)
-                continue
-            pending.append((batch, ex.submit(run, batch)))
-            if len(pending) > 2 * workers:
+    def done(batch, results):
+        for (ci, tile, _skip), (r, err) in zip(batch, results):
+            yield ci, tile, r, err
+
+    pending: deque = deque()
+    for batch, size in batches():
+        if size < 0 or size < _THREAD_MIN_BYTES:   # a _Splice, or tiny chunks: here, in order
+            while pending:
                 b, fut = pending.popleft()
-                yield b, fut.result()
-        while pending:
+                yield from done(b, fut.result())
+            if size < 0:
+                yield batch[0]
+            else:
+                yield from done(batch, run(batch))
+            continue
+        pending.append((batch, pool.submit(run, batch)))
+        if len(pending) > 2 * workers:
             b, fut = pending.popleft()
-            yield b, fut.result()
+            yield from done(b, fut.result())
+    while pending:
+        b, fut = pending.popleft()
+        yield from done(b, fut.result())
 
 
 class _TileKeeper:
@@ -596,7 +810,25 @@ class _TileKeeper:
         name = getattr(t.source, "name", None)
         if name is not None:
             self.cache.put(self.cache.key(name, t.offset, t.specs, t.info),
-                           join_chunks(parts))
+                           _adjacent(parts) or join_chunks(parts))
+
+
+def _adjacent(parts: list) -> Optional[Tuple[Any, None]]:
+    """The tile's cells as one slice when its chunks were decoded side by side into one
+    array (`_FastChunks`): no copy; else None."""
+    if len(parts) < 2 or any(o is not None or not hasattr(c, "base") for c, o in parts):
+        return None
+    import numpy as np
+
+    first = parts[0][0]
+    base, at = first.base, first.ctypes.data
+    for c, _o in parts:
+        if c.base is not base or c.ctypes.data != at:
+            return None
+        at += len(c)
+    whole = np.asarray(base)
+    start = first.ctypes.data - whole.ctypes.data
+    return whole[start:start + (at - first.ctypes.data)], None
 
 
 def verify_bookkeeping(document) -> List[object]:
@@ -673,11 +905,14 @@ def verify_streamed(document) -> List[object]:
                 _guard(mine, where, lambda: check_fragment_cells(document, array, frag, key))
                 book[frag.path] = [f if isinstance(f, Finding) else as_finding(f, document)
                                    for f in mine]
+                tally().finished(folder_bytes(frag.path), document.relname(frag.path))
             node.release_deferred()
+            young.collect()
 
     from .cell_checks import check_fragment_cells
 
     token = tile_cache.use(tile_cache.TileCache())
+    young = _YoungCollections()
     try:
         visit(root)
         out: List[object] = list(diags)
@@ -693,4 +928,32 @@ def verify_streamed(document) -> List[object]:
             _guard(out, document.relname(array.path), check_commits, document, array)
         return out
     finally:
+        young.close()
         tile_cache.reset(token)
+
+
+class _YoungCollections:
+    """No automatic cyclic garbage collection while the fragments are checked one by one;
+    instead the youngest generation is collected after each fragment is released (the
+    cycles of its tree: parent and child nodes) and the next one every `OLDER` fragments.
+    Why: the automatic collections this many allocations trigger scan the whole heap, the
+    model of every fragment included, and free little; measured 10-20 % of verify's CPU on
+    100 fragments. Collection resumes after (and is left alone when it was off)."""
+
+    OLDER = 64
+
+    def __init__(self) -> None:
+        import gc
+
+        self.gc, self.n = gc, 0
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def collect(self) -> None:
+        if self.was:
+            self.n += 1
+            self.gc.collect(1 if self.n % self.OLDER == 0 else 0)
+
+    def close(self) -> None:
+        if self.was:
+            self.gc.enable()

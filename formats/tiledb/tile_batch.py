@@ -15,13 +15,15 @@ forward that raises would be one, and that depends on the filter options alone, 
 `verify` checks on the first tile of the file through the per-chunk path (`needs_probe`)."""
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..filters import FilterSpec, get
+from ..filters import DataInfo, FilterSpec, get
+from ..filters import batch as filter_batch
 from ..filters.compression import CompressionFilter
 from .data_files import DataFileRole
+from .enums import FilterType
 
 ENABLED = True      # False: every tile through the per-chunk path (the tests compare the two)
 WINDOW = 32 << 20   # bytes of the file read at once: memory bounded whatever the file size
@@ -154,3 +156,75 @@ def _decode_window(buf: np.ndarray, base: int, offs: np.ndarray, ends: np.ndarra
             out[k] = bytes(plain)
             stored += b - a + int(mdl[k])
     return Window(first, out, stored)
+
+
+# ---- the chunks of multi-chunk tiles ------------------------------------------------------
+# A tile of more than one chunk (64 KiB chunks of a 512 KiB tile) goes through the per-chunk
+# checks one chunk at a time: a Stage per filter, a forward re-compress, all under the GIL.
+# For the pipelines below a chunk that `filters.batch.reverse_into` decodes has no finding
+# the per-chunk checks could make, so `verify` decodes their chunks in large slices, one
+# `reverse_into` call per thread, and takes only what it leaves through the per-chunk path.
+_SHUFFLES = (FilterType.BYTESHUFFLE, FilterType.BITSHUFFLE)
+
+
+def chunk_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[filter_batch.Plan]:
+    """The `filters.batch` plan of a pipeline whose chunks need no per-chunk check once
+    decoded, else None. Why a decoded chunk is then clean: a BYTESHUFFLE or BITSHUFFLE forward
+    of what it un-shuffled gives the stored stage back (a permutation; `reverse_into` leaves
+    a BITSHUFFLE part it would copy unshuffled), with the one-part table it checked; a lone
+    compressor re-encoding differently is no finding (see the module doc); neither has
+    writer rules or notes. What stays: a compressor whose forward raises, which depends on
+    the options alone — the caller checks each file's first chunk the per-chunk way first
+    (a probe). DELTA / DOUBLE_DELTA (writer rules) and everything else: no plan."""
+    if not ENABLED or not specs:
+        return None
+    for s in specs:
+        if get(s.type).writer_rules:
+            return None
+        if s.type not in _SHUFFLES and _lone_codec([s]) is None:
+            return None
+    p = filter_batch.plan(list(specs), info)
+    return p if p is not None and p.typed is None else None
+
+
+def silent_forward(spec: FilterSpec) -> bool:
+    """Whether the forward check of this filter can find nothing but a forward that raises,
+    which depends on its options (and the key) alone: a lone compressor (see the module
+    doc) or TileDB's AES-256-GCM (a fresh IV each time: its bytes never match, no writer
+    rules)."""
+    if spec.type == FilterType.INTERNAL_FILTER_AES_256_GCM:
+        from ..filters.encryption import Aes256Gcm
+
+        f = get(spec.type)
+        return not f.writer_rules and not f.deterministic and \
+            type(f).forward is Aes256Gcm.forward
+    return _lone_codec([spec]) is not None
+
+
+def plan_metadata(p: filter_batch.Plan) -> int:
+    """The one chunk metadata length the plan's chunks have: the shuffle's part table (8),
+    the compressor's (8 + 8 a part: the shuffle's table and the data, or the data). A chunk
+    with more metadata bytes goes through the per-chunk path (which says what they are)."""
+    if p.comp is None:
+        return 8
+    return 8 + 8 * (2 if p.esize else 1)
+
+
+Chunk = Tuple[object, object, int, int]   # (metadata, filtered data, original length, at)
+
+
+def decode_chunks(specs: List[FilterSpec], info: DataInfo, p: filter_batch.Plan,
+                  chunks: Sequence[Chunk], out: np.ndarray, pool=None,
+                  workers: int = 1) -> List[int]:
+    """`reverse_into` over `chunks` into `out`: on `pool` in `workers` slices of consecutive
+    chunks (one call per thread: the codecs and compiled un-shuffles run without the GIL,
+    the per-chunk Python in each call is all there is to share), else in this thread.
+    Returns the indices of the chunks left for the per-chunk path."""
+    n = len(chunks)
+    if pool is None or workers <= 1 or n < 2 * workers:
+        return filter_batch.reverse_into(specs, info, chunks, out, p)
+    step = -(-n // workers)
+
+    def part(a: int) -> List[int]:
+        return [a + i for i in filter_batch.reverse_into(specs, info, chunks[a:a + step], out, p)]
+    return [i for left in pool.map(part, range(0, n, step)) for i in left]
