@@ -108,22 +108,8 @@ def _aes(p: DirectPlan, key: bytes, chunks: Sequence[Chunk], out: np.ndarray) ->
                           orig, pos))
             where.append(i)
         if plain and fplan is not None and kernel is not None:
-            rest = _fused(kernel, fplan, plain, out)   # the codec without the GIL
+            rest = fused.decode_packed(kernel, fplan, plain, out)   # the codec without the GIL
             plain, where = [plain[k] for k in rest], [where[k] for k in rest]
         if plain:
             left += [where[k] for k in reverse_into(below, p.info, plain, out, p.below)]
     return sorted(left)
-
-
-def _fused(kernel, fplan: "fused.FusedPlan", plain: List[Chunk], out: np.ndarray) -> List[int]:
-    """The decrypted chunks through the fused kernel (one GIL-free call for the group): their
-    metadata and data laid end to end in one buffer. Returns the indices it left."""
-    blob = bytearray()
-    table = []
-    for md_obj, data_obj, orig, _pos in plain:
-        md, data = memoryview(md_obj), memoryview(data_obj)  # type: ignore[arg-type]
-        at = len(blob)
-        blob += md
-        blob += data
-        table.append((orig, data.nbytes, at, md.nbytes, at + md.nbytes))
-    return fused.decode_chunks(kernel, fplan, blob, table, [c[3] for c in plain], out)

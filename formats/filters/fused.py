@@ -192,3 +192,20 @@ def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
         scratch = np.empty(int(orig.max()) if plan.shuffle else 0, np.uint8)
         kernel(*args, plan.shuffle, plan.esize, scratch, status)
     return np.flatnonzero(status).tolist()
+
+
+def decode_packed(kernel: Callable[..., Any], plan: FusedPlan,
+                  chunks: Sequence[Tuple[Any, Any, int, int]], out: np.ndarray) -> List[int]:
+    """Chunks given as (metadata, data, original length, output position), bytes-like each
+    (decrypted chunks, chunk views of several files): laid end to end in one buffer — a
+    copy of the stored bytes, cheaper than a call each — and decoded by one call. Returns
+    the indices left to the Python path."""
+    blob = bytearray()
+    table = []
+    for md_obj, data_obj, orig, _pos in chunks:
+        md, data = memoryview(md_obj), memoryview(data_obj)
+        at = len(blob)
+        blob += md
+        blob += data
+        table.append((orig, data.nbytes, at, md.nbytes, at + md.nbytes))
+    return decode_chunks(kernel, plan, blob, table, [c[3] for c in chunks], out)

@@ -19,7 +19,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..filters import DataInfo, FilterSpec, get
+from ..filters import DataInfo, FilterSpec, fused, get
 from ..filters import batch as filter_batch
 from ..filters.compression import CompressionFilter
 from .data_files import DataFileRole
@@ -221,10 +221,22 @@ def decode_chunks(specs: List[FilterSpec], info: DataInfo, p: filter_batch.Plan,
     the per-chunk Python in each call is all there is to share), else in this thread.
     Returns the indices of the chunks left for the per-chunk path."""
     n = len(chunks)
+    fplan = fused.fused_plan(specs, info)
+    kernel = fused.decoder(sum(c[2] for c in chunks)) if fplan is not None else None
+
+    def run(part: Sequence[Chunk]) -> List[int]:
+        if kernel is None or fplan is None:
+            return filter_batch.reverse_into(specs, info, part, out, p)
+        # the fused kernel first (no GIL); what it leaves through reverse_into as before
+        rest = fused.decode_packed(kernel, fplan, part, out)
+        if not rest:
+            return []
+        left = filter_batch.reverse_into(specs, info, [part[i] for i in rest], out, p)
+        return [rest[i] for i in left]
     if pool is None or workers <= 1 or n < 2 * workers:
-        return filter_batch.reverse_into(specs, info, chunks, out, p)
+        return run(chunks)
     step = -(-n // workers)
 
     def part(a: int) -> List[int]:
-        return [a + i for i in filter_batch.reverse_into(specs, info, chunks[a:a + step], out, p)]
+        return [a + i for i in run(chunks[a:a + step])]
     return [i for left in pool.map(part, range(0, n, step)) for i in left]
