@@ -305,30 +305,28 @@ def _xor_in_place(buf: Any, width: int) -> None:
 
 
 @numba.njit(nogil=True, cache=True)
+def _unscale_ints(ints: Any, width: int, scale: float, offset: float, via32: bool,
+                  floats: Any) -> None:
+    """`_unscale` of the signed `width`-byte integers in the bytes `ints` into `floats`."""
+    k = len(ints) // width
+    if width == 1:
+        _unscale(ints[:k].view(np.int8), scale, offset, via32, floats)
+    elif width == 2:
+        _unscale(ints[:2 * k].view(np.int16), scale, offset, via32, floats)
+    elif width == 4:
+        _unscale(ints[:4 * k].view(np.int32), scale, offset, via32, floats)
+    else:
+        _unscale(ints[:8 * k].view(np.int64), scale, offset, via32, floats)
+
+
+@numba.njit(nogil=True, cache=True)
 def _unscale_into(ints: Any, width: int, scale: float, offset: float, fsize: int,
                   out: Any) -> None:
     """SCALE_FLOAT's reverse of `len(ints) // width` signed integers into `out` floats."""
-    k = len(ints) // width
     if fsize == 4:
-        f4 = out.view(np.float32)
-        if width == 1:
-            _unscale(ints[:k].view(np.int8), scale, offset, True, f4)
-        elif width == 2:
-            _unscale(ints[:2 * k].view(np.int16), scale, offset, True, f4)
-        elif width == 4:
-            _unscale(ints[:4 * k].view(np.int32), scale, offset, True, f4)
-        else:
-            _unscale(ints[:8 * k].view(np.int64), scale, offset, True, f4)
+        _unscale_ints(ints, width, scale, offset, True, out.view(np.float32))
     else:
-        f8 = out.view(np.float64)
-        if width == 1:
-            _unscale(ints[:k].view(np.int8), scale, offset, False, f8)
-        elif width == 2:
-            _unscale(ints[:2 * k].view(np.int16), scale, offset, False, f8)
-        elif width == 4:
-            _unscale(ints[:4 * k].view(np.int32), scale, offset, False, f8)
-        else:
-            _unscale(ints[:8 * k].view(np.int64), scale, offset, False, f8)
+        _unscale_ints(ints, width, scale, offset, False, out.view(np.float64))
 
 
 @numba.njit(nogil=True, cache=True)

@@ -8,14 +8,6 @@ import pytest
 from arrayscope.formats.tiledb.tile_stats import tile_stats, var_extremes
 
 
-@pytest.fixture(params=["jit", "numpy"])
-def jit(request, monkeypatch):
-    if request.param == "numpy":
-        monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
-    else:
-        monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
-
-
 def _tiles(dt, rng, n=300):
     counts = rng.integers(0, 40, n)
     tiles = []

@@ -170,11 +170,11 @@ def test_damaged_frame_reported_as_before(tmp_path, path):
 ZSTD8 = fused.FusedPlan(native.Codec.ZSTD, 1, 8)
 
 
-def _role_and_chunk(tmp_path, stack: str = "byteshuffle_zstd"):
-    """A [BYTESHUFFLE, codec] int64 array tiledb-py wrote: its pipeline role and its first
-    chunk as (metadata, shuffle-table part, data part, original length)."""
-    uri = str(tmp_path / stack)
-    _write(uri, "int64", STACKS[stack](), n=40_000)
+def _first_chunk(tmp_path, name: str, dtype: str, filters):
+    """An array tiledb-py wrote (40 000 cells of `dtype` through `filters`): the pipeline
+    role of its `a0.tdb` and that file's first chunk as (metadata, data, original length)."""
+    uri = str(tmp_path / name)
+    _write(uri, dtype, filters, n=40_000)
     doc = formats.open(uri, tree=False)
     frag = doc.model.fragments[0]
     fm = V._metadata(doc, doc.model, frag)
@@ -182,9 +182,15 @@ def _role_and_chunk(tmp_path, stack: str = "byteshuffle_zstd"):
     src = doc.open_source(os.path.join(frag.path, "a0.tdb"))
     offs, _ = tile_offsets_for(fm, role)
     orig, filt, md, mdl, data = chunk_table(src, int(offs[0]), int(tile_bounds(offs, src.size)[0]))[0]
-    c1 = struct.unpack_from("<I", src.read(md + 12, 4))[0]
-    body = src.read(data, filt)
-    return role, bytes(src.read(md, mdl)), body[:c1], body[c1:], orig
+    return role, bytes(src.read(md, mdl)), bytes(src.read(data, filt)), orig
+
+
+def _role_and_chunk(tmp_path, stack: str = "byteshuffle_zstd"):
+    """A [BYTESHUFFLE, codec] int64 array tiledb-py wrote: its pipeline role and its first
+    chunk as (metadata, shuffle-table part, data part, original length)."""
+    role, md, body, orig = _first_chunk(tmp_path, stack, "int64", STACKS[stack]())
+    c1 = struct.unpack_from("<I", md, 12)[0]
+    return role, md, body[:c1], body[c1:], orig
 
 
 def _chunk(table: bytes, frame: bytes, orig: int, nmd: int = 1):
@@ -327,17 +333,9 @@ def test_typed_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path, st
     chunk as written (and the edits the typed codec reads alike: bytes after what it needs),
     and leaves every one the Python path refuses."""
     assert compiled._load() is not None
-    uri = str(tmp_path / stack)
-    _write(uri, "int64", STACKS[stack](), n=40_000)
-    doc = formats.open(uri, tree=False)
-    frag = doc.model.fragments[0]
-    fm = V._metadata(doc, doc.model, frag)
-    role = file_role(fm.schema, fm, "a0.tdb")
-    src = doc.open_source(os.path.join(frag.path, "a0.tdb"))
-    offs, _ = tile_offsets_for(fm, role)
-    orig, filt, md, _mdl, data = chunk_table(src, int(offs[0]), int(tile_bounds(offs, src.size)[0]))[0]
-    c1 = struct.unpack_from("<I", src.read(md + 12, 4))[0]
-    enc = zstandard.ZstdDecompressor().decompress(bytes(src.read(data + c1, filt - c1)))
+    role, md, body, orig = _first_chunk(tmp_path, stack, "int64", STACKS[stack]())
+    c1 = struct.unpack_from("<I", md, 12)[0]
+    enc = zstandard.ZstdDecompressor().decompress(body[c1:])
     head = 8 if typed == 1 else 9
     count = struct.unpack_from("<Q", enc, head - 8)[0]
     variants = {"as written": enc, "8 bytes after": enc + b"\x07" * 8,
@@ -371,19 +369,11 @@ def test_scaled_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
     """[SCALE_FLOAT, XOR, ZSTD] chunks rebuilt around a tiledb-py chunk's data: taken as
     written, left (and refused by the Python path) when a table or the data disagrees."""
     assert compiled._load() is not None
-    uri = str(tmp_path / "fs")
-    _write(uri, "float32", SCALED["floatscale_xor_zstd"](), n=40_000)
-    doc = formats.open(uri, tree=False)
-    frag = doc.model.fragments[0]
-    fm = V._metadata(doc, doc.model, frag)
-    role = file_role(fm.schema, fm, "a0.tdb")
+    role, md, body, orig = _first_chunk(tmp_path, "fs", "float32", SCALED["floatscale_xor_zstd"]())
     plan = fused.fused_plan(role.specs, role.info)
     assert plan == fused.FusedPlan(native.Codec.ZSTD, 0, 4, 0, True, (0.5, 0.0, 4))
-    src = doc.open_source(os.path.join(frag.path, "a0.tdb"))
-    offs, _ = tile_offsets_for(fm, role)
-    orig, filt, md, _mdl, data = chunk_table(src, int(offs[0]), int(tile_bounds(offs, src.size)[0]))[0]
-    c1, c2 = struct.unpack_from("<I", src.read(md + 12, 4))[0], struct.unpack_from("<I", src.read(md + 20, 4))[0]
-    ints = zstandard.ZstdDecompressor().decompress(bytes(src.read(data + c1 + c2, filt - c1 - c2)))
+    c1, c2 = struct.unpack_from("<I", md, 12)[0], struct.unpack_from("<I", md, 20)[0]
+    ints = zstandard.ZstdDecompressor().decompress(body[c1 + c2:])
     z = zstandard.ZstdCompressor()
 
     def chunk(tables, part, size):
@@ -424,19 +414,10 @@ def test_reduced_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path, 
     data, edited: taken exactly where the Python path decodes them, and then alike — into
     whole values (`at` 8) and byte by byte (`at` 9: the output not aligned)."""
     assert compiled._load() is not None
-    uri = str(tmp_path / "bwr")
-    _write(uri, "int32", STACKS["bwr_lz4"](), n=40_000)
-    doc = formats.open(uri, tree=False)
-    frag = doc.model.fragments[0]
-    fm = V._metadata(doc, doc.model, frag)
-    role = file_role(fm.schema, fm, "a0.tdb")
+    role, md, body, orig = _first_chunk(tmp_path, "bwr", "int32", STACKS["bwr_lz4"]())
     plan = fused.fused_plan(role.specs, role.info)
     assert plan == fused.FusedPlan(native.Codec.LZ4, 0, 4, reduced=True)
-    src = doc.open_source(os.path.join(frag.path, "a0.tdb"))
-    offs, _ = tile_offsets_for(fm, role)
-    orig, filt, md, _mdl, data = chunk_table(src, int(offs[0]), int(tile_bounds(offs, src.size)[0]))[0]
-    o1, c1, o2, c2 = struct.unpack_from("<IIII", src.read(md + 8, 16))
-    body = bytes(src.read(data, filt))
+    o1, c1, o2, c2 = struct.unpack_from("<IIII", md, 8)
     table = bytearray(lz4.block.decompress(body[:c1], uncompressed_size=o1))
     part = lz4.block.decompress(body[c1:], uncompressed_size=o2)
     nw = struct.unpack_from("<I", table, 4)[0]

@@ -22,15 +22,6 @@ from arrayscope.formats.verify import verify_report
 CELLS = 1200   # capacity 2: 600 tiles per data file, past data_files.LAZY_TILES (a TileRun)
 
 
-@pytest.fixture(params=["jit", "numpy"])
-def jit(request, monkeypatch):
-    if request.param == "numpy":
-        monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
-    else:
-        monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
-    return request.param
-
-
 @pytest.fixture(scope="module")
 def arrays(tmp_path_factory):
     base = tmp_path_factory.mktemp("batch")

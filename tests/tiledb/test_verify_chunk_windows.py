@@ -24,15 +24,6 @@ N = 4 * 65536     # cells: int64 tiles of 32768 cells = 4 chunks of 64 KiB
 TILE = 32768
 
 
-@pytest.fixture(params=["jit", "numpy"])
-def jit(request, monkeypatch):
-    if request.param == "numpy":
-        monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
-    else:
-        monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
-    return request.param
-
-
 @pytest.fixture(params=[1, 2])
 def threads(request, monkeypatch):
     monkeypatch.setattr(values, "_WORKERS", request.param)

@@ -1,0 +1,15 @@
+"""Fixtures shared by the TileDB tests."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(params=["jit", "numpy"])
+def jit(request, monkeypatch):
+    """Which kernel path runs: the compiled kernels ("jit") or the numpy paths
+    (`ARRAYSCOPE_NO_JIT=1`). A module may define its own `jit` (test_values_direct does)."""
+    if request.param == "numpy":
+        monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
+    else:
+        monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+    return request.param
