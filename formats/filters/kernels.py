@@ -45,10 +45,12 @@ def unshuffler(nbytes: int) -> Optional[Callable[[np.ndarray, int, np.ndarray], 
     fn = unshuffle.get(nbytes)
     if fn is None:
         return None
+    from .simd import unshuffle_into  # numba is loaded: the vector shuffles (sizes 2, 4, 8)
 
     def run(src: np.ndarray, esize: int, out: np.ndarray) -> None:
         n = len(src) // esize
-        fn(src, n, esize, out)
+        if not unshuffle_into(src, n, esize, out, False):
+            fn(src, n, esize, out)
         body = n * esize
         if body < len(src):
             out[body:] = src[body:]

@@ -24,6 +24,7 @@ from .kernels import (
     unshuffle,
 )
 from .native import Codec
+from .simd import store_fence, unshuffle_into
 
 # the compiled un-shuffles (numba is loaded here: never None)
 _unshuffle: Any = unshuffle.get()
@@ -128,10 +129,12 @@ def _bitunshuffle(src: Any, esize: int, out: Any) -> None:
 @numba.njit(nogil=True, cache=True)
 def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
                     data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-                    shuffle: int, esize: int, scratch: Any, status: Any) -> None:
+                    shuffle: int, esize: int, scratch: Any, status: Any,
+                    streaming: bool) -> None:
     """Decode the [BYTESHUFFLE or BITSHUFFLE, codec] (`shuffle` BYTES or BITS, elements of
     `esize` bytes) or [codec] (`shuffle` NONE) chunks whose metadata and data are at the
-    given offsets of the uint8 file `src`, each into `out[out_pos:out_pos + orig]`.
+    given offsets of the uint8 file `src`, each into `out[out_pos:out_pos + orig]`
+    (`streaming`: the byte unshuffle writes around the cache, `simd.py`).
     `status[i]` is 0 when chunk i is decoded, 1 when it is left to the Python path: a part
     table other than the expected one, a range outside the file, any codec disagreement
     (`batch._decompress` makes the same checks), or a BITSHUFFLE chunk that is not whole
@@ -170,7 +173,8 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
                 _bitunshuffle(scratch[:n], esize, out[p:p + n])
             else:
                 k = n // esize
-                _unshuffle(scratch[:n], k, esize, out[p:p + n])
+                if not unshuffle_into(scratch[:n], k, esize, out[p:p + n], streaming):
+                    _unshuffle(scratch[:n], k, esize, out[p:p + n])
                 for t in range(k * esize, n):   # the tail the shuffle leaves as it is
                     out[p + t] = scratch[t]
         else:
@@ -180,6 +184,8 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
             if not _part(codec, fns, ctx, base + d, dl, obase + p, n, lengths):
                 continue
         status[i] = 0
+    if streaming:
+        store_fence()
 
 
 # the typed codec before the compressor (`fused.FusedPlan.typed`)
