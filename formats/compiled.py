@@ -17,6 +17,7 @@ thread pool decodes tiles on every core.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import threading
@@ -38,14 +39,37 @@ def user_cache_dir() -> str:
     """Where the compiled machine code is kept: the user's cache folder, never the installed
     package (numba's default is a `__pycache__` beside the source: in site-packages those
     files outlive `pip uninstall`, and the folder they leave shadows a later editable
-    install of `arrayscope`). `NUMBA_CACHE_DIR`, when set, is left alone."""
+    install of `arrayscope`), in a folder of its own per version of the kernel sources
+    (`kernel_sources_stamp`). `NUMBA_CACHE_DIR`, when set, is left alone."""
     if sys.platform == "win32":
         root = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
     elif sys.platform == "darwin":
         root = os.path.expanduser("~/Library/Caches")
     else:
         root = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(root, "arrayscope", "numba")
+    return os.path.join(root, "arrayscope", "numba", kernel_sources_stamp())
+
+
+def kernel_sources_stamp() -> str:
+    """A short digest of the kernel modules' sizes and modification times. numba checks
+    only the calling function's own file before it reuses cached machine code, but a
+    kernel inlines functions of other modules (`nativekernels` calls `simd`, `kernels`):
+    after a change to one of those, the cache would hand out the old code. Every version
+    of the sources gets a cache of its own instead."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha1()
+    for folder in (here, os.path.join(here, "filters")):
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                st = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            digest.update(f"{name}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return digest.hexdigest()[:12]
 
 
 def _load() -> Any:

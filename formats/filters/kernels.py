@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..compiled import kernel
+from ..compiled import MIN_BYTES, kernel, kernel_wanted
 
 
 @kernel
@@ -57,56 +57,22 @@ def unshuffler(nbytes: int) -> Optional[Callable[[np.ndarray, int, np.ndarray], 
     return run
 
 
-@kernel
-def bitunshuffle_blocks(src: Any, nb: int, b: int, esize: int, out: Any) -> None:
-    """`nb` bitshuffle blocks of `b` elements (b % 8 == 0) of `esize` bytes, flat uint8.
-    Plane p = 8*j + k (bit k of byte j) holds b bits (b/8 bytes). Two loops LLVM vectorises,
-    through a scratch block that stays in L1 (8 KiB): byte q of planes 8j..8j+7 gathered into
-    word j*b/8 + q (plane k in byte k; an 8-byte unshuffle) and every word 8x8
-    bit-transposed, which leaves byte j of element i at j*b + i; then the byte unshuffle of
-    the block. (One loop per element byte with scattered stores runs at 0.1–0.3 GB/s.)"""
-    pb = b // 8
-    bs = b * esize
-    w = np.empty(bs, np.uint8)
-    wv = w.view(np.uint64)
-    for blk in range(nb):
-        base = blk * bs
-        for g in range(esize):
-            # slices, not offsets added into the index: then LLVM vectorises (measured
-            # 29 GB/s against 1.3)
-            s = src[base + 8 * g * pb:base + 8 * (g + 1) * pb]
-            d = w[8 * g * pb:8 * (g + 1) * pb]
-            for q in range(pb):
-                for k in range(8):
-                    d[8 * q + k] = s[k * pb + q]
-        for i in range(esize * pb):
-            x = wv[i]
-            t = (x ^ (x >> np.uint64(7))) & np.uint64(0x00AA00AA00AA00AA)
-            x = x ^ t ^ (t << np.uint64(7))
-            t = (x ^ (x >> np.uint64(14))) & np.uint64(0x0000CCCC0000CCCC)
-            x = x ^ t ^ (t << np.uint64(14))
-            t = (x ^ (x >> np.uint64(28))) & np.uint64(0x00000000F0F0F0F0)
-            wv[i] = x ^ t ^ (t << np.uint64(28))
-        o = out[base:base + bs]
-        if esize == 1:
-            for i in range(b):
-                o[i] = w[i]
-        elif esize == 2:
-            for i in range(b):
-                for j in range(2):
-                    o[2 * i + j] = w[j * b + i]
-        elif esize == 4:
-            for i in range(b):
-                for j in range(4):
-                    o[4 * i + j] = w[j * b + i]
-        elif esize == 8:
-            for i in range(b):
-                for j in range(8):
-                    o[8 * i + j] = w[j * b + i]
-        else:
-            for j in range(esize):
-                for i in range(b):
-                    o[esize * i + j] = w[j * b + i]
+class _VectorKernel:
+    """A kernel written with vector intrinsics in `simd.py` (numba only: it has no plain
+    Python source), asked for like the others: `get(nbytes)` gives it or None."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def get(self, nbytes: int = MIN_BYTES) -> Optional[Callable[..., Any]]:
+        if not kernel_wanted(nbytes):
+            return None
+        from . import simd
+        return getattr(simd, self.name)
+
+
+# `f(src, nb, b, esize, out)`: `nb` bitshuffle blocks of `b` elements (simd.py)
+bitunshuffle_blocks = _VectorKernel("bitunshuffle_blocks")
 
 
 # ---- TileDB's delta codecs and XOR: one pass where numpy makes several --------------------

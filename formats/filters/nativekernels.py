@@ -16,7 +16,6 @@ from numba import types
 from numba.extending import intrinsic
 
 from .kernels import (
-    bitunshuffle_blocks,
     double_delta_decode,
     prefix_sum,
     prefix_xor,
@@ -24,11 +23,10 @@ from .kernels import (
     unshuffle,
 )
 from .native import Codec
-from .simd import store_fence, unshuffle_into
+from .simd import bitunshuffle_blocks, store_fence, unshuffle_into
 
-# the compiled un-shuffles (numba is loaded here: never None)
+# the compiled un-shuffle loop (numba is loaded here: never None)
 _unshuffle: Any = unshuffle.get()
-_bitunshuffle_blocks: Any = bitunshuffle_blocks.get()
 
 # the shuffle before the codec (`fused.FusedPlan.shuffle`)
 NONE, BYTES, BITS = 0, 1, 2
@@ -110,18 +108,19 @@ def _part(codec: int, fns: Any, ctx: int, src: int, size: int, dst: int, n: int,
 
 
 @numba.njit(nogil=True, cache=True)
-def _bitunshuffle(src: Any, esize: int, out: Any) -> None:
+def _bitunshuffle(src: Any, esize: int, out: Any, streaming: bool = False) -> None:
     """`bits._bit` reversed: whole blocks of `default_block` elements, then one block of
     the remaining multiple of 8 elements, then the last bytes as they are."""
     n = len(src) // esize
     b = max(128, (8192 // esize) // 8 * 8)    # bits.default_block
     full = n // b
     if full:
-        _bitunshuffle_blocks(src[:full * b * esize], full, b, esize, out[:full * b * esize])
+        bitunshuffle_blocks(src[:full * b * esize], full, b, esize, out[:full * b * esize],
+                            streaming)
     last = (n % b) - (n % b) % 8
     lo, hi = full * b * esize, (full * b + last) * esize
     if last:
-        _bitunshuffle_blocks(src[lo:hi], 1, last, esize, out[lo:hi])
+        bitunshuffle_blocks(src[lo:hi], 1, last, esize, out[lo:hi], streaming)
     for t in range(hi, len(src)):
         out[t] = src[t]
 
@@ -170,7 +169,7 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
             if not _part(codec, fns, ctx, base + d + c1, c2, sbase, n, lengths):
                 continue
             if shuffle == BITS:
-                _bitunshuffle(scratch[:n], esize, out[p:p + n])
+                _bitunshuffle(scratch[:n], esize, out[p:p + n], streaming)
             else:
                 k = n // esize
                 if not unshuffle_into(scratch[:n], k, esize, out[p:p + n], streaming):

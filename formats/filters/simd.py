@@ -161,3 +161,55 @@ def unshuffle_into(src: Any, n: int, esize: int, out: Any, streaming: bool) -> b
         _blocks(esize, src.ctypes.data, n, dst, head, body, streaming)
     _elements(src, n, esize, out, head + body, n)
     return True
+
+
+@numba.njit(nogil=True, cache=True)
+def _unshuffle_any(src: Any, n: int, esize: int, out: Any, streaming: bool) -> None:
+    """`unshuffle_into`, or the plain loop for what it declines (other sizes, strides)."""
+    if esize == 1:
+        out[:n] = src[:n]
+    elif not unshuffle_into(src, n, esize, out, streaming):
+        _elements(src, n, esize, out, 0, n)
+
+
+@numba.njit(nogil=True, cache=True)
+def bitunshuffle_blocks(src: Any, nb: int, b: int, esize: int, out: Any,
+                        streaming: bool = False) -> None:
+    """`nb` bitshuffle blocks of `b` elements (b % 8 == 0) of `esize` bytes, flat uint8.
+    Plane p = 8*j + k (bit k of byte j) holds b bits (b/8 bytes). Through a scratch block
+    that stays in L1 (8 KiB): byte q of planes 8j..8j+7 gathered into word j*b/8 + q (plane
+    k in byte k: an 8-byte unshuffle of the b/8 bytes of each of the 8 planes), every word
+    8x8 bit-transposed, which leaves byte j of element i at j*b + i; then the byte unshuffle
+    of the block into `out`. The unshuffles by the block shuffles, addressed directly when
+    the planes are whole steps (every block TileDB writes: an array slice per call costs
+    reference counting, 576 calls per 64 KiB); measured 30.6 -> 19.9 us per 64 KiB of
+    int64 (12 us of it the bit transpose, 18 vector operations per 4 words, on AMD Zen 1)."""
+    pb = b // 8
+    bs = b * esize
+    w = np.empty(bs, np.uint8)
+    wv = w.view(np.uint64)
+    wbase = w.ctypes.data
+    direct = src.strides[0] == 1 and out.strides[0] == 1 and pb % _BLOCK == 0 \
+        and (esize == 1 or esize == 2 or esize == 4 or esize == 8)
+    sbase, obase = src.ctypes.data, out.ctypes.data
+    for blk in range(nb):
+        base = blk * bs
+        for g in range(esize):
+            if direct:
+                _blocks(8, sbase + base + 8 * g * pb, pb, wbase + 8 * g * pb, 0, pb, False)
+            else:
+                _unshuffle_any(src[base + 8 * g * pb:base + 8 * (g + 1) * pb], pb, 8,
+                               w[8 * g * pb:8 * (g + 1) * pb], False)
+        for i in range(esize * pb):   # LLVM vectorises this loop
+            x = wv[i]
+            t = (x ^ (x >> np.uint64(7))) & np.uint64(0x00AA00AA00AA00AA)
+            x = x ^ t ^ (t << np.uint64(7))
+            t = (x ^ (x >> np.uint64(14))) & np.uint64(0x0000CCCC0000CCCC)
+            x = x ^ t ^ (t << np.uint64(14))
+            t = (x ^ (x >> np.uint64(28))) & np.uint64(0x00000000F0F0F0F0)
+            wv[i] = x ^ t ^ (t << np.uint64(28))
+        if direct and esize > 1:
+            _blocks(esize, wbase, b, obase + base, 0, b,
+                    streaming and (obase + base) % 16 == 0)
+        else:
+            _unshuffle_any(w, b, esize, out[base:base + bs], streaming)

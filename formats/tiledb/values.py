@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import gc
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
@@ -61,6 +61,7 @@ _WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_geta
 # Deferred files are decoded together in batches of about this many stored bytes (their
 # mapped pages stay resident until the batch is decoded).
 _BATCH_STORED = 64 << 20
+_AB_PIPE = True
 
 
 # Data files up to this size are read whole when located (and dropped once decoded: what
@@ -137,26 +138,39 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
     deferred: List[Tuple[dict, _FileJob, Any]] = []     # located, to decode
     stored = 0
     roles: dict = {}   # what the fragments of one schema share: their data file's role
-    for frag in sorted(array.fragments, key=lambda f: f.order_key()):
-        entry: dict = {"name": frag.name, "values": [], "raw": b""}
-        out.append(entry)
-        try:
-            r = _fragment_values(document, array, frag, name, key, with_values, defer=True,
-                                 roles=roles)
-        except (ValuesError, TileError) as e:
-            entry.update(raw=b"", error=str(e))
-            continue
-        if isinstance(r, _Deferred):
-            pending.append((entry, r))
-            if len(pending) >= _LOCATE_BATCH:
-                stored += _locate_pending(document, pending, deferred)
-                pending = []
-                if stored >= _BATCH_STORED:
-                    _finish(deferred, key, with_values)
-                    deferred, stored = [], 0
-        else:
-            entry["values"], entry["raw"] = r
-    _locate_pending(document, pending, deferred)
+    # A full batch is decoded on a thread of its own while the next one's fragments are
+    # read: their metadata is Python under the GIL, the decode mostly compiled code without
+    # it, so on many fragments the two overlap. One batch in flight at most (its stored
+    # pages stay resident until it is decoded).
+    in_flight: Optional[Future] = None
+    with ThreadPoolExecutor(1) as finisher:
+        for frag in sorted(array.fragments, key=lambda f: f.order_key()):
+            entry: dict = {"name": frag.name, "values": [], "raw": b""}
+            out.append(entry)
+            try:
+                r = _fragment_values(document, array, frag, name, key, with_values,
+                                     defer=True, roles=roles)
+            except (ValuesError, TileError) as e:
+                entry.update(raw=b"", error=str(e))
+                continue
+            if isinstance(r, _Deferred):
+                pending.append((entry, r))
+                if len(pending) >= _LOCATE_BATCH:
+                    stored += _locate_pending(document, pending, deferred)
+                    pending = []
+                    if stored >= _BATCH_STORED:
+                        if in_flight is not None:
+                            in_flight.result()
+                        if _AB_PIPE:
+                            in_flight = finisher.submit(_finish, deferred, key, with_values)
+                        else:
+                            _finish(deferred, key, with_values)
+                        deferred, stored = [], 0
+            else:
+                entry["values"], entry["raw"] = r
+        _locate_pending(document, pending, deferred)
+        if in_flight is not None:
+            in_flight.result()
     _finish(deferred, key, with_values)
     return out
 

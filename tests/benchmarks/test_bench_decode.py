@@ -227,6 +227,7 @@ def _kernel_cases():
     from arrayscope.formats.filters.bits import bitshuffle, byteshuffle
     from arrayscope.formats.filters.deltas import DoubleDelta
     from arrayscope.formats.filters.nativekernels import _bitunshuffle
+    from arrayscope.formats.filters.simd import unshuffle_into
 
     n = 8192
     rng = np.random.default_rng(14)
@@ -243,8 +244,12 @@ def _kernel_cases():
     scaled = (ints // 7).astype(np.int64)
     unsh, dd, ps, px, us = (K.unshuffle.get(), K.double_delta_decode.get(), K.prefix_sum.get(),
                             K.prefix_xor.get(), K.unscale.get())
+    unsh(bys, n, 8, out)
+    plain = out.copy()
+    assert unshuffle_into(bys, n, 8, out, False) and (out == plain).all()
     o64, of = out.view(np.uint64), out.view(np.float64)
-    return [("unshuffle", lambda: unsh(bys, n, 8, out), 8 * n),
+    return [("unshuffle", lambda: unshuffle_into(bys, n, 8, out, False), 8 * n),
+            ("unshuffle loop", lambda: unsh(bys, n, 8, out), 8 * n),
             ("bitunshuffle", lambda: _bitunshuffle(bis, 8, out), 8 * n),
             ("double delta", lambda: dd(words, n, int(bitsize), int(ints[0]), int(ints[1]),
                                         out.view(np.int64)), 8 * n),

@@ -69,7 +69,25 @@ def test_machine_code_cached_in_the_user_cache_not_the_package(tmp_path):
             "print(numba.config.CACHE_DIR)\n")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.strip()
-    assert out == os.path.join(str(tmp_path), "arrayscope", "numba")
+    assert out == os.path.join(str(tmp_path), "arrayscope", "numba", compiled.kernel_sources_stamp())
     assert any(Path(out).rglob("*prefix_xor*.nbi")), list(Path(out).rglob("*"))
     after = {p.name for p in src.glob("*.nb*")} if src.exists() else set()
     assert after == before
+
+
+def test_cache_folder_changes_with_any_kernel_module():
+    """numba reuses cached code when the caller's own file is unchanged, even if a module it
+    inlines changed: the cache folder follows every kernel module (here `simd.py`, which
+    `nativekernels.py` calls)."""
+    import os
+
+    from arrayscope.formats.filters import simd
+    path = simd.__file__
+    st = os.stat(path)
+    before = compiled.kernel_sources_stamp()
+    try:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        assert compiled.kernel_sources_stamp() != before
+    finally:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert compiled.kernel_sources_stamp() == before

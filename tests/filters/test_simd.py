@@ -51,10 +51,12 @@ def test_strided_arrays_declined():
     assert not out.any()
 
 
+@pytest.mark.parametrize("shuffle", ["ByteShuffleFilter", "BitShuffleFilter"])
 @pytest.mark.parametrize("dtype", ["int16", "int32", "float64"])
-def test_streaming_decode_matches_tiledb(tmp_path, monkeypatch, dtype):
-    """Every output streamed (the threshold at 0): the fused [ByteShuffle, Zstd] decode
-    still gives tiledb-py's bytes, on two threads, the last chunk of each tile short."""
+def test_streaming_decode_matches_tiledb(tmp_path, monkeypatch, dtype, shuffle):
+    """Every output streamed (the threshold at 0): the fused [ByteShuffle or BitShuffle,
+    Zstd] decode still gives tiledb-py's bytes, on two threads, the last chunk of each tile
+    short."""
     monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
     monkeypatch.setattr(simd, "STREAM_BYTES", 0)
     monkeypatch.setattr(V, "_WORKERS", 2)
@@ -62,7 +64,7 @@ def test_streaming_decode_matches_tiledb(tmp_path, monkeypatch, dtype):
     tile = 5 * 65536 // dt.itemsize + 37
     data = np.cumsum(np.random.default_rng(1).integers(-5, 90, 6 * tile)).astype(dt)
     uri = str(tmp_path / "a")
-    write_dense(uri, data, [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(level=-1)], tile=tile)
+    write_dense(uri, data, [getattr(tiledb, shuffle)(), tiledb.ZstdFilter(level=-1)], tile=tile)
     doc = open_document(uri, tree=False)
     (entry,) = V.values(doc, "a", with_values=False)
     assert "error" not in entry
