@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..tiledb.enums import FilterType
-from . import _run_for, fused
+from . import _run_for, fused, native
 from .base import DataInfo, FilterSpec, RunContext
 from .batch import Plan, plan, reverse_into
 from .strkernels import reverse_strings_into, string_filter, strings_stage
@@ -88,7 +88,12 @@ def _aes(p: DirectPlan, key: bytes, chunks: Sequence[Chunk], out: np.ndarray) ->
     left: List[int] = []
     below = p.specs[:-1]
     fplan = fused.fused_plan(below, p.info) if below else None
-    kernel = fused.decoder(sum(c[2] for c in chunks)) if fplan is not None else None
+    kernel = fused.decoder(sum(c[2] for c in chunks))
+    if kernel is not None and (fplan is not None or not below) and len(key) == 32 \
+            and native.aes_gcm() is not None:
+        return _aes_native(p, key, chunks, out, fplan, kernel)
+    if fplan is None:
+        kernel = None
     for g in range(0, len(chunks), GROUP):
         plain: List[Chunk] = []
         where: List[int] = []
@@ -112,4 +117,54 @@ def _aes(p: DirectPlan, key: bytes, chunks: Sequence[Chunk], out: np.ndarray) ->
             plain, where = [plain[k] for k in rest], [where[k] for k in rest]
         if plain:
             left += [where[k] for k in reverse_into(below, p.info, plain, out, p.below)]
+    return sorted(left)
+
+
+def _aes_native(p: DirectPlan, key: bytes, chunks: Sequence[Chunk], out: np.ndarray,
+                fplan: Optional[fused.FusedPlan], kernel) -> List[int]:
+    """`_aes` without the GIL: the chunks laid end to end (a copy of the stored bytes),
+    decrypted by one compiled call through OpenSSL (`nativekernels.decrypt_chunks`) — a
+    lone AES stage straight into the output — then the filters below by the fused kernel
+    (`fplan`), what it leaves by `reverse_into`. Returns the chunks left to the general path."""
+    from .nativekernels import decrypt_chunks
+    blob = bytearray()
+    rows = []
+    for md_obj, data_obj, _orig, _pos in chunks:
+        md, data = memoryview(md_obj), memoryview(data_obj)   # type: ignore[arg-type]
+        at = len(blob)
+        blob += md
+        blob += data
+        rows.append((at, md.nbytes, at + md.nbytes, data.nbytes))
+    t = np.array(rows, np.int64).reshape(-1, 4)
+    orig = np.array([c[2] for c in chunks], np.int64)
+    positions = np.array([c[3] for c in chunks], np.int64)
+    lone = fplan is None
+    if lone:   # straight into the output, each chunk within its own cells
+        plain, plain_pos, cap = out, positions, orig
+    else:
+        cap = np.ascontiguousarray(t[:, 3])
+        plain_pos = np.cumsum(cap) - cap
+        plain = np.empty(int(cap.sum()), np.uint8)
+    n = len(chunks)
+    status, plain_md, plain_len = np.ones(n, np.int8), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    decrypt_chunks(np.array(native.aes_gcm(), np.uint64), native.aes_context(),
+                   np.frombuffer(key, np.uint8), np.frombuffer(blob, np.uint8),
+                   np.ascontiguousarray(t[:, 0]), np.ascontiguousarray(t[:, 1]),
+                   np.ascontiguousarray(t[:, 2]), np.ascontiguousarray(t[:, 3]), plain, plain_pos,
+                   cap, plain_md, plain_len, status)
+    left = [i for i in range(n) if status[i]]
+    done = [i for i in range(n) if not status[i]]
+    if lone:   # right when it was exactly one data part of the chunk's size
+        left += [i for i in done if plain_md[i] or plain_len[i] != orig[i]
+                 or int.from_bytes(blob[t[i, 0] + 4:t[i, 0] + 8], "little") != 1]
+        return sorted(left)
+    table = [(int(orig[i]), int(plain_len[i] - plain_md[i]), int(plain_pos[i]), int(plain_md[i]),
+              int(plain_pos[i] + plain_md[i])) for i in done]
+    assert fplan is not None
+    rest = fused.decode_chunks(kernel, fplan, plain, table, [int(positions[i]) for i in done], out)
+    if rest:
+        view = plain.data
+        again = [(view[r[2]:r[2] + r[3]], view[r[4]:r[4] + r[1]], r[0], int(positions[done[k]]))
+                 for k in rest for r in [table[k]]]
+        left += [done[rest[k]] for k in reverse_into(p.specs[:-1], p.info, again, out, p.below)]
     return sorted(left)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import importlib
+import sys
 import threading
 from enum import IntEnum
 from typing import Any, Dict, Optional, Tuple
@@ -108,3 +109,75 @@ def context(codec: Codec) -> int:
             raise MemoryError("ZSTD_createDCtx failed")
         held = _local.dctx = made
     return int(_zstd_cffi.ffi.cast("uintptr_t", held))
+
+
+# ---- AES-256-GCM: OpenSSL's EVP interface, for decrypting without the GIL -----------------
+# cryptography's AESGCM holds the GIL while it decrypts (and its OpenSSL is private to its
+# wheel), so encrypted chunks were decrypted one thread at a time. The system's libcrypto
+# (OpenSSL 1.1 or 3: the same EVP calls) is called instead where one is found, on Linux only
+# (macOS aborts a process that loads its unversioned libcrypto). GCM is exact: the same key,
+# IV, ciphertext and tag give the same plaintext or the same refusal on either library.
+_EVP_CTRL_GCM_SET_TAG = 0x11
+_aes_found: Optional[Tuple[int, ...]] = None
+_aes_tried = False
+_aes_lib: Any = None
+
+
+def _load_aes() -> Optional[Tuple[int, ...]]:
+    global _aes_lib
+    if not sys.platform.startswith("linux") or not _LP64:
+        return None
+    path = ctypes.util.find_library("crypto")
+    if path is None:
+        return None
+    lib = ctypes.CDLL(path)
+    version = lib.OpenSSL_version_num
+    version.restype = ctypes.c_ulong
+    if version() < 0x10100000:   # before 1.1: another API for contexts
+        return None
+    cipher = lib.EVP_aes_256_gcm
+    cipher.restype = ctypes.c_void_p
+    lib.EVP_CIPHER_CTX_new.restype = ctypes.c_void_p
+    lib.EVP_CIPHER_CTX_free.argtypes = [ctypes.c_void_p]
+    _aes_lib = lib
+    return (_address(lib.EVP_DecryptInit_ex), _address(lib.EVP_CIPHER_CTX_ctrl),
+            _address(lib.EVP_DecryptUpdate), _address(lib.EVP_DecryptFinal_ex),
+            int(cipher() or 0), _EVP_CTRL_GCM_SET_TAG)
+
+
+def aes_gcm() -> Optional[Tuple[int, ...]]:
+    """(EVP_DecryptInit_ex, EVP_CIPHER_CTX_ctrl, EVP_DecryptUpdate, EVP_DecryptFinal_ex,
+    the EVP_aes_256_gcm cipher, the set-tag control code), or None: no usable libcrypto here
+    (the callers keep cryptography's path)."""
+    global _aes_found, _aes_tried
+    if not _aes_tried:
+        with _lock:
+            if not _aes_tried:
+                try:
+                    got = _load_aes()
+                    _aes_found = got if got is not None and all(got) else None
+                except Exception:   # no such library or symbol
+                    _aes_found = None
+                _aes_tried = True
+    return _aes_found
+
+
+class _CipherContext:
+    """One thread's EVP_CIPHER_CTX (not thread-safe), freed with the thread's locals."""
+
+    def __init__(self) -> None:
+        self.address = int(_aes_lib.EVP_CIPHER_CTX_new() or 0)
+        if not self.address:
+            raise MemoryError("EVP_CIPHER_CTX_new failed")
+
+    def __del__(self) -> None:
+        if self.address and _aes_lib is not None:
+            _aes_lib.EVP_CIPHER_CTX_free(self.address)
+
+
+def aes_context() -> int:
+    """This thread's cipher context (`aes_gcm` must have given the functions)."""
+    held = getattr(_local, "evp", None)
+    if held is None:
+        held = _local.evp = _CipherContext()
+    return held.address

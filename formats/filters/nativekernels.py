@@ -528,3 +528,83 @@ def reduced_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len
             continue
         if _unreduce(scratch[:o1], scratch[cap:cap + o2], out[p:p + n], size, signed):
             status[i] = 0
+
+
+# ---- AES-256-GCM (TileDB's encryption filter) through OpenSSL's EVP calls (`native.aes_gcm`)
+_evp_init = _c_function((64, 64, 64, 64, 64), 32)   # EVP_DecryptInit_ex(ctx, cipher, 0, key, iv)
+_evp_ctrl = _c_function((64, 32, 32, 64), 32)       # EVP_CIPHER_CTX_ctrl(ctx, SET_TAG, 16, tag)
+_evp_update = _c_function((64, 64, 64, 64, 32), 32)  # EVP_DecryptUpdate(ctx, out, &n, in, len)
+_evp_final = _c_function((64, 64, 64), 32)          # EVP_DecryptFinal_ex(ctx, out, &n)
+
+# one part's record in the AES chunk metadata (`encryption.AES_PART`): u32 plaintext length,
+# u32 encrypted length, 12-byte IV, 16-byte tag
+_AES_PART, _AES_IV, _AES_TAG = 36, 8, 20
+
+
+@numba.njit(nogil=True, cache=True)
+def decrypt_chunks(fns: Any, ctx: int, key: Any, src: Any, md_off: Any, md_len: Any,
+                   data_off: Any, data_len: Any, plain: Any, plain_pos: Any, cap: Any,
+                   plain_md: Any, plain_len: Any, status: Any) -> None:
+    """Decrypt each chunk's AES-256-GCM parts (their table in the chunk metadata at
+    `md_off`, their ciphertexts one after the other at `data_off` of the uint8 file `src`)
+    into `plain[plain_pos:plain_pos + cap]`, metadata parts first, then data parts, as
+    `encryption.decrypt_chunk` gives them; `plain_md[i]` the metadata parts' bytes,
+    `plain_len[i]` all parts' bytes. `status[i]` 0: decrypted; 1: left to the Python path,
+    which then says what is wrong — the checks `decrypt_chunk` makes (a table that does
+    not fit the metadata, parts running past the data, a plaintext length that is not the
+    ciphertext's, a tag that fails) and a part too big for one EVP call."""
+    nsrc = len(src)
+    base = src.ctypes.data
+    pbase = plain.ctypes.data
+    kaddr = _U(key.ctypes.data)
+    got = np.zeros(2, np.int32)
+    gaddr = _U(got.ctypes.data)
+    c = _U(ctx)
+    for i in range(len(md_off)):
+        status[i] = 1
+        m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
+        p = plain_pos[i]
+        if m < 0 or ml < 8 or m + ml > nsrc or d < 0 or dl < 0 or d + dl > nsrc or p < 0 \
+                or cap[i] < 0 or p + cap[i] > len(plain):
+            continue
+        nmd, nparts = _u32(src, m), _u32(src, m) + _u32(src, m + 4)
+        if nparts * _AES_PART > ml - 8:
+            continue
+        total = 0
+        ok = True
+        for k in range(nparts):
+            r = m + 8 + k * _AES_PART
+            n = _u32(src, r + 4)
+            if _u32(src, r) != n or n > _INT_MAX:
+                ok = False
+            total += n
+        if not ok or total > dl or total > cap[i]:
+            continue
+        at = 0
+        for k in range(nparts):
+            r = m + 8 + k * _AES_PART
+            n = _u32(src, r + 4)
+            out = _U(pbase + p + at)
+            if _evp_init(fns[0], (c, _U(fns[4]), _U(0), kaddr, _U(base + r + _AES_IV))) != 1 \
+                    or _evp_ctrl(fns[1], (c, _U(fns[5]), _U(16), _U(base + r + _AES_TAG))) != 1:
+                ok = False
+                break
+            got[0] = 0
+            if n and (_evp_update(fns[2], (c, out, gaddr, _U(base + d + at), _U(n))) != 1
+                      or got[0] != n):
+                ok = False
+                break
+            got[1] = -1
+            if _evp_final(fns[3], (c, _U(pbase + p + at + n), gaddr + _U(4))) != 1 \
+                    or got[1] != 0:   # the tag checked here
+                ok = False
+                break
+            at += n
+        if not ok:
+            continue
+        md = 0
+        for k in range(nmd):
+            md += _u32(src, m + 8 + k * _AES_PART + 4)
+        plain_md[i] = md
+        plain_len[i] = total
+        status[i] = 0

@@ -631,22 +631,23 @@ _PACK_BYTES = 16 << 20   # stored bytes packed into one call at most
 Segment = Tuple[_FileJob, int, int]   # chunks a..b of a job
 
 
-def _fused_runs(jobs: List[_FileJob]) -> List[List[Segment]]:
-    """The kernel calls for `jobs`: a big file's chunks in runs of `_RELEASE_EVERY`, small
-    files' chunks packed together up to `_RELEASE_EVERY` chunks or `_PACK_BYTES`."""
+def _fused_runs(jobs: List[_FileJob], most: int = _RELEASE_EVERY) -> List[List[Segment]]:
+    """The kernel calls for `jobs`: a big file's chunks in runs of `most` (at most
+    `_RELEASE_EVERY`), small files' chunks packed together up to `most` chunks or
+    `_PACK_BYTES`."""
     runs: List[List[Segment]] = []
     packed: List[Segment] = []
     count = stored = 0
     for j in jobs:
         n = len(j.chunks)
         if n > _PACK_CHUNKS:
-            runs += [[(j, a, min(a + _RELEASE_EVERY, n))] for a in range(0, n, _RELEASE_EVERY)]
+            runs += [[(j, a, min(a + most, n))] for a in range(0, n, most)]
             continue
         first, last = j.chunks[0][2], j.chunks[-1][2]
         packed.append((j, 0, n))
         count += n
         stored += last[4] + last[1] - first[2]
-        if count >= _RELEASE_EVERY or stored >= _PACK_BYTES:
+        if count >= most or stored >= _PACK_BYTES:
             runs.append(packed)
             packed, count, stored = [], 0, 0
     if packed:
@@ -687,32 +688,27 @@ def _decode_run(kernel, fplan: fused.FusedPlan, run: List[Segment], buf: np.ndar
     return left
 
 
+# Runs per thread at least, when there are enough chunks: the threads take the next run as
+# they finish one, so a slow stretch (a codec slower on some data, a core taken by another
+# process) holds up one run, not a fixed share of the file.
+_RUNS_PER_WORKER = 8
+
+
 def _decode_fused(kernel, fplan: fused.FusedPlan, jobs: List[_FileJob], buf: np.ndarray
                   ) -> List[Tuple[_FileJob, int]]:
     """The chunks of `jobs` through the fused kernel (`filters.fused`): each run
-    (`_fused_runs`) one GIL-free call, the runs shared out over every core in contiguous
-    stretches. Returns the chunks the kernel left to the general path, in order."""
-    runs = _fused_runs(jobs)
-
-    def decode(part: List[List[Segment]]) -> List[Tuple[_FileJob, int]]:
-        return [item for run in part for item in _decode_run(kernel, fplan, run, buf)]
-    sizes = [sum(b - a for _j, a, b in run) for run in runs]
-    nchunks = sum(sizes)
-    if _WORKERS == 1 or nchunks < 4 * _THREAD_MIN_CHUNKS or len(runs) < 2:
-        return decode(runs)
-    # contiguous stretches of about equal chunk counts, a few per thread (a slow one holds
-    # up less)
-    per = -(-nchunks // (2 * _WORKERS))
-    parts: List[List[List[Segment]]] = [[]]
-    count = 0
-    for run, size in zip(runs, sizes):
-        if count >= per:
-            parts.append([])
-            count = 0
-        parts[-1].append(run)
-        count += size
+    (`_fused_runs`) one GIL-free call, the runs taken by every core in turn. Returns the
+    chunks the kernel left to the general path, in order."""
+    nchunks = sum(len(j.chunks) for j in jobs)
+    if _WORKERS == 1 or nchunks < 4 * _THREAD_MIN_CHUNKS:
+        runs = _fused_runs(jobs)
+        return [item for run in runs for item in _decode_run(kernel, fplan, run, buf)]
+    most = max(_THREAD_MIN_CHUNKS, min(_RELEASE_EVERY,
+                                       -(-nchunks // (_RUNS_PER_WORKER * _WORKERS))))
+    runs = _fused_runs(jobs, most)
     with ThreadPoolExecutor(_WORKERS) as ex:
-        return [item for left in ex.map(decode, parts) for item in left]
+        return [item for left in ex.map(lambda run: _decode_run(kernel, fplan, run, buf), runs)
+                for item in left]
 
 
 def _reverse_released(role, fast: list, owner: List[Tuple[_FileJob, int]], buf: np.ndarray,
