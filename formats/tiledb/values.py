@@ -59,9 +59,12 @@ _WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_geta
 
 
 # Deferred files are decoded together in batches of about this many stored bytes (their
-# mapped pages stay resident until the batch is decoded).
-_BATCH_STORED = 64 << 20
-_AB_PIPE = True
+# mapped pages stay resident until the batch is decoded), or of this many files: small
+# batches, so that each is decoded while the next one's fragments are read (`_values`).
+_BATCH_STORED = 16 << 20
+_BATCH_FILES = 128
+# False: each batch decoded before the next one is read (for A/B measurements)
+_OVERLAP = True
 
 
 # Data files up to this size are read whole when located (and dropped once decoded: what
@@ -158,10 +161,10 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
                 if len(pending) >= _LOCATE_BATCH:
                     stored += _locate_pending(document, pending, deferred)
                     pending = []
-                    if stored >= _BATCH_STORED:
+                    if stored >= _BATCH_STORED or len(deferred) >= _BATCH_FILES:
                         if in_flight is not None:
                             in_flight.result()
-                        if _AB_PIPE:
+                        if _OVERLAP:
                             in_flight = finisher.submit(_finish, deferred, key, with_values)
                         else:
                             _finish(deferred, key, with_values)

@@ -61,6 +61,37 @@ def test_values_equal_tiledb_py_and_the_tree(many):
     assert all(("tile_offsets", 0) in f.metadata.loader.cache for f in frags)
 
 
+@pytest.mark.parametrize("overlap", [True, False])
+def test_batches_decoded_while_the_next_is_read(many, tmp_path, monkeypatch, overlap):
+    """Batches of a few files (each decoded on its own thread while the next one's
+    fragments are read, or in turn): the bytes tiledb-py reads, and a damaged data file's
+    error on its own fragment only, whichever batch it falls in."""
+    monkeypatch.setattr(V, "_BATCH_FILES", 5)
+    monkeypatch.setattr(V, "_LOCATE_BATCH", 3)
+    monkeypatch.setattr(V, "_OVERLAP", overlap)
+    finished: list = []
+    real = V._finish
+
+    def spy(deferred, *a):
+        finished.append(len(deferred))
+        return real(deferred, *a)
+    monkeypatch.setattr(V, "_finish", spy)
+    got = PLUGIN.values(formats.open(many, tree=False), "a")
+    assert len(finished) >= 7 and sum(finished) == N, finished
+    with tiledb.open(many) as A:
+        assert b"".join(bytes(e["raw"]) for e in got) == A[:]["a"].tobytes()
+    uri = _copy(many, tmp_path)
+    doc = formats.open(uri, tree=False)
+    frags = sorted(doc.model.fragments, key=lambda f: f.order_key())
+    for k in (4, 17, N - 1):   # in the first, a middle and the last batch
+        with open(os.path.join(frags[k].path, "a0.tdb"), "r+b") as fh:
+            fh.seek(-8, os.SEEK_END)
+            fh.write(b"\xff" * 8)
+    a = _entries(formats.open(uri, tree=False))
+    assert [e[0] for e in a if e[3]] == [frags[k].name for k in (4, 17, N - 1)]
+    assert a == _entries(formats.open(uri))
+
+
 def test_prefetch_equals_decoding_each_section(many):
     doc = formats.open(many, tree=False)
     V.values(doc, "a")
