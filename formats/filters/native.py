@@ -12,7 +12,8 @@ the system zlib and libbz2 that Python's own `zlib` and `bz2` modules load. Each
 called exactly as its Python binding calls it, so both give the same bytes. Addresses are
 plain integers, so the kernels that take them stay cacheable on disk
 (`formats/filters/nativekernels.py`). A library that cannot be found gives None and the
-callers keep their Python paths.
+callers keep their Python paths. AES-256-GCM (`aes_gcm`, at the end) comes from the
+system's OpenSSL libcrypto, on Linux.
 """
 from __future__ import annotations
 
