@@ -4,7 +4,6 @@ encrypted, the kernel decrypts it exactly when `encryption.decrypt_chunk` (crypt
 does, to the same bytes; `values` on encrypted arrays takes this path and matches tiledb-py."""
 from __future__ import annotations
 
-import os
 import struct
 import sys
 
@@ -18,9 +17,8 @@ from arrayscope.formats import compiled
 from arrayscope.formats.filters import native
 from arrayscope.formats.filters.encryption import decrypt_chunk
 from arrayscope.formats.tiledb import values as V
-from arrayscope.formats.tiledb.data_files import file_role, tile_bounds, tile_offsets_for
-from arrayscope.formats.tiledb.rawtile import chunk_table
 from tests.tiledb.test_values_direct import KEY, _theirs, _write_encrypted
+from tests.tiledb.test_values_fused import first_chunk_of
 
 
 def test_libcrypto_found_on_linux():
@@ -33,14 +31,8 @@ def _aes_chunk(tmp_path):
     """The first chunk of an encrypted [Zstd] array tiledb-py wrote: (AES metadata, data)."""
     uri = str(tmp_path / "enc")
     _write_encrypted(uri, [tiledb.ZstdFilter()], n=40_000)
-    doc = formats.open(uri, key=KEY.encode(), tree=False)
-    frag = doc.model.fragments[0]
-    fm = V._metadata(doc, doc.model, frag)
-    role = file_role(fm.schema, fm, "a0.tdb")
-    src = doc.open_source(os.path.join(frag.path, "a0.tdb"))
-    offs, _ = tile_offsets_for(fm, role)
-    _orig, filt, md, mdl, data = chunk_table(src, int(offs[0]), int(tile_bounds(offs, src.size)[0]))[0]
-    return bytes(src.read(md, mdl)), bytes(src.read(data, filt))
+    _role, md, data, _orig = first_chunk_of(uri, KEY.encode())
+    return md, data
 
 
 def _flip(b: bytes, at: int) -> bytes:

@@ -175,7 +175,13 @@ def _first_chunk(tmp_path, name: str, dtype: str, filters):
     role of its `a0.tdb` and that file's first chunk as (metadata, data, original length)."""
     uri = str(tmp_path / name)
     _write(uri, dtype, filters, n=40_000)
-    doc = formats.open(uri, tree=False)
+    return first_chunk_of(uri)
+
+
+def first_chunk_of(uri: str, key=None):
+    """The pipeline role of an array's `a0.tdb` and that file's first chunk as (metadata,
+    data, original length)."""
+    doc = formats.open(uri, key=key, tree=False)
     frag = doc.model.fragments[0]
     fm = V._metadata(doc, doc.model, frag)
     role = file_role(fm.schema, fm, "a0.tdb")
