@@ -20,6 +20,7 @@ from ..record import Field, Record
 from ..tiledb.enums import COMPRESSORS, DATATYPE_NAMES, Compressor, Datatype, FilterType
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .options import Editor, Option
+from .unread import unread_metadata
 from .util import MetaReader, check_size
 
 D_COMPRESSOR = doc("Compressor type: the compressor id, a separate enum from filter types "
@@ -56,6 +57,11 @@ COMPRESSED_PART = Record(Field("Part original length", "u32", D_ORIG),
 PART_COUNTS = Record(
     Field("Number of metadata parts", "u32", D_NMD, item_size=COMPRESSED_PART.size, unit="parts"),
     Field("Number of data parts", "u32", D_NDATA, item_size=COMPRESSED_PART.size, unit="parts"))
+
+
+def table_size(nmd: int, ndata: int) -> int:
+    """Bytes of a compressor's part table: the two counts, then two lengths a part."""
+    return PART_COUNTS.size + COMPRESSED_PART.size * (nmd + ndata)
 
 
 class CompressionFilter(Filter):
@@ -126,7 +132,8 @@ class CompressionFilter(Filter):
         if pos != len(data):
             raise FilterError(f"{spec.name}: parts cover {pos} of {len(data)} data bytes",
                               len(md) + pos)
-        return Stage([b"".join(out_md)] if out_md else [], [b"".join(out_data)])
+        return Stage([b"".join(out_md)] if out_md else [], [b"".join(out_data)],
+                     unread=unread_metadata(len(md), table_size(nmd, len(sizes) - nmd)))
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         parts = [p for p in stage.metadata] + [p for p in stage.data]

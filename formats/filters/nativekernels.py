@@ -24,6 +24,10 @@ from .kernels import (
     unshuffle,
 )
 from .native import Codec
+from .unread import metadata_decodes
+
+# the one rule for chunk metadata longer than its tables (`unread.py`), compiled
+_md_decodes: Any = numba.njit(nogil=True, cache=True, inline="always")(metadata_decodes)
 
 # the compiled un-shuffles (numba is loaded here: never None)
 _unshuffle: Any = unshuffle.get()
@@ -148,11 +152,11 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
         status[i] = 1
         m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
         n, p = orig[i], out_pos[i]
-        if m < 0 or ml < 8 or m + ml > nsrc or d < 0 or dl < 0 or d + dl > nsrc or n < 0 \
-                or p < 0 or p + n > len(out):
+        if m < 0 or not _md_decodes(ml, 8) or m + ml > nsrc or d < 0 or dl < 0 \
+                or d + dl > nsrc or n < 0 or p < 0 or p + n > len(out):
             continue
         nmd, ndata = _u32(src, m), _u32(src, m + 4)
-        if ndata != 1 or nmd != want_md or ml < 8 + 8 * (nmd + ndata):
+        if ndata != 1 or nmd != want_md or not _md_decodes(ml, 8 + 8 * (nmd + ndata)):
             continue
         if shuffle != NONE:
             if shuffle == BITS and (n % esize or n % 8):
@@ -260,8 +264,9 @@ def typed_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: 
         status[i] = 1
         m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
         n, p = orig[i], out_pos[i]
-        if m < 0 or ml < 24 or m + ml > nsrc or d < 0 or dl < 0 or d + dl > nsrc or n < 0 \
-                or p < 0 or p + n > len(out) or (out.ctypes.data + p) % 8:
+        if m < 0 or not _md_decodes(ml, 24) or m + ml > nsrc or d < 0 or dl < 0 \
+                or d + dl > nsrc or n < 0 or p < 0 or p + n > len(out) \
+                or (out.ctypes.data + p) % 8:
             continue
         if _u32(src, m) != 1 or _u32(src, m + 4) != 1:
             continue
@@ -351,7 +356,7 @@ def scaled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len:
         status[i] = 1
         m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
         n, p = orig[i], out_pos[i]
-        if m < 0 or ml < 8 + 8 * (nmd + 1) or m + ml > nsrc or d < 0 or dl < 0 \
+        if m < 0 or not _md_decodes(ml, 8 + 8 * (nmd + 1)) or m + ml > nsrc or d < 0 or dl < 0 \
                 or d + dl > nsrc or n < 0 or p < 0 or p + n > len(out) \
                 or (obase + p) % align:
             continue
@@ -507,8 +512,8 @@ def reduced_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len
         status[i] = 1
         m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
         n, p = orig[i], out_pos[i]
-        if m < 0 or ml < 24 or m + ml > nsrc or d < 0 or dl < 0 or d + dl > nsrc or n < 0 \
-                or p < 0 or p + n > len(out):
+        if m < 0 or not _md_decodes(ml, 24) or m + ml > nsrc or d < 0 or dl < 0 \
+                or d + dl > nsrc or n < 0 or p < 0 or p + n > len(out):
             continue
         if _u32(src, m) != 1 or _u32(src, m + 4) != 1:
             continue
