@@ -59,7 +59,6 @@ def _c_function(widths: Tuple[int, ...], ret: int) -> Any:
     return intrinsic(typer)
 
 
-_size_t2 = _c_function((64, 64), 64)               # ZSTD_findFrame*Size(src, size)
 _size_t5 = _c_function((64, 64, 64, 64, 64), 64)   # ZSTD_decompressDCtx
 _lz4_safe = _c_function((64, 64, 32, 32), 32)      # LZ4_decompress_safe(src, dst, n, cap)
 _uncompress2 = _c_function((64, 64, 64, 64), 32)   # uncompress2(dst, &dlen, src, &slen)
@@ -79,17 +78,15 @@ def _u32(a: Any, i: int) -> Any:
 def _part(codec: int, fns: Any, ctx: int, src: int, size: int, dst: int, n: int,
           lengths: Any) -> bool:
     """Decompress the part at address `src` (`size` bytes) into `n` bytes at `dst`. True
-    only when the Python binding (`compression.py`) would return exactly those `n` bytes:
-    ZSTD one frame whose declared size (if any) is `n`; LZ4 a block of exactly `n`; ZLIB
-    and BZIP2 one complete stream of exactly `n` (what follows it is ignored, as the
-    Python decompressors ignore it). Anything else: False — the Python path then decodes
-    the part and says what is wrong. `lengths` is a uint64[2] scratch for in/out lengths."""
+    only when the Python path (`compression.py`) would return exactly those `n` bytes, by
+    libtiledb's rule for what follows the data: ZSTD the whole part through
+    `ZSTD_decompressDCtx`, as libtiledb and `compression.Zstd` call it (frames in turn,
+    skippable ones skipped, anything else after them an error); LZ4 a block of exactly
+    `n`; ZLIB and BZIP2 one complete stream of exactly `n` (what follows its end is
+    ignored, by libtiledb and the Python decompressors). Anything else: False — the
+    Python path then decodes the part and says what is wrong. `lengths` is a uint64[2]
+    scratch for in/out lengths."""
     if codec == ZSTD:
-        if _size_t2(fns[1], (_U(src), _U(size))) != size:   # one frame, nothing after it
-            return False
-        declared = _size_t2(fns[2], (_U(src), _U(size)))
-        if declared != n and declared != -1:                 # -1: no size in the frame
-            return False
         return _size_t5(fns[0], (_U(ctx), _U(dst), _U(n), _U(src), _U(size))) == n
     if codec == LZ4:
         if n == 0:
