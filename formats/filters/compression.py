@@ -121,7 +121,9 @@ class CompressionFilter(Filter):
                 check_size(orig, run, f"{spec.name} part {i + 1} original length", where)
             try:
                 plain = self.decompress_part(view[pos:pos + comp], orig, spec, info)
-            except FilterError:
+            except FilterError as e:
+                if e.where is None:   # a codec's own error: at the part it read
+                    e.where = where
                 raise
             except Exception as e:  # codec errors differ per library
                 raise FilterError(f"{spec.name} part {i + 1}: cannot decompress: {e}", where)
