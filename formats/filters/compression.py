@@ -245,10 +245,10 @@ def _one_frame(data, original: int) -> bytes:
             raise FilterError(f"ZSTD: the frame holds {declared} bytes, the part "
                               f"{original}")
         frame = dctx.decompressobj()   # this frame only: bounded by the declared size
-        out = frame.decompress(data)
+        plain = frame.decompress(data)
         if frame.unused_data:
             raise FilterError(f"ZSTD: {len(frame.unused_data)} bytes after the frame")
-        return out
+        return plain
     # no size in the frame: read at most original + 1 bytes
     want = _bounded(original) + 1
     out = bytearray()

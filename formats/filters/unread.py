@@ -17,11 +17,14 @@ bytes are.
 """
 from __future__ import annotations
 
+from typing import Any
 
-def unread_metadata(md_len: int, tables: int) -> int:
+
+def unread_metadata(md_len: Any, tables: int) -> Any:
     """Bytes of a chunk's `md_len` bytes of metadata after the `tables` bytes its filters
     read: negative when the tables run past the metadata (the chunk cannot be decoded), 0
-    as libtiledb writes it, positive when there are bytes libtiledb ignores."""
+    as libtiledb writes it, positive when there are bytes libtiledb ignores. (`md_len` may
+    be a numpy array of lengths: one per chunk.)"""
     return md_len - tables
 
 
