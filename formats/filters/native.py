@@ -116,6 +116,9 @@ def _zstd_ctx() -> Any:
     return _local.dctx
 
 
+_ZSTD_SIZE_ERROR = 2 ** 64 - 2   # ZSTD_CONTENTSIZE_ERROR: sizes from here on are errors
+
+
 def zstd_decompress(data: Any, capacity: int) -> Optional[Tuple[Optional[bytearray], str]]:
     """`ZSTD_decompressDCtx` over all of `data` into at most `capacity` bytes: the call
     libtiledb's `ZStd::decompress` makes (tiledb/sm/compressors/zstd_compressor.cc), so
@@ -125,9 +128,14 @@ def zstd_decompress(data: Any, capacity: int) -> Optional[Tuple[Optional[bytearr
     if functions(Codec.ZSTD) is None:
         return None
     ffi, lib = _zstd_cffi.ffi, _zstd_cffi.lib
+    src = ffi.from_buffer(data)
+    # never more room than the frames can fill (a declared size is not trusted further):
+    # their bound, or when they do not parse (the call fails anyway) room for a usual chunk
+    bound = lib.ZSTD_decompressBound(src, len(data))
+    capacity = min(capacity, bound if bound < _ZSTD_SIZE_ERROR else 1 << 20)
     out = bytearray(capacity)
-    got = lib.ZSTD_decompressDCtx(_zstd_ctx(), ffi.from_buffer(out), capacity,
-                                  ffi.from_buffer(data), len(data))
+    got = lib.ZSTD_decompressDCtx(_zstd_ctx(), ffi.from_buffer(out), capacity, src,
+                                  len(data))
     if lib.ZSTD_isError(got):
         return None, ffi.string(lib.ZSTD_getErrorName(got)).decode("ascii", "replace")
     del out[got:]
@@ -147,6 +155,6 @@ def zstd_frames(data: Any) -> Tuple[List[Tuple[int, int]], int]:
         if lib.ZSTD_isError(size):
             break
         content = lib.ZSTD_getFrameContentSize(src + pos, len(data) - pos)
-        frames.append((int(size), -1 if content >= 2 ** 64 - 2 else int(content)))
+        frames.append((int(size), -1 if content >= _ZSTD_SIZE_ERROR else int(content)))
         pos += size
     return frames, pos
