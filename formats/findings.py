@@ -31,6 +31,8 @@ NO_KEY = "no-key"                      # encrypted and no key given: nothing can
 WRONG_KEY = "wrong-key"                # the key given does not open this file
 AES_TAG = "aes-tag-mismatch"           # an AES-GCM tag fails under the right key: changed bytes
 CHUNK_DECODE = "chunk-decode-failed"   # a chunk's filters cannot be reversed (checksum, codec...)
+CHUNK_METADATA_UNREAD = "chunk-metadata-unread"  # chunk metadata after what its filters read:
+                                       # libtiledb ignores it, its writer never leaves any
 FORWARD_MISMATCH = "forward-mismatch"  # decoded cells filtered forward differ from the stored stage
 FORWARD_FAILED = "forward-failed"      # a filter cannot be applied forward to the decoded stage
 WRITER_QUIRK = "writer-quirk"          # info: a known writer difference, not damage

@@ -132,6 +132,9 @@ class ChunkRun:
     stages: List[Optional[Stage]]
     error: Optional[FilterError] = None
     failed_at: Optional[int] = None
+    # bytes at the end of the chunk's metadata that no filter read: decoded alike, as
+    # libtiledb ignores them (`unread.py`); `verify` reports them
+    unread: int = 0
 
     @property
     def cells(self) -> Optional[bytes]:
@@ -172,7 +175,23 @@ def reverse_chunk(specs: List[FilterSpec], md: bytes, data: bytes, info: DataInf
         if n != run.original_length:
             return ChunkRun(stages, FilterError(
                 f"reversed chunk has {n} bytes, its header says {run.original_length}"), 0)
-    return ChunkRun(stages)
+    return ChunkRun(stages, unread=_unread(specs, stages) if stop_at == 0 else 0)
+
+
+def _unread(specs: List[FilterSpec], stages: List[Optional[Stage]]) -> int:
+    """Bytes at the end of the chunk's on-disk metadata that no filter read: those the
+    first filter from the disk end that does not pass metadata on left over, or, when every
+    filter passes it on, what the first filter's reverse left."""
+    for k in range(len(specs) - 1, -1, -1):
+        s = stages[k]
+        if s is None:
+            return 0
+        if s.unread:
+            return s.unread
+        if not get(specs[k].type).passes_metadata:
+            return 0
+    first = stages[0]
+    return len(first.metadata_bytes) if first is not None else 0
 
 
 def forward_chunk(specs: List[FilterSpec], cells: bytes, info: DataInfo,

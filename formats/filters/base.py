@@ -116,6 +116,9 @@ class Stage:
     # Forward only: known writer bugs this encoding reproduced (the forward check reports
     # them when the stored bytes match it).
     notes: List[str] = field(default_factory=list)
+    # Reverse only: bytes at the end of the filter's input metadata that it neither read nor
+    # passed on (libtiledb ignores them too: `unread.py`)
+    unread: int = 0
 
     def same_as(self, other: "Stage") -> bool:
         """Equal bytes (metadata and data), ignoring this stage's uninitialised ranges."""

@@ -25,8 +25,9 @@ from ..tiledb.enums import FilterType
 from . import get, stage_infos
 from .base import DataInfo, FilterSpec
 from .bits import _scratch, bitunshuffle_rows, byteunshuffle_rows
-from .compression import CompressionFilter
+from .compression import CompressionFilter, table_size
 from .kernels import bitunshuffle_blocks, unshuffler
+from .unread import metadata_decodes
 
 _UNSHUFFLE_ROWS = {FilterType.BYTESHUFFLE: byteunshuffle_rows,
                    FilterType.BITSHUFFLE: bitunshuffle_rows}
@@ -180,7 +181,8 @@ def _bit_direct(src: np.ndarray, esize: int, out: np.ndarray) -> None:
 
 def _unshuffle_only(md, data, orig: int):
     """A shuffle alone: its one-part table, then the shuffled bytes."""
-    if len(md) < 8 or len(data) != orig or _II.unpack_from(md, 0) != (1, orig):
+    if not metadata_decodes(len(md), 8) or len(data) != orig or \
+            _II.unpack_from(md, 0) != (1, orig):
         return None
     return data
 
@@ -191,10 +193,11 @@ def _decompress(comp: CompressionFilter, spec: FilterSpec, info: DataInfo, md, d
     one ([the shuffle's table], data) and every check of the general path passes; else
     None."""
     n = len(md)
-    if n < 8:
+    if not metadata_decodes(n, table_size(0, 0)):
         return None
     nmd, ndata = _II.unpack_from(md, 0)
-    if ndata != 1 or nmd != (1 if esize else 0) or n < 8 + 8 * (nmd + ndata):
+    if ndata != 1 or nmd != (1 if esize else 0) or \
+            not metadata_decodes(n, table_size(nmd, ndata)):   # bytes after it: ignored
         return None
     view = memoryview(data)
     if esize:
@@ -236,7 +239,7 @@ def _decompress_typed(comp: CompressionFilter, spec: FilterSpec, info: DataInfo,
     expected ones — the compressor's (the typed codec's table, its encoded part) and the
     typed codec's (one part, `orig` bytes) — and every check of the general path passes;
     else None (the general path decodes the chunk and reports what is wrong)."""
-    if len(md) < 24:
+    if not metadata_decodes(len(md), table_size(1, 1)):
         return None
     nmd, ndata = _II.unpack_from(md, 0)
     if (nmd, ndata) != (1, 1):

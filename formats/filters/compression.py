@@ -18,8 +18,10 @@ from ..cursor import Cursor
 from ..fielddoc import doc
 from ..record import Field, Record
 from ..tiledb.enums import COMPRESSORS, DATATYPE_NAMES, Compressor, Datatype, FilterType
+from . import native
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .options import Editor, Option
+from .unread import unread_metadata
 from .util import MetaReader, check_size
 
 D_COMPRESSOR = doc("Compressor type: the compressor id, a separate enum from filter types "
@@ -56,6 +58,11 @@ COMPRESSED_PART = Record(Field("Part original length", "u32", D_ORIG),
 PART_COUNTS = Record(
     Field("Number of metadata parts", "u32", D_NMD, item_size=COMPRESSED_PART.size, unit="parts"),
     Field("Number of data parts", "u32", D_NDATA, item_size=COMPRESSED_PART.size, unit="parts"))
+
+
+def table_size(nmd: int, ndata: int) -> int:
+    """Bytes of a compressor's part table: the two counts, then two lengths a part."""
+    return PART_COUNTS.size + COMPRESSED_PART.size * (nmd + ndata)
 
 
 class CompressionFilter(Filter):
@@ -114,7 +121,9 @@ class CompressionFilter(Filter):
                 check_size(orig, run, f"{spec.name} part {i + 1} original length", where)
             try:
                 plain = self.decompress_part(view[pos:pos + comp], orig, spec, info)
-            except FilterError:
+            except FilterError as e:
+                if e.where is None:   # a codec's own error: at the part it read
+                    e.where = where
                 raise
             except Exception as e:  # codec errors differ per library
                 raise FilterError(f"{spec.name} part {i + 1}: cannot decompress: {e}", where)
@@ -126,7 +135,8 @@ class CompressionFilter(Filter):
         if pos != len(data):
             raise FilterError(f"{spec.name}: parts cover {pos} of {len(data)} data bytes",
                               len(md) + pos)
-        return Stage([b"".join(out_md)] if out_md else [], [b"".join(out_data)])
+        return Stage([b"".join(out_md)] if out_md else [], [b"".join(out_data)],
+                     unread=unread_metadata(len(md), table_size(nmd, len(sizes) - nmd)))
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         parts = [p for p in stage.metadata] + [p for p in stage.data]
@@ -144,7 +154,12 @@ def _bounded(original: int) -> int:
 
 
 class Gzip(CompressionFilter):
-    """TileDB's GZIP writes a zlib stream (header 78 xx), not a gzip file."""
+    """TileDB's GZIP writes a zlib stream (header 78 xx), not a gzip file.
+
+    Read as libtiledb reads it (`GZip::decompress`, tiledb/sm/compressors/gzip_compressor.cc:
+    one `inflate(Z_FINISH)` over the part, an error unless it returns Z_STREAM_END): the
+    stream must end, with its checksum, inside the part; bytes after its end are ignored
+    (garbage, zeros, a second stream: tiledb-py 0.36.1 reads the cells alike)."""
 
     type = FilterType.GZIP
     options = compressor_options(Compressor.GZIP)
@@ -156,12 +171,25 @@ class Gzip(CompressionFilter):
     def decompress(self, data, original, info):
         d = zlib.decompressobj()
         out = d.decompress(data, _bounded(original) + 1)  # never more than declared (+1 to detect)
+        if not d.eof and len(out) <= original:
+            raise FilterError(f"GZIP: the zlib stream does not end within the part's "
+                              f"{len(data)} bytes ({len(out)} bytes decoded, no end of stream "
+                              f"and checksum after them); libtiledb refuses it")
         return out
 
 
 class Zstd(CompressionFilter):
     """-1 is passed to libzstd unchanged: zstd's fast level -1 (checked on bytes written by
-    libtiledb 2.30: they equal zstd level -1, not its default 3)."""
+    libtiledb 2.30: they equal zstd level -1, not its default 3).
+
+    A part is read as libtiledb reads it: `ZSTD_decompressDCtx` over the whole part into
+    the part's original length (`ZStd::decompress`, tiledb/sm/compressors/zstd_compressor.cc),
+    so every frame is decoded in turn and skippable frames are skipped (an empty or
+    skippable frame after the data reads alike, as tiledb-py 0.36.1 shows), while anything
+    else after the frames ("Src size is incorrect") or frames holding more than the part
+    ("Destination buffer is too small") is an error. python-zstandard's `decompress` reads
+    one frame and ignores what follows, so libzstd is called itself (`native`, the library
+    in python-zstandard's wheel, which the compiled kernels call the same way)."""
 
     type = FilterType.ZSTD
     options = compressor_options(Compressor.ZSTD)
@@ -171,26 +199,66 @@ class Zstd(CompressionFilter):
         return zstandard.ZstdCompressor(level=level).compress(data)
 
     def decompress(self, data, original, info):
-        dctx = _zstd_dctx()
-        try:
-            declared = zstandard.frame_content_size(data)
-        except zstandard.ZstdError as e:
-            raise FilterError(f"ZSTD: not a zstd frame: {e}")
-        if declared >= 0:  # the frame says its size: never allocate more than declared
-            if declared != original:
-                raise FilterError(f"ZSTD: the frame holds {declared} bytes, the part "
-                                  f"{original}")
-            return dctx.decompress(data)
-        # no size in the frame: read at most original + 1 bytes
-        want = _bounded(original) + 1
-        out = bytearray()
-        with dctx.stream_reader(io.BytesIO(data)) as r:
-            while len(out) < want:
-                piece = r.read(want - len(out))
-                if not piece:
-                    break
-                out += piece
-        return bytes(out)
+        got = native.zstd_decompress(data, _bounded(original))
+        if got is None:   # libzstd not reachable: python-zstandard, one frame, nothing after
+            return _one_frame(data, original)
+        out, err = got
+        if out is not None and len(out) == original:
+            return out
+        raise FilterError(_zstd_problem(data, original, out, err))
+
+
+def _zstd_problem(data, original: int, out, err: str) -> str:
+    """What is wrong with a ZSTD part that does not decode to `original` bytes: what the
+    part holds against what libtiledb expects of it."""
+    frames, end = native.zstd_frames(data)
+    said = f" (libzstd: {err})" if err else ""
+    if not frames:
+        return f"ZSTD: the part does not start with a whole zstd frame{said}"
+    one = len(frames) == 1
+    whole = "the frame" if one else f"the {len(frames)} frames"
+    if out is not None:   # decoded, to fewer bytes
+        return f"ZSTD: {whole} {'holds' if one else 'hold'} {len(out)} bytes, the part {original}"
+    if end < len(data):
+        return (f"ZSTD: {len(data) - end} bytes after {whole} ({end} of the part's "
+                f"{len(data)} bytes) are not a zstd frame; libtiledb decompresses the whole "
+                f"part and refuses it{said}")
+    sizes = [c for _n, c in frames]
+    if -1 not in sizes and sum(sizes) != original:
+        held = f"holds {sizes[0]}" if one else f"hold {sum(sizes)}"
+        return f"ZSTD: {whole} {held} bytes, the part {original}{said}"
+    return f"ZSTD: {whole} cannot be decompressed into the part's {original} bytes{said}"
+
+
+def _one_frame(data, original: int) -> bytes:
+    """Without libzstd's own entry points: one frame of `original` bytes and nothing after
+    it (stricter than libtiledb only for parts no writer makes: several frames, or an empty
+    or skippable frame after the data; bytes after a frame that does not say its size are
+    not seen)."""
+    dctx = _zstd_dctx()
+    try:
+        declared = zstandard.frame_content_size(data)
+    except zstandard.ZstdError as e:
+        raise FilterError(f"ZSTD: not a zstd frame: {e}")
+    if declared >= 0:  # the frame says its size: never allocate more than declared
+        if declared != original:
+            raise FilterError(f"ZSTD: the frame holds {declared} bytes, the part "
+                              f"{original}")
+        frame = dctx.decompressobj()   # this frame only: bounded by the declared size
+        plain = frame.decompress(data)
+        if frame.unused_data:
+            raise FilterError(f"ZSTD: {len(frame.unused_data)} bytes after the frame")
+        return plain
+    # no size in the frame: read at most original + 1 bytes
+    want = _bounded(original) + 1
+    out = bytearray()
+    with dctx.stream_reader(io.BytesIO(data)) as r:
+        while len(out) < want:
+            piece = r.read(want - len(out))
+            if not piece:
+                break
+            out += piece
+    return bytes(out)
 
 
 _LOCAL = threading.local()
@@ -208,7 +276,12 @@ class LZ4(CompressionFilter):
     """LZ4 raw block (LZ4_compress_default): no frame, no stored size. The level is not
     used. libtiledb 2.30 bundles a newer liblz4 than python-lz4 (1.9.4): both decode each
     other's blocks, but their encoders pick different matches, so re-encoding does not
-    always reproduce the stored bytes."""
+    always reproduce the stored bytes.
+
+    Bytes after the block: a block has no end marker, `LZ4_decompress_safe` reads it to the
+    end of the part it is given, in libtiledb (`LZ4::decompress`) as in python-lz4, so
+    whatever follows is read as more of the block: an error (or more bytes than the part)
+    on every path alike."""
 
     type = FilterType.LZ4
     options = compressor_options(Compressor.LZ4)
@@ -224,7 +297,12 @@ class LZ4(CompressionFilter):
 
 
 class Bzip2(CompressionFilter):
-    """Level -1 (the default) writes block size 1 ('BZh1'), as libtiledb 2.30 does."""
+    """Level -1 (the default) writes block size 1 ('BZh1'), as libtiledb 2.30 does.
+
+    Read as libtiledb reads it (`BZip::decompress`, tiledb/sm/compressors/bzip_compressor.cc:
+    `BZ2_bzBuffToBuffDecompress`, an error unless the stream ends): the stream must end,
+    with its checksum, inside the part; bytes after its end are ignored (tiledb-py 0.36.1
+    reads the cells alike)."""
 
     type = FilterType.BZIP2
     options = compressor_options(Compressor.BZIP2)
@@ -235,4 +313,9 @@ class Bzip2(CompressionFilter):
 
     def decompress(self, data, original, info):
         d = bz2.BZ2Decompressor()
-        return d.decompress(data, max_length=_bounded(original) + 1)
+        out = d.decompress(data, max_length=_bounded(original) + 1)
+        if not d.eof and len(out) <= original:
+            raise FilterError(f"BZIP2: the stream does not end within the part's {len(data)} "
+                              f"bytes ({len(out)} bytes decoded, no end of stream and "
+                              f"checksum after them); libtiledb refuses it")
+        return out

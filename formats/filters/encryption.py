@@ -78,7 +78,8 @@ class Aes256Gcm(Filter):
                                   f"says {plain_len}", len(md) + pos)
             (out_md if i < nmd else out_data).append(plain)
             pos += cipher_len
-        return Stage([b"".join(out_md)] if out_md else [], [b"".join(out_data)])
+        return Stage([b"".join(out_md)] if out_md else [], [b"".join(out_data)],
+                     unread=r.remaining)
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         if not run.key:

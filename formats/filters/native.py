@@ -23,7 +23,7 @@ import importlib
 import sys
 import threading
 from enum import IntEnum
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 
 class Codec(IntEnum):
@@ -182,3 +182,52 @@ def aes_context() -> int:
     if held is None:
         held = _local.evp = _CipherContext()
     return held.address
+
+# ---- libzstd called from Python: the Zstd filter's own decoding (compression.Zstd) -------
+def _zstd_ctx() -> Any:
+    context(Codec.ZSTD)   # made on first use in this thread
+    return _local.dctx
+
+
+_ZSTD_SIZE_ERROR = 2 ** 64 - 2   # ZSTD_CONTENTSIZE_ERROR: sizes from here on are errors
+
+
+def zstd_decompress(data: Any, capacity: int) -> Optional[Tuple[Optional[bytearray], str]]:
+    """`ZSTD_decompressDCtx` over all of `data` into at most `capacity` bytes: the call
+    libtiledb's `ZStd::decompress` makes (tiledb/sm/compressors/zstd_compressor.cc), so
+    the part is read by libzstd's rule — every frame in turn, skippable frames skipped, an
+    error for anything else after them. (the bytes written, "") or (None, libzstd's error
+    name); None when libzstd is not reachable here."""
+    if functions(Codec.ZSTD) is None:
+        return None
+    ffi, lib = _zstd_cffi.ffi, _zstd_cffi.lib
+    src = ffi.from_buffer(data)
+    # never more room than the frames can fill (a declared size is not trusted further):
+    # their bound, or when they do not parse (the call fails anyway) room for a usual chunk
+    bound = lib.ZSTD_decompressBound(src, len(data))
+    capacity = min(capacity, bound if bound < _ZSTD_SIZE_ERROR else 1 << 20)
+    out = bytearray(capacity)
+    got = lib.ZSTD_decompressDCtx(_zstd_ctx(), ffi.from_buffer(out), capacity, src,
+                                  len(data))
+    if lib.ZSTD_isError(got):
+        return None, ffi.string(lib.ZSTD_getErrorName(got)).decode("ascii", "replace")
+    del out[got:]
+    return out, ""
+
+
+def zstd_frames(data: Any) -> Tuple[List[Tuple[int, int]], int]:
+    """The whole frames at the start of `data` — (bytes, content size or -1 when the frame
+    does not say it) each, skippable frames with content 0 — and where the bytes that are
+    not one begin (`len(data)` when there are none). libzstd must be reachable."""
+    ffi, lib = _zstd_cffi.ffi, _zstd_cffi.lib
+    src = ffi.from_buffer(data)
+    frames: List[Tuple[int, int]] = []
+    pos = 0
+    while pos < len(data):
+        size = lib.ZSTD_findFrameCompressedSize(src + pos, len(data) - pos)
+        if lib.ZSTD_isError(size):
+            break
+        content = lib.ZSTD_getFrameContentSize(src + pos, len(data) - pos)
+        frames.append((int(size), -1 if content >= _ZSTD_SIZE_ERROR else int(content)))
+        pos += size
+    return frames, pos

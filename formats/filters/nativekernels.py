@@ -24,6 +24,10 @@ from .kernels import (
 )
 from .native import Codec
 from .simd import bitunshuffle_blocks, store_fence, unshuffle_into
+from .unread import metadata_decodes
+
+# the one rule for chunk metadata longer than its tables (`unread.py`), compiled
+_md_decodes: Any = numba.njit(nogil=True, cache=True, inline="always")(metadata_decodes)
 
 # the compiled un-shuffle loop (numba is loaded here: never None)
 _unshuffle: Any = unshuffle.get()
@@ -54,7 +58,6 @@ def _c_function(widths: Tuple[int, ...], ret: int) -> Any:
     return intrinsic(typer)
 
 
-_size_t2 = _c_function((64, 64), 64)               # ZSTD_findFrame*Size(src, size)
 _size_t5 = _c_function((64, 64, 64, 64, 64), 64)   # ZSTD_decompressDCtx
 _lz4_safe = _c_function((64, 64, 32, 32), 32)      # LZ4_decompress_safe(src, dst, n, cap)
 _uncompress2 = _c_function((64, 64, 64, 64), 32)   # uncompress2(dst, &dlen, src, &slen)
@@ -74,17 +77,15 @@ def _u32(a: Any, i: int) -> Any:
 def _part(codec: int, fns: Any, ctx: int, src: int, size: int, dst: int, n: int,
           lengths: Any) -> bool:
     """Decompress the part at address `src` (`size` bytes) into `n` bytes at `dst`. True
-    only when the Python binding (`compression.py`) would return exactly those `n` bytes:
-    ZSTD one frame whose declared size (if any) is `n`; LZ4 a block of exactly `n`; ZLIB
-    and BZIP2 one complete stream of exactly `n` (what follows it is ignored, as the
-    Python decompressors ignore it). Anything else: False — the Python path then decodes
-    the part and says what is wrong. `lengths` is a uint64[2] scratch for in/out lengths."""
+    only when the Python path (`compression.py`) would return exactly those `n` bytes, by
+    libtiledb's rule for what follows the data: ZSTD the whole part through
+    `ZSTD_decompressDCtx`, as libtiledb and `compression.Zstd` call it (frames in turn,
+    skippable ones skipped, anything else after them an error); LZ4 a block of exactly
+    `n`; ZLIB and BZIP2 one complete stream of exactly `n` (what follows its end is
+    ignored, by libtiledb and the Python decompressors). Anything else: False — the
+    Python path then decodes the part and says what is wrong. `lengths` is a uint64[2]
+    scratch for in/out lengths."""
     if codec == ZSTD:
-        if _size_t2(fns[1], (_U(src), _U(size))) != size:   # one frame, nothing after it
-            return False
-        declared = _size_t2(fns[2], (_U(src), _U(size)))
-        if declared != n and declared != -1:                 # -1: no size in the frame
-            return False
         return _size_t5(fns[0], (_U(ctx), _U(dst), _U(n), _U(src), _U(size))) == n
     if codec == LZ4:
         if n == 0:
@@ -150,11 +151,11 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
         status[i] = 1
         m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
         n, p = orig[i], out_pos[i]
-        if m < 0 or ml < 8 or m + ml > nsrc or d < 0 or dl < 0 or d + dl > nsrc or n < 0 \
-                or p < 0 or p + n > len(out):
+        if m < 0 or not _md_decodes(ml, 8) or m + ml > nsrc or d < 0 or dl < 0 \
+                or d + dl > nsrc or n < 0 or p < 0 or p + n > len(out):
             continue
         nmd, ndata = _u32(src, m), _u32(src, m + 4)
-        if ndata != 1 or nmd != want_md or ml < 8 + 8 * (nmd + ndata):
+        if ndata != 1 or nmd != want_md or not _md_decodes(ml, 8 + 8 * (nmd + ndata)):
             continue
         if shuffle != NONE:
             if shuffle == BITS and (n % esize or n % 8):
@@ -265,8 +266,9 @@ def typed_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: 
         status[i] = 1
         m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
         n, p = orig[i], out_pos[i]
-        if m < 0 or ml < 24 or m + ml > nsrc or d < 0 or dl < 0 or d + dl > nsrc or n < 0 \
-                or p < 0 or p + n > len(out) or (out.ctypes.data + p) % 8:
+        if m < 0 or not _md_decodes(ml, 24) or m + ml > nsrc or d < 0 or dl < 0 \
+                or d + dl > nsrc or n < 0 or p < 0 or p + n > len(out) \
+                or (out.ctypes.data + p) % 8:
             continue
         if _u32(src, m) != 1 or _u32(src, m + 4) != 1:
             continue
@@ -356,7 +358,7 @@ def scaled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len:
         status[i] = 1
         m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
         n, p = orig[i], out_pos[i]
-        if m < 0 or ml < 8 + 8 * (nmd + 1) or m + ml > nsrc or d < 0 or dl < 0 \
+        if m < 0 or not _md_decodes(ml, 8 + 8 * (nmd + 1)) or m + ml > nsrc or d < 0 or dl < 0 \
                 or d + dl > nsrc or n < 0 or p < 0 or p + n > len(out) \
                 or (obase + p) % align:
             continue
@@ -512,8 +514,8 @@ def reduced_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len
         status[i] = 1
         m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
         n, p = orig[i], out_pos[i]
-        if m < 0 or ml < 24 or m + ml > nsrc or d < 0 or dl < 0 or d + dl > nsrc or n < 0 \
-                or p < 0 or p + n > len(out):
+        if m < 0 or not _md_decodes(ml, 24) or m + ml > nsrc or d < 0 or dl < 0 \
+                or d + dl > nsrc or n < 0 or p < 0 or p + n > len(out):
             continue
         if _u32(src, m) != 1 or _u32(src, m + 4) != 1:
             continue

@@ -38,10 +38,10 @@ from ..findings import (
 )
 from ..verify import tally
 from . import tile_cache
-from .data_files import file_role, tile_bounds, tile_offsets_for
+from .data_files import file_role, over_limit, tile_bounds, tile_offsets_for
 from .enums import Datatype, FilterType
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
-from .rawtile import TileError, decode_generic_tile, decode_tile_ex
+from .rawtile import TileError, chunk_table, decode_generic_tile, decode_tile_ex
 from .tile_stats import var_extremes
 
 # False: the statistics, domain and MBR checks tile by tile, the reference the vectorised
@@ -132,6 +132,8 @@ def _decode_all(document, frag: Fragment, fm: FragmentMetadata, schema: ArraySch
     def decode(i: int) -> Optional[_Tile]:
         a, b = int(offs[i]), int(ends[i])
         try:
+            if over_limit(role, sum(c[0] for c in chunk_table(src, a, b)), i) is not None:
+                return None   # the chunk checks report it (size-over-limit): not decoded
             data, rle = decode_tile_ex(src, a, b, role.specs, role.info, key)
         except (TileError, Exception):  # noqa: BLE001 - reported by the chunk checks
             return None

@@ -15,9 +15,11 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 from ..context import KEY_HINT
 from ..dataset_fs import fs_of
 from ..filters import FilterError, RunContext
+from ..filters.unread import unread_metadata
 from ..findings import (
     AES_TAG,
     CHUNK_DECODE,
+    CHUNK_METADATA_UNREAD,
     COMMIT_ORPHAN,
     FILE_MISSING,
     FILE_SIZE,
@@ -218,6 +220,8 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
                 hint = "rewrite the array without RLE on var-length strings, from a good copy"
             out.append(Finding("error", CHUNK_DECODE, src, where, "", msg, hint))
         return out
+    if run.unread > 0:
+        out.append(_unread_finding(ci, run.unread))
     if not ci.specs:
         return out
     stages = run.stages
@@ -255,6 +259,18 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
             out.append(Finding("info", WRITER_QUIRK, src, ci.data_offset, "",
                                f"{PER_CHUNK}{text}"))
     return out
+
+
+def _unread_finding(ci: ChunkInfo, unread: int) -> Finding:
+    """Chunk metadata after what the filters read (`filters/unread.py`): a warning, since
+    libtiledb reads the chunk alike but never writes such bytes."""
+    read = ci.metadata_length - unread
+    return Finding(
+        "warning", CHUNK_METADATA_UNREAD, _src_name(ci), ci.metadata_offset + read, "",
+        f"chunk {ci.index + 1}: {unread} bytes of chunk metadata after the {read} its filters "
+        f"read; libtiledb ignores them on read (the cells decode alike) and never writes any",
+        "the chunk was edited after writing (its metadata length grew): compare with a good "
+        "copy")
 
 
 # ---- fragments and commits -------------------------------------------------------------
@@ -627,7 +643,8 @@ class _FastChunks:
         if ci.blocked is not None or not hasattr(ci.source, "path"):
             return _SLOW
         p, mdl, number = self._plan(ci)
-        if p is None or ci.metadata_length != mdl or not 0 < ci.original_length <= _CHUNK_MAX \
+        if p is None or unread_metadata(ci.metadata_length, mdl) != 0 or \
+                not 0 < ci.original_length <= _CHUNK_MAX \
                 or ci.metadata_offset < 0 or \
                 ci.data_offset + ci.filtered_length > getattr(ci.source, "size", 0):
             return _SLOW

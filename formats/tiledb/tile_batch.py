@@ -22,6 +22,7 @@ import numpy as np
 from ..filters import DataInfo, FilterSpec, fused, get
 from ..filters import batch as filter_batch
 from ..filters.compression import CompressionFilter
+from ..filters.unread import unread_metadata
 from .data_files import DataFileRole
 from .enums import FilterType
 
@@ -134,7 +135,8 @@ def _decode_window(buf: np.ndarray, base: int, offs: np.ndarray, ends: np.ndarra
     if codec is None:
         ok &= filt == orig
     else:
-        ok &= mdl == _PARTS_MD
+        # metadata after the table: decoded alike, but a finding (the per-chunk path's)
+        ok &= unread_metadata(mdl, _PARTS_MD) == 0
         mdc = np.where(ok, md, 0)
         ok &= (_u32(buf, mdc) == 0) & (_u32(buf, mdc + 4) == 1) & \
             (_u32(buf, mdc + 8) == orig) & (_u32(buf, mdc + 12) == filt)
@@ -204,7 +206,8 @@ def silent_forward(spec: FilterSpec) -> bool:
 def plan_metadata(p: filter_batch.Plan) -> int:
     """The one chunk metadata length the plan's chunks have: the shuffle's part table (8),
     the compressor's (8 + 8 a part: the shuffle's table and the data, or the data). A chunk
-    with more metadata bytes goes through the per-chunk path (which says what they are)."""
+    with more metadata bytes goes through the per-chunk path, which reports them
+    (`filters/unread.py`)."""
     if p.comp is None:
         return 8
     return 8 + 8 * (2 if p.esize else 1)

@@ -706,8 +706,8 @@ def _decode_fused(kernel, fplan: fused.FusedPlan, jobs: List[_FileJob], buf: np.
     if _WORKERS == 1 or nchunks < 4 * _THREAD_MIN_CHUNKS:
         runs = _fused_runs(jobs)
         return [item for run in runs for item in _decode_run(kernel, fplan, run, buf)]
-    most = max(_THREAD_MIN_CHUNKS, min(_RELEASE_EVERY,
-                                       -(-nchunks // (_RUNS_PER_WORKER * _WORKERS))))
+    most = min(_RELEASE_EVERY, max(_THREAD_MIN_CHUNKS,
+                                   -(-nchunks // (_RUNS_PER_WORKER * _WORKERS))))
     runs = _fused_runs(jobs, most)
     with ThreadPoolExecutor(_WORKERS) as ex:
         return [item for left in ex.map(lambda run: _decode_run(kernel, fplan, run, buf), runs)
