@@ -28,7 +28,7 @@ from .base import DataInfo, FilterSpec
 
 _KIND_OTHER, _KIND_I64, _KIND_U64 = 0, 1, 2   # which delta overflow check the writer makes
 
-Check = Callable[[Any, Any], bool]   # (decoded cells, stored encoded part) -> reproduced
+Check = Callable[[Any, Any], bool]   # (decoded cells, stored encoded part: bytes) -> reproduced
 
 
 @kernel
@@ -164,15 +164,14 @@ def typed_check(spec: FilterSpec, info: DataInfo) -> Optional[Check]:
 
     def double_delta_ok(cells, enc) -> bool:
         fn = double_delta_matches.get(len(cells))
-        e = np.frombuffer(enc, np.uint8)
         # no numba, or values stored unencoded (a bit size of the whole type): numpy
-        if fn is None or (len(e) and e[0] >= 8 * size - 1):
+        if fn is None or (len(enc) and enc[0] >= 8 * size - 1):
             return by_numpy(cells, enc)
         if len(cells) % size:
             return False
-        raw = np.frombuffer(cells, np.uint8)
-        head = min(len(raw) // size, 2) * size
-        if len(e) < 9 + head or not np.array_equal(e[9:9 + head], raw[:head]):
+        head = min(len(cells) // size, 2) * size
+        if len(enc) < 9 + head or enc[9:9 + head] != cells[:head]:
             return False
-        return bool(fn(raw.view(t).astype(np.int64), kind, size, e))
+        return bool(fn(np.frombuffer(cells, t).astype(np.int64), kind, size,
+                       np.frombuffer(enc, np.uint8)))
     return double_delta_ok
