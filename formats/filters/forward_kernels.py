@@ -121,6 +121,33 @@ def double_delta_matches(v: Any, kind: int, size: int, enc: Any) -> bool:
     return k == nwords
 
 
+# ---- forward stages computed in one pass (the per-chunk forward check, the window) -------
+@kernel
+def scale_forward(x: Any, offset: Any, scale: Any, bits64: bool, out: Any) -> None:
+    """SCALE_FLOAT's forward into int64 `out` (the caller narrows to the byte width, keeping
+    the low bytes): round((x - offset) / scale) in x's float type, halves away from zero
+    (C `round`), then x86's conversion — NaN and values outside the 32- or 64-bit range
+    give its minimum ("integer indefinite") — as `scale.c_round` / `scale.c_to_int` do."""
+    lim = 9223372036854775808.0 if bits64 else 2147483648.0
+    for i in range(len(x)):
+        q = (x[i] - offset) / scale
+        t = np.trunc(q)
+        r = t + np.sign(q) if abs(q - t) >= 0.5 else t
+        v = np.float64(r)
+        if not (v >= -lim and v < lim):
+            v = -lim
+        out[i] = np.int64(v)
+
+
+@kernel
+def xor_forward(v: Any, out: Any) -> None:
+    """XOR's forward: out[0] = v[0], out[i] = v[i] ^ v[i - 1]."""
+    if len(v):
+        out[0] = v[0]
+    for i in range(1, len(v)):
+        out[i] = v[i] ^ v[i - 1]
+
+
 def _first_rule_is_newest(spec: FilterSpec, info: DataInfo) -> bool:
     """`check_forward` tries the newest writer's rule first for this format version (so a
     match is IDENTICAL with the default rule, as the check made here assumes)."""
