@@ -134,9 +134,7 @@ def scale_forward(x: Any, offset: Any, scale: Any, bits64: bool, out: Any) -> No
         t = np.trunc(q)
         r = t + np.sign(q) if abs(q - t) >= 0.5 else t
         v = np.float64(r)
-        if not (v >= -lim and v < lim):
-            v = -lim
-        out[i] = np.int64(v)
+        out[i] = np.int64(v) if v >= -lim and v < lim else np.int64(-lim)
 
 
 @kernel
