@@ -146,6 +146,80 @@ def xor_forward(v: Any, out: Any) -> None:
         out[i] = v[i] ^ v[i - 1]
 
 
+@kernel
+def bwr_forward_part(vals: Any, raw: Any, ws: int, signed: bool, offs: Any, bits: Any,
+                     out: Any) -> int:
+    """BIT_WIDTH_REDUCTION's forward of one part (rule BWR_CHECKED_RANGE): `raw` its bytes,
+    `vals` its whole values (type T), windows of `ws` bytes. Fills each window's offset
+    (its minimum) and bit width, writes the data into `out` and returns its length; -1
+    for a part with a window of no whole value or whose range is T's maximum or overflows
+    (stored unreduced with an unset offset: the numpy forward says which bytes)."""
+    size = vals.itemsize
+    n = len(raw)
+    nw = (n + ws - 1) // ws
+    at = 0
+    for k in range(nw):
+        a = k * ws
+        b = min(a + ws, n)
+        lo = a // size
+        hi = lo + (b - a) // size
+        if hi == lo:
+            return -1
+        mn = vals[lo]
+        mx = vals[lo]
+        for i in range(lo + 1, hi):
+            x = vals[i]
+            if x < mn:
+                mn = x
+            if x > mx:
+                mx = x
+        if signed:
+            r = np.int64(mx) - np.int64(mn)   # wraps for 8-byte T: the overflow test below
+            if size < 8:
+                if r >= (np.int64(1) << np.int64(8 * size - 1)) - np.int64(1):
+                    return -1
+            elif ((np.int64(mx) ^ np.int64(mn)) & (np.int64(mx) ^ r)) < 0 or \
+                    r == np.int64(9223372036854775807):
+                return -1
+            v = r + np.int64(1)
+            w = 64
+            if -2147483648 <= v <= 2147483647:
+                w = 32
+            if -32768 <= v <= 32767:
+                w = 16
+            if -128 <= v <= 127:
+                w = 8
+        else:
+            ru = np.uint64(mx) - np.uint64(mn)
+            if ru == (np.uint64(1) << np.uint64(8 * size - 1) << np.uint64(1)) - np.uint64(1):
+                return -1
+            vu = ru + np.uint64(1)
+            w = 64
+            if vu < np.uint64(1 << 32):
+                w = 32
+            if vu < np.uint64(1 << 16):
+                w = 16
+            if vu < np.uint64(1 << 8):
+                w = 8
+        offs[k] = mn
+        bits[k] = w   # also for a window stored as is for its trailing partial value
+        if w < 8 * size and (b - a) % size == 0:
+            nb = w // 8
+            for i in range(lo, hi):
+                if signed:
+                    rel = np.uint64(np.int64(vals[i]) - np.int64(mn))
+                else:
+                    rel = np.uint64(vals[i]) - np.uint64(mn)
+                for j in range(nb):
+                    out[at + j] = np.uint8((rel >> np.uint64(8 * j)) & np.uint64(255))
+                at += nb
+        else:
+            for i in range(a, b):
+                out[at] = raw[i]
+                at += 1
+    return at
+
+
 def _first_rule_is_newest(spec: FilterSpec, info: DataInfo) -> bool:
     """`check_forward` tries the newest writer's rule first for this format version (so a
     match is IDENTICAL with the default rule, as the check made here assumes)."""

@@ -65,3 +65,50 @@ def test_xor_forward_same_bytes(monkeypatch, dtype):
     assert xor_forward.get(1) is not None
     fast, slow = _both(monkeypatch, run)
     assert fast == slow
+
+
+def _ints(t, n, rng, mode):
+    lim = np.iinfo(t)
+    if mode == 0:   # a walk: narrow windows
+        return (np.cumsum(rng.integers(-50, 50, n)) % (int(lim.max) // 2)).astype(t)
+    if mode == 1:   # anything: some windows of T's whole range (the numpy path)
+        return rng.integers(lim.min, lim.max, n, dtype=t, endpoint=True)
+    if mode == 2:   # ranges of every width below T's
+        scale = rng.choice([1, 200, 60000, 4_000_000_000], n)
+        return (rng.random(n) * scale).astype(np.int64).astype(t)
+    return np.full(n, lim.max, t)
+
+
+@pytest.mark.parametrize("dtype", [D.INT16, D.UINT16, D.INT32, D.UINT32, D.INT64, D.UINT64])
+@pytest.mark.parametrize("mode", [0, 1, 2, 3])
+@pytest.mark.parametrize("window", [256, 24, 1000])
+@pytest.mark.parametrize("partial", [False, True])
+def test_bwr_forward_same_stage(monkeypatch, dtype, mode, window, partial):
+    """BIT_WIDTH_REDUCTION forward with the newest rule: the compiled pass gives the
+    numpy stage (metadata, data, uninitialised bytes, notes), with an empty part, and with
+    a part ending in a partial value (a window of no whole value: the numpy path)."""
+    from arrayscope.formats.filters import windows
+    from arrayscope.formats.filters.util import int_dtype
+    from arrayscope.formats.filters.windows import BWR_CHECKED_RANGE
+
+    t = int_dtype(dtype)
+    rng = np.random.default_rng(window + mode)
+    a = _ints(t, 3000, rng, mode).tobytes()
+    parts = [a, b"", a[5 * t.itemsize:]] + ([a[:window + 1]] if partial else [])   # ends in 1 byte
+    taken = []
+    real = windows._forward_compiled
+    monkeypatch.setattr(windows, "_forward_compiled",
+                        lambda *a: taken.append(real(*a) is not None) or real(*a))
+    f = get(FilterType.BIT_WIDTH_REDUCTION)
+    spec = FilterSpec(FilterType.BIT_WIDTH_REDUCTION, {"max_window": window})
+
+    def run():
+        st = f.forward(spec, Stage([b"md"], parts), DataInfo(dtype, format_version=22),
+                       RunContext(writer_rule=BWR_CHECKED_RANGE.name))
+        return (st.metadata_bytes, st.data_bytes, list(st.uninitialised), list(st.notes))
+    fast, slow = _both(monkeypatch, run)
+    assert fast == slow
+    # compiled when every window holds values and none spans T's whole range (walks and
+    # constants do not; random values may)
+    if partial or mode in (0, 3):
+        assert taken[0] == (not partial)
