@@ -220,6 +220,24 @@ def bwr_forward_part(vals: Any, raw: Any, ws: int, signed: bool, offs: Any, bits
     return at
 
 
+@kernel
+def same_as_previous(buf: Any, starts: Any, lens: Any, out: Any) -> None:
+    """out[i]: cell i (`buf[starts[i]:starts[i] + lens[i]]`) equals cell i - 1 (out[0]
+    False): RLE's runs of strings, without a zero-padded row per cell."""
+    if len(lens):
+        out[0] = False
+    for i in range(1, len(lens)):
+        n = lens[i]
+        eq = n == lens[i - 1]
+        if eq:
+            a, b = starts[i], starts[i - 1]
+            for j in range(n):
+                if buf[a + j] != buf[b + j]:
+                    eq = False
+                    break
+        out[i] = eq
+
+
 def _first_rule_is_newest(spec: FilterSpec, info: DataInfo) -> bool:
     """`check_forward` tries the newest writer's rule first for this format version (so a
     match is IDENTICAL with the default rule, as the check made here assumes)."""

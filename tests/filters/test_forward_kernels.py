@@ -112,3 +112,19 @@ def test_bwr_forward_same_stage(monkeypatch, dtype, mode, window, partial):
     # constants do not; random values may)
     if partial or mode in (0, 3):
         assert taken[0] == (not partial)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rle_strings_forward_same_runs(monkeypatch, seed):
+    """RLE of var strings: runs found by the compiled comparison with the previous cell =
+    those of the padded rows (prefixes, empty strings, NUL bytes, long runs)."""
+    from arrayscope.formats.filters.strings import rle_encode
+
+    rng = np.random.default_rng(seed)
+    words = [b"", b"a", b"ab", b"a\x00", b"abc" * 40, b"\x00", b"b"]
+    cells = [words[int(k)] for k in rng.integers(0, len(words), 3000)]
+    cells = [c for c in cells for _ in range(int(rng.integers(1, 4)))]   # runs
+    data = b"".join(cells)
+    offsets = np.cumsum([0] + [len(c) for c in cells[:-1]]).astype(np.uint64)
+    fast, slow = _both(monkeypatch, lambda: rle_encode(data, offsets))
+    assert fast == slow
