@@ -179,10 +179,17 @@ def walk(buf: np.ndarray, head: int, len_size: int, len_at: int, name: str, limi
 
 def rle_encode(data: bytes, offsets) -> Tuple[bytes, int, int, int]:
     """(encoded runs, run-length byte size, string-length byte size, cells)."""
+    from .forward_kernels import same_as_previous
+
     buf = u8(data)
     starts, lens = cells(data, offsets)
-    rows = padded(buf, starts, lens)
-    same = np.concatenate([[False], (rows[1:] == rows[:-1]).all(axis=1)])
+    compiled = same_as_previous.get(len(buf))
+    if compiled is not None:   # one pass (forward_kernels.py), no padded rows
+        same = np.empty(len(lens), np.bool_)
+        compiled(buf, starts, lens, same)
+    else:
+        rows = padded(buf, starts, lens)
+        same = np.concatenate([[False], (rows[1:] == rows[:-1]).all(axis=1)])
     run_start = np.flatnonzero(~same)
     run_len = np.diff(np.append(run_start, len(lens)))
     s_start, s_len = starts[run_start], lens[run_start]

@@ -355,6 +355,10 @@ class BitWidthReduction(_WindowedFilter):
         signed = t.kind == "i"
         tmax = np.iinfo(t).max
         wrapping = run.writer_rule in (BWR_WRAPPING_RANGE.name, BWR_WRAPPING_LOST.name)
+        if not wrapping:
+            made = _forward_compiled(stage, t, max_window, spec.name)
+            if made is not None:
+                return made
         lossy = 0
         recs: List[np.ndarray] = []
         outs: List[bytes] = []
@@ -420,6 +424,37 @@ class BitWidthReduction(_WindowedFilter):
         return Stage([md] + list(stage.metadata), [b"".join(outs)],
                      uninitialised=[(8 + i * rs, size) for i in unset],
                      notes=[f"{lossy} window(s): {BWR_LOSSY_NOTE}"] if lossy else [])
+
+
+def _forward_compiled(stage: Stage, t: np.dtype, max_window: int, name: str) -> Optional[Stage]:
+    """`_forward` with the newest writer's rule in one compiled pass a part, when every
+    window holds whole values and none is stored unreduced for its range (then no byte is
+    left uninitialised and there is no note); else None (the numpy path)."""
+    from .forward_kernels import bwr_forward_part
+
+    fn = bwr_forward_part.get(sum(len(p) for p in stage.data))
+    if fn is None:
+        return None
+    size = t.itemsize
+    recs: List[np.ndarray] = []
+    outs: List[bytes] = []
+    for raw, lens in _windowed_parts(stage.data, max_window, size, name):
+        nw = len(lens)
+        offs = np.empty(nw, t)
+        bits = np.empty(nw, np.uint8)
+        out = np.empty(len(raw), np.uint8)
+        got = fn(raw[:len(raw) // size * size].view(t), raw, int(lens[0]), t.kind == "i",
+                 offs, bits, out)
+        if got < 0:
+            return None
+        rec = np.zeros(nw, dtype=BitWidthReduction._rec(t))
+        rec["offset"], rec["bits"], rec["length"] = offs, bits, lens
+        recs.append(rec)
+        outs.append(out[:got].tobytes())
+    allrec = np.concatenate(recs) if recs else np.zeros(0, BitWidthReduction._rec(t))
+    total_in = sum(len(p) for p in stage.data)
+    md = np.array([total_in, len(allrec)], dtype="<u4").tobytes() + allrec.tobytes()
+    return Stage([md] + list(stage.metadata), [b"".join(outs)], uninitialised=[], notes=[])
 
 
 # ---- POSITIVE_DELTA --------------------------------------------------------------------

@@ -523,15 +523,23 @@ def _workers() -> int:
     return _WORKERS
 
 
+_SILENT_FROM: Dict[Tuple[int, ...], int] = {}   # filter types -> _silent_from
+
+
 def _silent_from(specs) -> int:
     """Where the filters whose forward checks can only fail on their options begin (the
-    end of the pipeline's run of `tile_batch.silent_forward` filters); len(specs): none."""
-    from .tile_batch import silent_forward
+    end of the pipeline's run of `tile_batch.silent_forward` filters); len(specs): none.
+    Kept by filter types (what `silent_forward` looks at): asked twice a chunk."""
+    key = tuple(s.type for s in specs)
+    got = _SILENT_FROM.get(key)
+    if got is None:
+        from .tile_batch import silent_forward
 
-    k = len(specs)
-    while k > 0 and silent_forward(specs[k - 1]):
-        k -= 1
-    return k
+        got = len(specs)
+        while got > 0 and silent_forward(specs[got - 1]):
+            got -= 1
+        _SILENT_FROM[key] = got
+    return got
 
 
 def _run_one(ci: ChunkInfo, key, tile, skip_from: Optional[int] = None

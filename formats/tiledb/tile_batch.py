@@ -19,7 +19,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..filters import DataInfo, FilterSpec, fused, get
+from ..filters import DataInfo, FilterSpec, forward_kernels, fused, get
 from ..filters import batch as filter_batch
 from ..filters.compression import CompressionFilter
 from ..filters.unread import unread_metadata
@@ -177,9 +177,12 @@ def chunk_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[filter_batch
     compressor re-encoding differently is no finding (see the module doc); neither has
     writer rules or notes. What stays: a compressor whose forward raises, which depends on
     the options alone — the caller checks each file's first chunk the per-chunk way first
-    (a probe). DELTA / DOUBLE_DELTA (writer rules) and everything else: no plan."""
+    (a probe). [DELTA or DOUBLE_DELTA, lone compressor]: their writer rules are checked as
+    the chunks decode (`_checked_typed_plan`). Everything else: no plan."""
     if not ENABLED or not specs:
         return None
+    if len(specs) == 2 and specs[0].type in _TYPED and _lone_codec(specs[1:]) is not None:
+        return _checked_typed_plan(specs, info)
     for s in specs:
         if get(s.type).writer_rules:
             return None
@@ -187,6 +190,41 @@ def chunk_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[filter_batch
             return None
     p = filter_batch.plan(list(specs), info)
     return p if p is not None and p.typed is None else None
+
+
+_TYPED = (FilterType.DELTA, FilterType.DOUBLE_DELTA)
+
+
+class _ForwardChecked(CompressionFilter):
+    """A typed codec whose decode also makes its forward check (`forward_kernels`): a part
+    the forward does not reproduce raises, so `filters.batch` leaves its chunk to the
+    per-chunk checks, which say what differs."""
+
+    def __init__(self, codec: CompressionFilter, check: forward_kernels.Check):
+        self.codec, self.check = codec, check
+
+    def decompress_part(self, data, original: int, spec: FilterSpec, info: DataInfo) -> bytes:
+        plain = self.codec.decompress_part(data, original, spec, info)
+        if len(plain) != original or not self.check(plain, data):
+            raise ValueError("forward does not reproduce the part")
+        return plain
+
+
+def _checked_typed_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[filter_batch.Plan]:
+    """[DELTA or DOUBLE_DELTA, lone compressor]: `filters.batch`'s typed plan, the typed
+    codec's decode followed by its compiled forward check. A chunk it decodes is clean: the
+    typed forward reproduced the stored part with the newest writer's rule (IDENTICAL, no
+    notes: what `check_forward` would say) and the compressor's forward is silent (the
+    file's first chunk probed, as for the shuffles)."""
+    p = filter_batch.plan(list(specs), info)
+    if p is None or p.typed is None:
+        return None
+    codec, tspec, tinfo = p.typed
+    check = forward_kernels.typed_check(tspec, tinfo)
+    if check is None:
+        return None
+    return filter_batch.Plan(p.esize, p.comp, p.spec, p.info, None,
+                             (_ForwardChecked(codec, check), tspec, tinfo))
 
 
 def silent_forward(spec: FilterSpec) -> bool:
@@ -205,12 +243,12 @@ def silent_forward(spec: FilterSpec) -> bool:
 
 def plan_metadata(p: filter_batch.Plan) -> int:
     """The one chunk metadata length the plan's chunks have: the shuffle's part table (8),
-    the compressor's (8 + 8 a part: the shuffle's table and the data, or the data). A chunk
-    with more metadata bytes goes through the per-chunk path, which reports them
+    the compressor's (8 + 8 a part: the shuffle's or the typed codec's table and the data,
+    or the data). A chunk with more metadata bytes goes through the per-chunk path, which reports them
     (`filters/unread.py`)."""
     if p.comp is None:
         return 8
-    return 8 + 8 * (2 if p.esize else 1)
+    return 8 + 8 * (2 if p.esize or p.typed is not None else 1)
 
 
 Chunk = Tuple[object, object, int, int]   # (metadata, filtered data, original length, at)
@@ -224,7 +262,8 @@ def decode_chunks(specs: List[FilterSpec], info: DataInfo, p: filter_batch.Plan,
     the per-chunk Python in each call is all there is to share), else in this thread.
     Returns the indices of the chunks left for the per-chunk path."""
     n = len(chunks)
-    fplan = fused.fused_plan(specs, info)
+    # the fused kernel decodes, it does not check: not for a plan that checks as it decodes
+    fplan = fused.fused_plan(specs, info) if p.typed is None else None
     kernel = fused.decoder(sum(c[2] for c in chunks)) if fplan is not None else None
 
     def run(part: Sequence[Chunk]) -> List[int]:

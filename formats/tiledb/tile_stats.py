@@ -12,7 +12,7 @@ distinct counts a loop of `np.cumsum` per tile)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -150,13 +150,41 @@ def tile_stats(datas: Sequence[bytes], index: List[int], masks: Sequence[Optiona
 VAR_MATRIX_MAX = 64 << 20
 
 
+@kernel
+def string_extremes(data: Any, starts: Any, ends: Any, rows: Any, out: Any) -> None:
+    """out = (index of the smallest, of the largest) of the strings
+    `data[starts[r]:ends[r]]` for r in `rows`, compared as Python compares bytes (unsigned
+    bytes, a prefix first); the first one of equal strings."""
+    lo = rows[0]
+    hi = rows[0]
+    for q in range(1, len(rows)):
+        r = rows[q]
+        a, b = starts[r], ends[r]
+        c, d = starts[lo], ends[lo]
+        m = min(b - a, d - c)
+        i = 0
+        while i < m and data[a + i] == data[c + i]:
+            i += 1
+        if (data[a + i] < data[c + i]) if i < m else (b - a < d - c):
+            lo = r
+        c, d = starts[hi], ends[hi]
+        m = min(b - a, d - c)
+        i = 0
+        while i < m and data[a + i] == data[c + i]:
+            i += 1
+        if (data[a + i] > data[c + i]) if i < m else (b - a > d - c):
+            hi = r
+    out[0] = lo
+    out[1] = hi
+
+
 def var_extremes(data: np.ndarray, offs: np.ndarray,
                  keep: Optional[np.ndarray] = None) -> Optional[Tuple[bytes, bytes]]:
     """(smallest, largest) of the strings `data[offs[k]:offs[k + 1]]` (the last one to the
     end of `data`) kept by `keep`, compared as Python compares bytes; None when there is
-    none, or when the caller should compare them one by one: a string holding a NUL byte
-    (the zero padding below must sort before every real byte) or a matrix over
-    VAR_MATRIX_MAX.
+    none, or when the caller should compare them one by one: without the compiled kernel
+    (`string_extremes`), a string holding a NUL byte (the zero padding below must sort
+    before every real byte) or a matrix over VAR_MATRIX_MAX.
 
     Why: a Python bytes object per cell, then min() and max(), cost 0.7 s on 2M strings.
     Here each string is a row of a zero-padded byte matrix, and the rows still tied are
@@ -170,6 +198,13 @@ def var_extremes(data: np.ndarray, offs: np.ndarray,
     rows = np.flatnonzero(keep) if keep is not None else np.arange(n)
     if not len(rows):
         return None
+    compiled = string_extremes.get(len(data))
+    if compiled is not None:   # one pass, no matrix; NUL bytes compare as any byte
+        got = np.empty(2, np.int64)
+        compiled(data, starts, ends, rows.astype(np.int64), got)
+        lo, hi = int(got[0]), int(got[1])
+        return (bytes(data[int(starts[lo]):int(ends[lo])]),
+                bytes(data[int(starts[hi]):int(ends[hi])]))
     width = int(lens.max(initial=0))
     body = data[int(starts[0]):]
     if n * width > VAR_MATRIX_MAX or (len(body) and not body.all()):

@@ -57,7 +57,9 @@ def main(base: str, extra: List[str]) -> int:
                           for p in sorted(os.listdir(f)) if os.path.isdir(os.path.join(f, p))]
     with tempfile.TemporaryDirectory() as tmp:
         sides = {}
-        for side, pythonpath in (("base", base), ("ours", "")):
+        # ours: this process's PYTHONPATH (a worktree run through a shim sets it; empty
+        # gives the installed package)
+        for side, pythonpath in (("base", base), ("ours", os.environ.get("PYTHONPATH", ""))):
             dest = sides[side] = os.path.join(tmp, side)
             os.makedirs(dest)
             env = dict(os.environ, PYTHONPATH=pythonpath)

@@ -51,8 +51,21 @@ def test_tile_stats_per_tile(jit, dtype, masked):
         assert st.nonfinite.any() and not st.nonfinite.all()
 
 
+@pytest.fixture(params=["compiled", "matrix"])
+def strings_path(request, monkeypatch):
+    """var_extremes by its compiled kernel (numba loaded) or by the numpy byte matrix."""
+    from arrayscope.formats import compiled
+
+    if request.param == "compiled":
+        monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+        assert compiled._load() is not None
+    else:
+        monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
+    return request.param
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_var_extremes_as_python_compares_bytes(seed):
+def test_var_extremes_as_python_compares_bytes(seed, strings_path):
     rng = np.random.default_rng(seed)
     alphabet = [b"a", b"b", b"\xff", b"\x01", b"ab", b"gene_"]
     cells = [b"".join(rng.choice(alphabet, rng.integers(0, 5))) for _ in range(500)]
@@ -67,14 +80,18 @@ def test_var_extremes_as_python_compares_bytes(seed):
     assert var_extremes(data, offs, keep) == (min(kept), max(kept))
 
 
-def test_var_extremes_leaves_nul_and_wide_strings():
-    cells = [b"a\x00", b"a"]   # a NUL byte: the padding would tie them
+def test_var_extremes_leaves_nul_and_wide_strings(strings_path):
+    """The byte matrix leaves NUL bytes and wide matrices to the caller; the compiled
+    kernel compares them."""
+    cells = [b"a\x00", b"a", b"a\x00\x00", b"\x00"]   # a NUL byte: the padding would tie them
     data = np.frombuffer(b"".join(cells), np.uint8)
-    assert var_extremes(data, np.array([0, 2], np.uint64)) is None
+    got = var_extremes(data, np.array([0, 2, 3, 6], np.uint64))
+    assert got == (None if strings_path == "matrix" else (min(cells), max(cells)))
     wide = np.frombuffer(b"x" * (1 << 20), np.uint8)   # the last cell about 1 MiB wide:
     offs = np.arange(60, dtype=np.uint64)                # 60 rows of it fit the matrix
     assert var_extremes(wide, offs) == (b"x", b"x" * ((1 << 20) - 59))
-    assert var_extremes(wide, np.arange(200, dtype=np.uint64)) is None   # 200 do not
+    got = var_extremes(wide, np.arange(200, dtype=np.uint64))   # 200 do not
+    assert got == (None if strings_path == "matrix" else (b"x", b"x" * ((1 << 20) - 199)))
 
 
 @pytest.mark.parametrize("vectorised", [True, False])
