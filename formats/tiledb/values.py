@@ -59,9 +59,10 @@ _WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_geta
 
 
 # Deferred files are decoded together in batches of about this many stored bytes (their
-# mapped pages stay resident until the batch is decoded), or of this many files: small
+# mapped pages stay resident until the batch is decoded), decoded bytes or files: small
 # batches, so that each is decoded while the next one's fragments are read (`_values`).
 _BATCH_STORED = 16 << 20
+_BATCH_DECODED = 8 << 20
 _BATCH_FILES = 128
 # False: each batch decoded before the next one is read (for A/B measurements)
 _OVERLAP = True
@@ -161,7 +162,8 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
                 if len(pending) >= _LOCATE_BATCH:
                     stored += _locate_pending(document, pending, deferred)
                     pending = []
-                    if stored >= _BATCH_STORED or len(deferred) >= _BATCH_FILES:
+                    if stored >= _BATCH_STORED or len(deferred) >= _BATCH_FILES or \
+                            sum(job.size for _e, job, _f in deferred) >= _BATCH_DECODED:
                         if in_flight is not None:
                             in_flight.result()
                         if _OVERLAP:
