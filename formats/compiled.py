@@ -72,13 +72,22 @@ def kernel_sources_stamp() -> str:
     return digest.hexdigest()[:12]
 
 
+def use_user_cache() -> None:
+    """Point numba's cache at `user_cache_dir` (unless `NUMBA_CACHE_DIR` is set): numba
+    reads it once, when it is first imported, so this runs before any import of numba —
+    when `arrayscope.formats` is imported, and again in `_load`. The modules that import
+    numba themselves (`filters/simd.py`, `filters/nativekernels.py`) are reached only
+    through this package."""
+    if "numba" not in sys.modules:
+        os.environ.setdefault("NUMBA_CACHE_DIR", user_cache_dir())
+
+
 def _load() -> Any:
     global _numba, _tried
     if not _tried:
         with _lock:
             if not _tried:
-                if "numba" not in sys.modules:   # read by numba when it is first imported
-                    os.environ.setdefault("NUMBA_CACHE_DIR", user_cache_dir())
+                use_user_cache()
                 try:
                     import numba as found
                     _numba = found

@@ -2,6 +2,9 @@ import os
 
 import pytest
 
+# before any test module imports numba: its cache in the user's folder (compiled.use_user_cache)
+import arrayscope.formats  # noqa: F401
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
