@@ -13,3 +13,11 @@ def jit(request, monkeypatch):
     else:
         monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
     return request.param
+
+
+@pytest.fixture(params=[1, 2])
+def threads(request, monkeypatch):
+    """The decode threads `values` (and verify's windows) use: 1, then 2."""
+    from arrayscope.formats.tiledb import values
+    monkeypatch.setattr(values, "_WORKERS", request.param)
+    return request.param

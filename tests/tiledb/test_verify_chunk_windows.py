@@ -17,17 +17,11 @@ import tiledb
 
 from arrayscope import formats
 from arrayscope.formats.findings import TILE_STAT
-from arrayscope.formats.tiledb import checks, tile_batch, tile_cache, values
+from arrayscope.formats.tiledb import checks, tile_batch, tile_cache
 from arrayscope.formats.verify import open_for_verify, verify_report
 
 N = 4 * 65536     # cells: int64 tiles of 32768 cells = 4 chunks of 64 KiB
 TILE = 32768
-
-
-@pytest.fixture(params=[1, 2])
-def threads(request, monkeypatch):
-    monkeypatch.setattr(values, "_WORKERS", request.param)
-    return request.param
 
 
 def _walk(n):

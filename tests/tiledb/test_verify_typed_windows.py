@@ -20,23 +20,11 @@ from arrayscope.formats.filters import FilterSpec, get
 from arrayscope.formats.filters.base import DataInfo
 from arrayscope.formats.filters.forward_kernels import typed_check
 from arrayscope.formats.findings import FORWARD_MISMATCH
-from arrayscope.formats.tiledb import checks, tile_batch, values
+from arrayscope.formats.tiledb import checks, tile_batch
 from arrayscope.formats.tiledb.enums import Datatype as D
 from arrayscope.formats.tiledb.enums import FilterType
 from arrayscope.formats.verify import open_for_verify, verify_report
-
-N = 4 * 65536     # cells: int64 tiles of 32768 cells = 4 chunks of 64 KiB
-TILE = 32768
-
-
-@pytest.fixture(params=[1, 2])
-def threads(request, monkeypatch):
-    monkeypatch.setattr(values, "_WORKERS", request.param)
-    return request.param
-
-
-def _walk(n):
-    return np.cumsum(np.random.default_rng(5).integers(-50, 50, n)).astype(np.int64)
+from tests.tiledb.test_verify_chunk_windows import TILE, N, _walk
 
 
 def _wide(n):
