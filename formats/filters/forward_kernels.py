@@ -84,6 +84,12 @@ def double_delta_matches(v: Any, kind: int, size: int, enc: Any) -> bool:
     nwords = ((n - 2) * width + 63) // 64
     if len(enc) != head + 8 * nwords:
         return False
+    stored = np.empty(nwords, np.uint64)   # the part's words, little-endian
+    for w in range(nwords):
+        word = np.uint64(0)
+        for j in range(8):
+            word |= np.uint64(enc[head + 8 * w + j]) << np.uint64(8 * j)
+        stored[w] = word
     acc = np.uint64(0)
     used = 0          # bits of `acc` filled, from the top
     k = 0             # words compared
@@ -101,21 +107,13 @@ def double_delta_matches(v: Any, kind: int, size: int, enc: Any) -> bool:
             continue
         over = width - room
         acc |= rec >> np.uint64(over)
-        at = head + 8 * k
-        word = np.uint64(0)
-        for j in range(8):
-            word |= np.uint64(enc[at + j]) << np.uint64(8 * j)
-        if word != acc:
+        if stored[k] != acc:
             return False
         k += 1
         acc = rec << np.uint64(64 - over) if over else np.uint64(0)
         used = over
     if used:
-        at = head + 8 * k
-        word = np.uint64(0)
-        for j in range(8):
-            word |= np.uint64(enc[at + j]) << np.uint64(8 * j)
-        if word != acc:
+        if stored[k] != acc:
             return False
         k += 1
     return k == nwords

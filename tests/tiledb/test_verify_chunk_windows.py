@@ -38,12 +38,18 @@ ATTRS = {   # name -> (dtype, filters, data)
 }
 
 
-@pytest.fixture(scope="module")
-def dense(tmp_path_factory):
-    uri = str(tmp_path_factory.mktemp("windows") / "dense")
+def create_dense(uri: str, attrs: dict) -> str:
+    """A dense array of N int64-indexed cells in tiles of TILE, one attribute per entry of
+    `attrs` (name -> (dtype, filters, data maker))."""
     dom = tiledb.Domain(tiledb.Dim("d", domain=(0, N - 1), tile=TILE, dtype=np.int64))
     tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
-        tiledb.Attr(k, dtype=dt, filters=f) for k, (dt, f, _d) in ATTRS.items()]))
+        tiledb.Attr(k, dtype=dt, filters=f) for k, (dt, f, _d) in attrs.items()]))
+    return uri
+
+
+@pytest.fixture(scope="module")
+def dense(tmp_path_factory):
+    uri = create_dense(str(tmp_path_factory.mktemp("windows") / "dense"), ATTRS)
     data = {k: d() for k, (_dt, _f, d) in ATTRS.items()}
     half = N // 2
     for k, (lo, hi) in enumerate([(0, half), (half, N)]):   # two fragments

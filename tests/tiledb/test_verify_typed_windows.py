@@ -24,7 +24,7 @@ from arrayscope.formats.tiledb import checks, tile_batch
 from arrayscope.formats.tiledb.enums import Datatype as D
 from arrayscope.formats.tiledb.enums import FilterType
 from arrayscope.formats.verify import open_for_verify, verify_report
-from tests.tiledb.test_verify_chunk_windows import TILE, N, _walk
+from tests.tiledb.test_verify_chunk_windows import TILE, N, _walk, create_dense
 
 
 def _wide(n):
@@ -43,10 +43,7 @@ ATTRS = {   # name -> (dtype, filters, data); data file a<k>.tdb in this order
 
 @pytest.fixture(scope="module")
 def typed(tmp_path_factory):
-    uri = str(tmp_path_factory.mktemp("typedwin") / "dense")
-    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, N - 1), tile=TILE, dtype=np.int64))
-    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
-        tiledb.Attr(k, dtype=dt, filters=f) for k, (dt, f, _d) in ATTRS.items()]))
+    uri = create_dense(str(tmp_path_factory.mktemp("typedwin") / "dense"), ATTRS)
     with tiledb.open(uri, "w", timestamp=1) as A:
         A[:] = {k: d() for k, (_dt, _f, d) in ATTRS.items()}
     return uri
