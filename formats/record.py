@@ -84,3 +84,14 @@ class Record:
     # ---- encode --------------------------------------------------------------------------
     def pack(self, *values: object) -> bytes:
         return self.struct.pack(*values)
+
+    # ---- layout --------------------------------------------------------------------------
+    def offset_of(self, label: str) -> int:
+        """Where field `label` starts in the record (for compiled readers, which take
+        positions as numbers)."""
+        at = 0
+        for f in self.fields:
+            if f.label == label:
+                return at
+            at += struct.calcsize("<" + f.code)
+        raise KeyError(label)

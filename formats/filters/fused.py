@@ -12,7 +12,7 @@ so errors are reported exactly as before.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -155,11 +155,12 @@ def decoder(nbytes: int) -> Optional[Callable[..., Any]]:
 
 
 def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
-                  chunks: Sequence[Chunk], positions: Sequence[int],
-                  out: np.ndarray) -> List[int]:
+                  chunks: Union[Sequence[Chunk], np.ndarray],
+                  positions: Union[Sequence[int], np.ndarray], out: np.ndarray) -> List[int]:
     """Decode `chunks` of the file `src` (bytes-like) into `out` at `positions`; returns
-    the indices left to the Python path. Runs without the GIL for the whole run."""
-    if not chunks:
+    the indices left to the Python path. Runs without the GIL for the whole run. `chunks`
+    may be an int64 array of rows (as `tiledb/locate_kernels` gives them)."""
+    if not len(chunks):
         return []
     fns = native.functions(plan.codec)
     if fns is None:

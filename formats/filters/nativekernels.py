@@ -38,17 +38,19 @@ NONE, BYTES, BITS = 0, 1, 2
 ZSTD, LZ4, ZLIB, BZIP2 = int(Codec.ZSTD), int(Codec.LZ4), int(Codec.ZLIB), int(Codec.BZIP2)
 
 
-def _c_function(widths: Tuple[int, ...], ret: int) -> Any:
+def _c_function(widths: Tuple[int, ...], ret: int, variadic: bool = False) -> Any:
     """An intrinsic `call(address, (a, b, ...))` of a C function taking integers of these
     bit widths (pointers and size_t 64) and returning one of `ret` bits, sign-extended to
-    int64; the arguments are a tuple of uint64."""
+    int64; the arguments are a tuple of uint64. `variadic`: the function is declared with
+    `...` after them (libc's `open`), so it is called as C calls such a function."""
     def typer(typingctx: Any, fn: Any, args: Any) -> Any:
         if not (isinstance(args, types.UniTuple) and args.count == len(widths)
                 and args.dtype == types.uint64):
             return None
 
         def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
-            fnty = ir.FunctionType(ir.IntType(ret), [ir.IntType(w) for w in widths])
+            fnty = ir.FunctionType(ir.IntType(ret), [ir.IntType(w) for w in widths],
+                                   var_arg=variadic)
             vals = [builder.extract_value(llargs[1], i) for i in range(len(widths))]
             vals = [v if w == 64 else builder.trunc(v, ir.IntType(w))
                     for v, w in zip(vals, widths)]

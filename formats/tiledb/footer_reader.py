@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import struct
-from typing import Dict, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 from .enums import BYTE_STRING_TYPES, DATATYPES, Datatype, datatype_size, numpy_dtype
 from .fragment_footer import Footer, section_kinds
@@ -262,3 +262,37 @@ def _planned(buf: bytes, start: int, schema: ArraySchema) -> Optional[Footer]:
         ft.processed_conditions = t[j]
     ft.complete = True
     return ft
+
+
+class FooterShape(NamedTuple):
+    """The layout `_planned` read one footer with, as positions (for the compiled locate of
+    many fragments, `bulk_locate.py`). Another footer of `size` bytes whose bytes in every
+    range of `same` are this one's — format, schema name, dense and null-domain flags, the
+    timestamps and delete-metadata flags — has the same layout: the same plan reads it."""
+
+    size: int
+    template: bytes                      # this footer
+    same: Tuple[Tuple[int, int], ...]    # (start, end) in the footer
+    rtree_at: int                        # where the R-tree's offset (u64) is
+    sections_at: Dict[str, int]          # where sections[kind][0] is; slot s 8 × s after
+
+
+def footer_shape(buf: bytes, schema: ArraySchema) -> Optional[FooterShape]:
+    """The shape of footer `buf` (format 10 or later: its schema named in it), or None when
+    `_planned` does not read it."""
+    ft = _planned(buf, 0, schema)
+    if ft is None or ft.version < 10:
+        return None
+    v = ft.version
+    at = 12 + _U64.unpack_from(buf, 4)[0]
+    got = _HEADS.get((id(schema), v, at, ft.null_ned))
+    if got is None or got[0] is not schema or got[1] is None:
+        return None
+    head_end = at + got[1][0].size
+    flags = (v >= 14) + (v >= 15)
+    ns = len(ft.slots)
+    sizes = 3 if v >= 7 else 2
+    rtree_at = head_end + 8 * sizes * ns
+    kinds = _tail_plan(v, ns)[1]
+    return FooterShape(len(buf), bytes(buf), ((0, at + 2), (head_end - flags, head_end)),
+                       rtree_at, {k: rtree_at + 8 + 8 * ns * i for i, k in enumerate(kinds)})

@@ -24,13 +24,13 @@ import numpy as np
 
 from .. import compiled
 from ..context import Context
-from ..dataset_fs import LocalFS
 from ..filters import fused
 from ..filters.batch import plan, reverse_into
 from ..filters.direct import decode_into, direct_plan
 from ..remote import is_url
 from ..source import BytesSource, FileSource
 from . import fragment_metadata
+from .bulk_locate import FastValues, local_folder
 from .cells import Buffer, cell_values
 from .data_files import (
     data_file_stem,
@@ -142,42 +142,66 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
     deferred: List[Tuple[dict, _FileJob, Any]] = []     # located, to decode
     stored = 0
     roles: dict = {}   # what the fragments of one schema share: their data file's role
+    frags = sorted(array.fragments, key=lambda f: f.order_key())
+    # many fragments: those read like one the Python path read go through the kernels
+    # (bulk_locate.py); what they hand back is read here after
+    fast = FastValues(document, _WORKERS, with_values) \
+        if len(frags) >= _FAST_MIN and FastValues.available() else None
     # A full batch is decoded on a thread of its own while the next one's fragments are
     # read: their metadata is Python under the GIL, the decode mostly compiled code without
     # it, so on many fragments the two overlap. One batch in flight at most (its stored
     # pages stay resident until it is decoded).
     in_flight: Optional[Future] = None
     with ThreadPoolExecutor(1) as finisher:
-        for frag in sorted(array.fragments, key=lambda f: f.order_key()):
-            entry: dict = {"name": frag.name, "values": [], "raw": b""}
-            out.append(entry)
+        def read(entry: dict, frag: Fragment) -> None:
+            nonlocal pending, deferred, stored, in_flight
             try:
                 r = _fragment_values(document, array, frag, name, key, with_values,
                                      defer=True, roles=roles)
             except (ValuesError, TileError) as e:
                 entry.update(raw=b"", error=str(e))
-                continue
-            if isinstance(r, _Deferred):
-                pending.append((entry, r))
-                if len(pending) >= _LOCATE_BATCH:
-                    stored += _locate_pending(document, pending, deferred)
-                    pending = []
-                    if stored >= _BATCH_STORED or len(deferred) >= _BATCH_FILES or \
-                            sum(job.size for _e, job, _f in deferred) >= _BATCH_DECODED:
-                        if in_flight is not None:
-                            in_flight.result()
-                        if _OVERLAP:
-                            in_flight = finisher.submit(_finish, deferred, key, with_values)
-                        else:
-                            _finish(deferred, key, with_values)
-                        deferred, stored = [], 0
-            else:
+                return
+            if not isinstance(r, _Deferred):
                 entry["values"], entry["raw"] = r
+                return
+            if fast is not None:
+                fast.learn(r)
+            pending.append((entry, r))
+            if len(pending) < _LOCATE_BATCH:
+                return
+            stored += _locate_pending(document, pending, deferred)
+            pending = []
+            if stored >= _BATCH_STORED or len(deferred) >= _BATCH_FILES or \
+                    sum(job.size for _e, job, _f in deferred) >= _BATCH_DECODED:
+                if in_flight is not None:
+                    in_flight.result()
+                if _OVERLAP:
+                    in_flight = finisher.submit(_finish, deferred, key, with_values)
+                else:
+                    _finish(deferred, key, with_values)
+                deferred, stored = [], 0
+
+        for frag in frags:
+            entry: dict = {"name": frag.name, "values": [], "raw": b""}
+            out.append(entry)
+            folder = fast.takes(frag) if fast is not None else None
+            if folder is not None:
+                fast.add(entry, frag, folder)   # type: ignore[union-attr]
+            else:
+                read(entry, frag)
+        if fast is not None:
+            for entry, frag in fast.finish():   # (their entries untouched)
+                read(entry, frag)
         _locate_pending(document, pending, deferred)
         if in_flight is not None:
             in_flight.result()
     _finish(deferred, key, with_values)
     return out
+
+
+# From this many fragments on, `values` tries the kernels' path (bulk_locate.py): below, the
+# Python path's cost is small beside loading numba.
+_FAST_MIN = 64
 
 
 def _locate_pending(document, pending: List[Tuple[dict, "_Deferred"]],
@@ -260,11 +284,8 @@ def _open_in(document, frag: Fragment, file_name: str, missing: str, hold: int =
     whole at once (a `_HeldFile` named as the document names it: a thousand fragments
     read two small files each; such a file is not one of the document's sources). Anything
     else takes `_open`, which says what is wrong."""
-    folder = frag.entry
-    fs = getattr(document, "fs", None)
-    if folder is not None and isinstance(fs, LocalFS) and folder.real and \
-            folder.path.startswith(fs.root.rstrip(os.sep) + os.sep):   # listed by this fs
-        got = fs.read_in(folder, file_name, hold)
+    if local_folder(document, frag) is not None:
+        got = document.fs.read_in(frag.entry, file_name, hold)
         if got is not None:
             entry, data = got
             if data is not None and len(data) == entry.size:
