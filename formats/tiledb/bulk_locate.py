@@ -70,6 +70,16 @@ class Plan:
     data_fused: fused.FusedPlan
     fld: Any
 
+    def reads_like(self, other: "Plan") -> bool:
+        """Both plans read every fragment alike."""
+        return (self.version, self.rtree_at, self.toff_at, self.file_name) == \
+            (other.version, other.rtree_at, other.toff_at, other.file_name) and \
+            self.role is other.role and self.fld is other.fld and \
+            len(self.template) == len(other.template) and \
+            np.array_equal(self.same, other.same) and \
+            all(np.array_equal(self.template[a:b], other.template[a:b]) for a, b in self.same) \
+            and np.array_equal(self.pipeline, other.pipeline)
+
 
 def local_folder(document, frag: Fragment) -> Optional[str]:
     """The resolved path of `frag`'s folder when it was listed as a real folder of the local
@@ -190,7 +200,7 @@ def _decode(kernel, fplan: Optional[fused.FusedPlan], specs, info, blob: np.ndar
 class FastValues:
     """The fragments of one `values` call that the kernels read: `takes` says whether a
     fragment can go this way, `add` queues it (its entry filled when its batch is
-    decoded), `learn` makes a plan from a fragment the Python path read, `finish` fills
+    decoded), `learn` makes a plan from a fragment the Python path read, `collect` fills
     the entries and returns the fragments handed back to the Python path."""
 
     def __init__(self, document, workers: int, with_values: bool):
@@ -214,12 +224,19 @@ class FastValues:
             return None   # loaded already (consolidated metadata): the Python path is quick
         return local_folder(self.document, frag)
 
-    def learn(self, deferred: Any) -> None:
+    def learn(self, deferred: Any) -> bool:
+        """Make `deferred`'s plan the one of its format; True when that is a new one (not
+        one that reads exactly as the plan it replaces)."""
         if deferred.frag.version is None or local_folder(self.document, deferred.frag) is None:
-            return
+            return False
         p = plan_from(deferred)
-        if p is not None and p.version == deferred.frag.version:
-            self.plans[p.version] = p
+        if p is None or p.version != deferred.frag.version:
+            return False
+        old = self.plans.get(p.version)
+        if old is not None and old.reads_like(p):
+            return False
+        self.plans[p.version] = p
+        return True
 
     def add(self, entry: dict, frag: Fragment, folder: str) -> None:
         p = self.plans[frag.version]   # type: ignore[index]
@@ -237,27 +254,32 @@ class FastValues:
                                  items, p))
         self.queued = []
 
-    def finish(self) -> List[Tuple[dict, Fragment]]:
+    def collect(self) -> List[Tuple[dict, Fragment, int]]:
+        """Wait for every batch queued so far and fill the entries of the fragments they
+        decoded; returns the others (entry, fragment, status: 1 when its metadata did not
+        read like the plan's, more when its data file or a chunk did not), for the Python
+        path."""
         from .cells import cell_values
         self._submit()
-        left: List[Tuple[dict, Fragment]] = []
-        try:
-            for future, items, p in self.batches:
-                try:
-                    b = future.result()
-                except Exception:   # never to the caller: the Python path reads them
-                    left += [(entry, frag) for entry, frag, _f in items]
+        left: List[Tuple[dict, Fragment, int]] = []
+        batches, self.batches = self.batches, []
+        for future, items, p in batches:
+            try:
+                b = future.result()
+            except Exception:   # never to the caller: the Python path reads them
+                left += [(entry, frag, 1) for entry, frag, _f in items]
+                continue
+            mv = b.out.data
+            for k, (entry, frag, _folder) in enumerate(items):
+                if b.status[k] != 0:
+                    left.append((entry, frag, int(b.status[k])))
                     continue
-                mv = b.out.data
-                for k, (entry, frag, _folder) in enumerate(items):
-                    if b.status[k] != 0:
-                        left.append((entry, frag))
-                        continue
-                    a, size = int(b.cells[k, 0]), int(b.cells[k, 1])
-                    raw = mv[a:a + size] if size else b""
-                    entry["raw"] = raw
-                    if self.with_values:
-                        entry["values"] = cell_values(p.fld.datatype, p.fld.cell_val_num, raw)
-        finally:
-            self.pool.shutdown()
+                a, size = int(b.cells[k, 0]), int(b.cells[k, 1])
+                raw = mv[a:a + size] if size else b""
+                entry["raw"] = raw
+                if self.with_values:
+                    entry["values"] = cell_values(p.fld.datatype, p.fld.cell_val_num, raw)
         return left
+
+    def close(self) -> None:
+        self.pool.shutdown()

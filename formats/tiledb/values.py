@@ -164,8 +164,8 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
             if not isinstance(r, _Deferred):
                 entry["values"], entry["raw"] = r
                 return
-            if fast is not None:
-                fast.learn(r)
+            if fast is not None and fast.learn(r):
+                replanned.add(frag.version)
             pending.append((entry, r))
             if len(pending) < _LOCATE_BATCH:
                 return
@@ -181,22 +181,53 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
                     _finish(deferred, key, with_values)
                 deferred, stored = [], 0
 
-        for frag in frags:
-            entry: dict = {"name": frag.name, "values": [], "raw": b""}
-            out.append(entry)
-            folder = fast.takes(frag) if fast is not None else None
-            if folder is not None:
-                fast.add(entry, frag, folder)   # type: ignore[union-attr]
-            else:
-                read(entry, frag)
-        if fast is not None:
-            for entry, frag in fast.finish():   # (their entries untouched)
-                read(entry, frag)
+        replanned: set = set()   # the formats `read` made a new plan for
+        try:
+            for frag in frags:
+                entry: dict = {"name": frag.name, "values": [], "raw": b""}
+                out.append(entry)
+                folder = fast.takes(frag) if fast is not None else None
+                if folder is not None:
+                    fast.add(entry, frag, folder)   # type: ignore[union-attr]
+                else:
+                    read(entry, frag)
+            if fast is not None:
+                _read_handed_back(fast, fast.collect(), read, replanned)
+        finally:
+            if fast is not None:
+                fast.close()
         _locate_pending(document, pending, deferred)
         if in_flight is not None:
             in_flight.result()
     _finish(deferred, key, with_values)
     return out
+
+
+def _read_handed_back(fast: FastValues, left: list, read, replanned: set) -> None:
+    """Read the fragments the kernels handed back (their entries untouched) with `read`.
+    When one whose metadata did not read like its plan's (a schema evolved) makes a new
+    plan, the rest of its format go through the kernels again with it — a few times at
+    most, each after a fragment read here, so this always ends."""
+    rounds = 0
+    while left:
+        entry, frag, status = left.pop(0)
+        replanned.discard(frag.version)
+        read(entry, frag)
+        if status != 1 or frag.version not in replanned or rounds >= _REPLANS:
+            continue
+        rounds += 1
+        keep = []
+        for e, f, s in left:
+            folder = fast.takes(f) if s == 1 and f.version == frag.version else None
+            if folder is not None:
+                fast.add(e, f, folder)
+            else:
+                keep.append((e, f, s))
+        left = keep + fast.collect()
+
+
+# New plans tried on handed-back fragments, at most (each costs one batch round)
+_REPLANS = 8
 
 
 # From this many fragments on, `values` tries the kernels' path (bulk_locate.py): below, the

@@ -1,0 +1,59 @@
+"""`bulkread.read_files`: many files read in compiled calls, by `LocalFS.read_in`'s rules —
+a regular file's bytes exactly; anything else (missing, a link, a FIFO, a folder, too big,
+a NUL in the name) left unread, never opened, never blocking."""
+import os
+
+import numpy as np
+import pytest
+
+from arrayscope.formats import bulkread
+
+pytestmark = pytest.mark.skipif(bulkread.read_files([], 0) is None,
+                                reason="no statx (not Linux) or no numba: callers read "
+                                       "file by file, tested by every values test")
+
+
+def _read(paths, limit=1 << 20):
+    blob, starts, sizes = bulkread.read_files([str(p) for p in paths], limit)
+    return [None if s < 0 else bytes(blob[a:a + s]) for a, s in zip(starts, sizes)]
+
+
+def test_regular_files_read_exactly_and_everything_else_left(tmp_path):
+    files = []
+    for i, n in enumerate([0, 1, 4095, 4096, 70_000]):
+        p = tmp_path / f"f{i}"
+        p.write_bytes(np.random.default_rng(i).integers(0, 256, n, dtype=np.uint8).tobytes())
+        files.append(p)
+    outside = tmp_path / "elsewhere"
+    outside.write_bytes(b"not through a link")
+    link = tmp_path / "link"
+    link.symlink_to(outside)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    others = [tmp_path / "missing", link, fifo, folder, str(files[1]) + "\0x", "/dev/null"]
+    got = _read(files + others)
+    assert got[:5] == [p.read_bytes() for p in files]
+    assert got[5:] == [None] * len(others)
+
+
+def test_over_the_limit_left_unread(tmp_path):
+    small, big = tmp_path / "small", tmp_path / "big"
+    small.write_bytes(b"x" * 100)
+    big.write_bytes(b"y" * 101)
+    assert _read([small, big], limit=100) == [b"x" * 100, None]
+
+
+def test_without_libc_nothing_is_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(bulkread, "libc_functions", lambda: None)
+    p = tmp_path / "f"
+    p.write_bytes(b"abc")
+    assert bulkread.read_files([str(p)], 10) is None
+
+
+def test_no_jit_nothing_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARRAYSCOPE_NO_JIT", "1")
+    p = tmp_path / "f"
+    p.write_bytes(b"abc")
+    assert bulkread.read_files([str(p)], 10) is None
