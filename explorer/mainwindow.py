@@ -34,6 +34,7 @@ from .stagetabs import StageTabs
 from .state import AppState, Event, SelectionChanged
 from .treepanel import TreePanel
 from .verifier import Verifier
+from .windowfit import ElidedLabel
 
 
 class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
@@ -158,7 +159,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
 
     def _build_status(self) -> None:
         sb = self.statusBar()
-        self.st_source = QLabel("", self)
+        self.st_source = ElidedLabel(self)   # a long path elided, not widening the window
         self.st_offset = QLabel("", self)
         self.st_sel = QLabel("", self)
         self.st_value = QLabel("", self)

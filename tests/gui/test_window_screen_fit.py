@@ -1,7 +1,8 @@
 """The window on the screen (pytest-qt, offscreen): `arrayscope --sample` on a 1024×700
 screen opens inside its available area, frame included, with the bytes, the tree and the
 inspector on it; a large screen is used (90% of it, centred); a saved geometry from a
-larger screen is clamped. The offscreen platform has one 800×800 screen: its
+larger screen is clamped; a long file path in the status bar is elided; the Health dock
+keeps the short layout's bottom height. The offscreen platform has one 800×800 screen: its
 available area is patched (`QScreen.availableGeometry`, which the window asks)."""
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, QRect, QSettings, QSize  # noqa: E402
 from PySide6.QtGui import QScreen  # noqa: E402
-from PySide6.QtWidgets import QWidget  # noqa: E402
+from PySide6.QtWidgets import QLabel, QWidget  # noqa: E402
 
 from arrayscope.explorer.mainwindow import MainWindow  # noqa: E402
 from arrayscope.explorer.startpage import default_sample  # noqa: E402
+from tests.support.gui_helpers import open_window  # noqa: E402
 
 
 def _screen(monkeypatch, avail: QRect) -> None:
@@ -111,3 +113,38 @@ def test_saved_geometry_that_fits_is_kept(qtbot, tmp_path, monkeypatch):
     first.settings.setValue("geometry", first.saveGeometry())
     win = _window(qtbot, tmp_path, restore=True)
     assert win.geometry() == QRect(60, 80, 700, 500)
+
+
+def test_long_source_path_elided_in_the_status_bar(qtbot, tmp_path, monkeypatch):
+    avail = QRect(0, 0, 1024, 700)
+    _screen(monkeypatch, avail)
+    win = _window(qtbot, tmp_path)
+    _shown(qtbot, win, avail)
+    assert win.open_path(default_sample(), sync=True)
+    files = [n for n in win.session.document.root.walk() if n.kind == "file" and n.size > 0]
+    node = max(files, key=lambda n: len(n.source.name))
+    win.select_node(node)
+    label = win.st_source
+    qtbot.waitUntil(lambda: label.text() == node.source.name)
+    qtbot.wait(100)
+    shown = QLabel.text(label)                      # what is painted
+    assert "…" in shown and len(shown) < len(node.source.name)
+    assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
+    assert label.toolTip() == node.source.name
+    bar = win.statusBar()
+    for w in (win.st_value, label, win.st_offset, win.st_sel):
+        assert bar.rect().contains(w.geometry()), w.geometry()
+    assert win.st_value.width() >= 150               # the message keeps a few words
+
+
+def test_health_keeps_the_bytes_tall_on_a_short_window(qtbot, tmp_path):
+    """At 1024×700 the Health dock, shown when its results come, does not take the bottom
+    docks to 400 px (the bytes had a third of the window)."""
+    win = open_window(qtbot, tmp_path)
+    win.resize(1024, 700)
+    qtbot.waitUntil(lambda: win.height() == 700)
+    assert win.open_path(default_sample(), sync=True)
+    qtbot.waitUntil(lambda: win.d_health.isVisibleTo(win), timeout=60000)
+    qtbot.wait(300)
+    view = win.tabs.current_view()
+    assert view.height() >= win.height() // 2, view.height()
