@@ -39,6 +39,7 @@ from .extentplot import ExtentPlot
 from .fragmentspanel import FragmentsPanel
 from .spacechart import SpaceChart
 from .state import AppState, DocumentChanged, Event, SelectionChanged
+from .windowfit import SHORT_WINDOW
 
 # After a document is shown: its first paint comes first (the worker shares the interpreter
 # lock with the window; a 10 000-fragment array's health reads 10 000 metadata files)
@@ -353,7 +354,9 @@ def install(window) -> HealthView:
         button.setVisible(bool(button.text()))
         was = dock.isVisible()
         dock.setVisible(h is not None)
-        if h is not None and not was:   # room for the timeline, slider and caption
+        # room for the timeline, slider and caption; not in a short window (1024×700), where
+        # the bottom docks keep the short layout's height and the bytes the rest (windowfit)
+        if h is not None and not was and window.height() >= SHORT_WINDOW:
             window.resizeDocks([dock], [max(400, window.height() * 2 // 5)],
                                Qt.Orientation.Vertical)
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import startpage, theme
+from . import screenfit, startpage, theme
 from .arraybrowser import ArrayBrowser
 from .diagnostics import DiagnosticsPanel
 from .findbar import FindBar
@@ -34,6 +34,7 @@ from .stagetabs import StageTabs
 from .state import AppState, Event, SelectionChanged
 from .treepanel import TreePanel
 from .verifier import Verifier
+from .windowfit import ElidedLabel
 
 
 class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
@@ -132,10 +133,11 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self._sync_timer.setInterval(180)
         self._sync_timer.timeout.connect(self._sync_from_cursor)
         self._show_docks(False)
-        self.resize(1500, 920)
         self.start.set_recent(self.recent())
-        if restore:
-            self._restore()
+        if restore and self._restore():
+            screenfit.clamp_to_screen(self)     # saved on a larger screen than this one
+        else:
+            screenfit.open_on_screen(self)
 
     @property
     def session(self) -> Optional[Session]:
@@ -157,7 +159,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
 
     def _build_status(self) -> None:
         sb = self.statusBar()
-        self.st_source = QLabel("", self)
+        self.st_source = ElidedLabel(self)   # a long path elided, not widening the window
         self.st_offset = QLabel("", self)
         self.st_sel = QLabel("", self)
         self.st_value = QLabel("", self)
@@ -327,14 +329,15 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self.d_diag.setWindowTitle(t)
 
     # ---- settings / events -------------------------------------------------------------
-    def _restore(self) -> None:
+    def _restore(self) -> bool:
+        """The saved dock layout and geometry; whether a geometry was restored."""
         g = self.settings.value("geometry")
         s = self.settings.value("state")
-        if isinstance(g, QByteArray):
-            self.restoreGeometry(g)
+        restored = isinstance(g, QByteArray) and self.restoreGeometry(g)
         if isinstance(s, QByteArray):
             self.restoreState(s)
             self._show_docks(False)
+        return restored
 
     def closeEvent(self, e) -> None:
         self.loader.cancel()

@@ -1,12 +1,21 @@
 """Fitting the window to small screens and long content: the minimum window fits
 1024×700 (docks with tall or wide content scroll instead of forcing the window's size),
-long status texts are cut rather than widening the window, and the Structure tree's Name
-column follows its content (still resizable by hand). `install(window)` applies it; it
-follows the document as a panel of the window's state (`state.on_document`)."""
+long status texts are cut (the source's path elided: `ElidedLabel`) rather than widening
+the window, and the Structure tree's Name column follows its content (still resizable by
+hand). `install(window)` applies it; it follows the document as a panel of the window's
+state (`state.on_document`). The window's size and place on the screen: `screenfit`."""
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QFrame, QHeaderView, QScrollArea, QSizePolicy
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFrame,
+    QHeaderView,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QWidget,
+)
 
 from .state import on_document
 
@@ -16,6 +25,46 @@ NARROW_NAME_SHARE = 0.82
 NARROW_INDENT = 12
 SHORT_WINDOW = 800      # a window lower than this (a 700-px screen): the short layout
 SHORT_BOTTOM = 150      # the bottom docks' height in the short layout
+ELIDED_MIN = 60         # an elided label's least width
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that asks for its text's width but, given less, shows it elided
+    (in the middle: a file path keeps its end) instead of widening the window or being cut;
+    the whole text is its tooltip and `text()`."""
+
+    def __init__(self, parent: QWidget | None = None,
+                 mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle):
+        super().__init__(parent)
+        self.full = ""
+        self.mode = mode
+
+    def setText(self, text: str) -> None:
+        self.full = text
+        self.setToolTip(text)
+        self._elide()
+        self.updateGeometry()
+
+    def text(self) -> str:
+        return self.full
+
+    def sizeHint(self) -> QSize:
+        h = super().sizeHint()
+        m = self.contentsMargins()
+        return QSize(self.fontMetrics().horizontalAdvance(self.full) + m.left() + m.right() + 2,
+                     h.height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(min(ELIDED_MIN, self.sizeHint().width()), super().minimumSizeHint().height())
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self.full, self.mode, self.contentsRect().width())
+        if shown != super().text():
+            super().setText(shown)
 
 
 def scroll_dock(dock: QDockWidget) -> QScrollArea:
@@ -51,7 +100,7 @@ def install(window) -> None:
         dock = getattr(window, name, None)
         if isinstance(dock, QDockWidget):
             scroll_dock(dock)
-    window.st_value.setMinimumWidth(40)
+    window.st_value.setMinimumWidth(160)   # the message keeps a few words; st_source elides
     window.st_value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     hdr = window.tree.view.header()
     hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
