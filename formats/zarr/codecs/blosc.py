@@ -27,7 +27,7 @@ from ...node import ERROR, Node
 from . import blosclz
 from .base import Codec, CodecError, CodecSpec, register
 from .shuffle import bitunshuffle
-from .zstd import bounded_decompress
+from .zstd import decode_all
 
 SPEC = "c-blosc README_CHUNK_FORMAT / blosc.c"
 HEADER = 16
@@ -165,7 +165,7 @@ def _inner(codec: int, src, n: int) -> bytes:
         d = zlib.decompressobj()
         return d.decompress(src, n + 1)
     if codec == 4:
-        return bounded_decompress(src, n)
+        return decode_all(src, n)
     if codec == 2:
         raise CodecError("blosc: snappy streams are not decoded by arrayscope", status="warning")
     raise CodecError(f"blosc: unknown inner codec {codec}")

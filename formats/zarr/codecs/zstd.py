@@ -1,12 +1,17 @@
 """Zstandard frames (RFC 8878): magic, frame header, 3-byte block headers, checksum.
 
-Decoding is `zstandard`'s; the annotation walks the frame itself so every byte is named.
-numcodecs `Zstd` and zarr v3 `zstd` write one frame (single segment, content size present;
-`checksum: true` adds FHD bit 2 and a 4-byte XXH64-low32 trailer).
+Decoding is libzstd's (the build inside python-zstandard), called as numcodecs calls it:
+zarr v2's `zstd` compressor and zarr v3's `zstd` codec both decode with numcodecs' `Zstd`,
+so a chunk reads as `numcodecs_decode` reads it. The annotation walks the frames itself so
+every byte is named. numcodecs `Zstd` and zarr v3 `zstd` write one frame (single segment,
+content size present; `checksum: true` adds FHD bit 2 and a 4-byte XXH64-low32 trailer).
 """
 from __future__ import annotations
 
+import importlib
 import io
+import threading
+from typing import Any, List, Optional, Tuple, cast
 
 import zstandard
 
@@ -17,9 +22,18 @@ from .base import Codec, CodecError, CodecSpec, register
 
 MAGIC = 0xFD2FB528
 SPEC = "RFC 8878 §3.1"
+D_FRAME = doc("Frame: Magic_Number, Frame_Header, Data_Block(s), optional Content_Checksum; "
+              "a chunk may hold several frames, their contents concatenated, and skippable "
+              "frames", spec=SPEC,
+              note="numcodecs (zarr v2 and v3): every frame declaring its size → one call "
+                   "into their total, which must be above 0; otherwise a streaming decode. "
+                   "Bytes after the last frame are refused; after a frame without a content "
+                   "size, a chunk ending inside the next frame header never returns")
 D_MAGIC = doc("Magic_Number: 0xFD2FB528, little-endian (28 B5 2F FD)", spec=SPEC)
 D_SKIP_MAGIC = doc("Skippable frame magic: 0x184D2A50..0x184D2A5F", spec=SPEC + ".2")
-D_SKIP_SIZE = doc("Frame_Size: bytes of user data in the skippable frame", spec=SPEC + ".2")
+D_SKIP_SIZE = doc("Frame_Size: bytes of user data in the skippable frame", spec=SPEC + ".2",
+                  note="numcodecs skips skippable frames anywhere, but refuses a chunk whose "
+                       "frames declare no content at all (skippable frames only)")
 D_FHD = doc("Frame_Header_Descriptor: bits 7-6 Frame_Content_Size_flag, bit 5 "
             "Single_Segment_flag, bit 4 unused, bit 3 reserved, bit 2 Content_Checksum_flag, "
             "bits 1-0 Dictionary_ID_flag", spec=SPEC + ".1.1")
@@ -37,7 +51,9 @@ D_WD = doc("Window_Descriptor: window size = 2^(10+Exponent) + Mantissa × 2^(7+
            spec=SPEC + ".1.1.2")
 D_DICT = doc("Dictionary_ID: the dictionary the frame needs", spec=SPEC + ".1.1.3")
 D_FCS = doc("Frame_Content_Size: decompressed bytes of the frame (the 2-byte form adds 256)",
-            spec=SPEC + ".1.1.4")
+            spec=SPEC + ".1.1.4",
+            note="numcodecs allocates the sum over the frames; a frame that decodes to another "
+                 "size is refused (libzstd checks it); a frame without it: streaming decode")
 D_BH = doc("Block_Header: 3 bytes little-endian: bit 0 Last_Block, bits 1-2 Block_Type "
            "(0 Raw, 1 RLE, 2 Compressed, 3 Reserved), bits 3-23 Block_Size", spec=SPEC + ".1.2")
 D_LAST = doc("Last_Block: this block ends the frame", spec=SPEC + ".1.2")
@@ -145,25 +161,159 @@ def parse_frame(cur: Cursor) -> dict:
     return info
 
 
-def bounded_decompress(data: bytes, limit: int) -> bytes:
-    """The frames of `data` decoded, at most `limit` + 1 bytes (more: the caller reports it).
-    A frame that declares a content size within the limit is decoded in one call into a
-    buffer of exactly that size (libzstd refuses to write past it: several frames or a
-    wrong size fail, and the stream reader below decides)."""
-    try:
-        declared = zstandard.frame_content_size(data)
-    except zstandard.ZstdError:
-        declared = -1
-    if 0 <= declared <= limit:
+# ---- decoding: libzstd's own calls, made as numcodecs and c-blosc make them ----------------
+# The libzstd built into python-zstandard's wheel, reached through its cffi module (the
+# functions numcodecs calls are not in zstandard's public API, whose one-call decompress
+# reads the first frame only). None when that module is missing: `_approximate` then.
+_CONTENTSIZE_UNKNOWN = 2 ** 64 - 1
+_CONTENTSIZE_ERROR = 2 ** 64 - 2
+# calls without progress after which numcodecs' loop is known never to end (libzstd gives up
+# by itself, "no progress", when the input ends inside a block, not inside a frame header)
+_STALLS = 64
+_lib: List[Optional[Tuple[Any, Any]]] = []
+_local = threading.local()
+
+
+def _libzstd() -> Optional[Tuple[Any, Any]]:
+    if not _lib:
         try:
-            return zstandard.ZstdDecompressor().decompress(data)
-        except zstandard.ZstdError:
-            pass
+            found = importlib.import_module("zstandard._cffi")
+            _lib.append((found.ffi, found.lib))
+        except Exception:   # a zstandard built without cffi
+            _lib.append(None)
+    return _lib[0]
+
+
+def _error(ffi: Any, lib: Any, code: int) -> str:
+    return ffi.string(lib.ZSTD_getErrorName(code)).decode("ascii", "replace")
+
+
+def _dctx(ffi: Any, lib: Any) -> Any:
+    """This thread's decompression context (default parameters, like ZSTD_decompress's)."""
+    held = getattr(_local, "dctx", None)
+    if held is None:
+        held = ffi.gc(lib.ZSTD_createDCtx(), lib.ZSTD_freeDCtx)
+        if held == ffi.NULL:
+            raise MemoryError("ZSTD_createDCtx failed")
+        _local.dctx = held
+    return held
+
+
+def _approximate(data: bytes, limit: int) -> bytes:
+    """Without libzstd's own functions: every frame in turn through python-zstandard's
+    stream reader, at most `limit` + 1 bytes (the edge cases of the rules below differ)."""
     reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
     try:
-        out = reader.read(limit + 1)
+        return reader.read(limit + 1)
+    except zstandard.ZstdError as e:
+        raise CodecError(f"zstd: {e}")
     finally:
         reader.close()
+
+
+def decode_all(data: bytes, capacity: int) -> bytes:
+    """libzstd's one-call rule, ZSTD_decompress(dst, capacity, src, size): every frame in
+    turn, skippable frames skipped, anything else after them an error, more than `capacity`
+    bytes an error. c-blosc reads an inner zstd stream so (zstd_wrap_decompress, capacity the
+    stream's size); numcodecs so when every frame declares its size (capacity their sum)."""
+    found = _libzstd()
+    if found is None:
+        out = _approximate(data, capacity)
+        if len(out) > capacity:
+            raise CodecError(f"zstd: decompresses to more than {capacity} bytes")
+        return out
+    ffi, lib = found
+    buf = bytearray(capacity)
+    with ffi.from_buffer(buf) as dst:   # released before the bytearray is cut
+        got = lib.ZSTD_decompressDCtx(_dctx(ffi, lib), dst, capacity, ffi.from_buffer(data),
+                                      len(data))
+    if lib.ZSTD_isError(got):
+        raise CodecError(f"zstd: {_error(ffi, lib, got)}")
+    del buf[got:]
+    # a bytearray (no copy into bytes, which made large chunks half as slow again): the
+    # stages after and `values` only read buffers
+    return cast(bytes, buf)
+
+
+def _total_content(ffi: Any, lib: Any, data: bytes) -> Optional[int]:
+    """numcodecs' findTotalContentSize: the content sizes of the frames summed (skippable
+    frames count 0), None at the first frame that does not declare one (the frames after it
+    are not looked at); bytes that are not a whole frame are refused."""
+    src = ffi.from_buffer(data)
+    total = pos = k = 0
+    while pos < len(data):
+        size = lib.ZSTD_findFrameCompressedSize(src + pos, len(data) - pos)
+        if lib.ZSTD_isError(size):
+            what = f"the {len(data) - pos} bytes after frame {k} are" if k else "the chunk is"
+            raise CodecError(f"zstd: {what} not a whole zstd frame "
+                             f"({_error(ffi, lib, size)}): numcodecs refuses it", pos)
+        n = lib.ZSTD_getFrameContentSize(src + pos, size)
+        if n == _CONTENTSIZE_ERROR:
+            raise CodecError(f"zstd: frame {k + 1} has no readable header: numcodecs refuses "
+                             f"it", pos)
+        if n == _CONTENTSIZE_UNKNOWN:
+            return None
+        total, pos, k = total + n, pos + size, k + 1
+    return total
+
+
+def _stream(ffi: Any, lib: Any, data: bytes, limit: int) -> bytes:
+    """numcodecs' stream_decompress loop (ZSTD_decompressStream until it returns 0 with the
+    input used up), into at most `limit` + 1 bytes instead of a buffer that grows."""
+    ds = ffi.gc(lib.ZSTD_createDStream(), lib.ZSTD_freeDStream)
+    if ds == ffi.NULL:
+        raise MemoryError("ZSTD_createDStream failed")
+    status = lib.ZSTD_initDStream(ds)
+    if lib.ZSTD_isError(status):
+        raise CodecError(f"zstd: {_error(ffi, lib, status)}")
+    out = bytearray(limit + 1)
+    src = ffi.from_buffer(data)
+    with ffi.from_buffer(out) as dst:   # released before the bytearray is cut
+        ob = ffi.new("ZSTD_outBuffer *", {"dst": dst, "size": len(out), "pos": 0})
+        ib = ffi.new("ZSTD_inBuffer *", {"src": src, "size": len(data), "pos": 0})
+        status, stalls = 1, 0
+        while status > 0 or ib.pos < ib.size:
+            before = (ib.pos, ob.pos)
+            status = lib.ZSTD_decompressStream(ds, ob, ib)
+            if lib.ZSTD_isError(status):
+                raise CodecError(f"zstd: {_error(ffi, lib, status)} (streaming decode)")
+            if ob.pos > limit:
+                raise CodecError(f"zstd: decompresses to more than the {limit} bytes a chunk "
+                                 f"can hold")
+            stalls = stalls + 1 if (ib.pos, ob.pos) == before else 0
+            if stalls >= _STALLS:   # libzstd 1.5.6 waits for the rest of a frame header
+                raise CodecError("zstd: the chunk ends inside a frame header after a frame "
+                                 "that does not declare its content size: numcodecs' "
+                                 "streaming decode never returns on it", ib.pos)
+        size = ob.pos
+    del out[size:]
+    return cast(bytes, out)
+
+
+def numcodecs_decode(data: bytes, limit: int) -> bytes:
+    """What numcodecs.Zstd().decode(data) returns (numcodecs/zstd.pyx `decompress`; zarr v2
+    and zarr v3's `zstd` codec both call it), or CodecError where it raises — or never
+    returns. The frames are walked first (`_total_content`): when every frame declares its
+    content size, all of them are decoded in one call into their total (0 is refused);
+    otherwise the whole chunk is decoded as a stream. Never more than `limit` + 1 bytes are
+    allocated for the output, whatever the frames declare."""
+    found = _libzstd()
+    if found is None:
+        return _approximate(data, limit)
+    ffi, lib = found
+    total = _total_content(ffi, lib, data)
+    if total is None:
+        return _stream(ffi, lib, data, limit)
+    if total == 0:
+        raise CodecError("zstd: the frames declare no content (a total content size of 0): "
+                         "numcodecs refuses it (invalid input data)")
+    if total > limit:
+        raise CodecError(f"zstd: the frames declare {total} bytes, more than the {limit} "
+                         f"bytes a chunk can hold")
+    out = decode_all(data, total)
+    if len(out) != total:   # numcodecs' own check after ZSTD_decompress
+        raise CodecError(f"zstd: the frames declare {total} bytes, they decompress to "
+                         f"{len(out)}")
     return out
 
 
@@ -172,23 +322,24 @@ class Zstd(Codec):
     names = ("zstd",)
 
     def decode(self, spec: CodecSpec, data: bytes, limit: int) -> bytes:
-        try:
-            out = bounded_decompress(data, limit)
-        except zstandard.ZstdError as e:
-            raise CodecError(f"zstd: {e}")
+        out = numcodecs_decode(data, limit)
         if len(out) > limit:
             raise CodecError(f"zstd: decompresses to more than the {limit} bytes a chunk can hold")
         return out
 
     def frame(self, spec: CodecSpec, cur: Cursor, limit: int):
-        frames = []
+        frames: List[Tuple[Node, dict]] = []
         start = cur.pos
-        k = 0
         while not cur.at_end():
-            k += 1
-            holder = {}
-            g = cur.group(f"Frame {k}" if k > 1 or self._more(cur) else "Zstandard frame",
-                          lambda c: holder.update(parse_frame(c)), kind="struct")
+            k = len(frames) + 1
+            if k > 1:
+                _after_frames(cur, k - 1)
+                frames[0][0].name = "Frame 1"   # several frames: numbered from the first
+            holder: dict = {}
+            g = cur.group(f"Frame {k}" if k > 1 else "Zstandard frame",
+                          lambda c: holder.update(parse_frame(c)), kind="struct", doc=D_FRAME)
+            if holder.get("skippable"):
+                g.display = "skippable frame (no content)"
             frames.append((g, holder))
             if k > 4096:
                 cur.fail("too many frames", "more than 4096 zstd frames")
@@ -198,22 +349,42 @@ class Zstd(Codec):
         frames, start, end = state
         data = data[:end - start] if end - start < len(data) else data
         try:
-            out = self.decode(spec, data, limit)
+            return self.decode(spec, data, limit)
         except CodecError as e:
-            if "checksum" in str(e).lower() and frames:
-                node = frames[-1][0].find("Content_Checksum")
-                if node is not None:
-                    if node.status != ERROR:   # decoded again after a release: marked once
-                        node.mark(ERROR, f"Content_Checksum does not match the content: {e}")
-                    raise CodecError(str(e), node.offset - start, status="marked")
-            raise
-        total = sum(h.get("content_size") or 0 for _, h in frames)
-        if frames and all(h.get("content_size") is not None for _, h in frames if not h.get("skippable")) \
-                and total != len(out) and frames[0][0].status != ERROR:
-            frames[0][0].mark(ERROR, f"Frame_Content_Size says {total} bytes, the frame "
-                                     f"decompresses to {len(out)}")
-        return out
+            found = _failing_frame(frames, data, start, limit)
+            if found is None:
+                raise
+            g, why = found
+            node = g.find("Content_Checksum") if "checksum" in why.lower() else None
+            if node is None:
+                where = f"in {g.name}" if f"zstd: {why}" == str(e) else f"{g.name}: {why}"
+                raise CodecError(f"{e} ({where})", g.offset - start)
+            if node.status != ERROR:   # decoded again after a release: marked once
+                node.mark(ERROR, f"Content_Checksum does not match the content: {e}")
+            raise CodecError(str(e), node.offset - start, status="marked")
 
-    @staticmethod
-    def _more(cur: Cursor) -> bool:
-        return False
+
+def _after_frames(cur: Cursor, k: int) -> None:
+    """Bytes after frame k that do not start a frame (zstd or skippable): an error, as
+    numcodecs refuses the chunk for them (the decode walks frames the same way)."""
+    magic = cur.peek_prim("u32")
+    if magic == MAGIC or (magic is not None and 0x184D2A50 <= magic <= 0x184D2A5F):
+        return
+    n = cur.remaining
+    what = "too few for a frame's 4-byte magic" if magic is None else "no zstd or skippable magic"
+    cur.fail("bytes after the last frame", f"{n} byte{'s' * (n != 1)} after frame {k} ({what}): "
+             f"numcodecs does not decode the chunk (libzstd reads frames up to the end)")
+
+
+def _failing_frame(frames: List[Tuple[Node, dict]], data: bytes, start: int,
+                   limit: int) -> Optional[Tuple[Node, str]]:
+    """The first frame that fails decoded alone, and libzstd's reason: where a chunk that
+    does not decode goes wrong (None when each frame decodes: the chunk as a whole fails)."""
+    for g, info in frames:
+        if info.get("skippable"):
+            continue
+        try:
+            decode_all(data[g.offset - start:g.offset - start + g.size], limit)
+        except CodecError as e:
+            return g, str(e).removeprefix("zstd: ")
+    return None
