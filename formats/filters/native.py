@@ -31,7 +31,7 @@ class Codec(IntEnum):
 
     ZSTD = 0    # ZSTD_decompressDCtx, ZSTD_findFrameCompressedSize, ZSTD_getFrameContentSize
     LZ4 = 1     # LZ4_decompress_safe (what lz4.block.decompress calls)
-    ZLIB = 2    # uncompress2 (a zlib stream, as zlib.decompressobj() reads it)
+    ZLIB = 2    # zlib-ng's inflate, or uncompress2 (a zlib stream, as zlib.decompressobj() reads it)
     BZIP2 = 3   # BZ2_bzBuffToBuffDecompress (one stream, as bz2.BZ2Decompressor reads it)
 
 
@@ -67,8 +67,83 @@ def _system(name: str, symbol: str) -> Tuple[int, ...]:
     return (_address(getattr(ctypes.CDLL(path), symbol)),)
 
 
-_LOADERS = {Codec.ZSTD: _zstd, Codec.LZ4: _lz4,
-            Codec.ZLIB: lambda: _system("z", "uncompress2"),
+# ---- zlib: zlib-ng's inflate where its wheel is installed, else the system's uncompress2 -----
+# zlib-ng inflates the same deflate streams about 1.9× faster than the system zlib here (it
+# was the one codec at which libtiledb kept up with us). Its wheel (`zlib_ng`, a runtime
+# dependency) links zlib-ng into its extension module and exports the native API
+# (`zng_` names), which has no uncompress2: the kernels drive a `zng_stream` — one per
+# thread (`context`), reset per part — with inflate(Z_FINISH), and take only a complete
+# stream of exactly the declared size, as uncompress2's caller does.
+ZNG_STREAM_BYTES = 104          # sizeof(zng_stream) on LP64
+ZNG_NEXT_IN, ZNG_AVAIL_IN, ZNG_NEXT_OUT, ZNG_AVAIL_OUT, ZNG_TOTAL_OUT = 0, 8, 24, 32, 40
+Z_FINISH, Z_STREAM_END = 4, 1
+_zng: Any = None
+
+
+def _zlib() -> Tuple[int, ...]:
+    """(uncompress2 or 0, zng_inflateReset or 0, zng_inflate or 0)."""
+    global _zng
+    try:
+        ext = importlib.import_module("zlib_ng.zlib_ng")
+        lib = ctypes.CDLL(ext.__file__)
+        lib.zng_inflateInit2.argtypes = [ctypes.c_void_p, ctypes.c_int32]
+        lib.zng_inflateEnd.argtypes = [ctypes.c_void_p]
+        lib.zng_inflateReset.argtypes = [ctypes.c_void_p]
+        lib.zng_inflate.argtypes = [ctypes.c_void_p, ctypes.c_int32]
+        if _zng_works(lib):
+            _zng = lib
+            return (0, _address(lib.zng_inflateReset), _address(lib.zng_inflate))
+    except (ImportError, OSError, AttributeError):   # no wheel, or not the API we know
+        pass
+    return _system("z", "uncompress2") + (0, 0)
+
+
+class _InflateStream:
+    """One thread's zng_stream (not thread-safe), ended with the thread's locals."""
+
+    def __init__(self, lib: Any) -> None:
+        self.lib = lib
+        self.buffer = ctypes.create_string_buffer(ZNG_STREAM_BYTES)
+        self.address = ctypes.addressof(self.buffer)
+        if lib.zng_inflateInit2(self.address, 15) != 0:
+            self.address = 0
+            raise MemoryError("zng_inflateInit2 failed")
+
+    def __del__(self) -> None:
+        if self.address:
+            self.lib.zng_inflateEnd(self.address)
+
+
+def _zng_inflate(lib: Any, stream: _InflateStream, src: bytes, n: int) -> Optional[bytes]:
+    """What a kernel does with one part (`nativekernels._part`), from Python: the check
+    that this zlib-ng has the stream layout above."""
+    import struct
+    out = ctypes.create_string_buffer(max(1, n))
+    inp = ctypes.create_string_buffer(src, len(src))
+    if lib.zng_inflateReset(stream.address) != 0:
+        return None
+    struct.pack_into("<Q", stream.buffer, ZNG_NEXT_IN, ctypes.addressof(inp))
+    struct.pack_into("<I", stream.buffer, ZNG_AVAIL_IN, len(src))
+    struct.pack_into("<Q", stream.buffer, ZNG_NEXT_OUT, ctypes.addressof(out))
+    struct.pack_into("<I", stream.buffer, ZNG_AVAIL_OUT, n)
+    if lib.zng_inflate(stream.address, Z_FINISH) != Z_STREAM_END or \
+            struct.unpack_from("<Q", stream.buffer, ZNG_TOTAL_OUT)[0] != n:
+        return None
+    return out.raw[:n]
+
+
+def _zng_works(lib: Any) -> bool:
+    import zlib
+    plain = bytes(range(256)) * 64
+    try:
+        stream = _InflateStream(lib)
+    except MemoryError:
+        return False
+    return _zng_inflate(lib, stream, zlib.compress(plain, 6) + b"tail", len(plain)) == plain \
+        and _zng_inflate(lib, stream, zlib.compress(plain, 1)[:-9], len(plain)) is None
+
+
+_LOADERS = {Codec.ZSTD: _zstd, Codec.LZ4: _lz4, Codec.ZLIB: _zlib,
             Codec.BZIP2: lambda: _system("bz2", "BZ2_bzBuffToBuffDecompress")}
 
 
@@ -86,7 +161,10 @@ def functions(codec: Codec) -> Optional[Tuple[int, ...]]:
             if codec not in _found:
                 try:
                     got: Optional[Tuple[int, ...]] = _LOADERS[codec]()
-                    if got is not None and not all(got):
+                    # (zlib: uncompress2, or zlib-ng's two functions, 0 for the others)
+                    whole = got is not None and (all(got) if codec != Codec.ZLIB
+                                                 else bool(got[0]) or all(got[1:]))
+                    if not whole:
                         got = None
                 except Exception:   # no such library or symbol: the Python path
                     got = None
@@ -95,9 +173,17 @@ def functions(codec: Codec) -> Optional[Tuple[int, ...]]:
 
 
 def context(codec: Codec) -> int:
-    """This thread's decompression context for `codec` (0 when it needs none). A libzstd
-    context is not thread-safe; it is freed when the thread ends. Default parameters: the
+    """This thread's decompression context for `codec` (0 when it needs none): a libzstd
+    context, or zlib-ng's stream. Neither is thread-safe; each is freed when the thread ends. Default parameters: the
     window limit and checksum checks of `zstandard.ZstdDecompressor()`."""
+    if codec == Codec.ZLIB:
+        fns = functions(Codec.ZLIB)
+        if fns is None or not fns[2]:
+            return 0   # the system's uncompress2 needs none
+        stream = getattr(_local, "inflate", None)
+        if stream is None:
+            stream = _local.inflate = _InflateStream(_zng)
+        return stream.address
     if codec != Codec.ZSTD:
         return 0
     held = getattr(_local, "dctx", None)

@@ -22,7 +22,17 @@ from .kernels import (
     unscale,
     unshuffle,
 )
-from .native import Codec
+from .native import (
+    Z_FINISH,
+    Z_STREAM_END,
+    ZNG_AVAIL_IN,
+    ZNG_AVAIL_OUT,
+    ZNG_NEXT_IN,
+    ZNG_NEXT_OUT,
+    ZNG_STREAM_BYTES,
+    ZNG_TOTAL_OUT,
+    Codec,
+)
 from .simd import bitunshuffle_blocks, store_fence, unshuffle_into
 from .unread import metadata_decodes
 
@@ -64,6 +74,8 @@ _size_t5 = _c_function((64, 64, 64, 64, 64), 64)   # ZSTD_decompressDCtx
 _lz4_safe = _c_function((64, 64, 32, 32), 32)      # LZ4_decompress_safe(src, dst, n, cap)
 _uncompress2 = _c_function((64, 64, 64, 64), 32)   # uncompress2(dst, &dlen, src, &slen)
 _bz2_buff = _c_function((64, 64, 64, 32, 32, 32), 32)   # BZ2_bzBuffToBuffDecompress
+_reset = _c_function((64,), 32)                    # zng_inflateReset(stream)
+_inflate = _c_function((64, 32), 32)               # zng_inflate(stream, flush)
 
 _U = np.uint64
 _INT_MAX = 0x7FFFFFFF
@@ -73,6 +85,34 @@ _INT_MAX = 0x7FFFFFFF
 def _u32(a: Any, i: int) -> Any:
     return (np.int64(a[i]) | (np.int64(a[i + 1]) << 8) | (np.int64(a[i + 2]) << 16)
             | (np.int64(a[i + 3]) << 24))
+
+
+@intrinsic
+def _as_pointer(typingctx: Any, address: Any) -> Any:
+    """The uint8 pointer at integer `address` (for `numba.carray`)."""
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+    return types.CPointer(types.uint8)(types.uint64), codegen
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _put64(a: Any, at: int, value: int) -> None:
+    for k in range(8):
+        a[at + k] = (value >> (8 * k)) & 0xFF
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _put32(a: Any, at: int, value: int) -> None:
+    for k in range(4):
+        a[at + k] = (value >> (8 * k)) & 0xFF
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _get64(a: Any, at: int) -> Any:
+    v = np.int64(0)
+    for k in range(8):
+        v |= np.int64(a[at + k]) << (8 * k)
+    return v
 
 
 @numba.njit(nogil=True, cache=True)
@@ -96,6 +136,16 @@ def _part(codec: int, fns: Any, ctx: int, src: int, size: int, dst: int, n: int,
             return False
         return _lz4_safe(fns[0], (_U(src), _U(dst), _U(size), _U(n))) == n
     at = lengths.ctypes.data
+    if codec == ZLIB and fns[2] != 0:   # zlib-ng: a stream reset, then inflate to the end
+        if n > 0xFFFFFFFF or size > 0xFFFFFFFF or _reset(fns[1], (_U(ctx),)) != 0:
+            return False
+        stream = numba.carray(_as_pointer(ctx), ZNG_STREAM_BYTES)
+        _put64(stream, ZNG_NEXT_IN, src)
+        _put32(stream, ZNG_AVAIL_IN, size)
+        _put64(stream, ZNG_NEXT_OUT, dst)
+        _put32(stream, ZNG_AVAIL_OUT, n)
+        return _inflate(fns[2], (_U(ctx), _U(Z_FINISH))) == Z_STREAM_END \
+            and _get64(stream, ZNG_TOTAL_OUT) == n
     if codec == ZLIB:
         lengths[0] = n
         lengths[1] = size
