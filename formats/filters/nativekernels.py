@@ -87,12 +87,14 @@ def _u32(a: Any, i: int) -> Any:
             | (np.int64(a[i + 3]) << 24))
 
 
-@intrinsic
-def _as_pointer(typingctx: Any, address: Any) -> Any:
-    """The uint8 pointer at integer `address` (for `numba.carray`)."""
+def _pointer_typer(typingctx: Any, address: Any) -> Any:
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
     return types.CPointer(types.uint8)(types.uint64), codegen
+
+
+# `_as_pointer(address)`: the uint8 pointer at an integer address (for `numba.carray`)
+_as_pointer: Any = intrinsic(_pointer_typer)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
