@@ -10,21 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import numba
-import numpy as np
 
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _u64(a: Any, i: int) -> Any:
-    v = np.int64(0)
-    for k in range(8):
-        v |= np.int64(a[i + k]) << (8 * k)
-    return v
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _u32(a: Any, i: int) -> Any:
-    return (np.int64(a[i]) | (np.int64(a[i + 1]) << 8) | (np.int64(a[i + 2]) << 16)
-            | (np.int64(a[i + 3]) << 24))
+from ..filters.nativekernels import _get64 as _u64
+from ..filters.nativekernels import _u32
 
 
 @numba.njit(nogil=True, cache=True)
