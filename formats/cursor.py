@@ -71,6 +71,16 @@ def format_scalar(v, bits: int = 64) -> str:
         return repr(v)
     return str(v)
 
+_STRUCTS: dict = {}
+
+
+def _struct(fmt: str) -> struct.Struct:
+    """One compiled struct per format (a field read is the parsers' hot path)."""
+    st = _STRUCTS.get(fmt)
+    if st is None:
+        st = _STRUCTS[fmt] = struct.Struct(fmt)
+    return st
+
 
 class Cursor:
     """Reads fields from `source` between `pos` and `end`, appending nodes to `node`."""
@@ -160,9 +170,10 @@ class Cursor:
              enum: Optional[dict] = None, display: Optional[str] = None,
              node_kind: Optional[str] = None) -> Node:
         code, size, label = _PRIMS[kind]
-        self.need(name, size, label)
-        v = struct.unpack(self.endian + code, self.source.read(self.pos, size))[0]
-        if kind.startswith("f"):
+        if size > self.end - self.pos:
+            self.need(name, size, label)
+        v = _struct(self.endian + code).unpack(self.source.read(self.pos, size))[0]
+        if kind[0] == "f":
             v = float(v)
         text = display
         nk = node_kind or "field"

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import traceback
+from operator import attrgetter
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from .cursor import Cursor, ParseStop
-from .node import ERROR, OK, WARNING, Node, hex_preview
+from .node import ERROR, OK, WARNING, LazyChildren, Node, hex_preview
 
 # Limits in the spirit of ImHex's pattern limits: a parser that hits one adds a warning node.
 MAX_DEPTH = 64
@@ -54,20 +55,31 @@ def guarded(fn: Callable[[], Node], name: str, source, offset: int = 0, size: in
 def fill_gaps(node: Node, depth: int = 0) -> None:
     """Insert an 'unparsed' warning leaf wherever a node's same-source children leave bytes
     of its range unexplained."""
-    if node.is_lazy or depth > MAX_DEPTH * 4:
+    kids = node._children
+    if isinstance(kids, LazyChildren) or depth > MAX_DEPTH * 4:
         return
-    kids = list(node.iter_children())
+    # The hot path of every parse (a thousand fragments' trees): the list walked directly,
+    # leaves (no children: nothing to fill) not recursed into.
+    src = node.source
+    same: List[Node] = []
     for c in kids:
-        fill_gaps(c, depth + 1)
-    same = [c for c in kids if c.source is node.source and c.size > 0]
+        if c.parent is None:   # what `iter_children` does
+            c.parent = node
+        ck = c._children
+        if type(ck) is not list or ck:
+            fill_gaps(c, depth + 1)
+        if c.source is src and c.size > 0:
+            same.append(c)
     if not same:
         return
     gaps: List[Tuple[int, int]] = []
     pos = node.offset
-    for c in sorted(same, key=lambda c: c.offset):
+    for c in sorted(same, key=_OFFSET):
         if c.offset > pos:
             gaps.append((pos, c.offset))
-        pos = max(pos, c.end)
+        end = c.offset + c.size
+        if end > pos:
+            pos = end
     if pos < node.end:
         gaps.append((pos, node.end))
     if not gaps:
@@ -78,6 +90,9 @@ def fill_gaps(node: Node, depth: int = 0) -> None:
                     message=f"{stop - start} bytes at offset {start} not explained by the format")
         node.add(leaf)
     node.order_children()
+
+
+_OFFSET = attrgetter("offset")
 
 
 def leaves(node: Node, source) -> Iterable[Node]:

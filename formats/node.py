@@ -248,7 +248,15 @@ class Node:
         return c
 
     def iter_children(self) -> Iterator["Node"]:
-        for i in range(len(self._children)):
+        kids = self._children
+        if type(kids) is list:   # the common case, without a call per child (verify walks)
+            for i in range(len(kids)):
+                c = kids[i]
+                if c.parent is None:
+                    c.parent = self
+                yield c
+            return
+        for i in range(len(kids)):
             yield self.child(i)
 
     def find(self, name: str) -> Optional["Node"]:

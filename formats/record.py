@@ -61,7 +61,7 @@ class Record:
     def _fields(self, cur: Cursor, names: dict) -> Tuple:
         out = []
         for f in self.fields:
-            label = f.label.format(**names)
+            label = f.label.format(**names) if "{" in f.label else f.label
             if f.raw:
                 cur.raw(label, f.raw, f.doc)
                 out.append(cur.source.read(cur.pos - f.raw, f.raw))

@@ -84,6 +84,13 @@ def _walk(root: Node, runs: bool, splices: Optional[Dict[int, "_Splice"]] = None
         if splices is not None and id(n) in splices:
             yield splices[id(n)]
             continue
+        if n.data is None and type(n._children) is list:   # most nodes: only their children
+            kids = n._children
+            for c in kids:
+                if c.parent is None:   # what `iter_children` does
+                    c.parent = n
+            stack.extend(kids)
+            continue
         if isinstance(n.data, ChunkInfo):
             tile = n.parent.data if n.parent is not None else None
             yield n.data, tile if isinstance(tile, TileInfo) else None
@@ -451,9 +458,10 @@ _BATCH_BYTES = 4 << 20
 _THREAD_MIN_BYTES = 1 << 20   # a batch of less runs in the calling thread
 
 
-def verify_chunks(document, root: Node, items=None) -> List[object]:
+def verify_chunks(document, root: Node, items=None, pool=None) -> List[object]:
     """The checks of every chunk under `root`, in `iter_chunks` order. `items` (streamed
-    verify): the walk to take instead, with `_Splice`s of findings already made."""
+    verify): the walk to take instead, with `_Splice`s of findings already made. `pool`: a
+    thread pool of `_workers()` threads to use (and leave running) instead of a new one."""
     out: List[object] = []
     key = document.ctx.key
     keep = _TileKeeper(tile_cache.current())
@@ -473,7 +481,7 @@ def verify_chunks(document, root: Node, items=None) -> List[object]:
 
     spliced = items is not None
     walk = _batched(items if spliced else _walk(root, runs=True))
-    for got in _checked(walk, key, 1 if spliced else _workers()):
+    for got in _checked(walk, key, 1 if spliced else _workers(), None if spliced else pool):
         if isinstance(got, _Splice):
             out.extend(got.found)
         else:
@@ -558,14 +566,16 @@ _SLOW_CHUNKS = 8 * _BATCH_CHUNKS
 _SLOW_BYTES = 8 * _BATCH_BYTES
 
 
-def _checked(items, key, workers: int) -> Iterable[Union[_Splice, Result]]:
+def _checked(items, key, workers: int, shared=None) -> Iterable[Union[_Splice, Result]]:
     """Each chunk of `items` with its check, in order (`_Splice`s in their place). The
     chunks of pipelines `tile_batch.chunk_plan` covers are decoded in windows, one slice of
     a window per thread (`_FastChunks`); the rest, and what a window leaves, are checked one
-    by one, on the pool in batches (`_slow`). One pool for the whole walk."""
+    by one, on the pool in batches (`_slow`). One pool for the whole walk (`shared`, when
+    given: the caller's, left running)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    pool = ThreadPoolExecutor(workers) if workers > 1 else None
+    pool = None if workers <= 1 else shared if shared is not None else \
+        ThreadPoolExecutor(workers)
     fast = _FastChunks(key, pool, workers)
     slow: list = []
     size = 0
@@ -605,7 +615,7 @@ def _checked(items, key, workers: int) -> Iterable[Union[_Splice, Result]]:
         yield from fast.flush()
         yield from _slow(slow, key, pool, workers)
     finally:
-        if pool is not None:
+        if pool is not None and pool is not shared:
             pool.shutdown()
 
 
@@ -899,10 +909,19 @@ def verify_streamed(document) -> List[object]:
         stack: list = [n]
         while stack:
             m = stack.pop()
-            if isinstance(m, _Done):
+            if m.__class__ is _Done:
                 m.finish()
                 continue
-            if isinstance(m._children, BuildDeferred):
+            kids = m._children
+            if type(kids) is list:   # the common case, in short (every node of the tree)
+                if m.status != OK:
+                    diags.append(as_finding(m, document))
+                for c in kids:
+                    if c.parent is None:   # what `iter_children` does
+                        c.parent = m
+                stack.extend(reversed(kids))
+                continue
+            if isinstance(kids, BuildDeferred):
                 m.ensure_built()
                 d = m._deferred
                 if isinstance(d, _FragmentDeferred) and not isinstance(d, _CommitsDeferred):
@@ -919,7 +938,7 @@ def verify_streamed(document) -> List[object]:
 
         def finish(self) -> None:
             node = self.node
-            found = verify_chunks(document, node)
+            found = verify_chunks(document, node, pool=pool())
             splices[id(node)] = _Splice([f if isinstance(f, Finding) else as_finding(f, document)
                                          for f in found])
             frag = frags.get(node.name)
@@ -935,6 +954,17 @@ def verify_streamed(document) -> List[object]:
             young.collect()
 
     from .cell_checks import check_fragment_cells
+
+    shared: list = []
+
+    def pool():
+        """One thread pool for every fragment's chunks (not two threads started for each)."""
+        if not shared:
+            from concurrent.futures import ThreadPoolExecutor
+
+            workers = _workers()
+            shared.append(ThreadPoolExecutor(workers) if workers > 1 else None)
+        return shared[0]
 
     token = tile_cache.use(tile_cache.TileCache())
     young = _YoungCollections()
@@ -955,6 +985,8 @@ def verify_streamed(document) -> List[object]:
     finally:
         young.close()
         tile_cache.reset(token)
+        if shared and shared[0] is not None:
+            shared[0].shutdown()
 
 
 class _YoungCollections:

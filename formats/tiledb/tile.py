@@ -27,6 +27,7 @@ from ..findings import AES_TAG, CHUNK_DECODE, NO_KEY, SIZE_OVER_LIMIT, UNCHECKED
 from ..limits import DECODE_BUDGET
 from ..node import ERROR, WARNING, Node
 from ..source import ByteSource
+from . import tile_templates
 from .pipeline import parse_pipeline
 from .tile_layout import CHUNK_HEADER, D_DATA, D_MD, GENERIC_HEADER, NUM_CHUNKS
 
@@ -180,12 +181,19 @@ def parse_tile(cur: Cursor, specs: List[FilterSpec], info: DataInfo, name: str =
         lazy = _deferred_tile(cur, specs, info, name, size, node_doc)
         if lazy is not None:
             return lazy
+    if size is not None:
+        copy = tile_templates.cloned_tile(cur, specs, info, name, size, node_doc, TileInfo,
+                                        ChunkInfo)
+        if copy is not None:
+            return copy
     tinfo = TileInfo(cur.source, cur.pos, 0, specs, info)
     g = cur.group(name, _tile_body(tinfo), size=size, kind="tile", doc=node_doc)
     tinfo.size = g.size
     g.data = tinfo
     if g.display is None:
         g.display = f"{len(tinfo.chunks)} chunk(s), {tinfo.original_length} B unfiltered"
+    if size is not None:
+        tile_templates.learn_tile(cur, g, tinfo, specs, info, name, size, node_doc)
     return tinfo
 
 
@@ -194,7 +202,7 @@ def decode_into(document, tile_node: Node, tinfo: TileInfo, key: Optional[bytes]
                 payload_title: str = "Payload", ctx=None) -> Optional[Node]:
     """Reverse the tile's filters; on success add a child node parsing the payload (a derived
     source) with `parse_fn`; on failure mark the offending chunk (a missing key is a warning)."""
-    cells, err = tinfo.decode(key)
+    cells, err = tile_templates.decoded(tinfo, key)
     tinfo.tree_decoded = True
     if err is not None:
         idx, fe = err
@@ -256,16 +264,27 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
     key = ctx.key if ctx is not None else None
 
     def body(c: Cursor):
+        fields_read: tuple = ()
+
         def header(h: Cursor):
-            gt.version, persisted, _size, _type, _cell, enc, psize = GENERIC_HEADER.annotate(h)
+            nonlocal fields_read
+            fields_read = GENERIC_HEADER.annotate(h)
+            gt.version, persisted, _size, _type, _cell, enc, psize = fields_read
             gt.encrypted = enc == 1
             specs_holder = []
             h.group("Filter pipeline", lambda pc: specs_holder.extend(
                 parse_pipeline(pc, "Filters")), size=psize, doc=D_GT_PIPE)
             h.node.data = (persisted, specs_holder)
-        hg = c.group("Generic tile header", header)
-        persisted, specs = hg.data
-        hg.data = None
+        copy = tile_templates.cloned_header(c)
+        if copy is not None:
+            hg, fields, specs = copy
+            gt.version, persisted = fields[0], fields[1]
+            gt.encrypted = fields[5] == 1
+        else:
+            hg = c.group("Generic tile header", header)
+            persisted, specs = hg.data
+            hg.data = None
+            tile_templates.learn_header(c, hg, fields_read, specs)
         if persisted > c.remaining:
             hg["Persisted size"].mark(ERROR, f"Persisted size: {persisted} bytes declared, only "
                                              f"{c.remaining} bytes follow the header")
