@@ -53,6 +53,21 @@ def chunk_table(source, offset: int, end: int) -> List[Tuple[int, int, int, int,
     return out
 
 
+def exact_chunk_table(source, start: int, size: int, end: int
+                      ) -> Optional[List[Tuple[int, int, int, int, int]]]:
+    """`chunk_table` of the bare tile at `start` when it reads cleanly and its chunks fill
+    exactly its `size` bytes (which must end by `end`); None otherwise (the caller then
+    parses the tile field by field, so the problem shows where it is)."""
+    if start + size > end:
+        return None
+    try:
+        table = chunk_table(source, start, start + size)
+    except TileError:
+        return None
+    last = table[-1][4] + table[-1][1] if table else start + NUM_CHUNKS.size
+    return table if last == start + size else None
+
+
 def decode_tile(source, offset: int, end: int, specs: List[FilterSpec], info: DataInfo,
                 key: Optional[bytes] = None) -> bytes:
     """The cell bytes of the bare tile at `offset`, every filter reversed."""

@@ -136,16 +136,11 @@ def _deferred_tile(cur: Cursor, specs: List[FilterSpec], info: DataInfo, name: s
     chunk nodes; dump and verify build them and let them go). None: parse it eagerly, so
     the problem shows where it is."""
     from ..node import DeferredChildren
-    from .rawtile import TileError, chunk_table
+    from .rawtile import exact_chunk_table
 
     src, start = cur.source, cur.pos
-    if start + size > cur.end:
-        return None
-    try:
-        table = chunk_table(src, start, start + size)
-    except TileError:
-        return None
-    if (table[-1][4] + table[-1][1] if table else start + 8) != start + size:
+    table = exact_chunk_table(src, start, size, cur.end)
+    if table is None:
         return None
     tinfo = TileInfo(src, start, size, specs, info,
                      [ChunkInfo(i, src, o, f, mo, ml, d, specs, info)

@@ -20,8 +20,8 @@ from ..cursor import Cursor
 from ..fielddoc import FieldDoc
 from ..filters import DataInfo, FilterSpec
 from ..node import OK, Node, hex_preview
-from .rawtile import TileError, chunk_table
-from .tile_layout import GENERIC_HEADER, NUM_CHUNKS
+from .rawtile import exact_chunk_table
+from .tile_layout import CHUNK_HEADER, GENERIC_HEADER, NUM_CHUNKS
 
 _PIPE_SIZE_AT = GENERIC_HEADER.offset_of("Filter pipeline size")
 _MAX_BYTES = 4096      # longer headers or chunk tables are parsed each time (and not kept)
@@ -170,18 +170,13 @@ def _tile_key(cur: Cursor, specs: List[FilterSpec], info: DataInfo, name: str, s
     bytes: the table's bytes (Num chunks, each chunk's header and metadata), the size, the
     pipeline, the data info, the name and doc."""
     src, start = cur.source, cur.pos
-    if start + size > cur.end:
-        return None
-    try:
-        table = chunk_table(src, start, start + size)
-    except TileError:
-        return None
-    if len(table) > _MAX_CHUNKS or \
-            (table[-1][4] + table[-1][1] if table else start + NUM_CHUNKS.size) != start + size:
+    table = exact_chunk_table(src, start, size, cur.end)
+    if table is None or len(table) > _MAX_CHUNKS:
         return None
     parts = [src.read(start, NUM_CHUNKS.size)]
+    head = CHUNK_HEADER.size
     for _o, _f, md, mdl, _d in table:
-        parts.append(src.read(md - 12, 12 + mdl))
+        parts.append(src.read(md - head, head + mdl))
     data = b"".join(parts)
     if len(data) > _MAX_BYTES:
         return None
