@@ -269,8 +269,17 @@ def aes_context() -> int:
         held = _local.evp = _CipherContext()
     return held.address
 
-# ---- libzstd called from Python: the Zstd filter's own decoding (compression.Zstd) -------
-def _zstd_ctx() -> Any:
+# ---- libzstd called from Python: the Zstd filter's own decoding (compression.Zstd), and
+# the Zarr zstd codec's (formats/zarr/codecs/zstd.py) -----------------------------------------
+def libzstd() -> Optional[Tuple[Any, Any]]:
+    """(ffi, lib) of the libzstd in python-zstandard's wheel, or None when not reachable."""
+    if functions(Codec.ZSTD) is None:
+        return None
+    return _zstd_cffi.ffi, _zstd_cffi.lib
+
+
+def zstd_dctx() -> Any:
+    """This thread's libzstd decompression context (default parameters)."""
     context(Codec.ZSTD)   # made on first use in this thread
     return _local.dctx
 
@@ -293,7 +302,7 @@ def zstd_decompress(data: Any, capacity: int) -> Optional[Tuple[Optional[bytearr
     bound = lib.ZSTD_decompressBound(src, len(data))
     capacity = min(capacity, bound if bound < _ZSTD_SIZE_ERROR else 1 << 20)
     out = bytearray(capacity)
-    got = lib.ZSTD_decompressDCtx(_zstd_ctx(), ffi.from_buffer(out), capacity, src,
+    got = lib.ZSTD_decompressDCtx(zstd_dctx(), ffi.from_buffer(out), capacity, src,
                                   len(data))
     if lib.ZSTD_isError(got):
         return None, ffi.string(lib.ZSTD_getErrorName(got)).decode("ascii", "replace")

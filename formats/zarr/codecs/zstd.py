@@ -8,15 +8,14 @@ content size present; `checksum: true` adds FHD bit 2 and a 4-byte XXH64-low32 t
 """
 from __future__ import annotations
 
-import importlib
 import io
-import threading
 from typing import Any, List, Optional, Tuple, cast
 
 import zstandard
 
 from ...cursor import Cursor
 from ...fielddoc import doc
+from ...filters import native
 from ...node import ERROR, Node
 from .base import Codec, CodecError, CodecSpec, register
 
@@ -170,33 +169,12 @@ _CONTENTSIZE_ERROR = 2 ** 64 - 2
 # calls without progress after which numcodecs' loop is known never to end (libzstd gives up
 # by itself, "no progress", when the input ends inside a block, not inside a frame header)
 _STALLS = 64
-_lib: List[Optional[Tuple[Any, Any]]] = []
-_local = threading.local()
-
-
-def _libzstd() -> Optional[Tuple[Any, Any]]:
-    if not _lib:
-        try:
-            found = importlib.import_module("zstandard._cffi")
-            _lib.append((found.ffi, found.lib))
-        except Exception:   # a zstandard built without cffi
-            _lib.append(None)
-    return _lib[0]
+# (ffi, lib) of that libzstd, or None (filters/native.py: the one place it is reached)
+_libzstd = native.libzstd
 
 
 def _error(ffi: Any, lib: Any, code: int) -> str:
     return ffi.string(lib.ZSTD_getErrorName(code)).decode("ascii", "replace")
-
-
-def _dctx(ffi: Any, lib: Any) -> Any:
-    """This thread's decompression context (default parameters, like ZSTD_decompress's)."""
-    held = getattr(_local, "dctx", None)
-    if held is None:
-        held = ffi.gc(lib.ZSTD_createDCtx(), lib.ZSTD_freeDCtx)
-        if held == ffi.NULL:
-            raise MemoryError("ZSTD_createDCtx failed")
-        _local.dctx = held
-    return held
 
 
 def _approximate(data: bytes, limit: int) -> bytes:
@@ -216,20 +194,15 @@ def decode_all(data: bytes, capacity: int) -> bytes:
     turn, skippable frames skipped, anything else after them an error, more than `capacity`
     bytes an error. c-blosc reads an inner zstd stream so (zstd_wrap_decompress, capacity the
     stream's size); numcodecs so when every frame declares its size (capacity their sum)."""
-    found = _libzstd()
-    if found is None:
+    got = native.zstd_decompress(data, capacity)
+    if got is None:
         out = _approximate(data, capacity)
         if len(out) > capacity:
             raise CodecError(f"zstd: decompresses to more than {capacity} bytes")
         return out
-    ffi, lib = found
-    buf = bytearray(capacity)
-    with ffi.from_buffer(buf) as dst:   # released before the bytearray is cut
-        got = lib.ZSTD_decompressDCtx(_dctx(ffi, lib), dst, capacity, ffi.from_buffer(data),
-                                      len(data))
-    if lib.ZSTD_isError(got):
-        raise CodecError(f"zstd: {_error(ffi, lib, got)}")
-    del buf[got:]
+    buf, error = got
+    if buf is None:
+        raise CodecError(f"zstd: {error}")
     # a bytearray (no copy into bytes, which made large chunks half as slow again): the
     # stages after and `values` only read buffers
     return cast(bytes, buf)
