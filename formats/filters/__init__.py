@@ -48,7 +48,8 @@ class _NoOp(Filter):
     def reverse(self, spec, stage, info, run):
         return Stage(list(stage.metadata), list(stage.data))
 
-    forward = reverse
+    def forward(self, spec, stage, info, run):
+        return stage.passed_on()
 
 
 class _Unknown(Filter):

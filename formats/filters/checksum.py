@@ -96,7 +96,8 @@ class _Checksum(Filter):
         out = [lay.counts.pack(len(stage.metadata), len(stage.data))]
         for p in list(stage.metadata) + list(stage.data):
             out.append(lay.md_entry.pack(len(p), self.digest(p)))
-        return Stage([b"".join(out)] + list(stage.metadata), list(stage.data))
+        kept = stage.passed_on()   # one digest per input part; the parts pass on as views
+        return Stage([b"".join(out)] + kept.metadata, kept.data)
 
 
 class ChecksumMD5(_Checksum):

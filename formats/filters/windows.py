@@ -156,7 +156,7 @@ class _WindowedFilter(Filter):
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
         t = self.window_type(info, run)
         if t is None:
-            return Stage(list(stage.metadata), list(stage.data))
+            return stage.passed_on()
         return self._forward(spec, stage, t, run)
 
     def _parse_windows(self, cur: Cursor, t: np.dtype) -> None:
