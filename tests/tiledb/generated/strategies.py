@@ -373,7 +373,9 @@ def scripts(draw) -> GenScript:
     ncons = draw(st.integers(0, 2))
     for _ in range(ncons):
         mode = draw(st.sampled_from(["fragments", "fragment_meta", "commits", "array_meta"]))
-        cfg = {"sm.consolidation.mode": mode}
+        # a memory budget of 64 MiB: the default (10 GiB) makes each consolidation spend
+        # seconds on its buffers; the bytes written are the same
+        cfg = {"sm.consolidation.mode": mode, "sm.mem.total_budget": str(64 << 20)}
         if mode == "fragments" and draw(st.booleans()) and out.write_times:
             a = draw(st.sampled_from(out.write_times))
             b = draw(st.sampled_from([x for x in out.write_times if x >= a]))
