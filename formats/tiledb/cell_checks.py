@@ -211,10 +211,11 @@ def check_fragment_cells(document, array, frag: Fragment, key) -> List[Finding]:
         decoded = len(fixed) - fixed.count(None)
         if decoded:
             tally().batch(src, decoded, 0)
-        counts = _field_counts(out, src, fld, fixed, expected)
         var_tiles = None
         if fld.var:
             var_tiles = _decode_all(document, frag, fm, schema, stem + "_var.tdb", key)
+        counts = _field_counts(out, src, fld, fixed, expected, var_tiles)
+        if fld.var:
             if var_tiles is not None:
                 _check_var(out, rel(os.path.join(frag.path, stem + "_var.tdb")), src, fld, fm,
                            schema, fixed, var_tiles)
@@ -251,24 +252,36 @@ def _decode_offsets(fm: FragmentMetadata, schema: ArraySchema, file_name: str) -
 
 
 def _field_counts(out: _Out, src: str, fld, tiles: Sequence[Optional[_Tile]],
-                  expected: Optional[Sequence[int]]) -> List[Optional[int]]:
-    """Cells per tile from the fixed (or offsets) file, checked against the metadata."""
+                  expected: Optional[Sequence[int]],
+                  var_tiles: Optional[Sequence[Optional[_Tile]]] = None) -> List[Optional[int]]:
+    """Cells per tile from the fixed (or offsets) file, checked against the metadata. A var
+    string tile under RLE or DICTIONARY leaves its offsets tile empty: libtiledb rebuilds
+    the offsets from the var tile's filter output, and so is the cell count taken here
+    (None when that var tile does not decode: not known)."""
     size = 8 if fld.var else fld.cell_size
     counts: List[Optional[int]] = []
     for t in tiles:
         if t is None:
             counts.append(None)
             continue
-        n = len(t.data) // size
-        if fld.var and not t.data and t.rle_offsets is not None:
-            n = len(t.rle_offsets) // 8
+        n: Optional[int] = len(t.data) // size
+        if fld.var and not t.data:
+            vt = var_tiles[t.index] if var_tiles is not None and t.index < len(var_tiles) \
+                else None
+            rle = t.rle_offsets if t.rle_offsets is not None else \
+                (vt.rle_offsets if vt is not None else None)
+            if rle is not None:
+                n = len(rle) // 8
+            elif vt is None:
+                n = None   # the var tile did not decode: its cell count is not known
         counts.append(n)
+        if n is None:
+            continue
         if len(t.data) % size:
             out.add(CELL_COUNT, src, t.offset,
                     f"tile {t.index + 1}: {len(t.data)} decoded bytes are not whole {size}-byte "
                     f"cells")
-        elif expected is not None and t.index < len(expected) and n != expected[t.index] and \
-                not (fld.var and not t.data and t.rle_offsets is None):
+        elif expected is not None and t.index < len(expected) and n != expected[t.index]:
             out.add(CELL_COUNT, src, t.offset,
                     f"tile {t.index + 1} of {fld.name!r} decodes to {n} cells, the fragment "
                     f"metadata implies {expected[t.index]}")
@@ -775,22 +788,37 @@ def _check_mbrs(out: _Out, src: str, fm, schema: ArraySchema, coords, offs0, key
 
 
 def _order_keys(schema: ArraySchema, cols: List[np.ndarray]) -> Optional[List[np.ndarray]]:
-    """Sort keys (most significant first) of the global order: tile coordinates in tile
-    order, then cell coordinates in cell order (row- or col-major only)."""
+    """Sort keys (most significant first) of libtiledb's global order (its GlobalCmp):
+    tile indices in tile order, then coordinates in cell order (row- or col-major only;
+    col-major: the last dimension most significant)."""
     if schema.cell_order not in (0, 1) or schema.tile_order not in (0, 1):
         return None   # hilbert and others: not checked
     tiles: List[np.ndarray] = []
     for d, c in zip(schema.dimensions, cols):
-        ext = d.tile_extent
-        if ext is None or d.domain is None or c.dtype.kind == "f":
-            return list(cols if schema.cell_order == 0 else cols[::-1])
-        # c - domain low is >= 0 but may pass INT64 max (an int64 domain near +-2**62, a
-        # uint64 one above 2**63): taken modulo 2**64 in uint64, as exact as libtiledb's
-        u = c.astype(np.uint64) if c.dtype.kind == "u" else c.astype(np.int64).view(np.uint64)
-        tiles.append((u - np.uint64(int(d.domain[0]) % (1 << 64))) // np.uint64(int(ext)))
+        t = _tile_index(d, c)
+        if t is not None:   # no tile extent: the dimension does not take part (tile_order_cmp)
+            tiles.append(t)
     cell = cols if schema.cell_order == 0 else cols[::-1]
     tile = tiles if schema.tile_order == 0 else tiles[::-1]
     return list(tile) + list(cell)
+
+
+def _tile_index(d: Dimension, c: np.ndarray) -> Optional[np.ndarray]:
+    """libtiledb's Dimension::tile_idx of every coordinate: integers `(v - low) / extent`
+    in the unsigned type of the width (modulo 2**64 here, as exact); floats
+    `(v - low) / extent` in the dimension's own float type, truncated to uint64 (C++'s
+    conversion; so a float32 dimension rounds as float32 does)."""
+    ext = d.tile_extent
+    if ext is None or d.domain is None:
+        return None
+    if c.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            q = (c - c.dtype.type(d.domain[0])) / c.dtype.type(ext)
+        return np.where(np.isfinite(q) & (q >= 0), q, 0).astype(np.uint64)
+    # c - domain low is >= 0 but may pass INT64 max (an int64 domain near +-2**62, a
+    # uint64 one above 2**63): taken modulo 2**64 in uint64, as exact as libtiledb's
+    u = c.astype(np.uint64) if c.dtype.kind == "u" else c.astype(np.int64).view(np.uint64)
+    return (u - np.uint64(int(d.domain[0]) % (1 << 64))) // np.uint64(int(ext))
 
 
 def _check_order(out: _Out, src: str, schema: ArraySchema, coords, offs0) -> None:
