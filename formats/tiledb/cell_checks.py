@@ -37,7 +37,7 @@ from ..findings import (
     Finding,
 )
 from ..verify import tally
-from . import tile_cache
+from . import tile_cache, writer_stats
 from .data_files import file_role, over_limit, tile_bounds, tile_offsets_for
 from .enums import Datatype, FilterType
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
@@ -386,6 +386,7 @@ def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySc
     nulls_meta = nulls_meta[slot] if nulls_meta is not None and slot < len(nulls_meta) and \
         not fld.var else None
     masks: List[Optional[np.ndarray]] = [None] * ntiles
+    valids: List[Optional[np.ndarray]] = [None] * ntiles
     if fm.dense:
         # dense tiles are padded past the written region: statistics cover written cells only
         inside = _dense_written(fm, schema, [None if t is None else len(t.data) // max(
@@ -397,6 +398,7 @@ def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySc
         for t in validity:
             if t is not None and t.index < ntiles:
                 valid = np.frombuffer(t.data, np.uint8) != 0
+                valids[t.index] = valid
                 base = masks[t.index]
                 if base is not None and len(base) != len(valid):
                     continue
@@ -428,11 +430,88 @@ def _check_stats(out: _Out, src: str, fld, fm: FragmentMetadata, schema: ArraySc
     padded_stats = fm.dense and fm.version <= PADDED_DENSE_STATS_LAST_FORMAT
     s_arr = np.asarray(sums) if sums is not None and len(sums) == ntiles else None
     try:
+        want = _want_sums(s_arr, dt) if s_arr is not None else None
+    except (TypeError, ValueError):
+        want = None
+    settle = _Settle(schema, fm, dt, valids, mins_a, maxs_a, want)
+    try:
         if not VECTORISED:
             raise TypeError("the reference path")
-        _stats_vectorised(out, src, fld, fixed, masks, dt, mins_a, maxs_a, s_arr, padded_stats)
+        _stats_vectorised(out, src, fld, fixed, masks, dt, mins_a, maxs_a, s_arr, padded_stats,
+                          settle)
     except (TypeError, ValueError):   # sums of an unexpected type: the loop says what it says
-        _stats_loop(out, src, fld, fixed, masks, dt, mins_a, maxs_a, sums, ntiles, padded_stats)
+        _stats_loop(out, src, fld, fixed, masks, dt, mins_a, maxs_a, sums, ntiles, padded_stats,
+                    settle)
+
+
+class _Settle:
+    """A tile the fast pass flags (or cannot compare: a non-finite cell, an integer sum
+    that may saturate) computed again exactly as libtiledb's writers compute it
+    (`writer_stats`), under each plan one of them feeds that tile: it agrees when one plan
+    gives every stored statistic."""
+
+    def __init__(self, schema: ArraySchema, fm: FragmentMetadata, dt: np.dtype,
+                 valids: List[Optional[np.ndarray]], mins_a, maxs_a, want) -> None:
+        self.schema, self.fm, self.dt, self.valids = schema, fm, dt, valids
+        self.mins_a, self.maxs_a, self.want = mins_a, maxs_a, want
+        self.grid = None
+        if fm.dense:
+            from .dense_coords import tile_grid
+
+            try:
+                self.grid = tile_grid(schema, fm.non_empty_domain)
+            except (ValueError, TypeError, OverflowError):
+                self.grid = None
+
+    def _plans(self, i: int, ncells: int):
+        if not self.fm.dense:
+            return [writer_stats.whole_tile(ncells)]
+        if self.grid is None:
+            return []
+        counts = [n for _s, n, _e in self.grid]
+        pos = _tile_position(i, counts, self.schema.tile_order)
+        if pos is None:
+            return []
+        lo = [s + p * e for (s, _n, e), p in zip(self.grid, pos)]
+        return writer_stats.dense_plans(self.schema, self.fm.non_empty_domain, lo, ncells)
+
+    def exact(self, t: _Tile) -> Optional[Tuple[Any, Any, Any]]:
+        """None when one plan gives the stored statistics; else (min, max, sum) of the
+        plan that feeds the written cells (each None where not known)."""
+        vals = np.frombuffer(t.data, self.dt, count=len(t.data) // self.dt.itemsize)
+        i = t.index
+        valid = self.valids[i] if i < len(self.valids) else None
+        if valid is not None and len(valid) != len(vals):
+            return None   # the validity check reports the count
+        stored = (self.mins_a[i].item() if self.mins_a is not None else None,
+                  self.maxs_a[i].item() if self.maxs_a is not None else None,
+                  self.want[i].item() if self.want is not None else None)
+        report = None
+        main = 1 if self.fm.dense else 0   # dense: the ordered writer's plan (written cells)
+        for k, plan in enumerate(self._plans(i, len(vals))):
+            got = writer_stats.generator_stats(vals, valid, plan)
+            if got is None:
+                continue
+            if all(w is None or writer_stats.same(w, g) for w, g in zip(stored, got)):
+                return None
+            if k == main or report is None:
+                report = got
+        return report
+
+
+def _tile_position(i: int, counts: List[int], order: int) -> Optional[List[int]]:
+    """Tile `i`'s index along each dimension of a grid of `counts` tiles in `order`."""
+    total = 1
+    for c in counts:
+        total *= c
+    if not 0 <= i < total:
+        return None
+    pos = [0] * len(counts)
+    dims = range(len(counts) - 1, -1, -1) if order == 0 else range(len(counts))
+    for d in dims:
+        pos[d] = i % counts[d]
+        i //= counts[d]
+    return pos
 
 
 def _want_sums(s_arr: np.ndarray, dt: np.dtype) -> np.ndarray:
@@ -447,7 +526,8 @@ def _want_sums(s_arr: np.ndarray, dt: np.dtype) -> np.ndarray:
 
 
 def _stats_vectorised(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]], masks,
-                      dt: np.dtype, mins_a, maxs_a, s_arr, padded_stats: bool) -> None:
+                      dt: np.dtype, mins_a, maxs_a, s_arr, padded_stats: bool,
+                      settle: _Settle) -> None:
     """`_stats_loop` for every tile at once (tile_stats): the same findings, in order."""
     isz = dt.itemsize
     usable = [t for t in fixed if t is not None and
@@ -465,7 +545,7 @@ def _stats_vectorised(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]]
     if group:
         groups.append(group)
     for group, st in zip(groups, _group_stats(groups, masks, dt)):
-        _stats_group(out, src, fld, group, st, dt, mins_a, maxs_a, want, padded_stats)
+        _stats_group(out, src, fld, group, st, dt, mins_a, maxs_a, want, padded_stats, settle)
 
 
 STATS_GROUP_BYTES = 8 << 20
@@ -492,50 +572,54 @@ def _group_stats(groups: List[List[_Tile]], masks, dt: np.dtype):
 
 
 def _stats_group(out: _Out, src: str, fld, tiles: List[_Tile], st, dt: np.dtype, mins_a,
-                 maxs_a, want, padded_stats: bool) -> None:
+                 maxs_a, want, padded_stats: bool, settle: _Settle) -> None:
     live = (st.count > 0) & ~st.nonfinite
     flag = np.zeros(len(tiles), bool)
-    checks: List[Optional[np.ndarray]] = []
-    for label, arr, got, stored in (("minimum", mins_a, st.mins, st.stored_mins),
-                                    ("maximum", maxs_a, st.maxs, st.stored_maxs)):
+    for arr, got, stored in ((mins_a, st.mins, st.stored_mins), (maxs_a, st.maxs, st.stored_maxs)):
         if arr is None:
-            checks.append(None)
             continue
         exp = arr[st.index]
         bad = live & (exp != got)
         if padded_stats:
             bad &= ~(exp == stored)   # that writer's rule: the padding counted
-        checks.append(bad)
         flag |= bad
-    sum_bad = None
     if want is not None:
-        exp_s = want[st.index]
-        sum_bad = live & (st.sums != exp_s) & ~st.saturates
-        flag |= sum_bad
+        flag |= live & (st.sums != want[st.index]) & ~st.saturates
+    # what the fast pass cannot settle: computed again as the writers compute it
+    flag |= (st.count > 0) & (st.nonfinite | st.saturates)
     for k in np.flatnonzero(flag).tolist():
-        t = tiles[k]
-        i = t.index
-        for label, arr, got, bad in (("minimum", mins_a, st.mins, checks[0]),
-                                     ("maximum", maxs_a, st.maxs, checks[1])):
-            if bad is not None and bad[k]:
-                out.add(TILE_STAT, src, t.offset,
-                        f"tile {i + 1} of {fld.name!r}: the cells' {label} is "
-                        f"{got[k].item()!r}, the fragment metadata says {arr[i].item()!r}")
-        if sum_bad is not None and sum_bad[k] and want is not None:
-            if dt.kind == "f":
-                out.add(TILE_STAT, src, t.offset, f"tile {i + 1} of {fld.name!r}: the "
-                                                  f"cells sum to {float(st.sums[k])!r}, the "
-                                                  f"fragment metadata says "
-                                                  f"{float(want[i])!r}")
-            else:
-                out.add(TILE_STAT, src, t.offset, f"tile {i + 1} of {fld.name!r}: the cells "
-                                                  f"sum to {int(st.sums[k])}, the fragment "
-                                                  f"metadata says {int(want[i])}")
+        _report_exact(out, src, fld, tiles[k], settle, dt)
+
+
+def _report_exact(out: _Out, src: str, fld, t: _Tile, settle: _Settle, dt: np.dtype) -> None:
+    """The findings of a tile no writer plan explains: each stored statistic that differs
+    from the written cells' (the ordered writer's plan for dense fragments)."""
+    got = settle.exact(t)
+    if got is None:
+        return
+    i = t.index
+    for label, arr, g in (("minimum", settle.mins_a, got[0]), ("maximum", settle.maxs_a, got[1])):
+        if arr is not None and not writer_stats.same(arr[i].item(), g):
+            out.add(TILE_STAT, src, t.offset,
+                    f"tile {i + 1} of {fld.name!r}: the cells' {label} is {g!r}, the fragment "
+                    f"metadata says {arr[i].item()!r}")
+    w = settle.want
+    if w is not None and not writer_stats.same(w[i].item(), got[2]):
+        if dt.kind == "f":
+            out.add(TILE_STAT, src, t.offset, f"tile {i + 1} of {fld.name!r}: the cells sum to "
+                                              f"{float(got[2])!r}, the fragment metadata says "
+                                              f"{float(w[i])!r}")
+        else:
+            out.add(TILE_STAT, src, t.offset, f"tile {i + 1} of {fld.name!r}: the cells sum to "
+                                              f"{int(got[2])}, the fragment metadata says "
+                                              f"{int(w[i])}")
 
 
 def _stats_loop(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]], masks,
-                dt: np.dtype, mins_a, maxs_a, sums, ntiles: int, padded_stats: bool) -> None:
+                dt: np.dtype, mins_a, maxs_a, sums, ntiles: int, padded_stats: bool,
+                settle: _Settle) -> None:
     """The statistics tile by tile (the reference `_stats_vectorised` matches)."""
+    s_arr = np.asarray(sums) if sums is not None and len(sums) == ntiles else None
     for t in fixed:
         if t is None:
             continue
@@ -545,25 +629,26 @@ def _stats_loop(out: _Out, src: str, fld, fixed: Sequence[Optional[_Tile]], mask
             if len(m) != len(vals):
                 continue
             vals = vals[m]
-        if not len(vals) or (dt.kind == "f" and not np.all(np.isfinite(vals))):
+        if not len(vals):
+            continue
+        if dt.kind == "f" and not np.all(np.isfinite(vals)):
+            _report_exact(out, src, fld, t, settle, dt)
             continue
         i = t.index
-        for label, arr, got in (("minimum", mins_a, vals.min()), ("maximum", maxs_a, vals.max())):
-            if arr is not None and arr[i] != got and padded_stats and len(stored_vals) and \
-                    arr[i] == (stored_vals.min() if label == "minimum" else stored_vals.max()):
+        bad = False
+        for arr, got, pad in ((mins_a, vals.min(), stored_vals.min()),
+                              (maxs_a, vals.max(), stored_vals.max())):
+            if arr is not None and arr[i] != got and padded_stats and arr[i] == pad:
                 continue   # that writer's rule: the padding counted
-            if arr is not None and arr[i] != got:
-                out.add(TILE_STAT, src, t.offset,
-                        f"tile {i + 1} of {fld.name!r}: the cells' {label} is {got.item()!r}, "
-                        f"the fragment metadata says {arr[i].item()!r}")
-        if sums is not None and len(sums) == ntiles:
-            s_arr = np.asarray(sums)
+            bad |= arr is not None and arr[i] != got
+        if s_arr is not None:
             stored = s_arr[i].item() if s_arr.dtype.kind == dt.kind or dt.kind == "f" else \
                 int(s_arr.view("<i8" if dt.kind == "i" else "<u8")[i])
             if dt.kind == "f" and s_arr.dtype.kind != "f":
                 stored = float(s_arr.view("<f8")[i])
-            _check_sum(out, src, fld, t, vals, dt, stored)
-
+            bad |= not _sum_agrees(vals, dt, stored)
+        if bad:
+            _report_exact(out, src, fld, t, settle, dt)
 
 
 def _dense_written(fm: FragmentMetadata, schema: ArraySchema,
@@ -617,25 +702,18 @@ def _tiles_inside(schema: ArraySchema, fm: FragmentMetadata, total: int) -> bool
         return False
 
 
-def _check_sum(out: _Out, src: str, fld, t: _Tile, vals: np.ndarray, dt: np.dtype,
-               stored) -> None:
+def _sum_agrees(vals: np.ndarray, dt: np.dtype, stored) -> bool:
+    """The cells' sum added in order equals the stored one; False also for an integer sum
+    that may saturate on the way (then the exact rule decides)."""
     if dt.kind == "f":
-        got = float(np.cumsum(vals.astype(np.float64))[-1])   # in order, as the writer adds
-        want = float(stored)
-        if got != want:   # the same additions in the same order: bit-exact
-            out.add(TILE_STAT, src, t.offset, f"tile {t.index + 1} of {fld.name!r}: the "
-                                              f"cells sum to {got!r}, the fragment metadata "
-                                              f"says {want!r}")
-        return
+        return float(np.cumsum(vals.astype(np.float64))[-1]) == float(stored)
     if float(np.abs(np.cumsum(vals, dtype=np.float64)).max()) >= 2.0 ** 62:
-        return   # the writer saturates a sum that overflows on the way: not compared
+        return False
     total = int(vals.sum(dtype=np.uint64 if dt.kind == "u" else np.int64))
     want = int(stored)
     if dt.kind != "u" and want >= 1 << 63:
         want -= 1 << 64
-    if total != want:
-        out.add(TILE_STAT, src, t.offset, f"tile {t.index + 1} of {fld.name!r}: the cells sum "
-                                          f"to {total}, the fragment metadata says {want}")
+    return total == want
 
 
 def _check_var_minmax(out: _Out, src: str, fld, fm, slot: int, fixed, var_tiles, masks) -> None:
