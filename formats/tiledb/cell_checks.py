@@ -243,7 +243,10 @@ def check_fragment_cells(document, array, frag: Fragment, key) -> List[Finding]:
         d0 = rel(os.path.join(frag.path, "d0.tdb"))
         offs0 = _decode_offsets(fm, schema, "d0.tdb")
         _check_mbrs(out, d0, fm, schema, coords, offs0, key)
-        _check_order(out, d0, schema, coords, offs0)
+        # a fragment with per-cell timestamps (consolidation keeps every version of a cell)
+        # holds the same coordinates once per timestamp
+        _check_order(out, d0, schema, coords, offs0,
+                     schema.allows_dups or bool(getattr(fm, "has_timestamps", False)))
     if fm.dense:
         _check_dense_domain(out, rel(os.path.join(frag.path, "__fragment_metadata.tdb")),
                             schema, fm)
@@ -459,26 +462,10 @@ class _Settle:
                  valids: List[Optional[np.ndarray]], mins_a, maxs_a, want) -> None:
         self.schema, self.fm, self.dt, self.valids = schema, fm, dt, valids
         self.mins_a, self.maxs_a, self.want = mins_a, maxs_a, want
-        self.grid = None
-        if fm.dense:
-            from .dense_coords import tile_grid
-
-            try:
-                self.grid = tile_grid(schema, fm.non_empty_domain)
-            except (ValueError, TypeError, OverflowError):
-                self.grid = None
+        self.grid = _grid(schema, fm)
 
     def _plans(self, i: int, ncells: int):
-        if not self.fm.dense:
-            return [writer_stats.whole_tile(ncells)]
-        if self.grid is None:
-            return []
-        counts = [n for _s, n, _e in self.grid]
-        pos = _tile_position(i, counts, self.schema.tile_order)
-        if pos is None:
-            return []
-        lo = [s + p * e for (s, _n, e), p in zip(self.grid, pos)]
-        return writer_stats.dense_plans(self.schema, self.fm.non_empty_domain, lo, ncells)
+        return _writer_plans(self.schema, self.fm, self.grid, i, ncells)
 
     def exact(self, t: _Tile) -> Optional[Tuple[Any, Any, Any]]:
         """None when one plan gives the stored statistics; else (min, max, sum) of the
@@ -502,6 +489,32 @@ class _Settle:
             if k == main or report is None:
                 report = got
         return report
+
+
+def _grid(schema: ArraySchema, fm: FragmentMetadata):
+    """A dense fragment's tile grid (`dense_coords.tile_grid`), None when not usable."""
+    if not fm.dense:
+        return None
+    from .dense_coords import tile_grid
+
+    try:
+        return tile_grid(schema, fm.non_empty_domain)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def _writer_plans(schema: ArraySchema, fm: FragmentMetadata, grid, i: int, ncells: int):
+    """The plans libtiledb's write paths feed tile `i` in (`writer_stats`): a sparse tile
+    whole; a dense one whole (global order) or in the ordered writer's slabs."""
+    if not fm.dense:
+        return [writer_stats.whole_tile(ncells)]
+    if grid is None:
+        return []
+    pos = _tile_position(i, [n for _s, n, _e in grid], schema.tile_order)
+    if pos is None:
+        return []
+    lo = [st + p * e for (st, _n, e), p in zip(grid, pos)]
+    return writer_stats.dense_plans(schema, fm.non_empty_domain, lo, ncells)
 
 
 def _tile_position(i: int, counts: List[int], order: int) -> Optional[List[int]]:
@@ -759,6 +772,7 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, schema: ArraySchema, slot: i
         got[label] = [p[1][a:b] for a, b in zip(offs[:-1], offs[1:])]
     written: List[Optional[Tuple[bytes, bytes]]] = [None] * ntiles
     bad: List[int] = []
+    grid = _grid(schema, fm)
     for i, (ot, vt) in enumerate(zip(fixed, var_tiles)):
         if ot is None or vt is None:
             continue
@@ -766,8 +780,13 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, schema: ArraySchema, slot: i
         if ext is None or _var_agrees(got, i, ext):
             continue
         if fm.dense:
-            whole = _var_extremes(ot, vt, valids[i] if i < len(valids) else None)
-            if whole is not None and _var_agrees(got, i, whole):
+            valid = valids[i] if i < len(valids) else None
+            n = len(_cell_offsets(vt if not ot.data and vt.rle_offsets is not None else ot))
+            keeps = [writer_stats.var_keep(plan, valid, n)
+                     for plan in _writer_plans(schema, fm, grid, i, n)]
+            # no cell taken: the generator's min / max stay unset, stored empty
+            if any(_var_agrees(got, i, _var_extremes(ot, vt, k) if k.any() else (b"", b""))
+                   for k in keeps):
                 continue
         bad.append(i)
     if bad and _attribute_parallel_layout(fm, schema, got, written):
@@ -787,8 +806,8 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, schema: ArraySchema, slot: i
                         f"the fragment metadata says {(stored[i] or b'')[:40]!r}")
 
 
-def _var_agrees(got, i: int, ext: Tuple[bytes, bytes]) -> bool:
-    return all(got[label] is None or got[label][i] is None or got[label][i] == want
+def _var_agrees(got, i: int, ext: Optional[Tuple[bytes, bytes]]) -> bool:
+    return ext is not None and all(got[label] is None or got[label][i] is None or got[label][i] == want
                for label, want in (("minimum", ext[0]), ("maximum", ext[1])))
 
 
@@ -964,7 +983,8 @@ def _tile_index(d: Dimension, c: np.ndarray) -> Optional[np.ndarray]:
     return (u - np.uint64(int(d.domain[0]) % (1 << 64))) // np.uint64(int(ext))
 
 
-def _check_order(out: _Out, src: str, schema: ArraySchema, coords, offs0) -> None:
+def _check_order(out: _Out, src: str, schema: ArraySchema, coords, offs0,
+                 repeats: Optional[bool] = None) -> None:
     ntiles = len(coords[0])
     ndims = len(schema.dimensions)
     if any(len(coords[j]) < ntiles for j in range(ndims)):
@@ -1003,7 +1023,7 @@ def _check_order(out: _Out, src: str, schema: ArraySchema, coords, offs0) -> Non
                     f"order ({len(bad)} such places)")
             return
         decided |= lt
-    if not schema.allows_dups:
+    if not (schema.allows_dups if repeats is None else repeats):
         dup = np.flatnonzero(~less)
         if len(dup):
             c = int(dup[0]) + 1

@@ -90,6 +90,23 @@ def dense_plans(schema, ned, tile_lo: Sequence[int], ncells: int) -> List[Plan]:
     return plans
 
 
+def var_keep(plan: Plan, valid: Optional[np.ndarray], ncells: int) -> np.ndarray:
+    """The cells a var-sized tile's min / max take under `plan`. A nullable var tile's
+    validity is read from the tile's first cell on for every range fed
+    (process_cell_range_var advances a pointer set to the validity tile's start, not to the
+    range's), so a range starting at cell s takes cell s + k when cell k is valid."""
+    keep = np.zeros(ncells, bool)
+    for r in plan:
+        r = r[r < ncells]
+        if valid is None:
+            keep[r] = True
+        else:
+            k = np.arange(len(r))
+            ok = k < len(valid)
+            keep[r[ok]] = valid[k[ok]]
+    return keep
+
+
 def _extreme(seq: np.ndarray, pick) -> float:
     """`cur = cur < v ? cur : v` (or `>` for the maximum) over `seq`: a NaN takes over,
     the next value replaces it."""
