@@ -18,7 +18,7 @@ from ..context import Context
 from ..dataset_fs import DatasetFS, entry_node
 from ..engine import guarded
 from ..fielddoc import doc
-from ..node import ERROR, WARNING, BuildDeferred, Node, hex_preview
+from ..node import ERROR, OK, WARNING, BuildDeferred, Node, hex_preview
 from ..plain import file_node
 from . import (
     array_metadata,
@@ -72,7 +72,13 @@ def parse_data(document, src, ctx, fragment: Optional[Fragment], schema) -> Node
     fm = fragment.metadata if fragment is not None else None
     if fm is None or schema is None:
         why = "no fragment metadata to locate its tiles" if fm is None else "no schema to interpret it"
-        return file_node(document, src.path, f"data file not parsed: {why}")
+        node = file_node(document, src.path, f"data file not parsed: {why}")
+        if fm is None and fragment is not None:
+            # its fragment's metadata file is missing or broken: a finding of its own there
+            # (reader_faults.py, the file's parse); this file is only not looked into
+            for leaf in node.children:
+                leaf.status, leaf.display, leaf.message = OK, f"not parsed: {why}", None
+        return node
     return data_files.parse_data_file(document, src, ctx, fm, schema, os.path.basename(src.name))
 
 

@@ -221,7 +221,7 @@ def missing_files(snap: Snapshot, name: str) -> List[str]:
     return out
 
 
-def _open_error(path: str) -> str:
+def open_failure(path: str) -> str:
     # What libtiledb 2.30 says (checked with tiledb-py 0.36.1) when a fragment it loads has
     # no metadata file.
     return f"IO Error: Cannot get file size of '{path}'; No such file or directory"
@@ -302,11 +302,11 @@ def fragment_rows(snap: Snapshot, start: int, end: int) -> Tuple[List[FragmentHe
         row.visible = rel in visible
         if row.visible:
             if missing and layout.FRAGMENT_METADATA_FILE in missing:
-                err = _open_error(os.path.join(fd.path, layout.FRAGMENT_METADATA_FILE))
+                err = open_failure(os.path.join(fd.path, layout.FRAGMENT_METADATA_FILE))
                 open_error = open_error or err
                 row.reason = f"opening the array at T fails: {err}"
             elif missing:
-                err = _open_error(os.path.join(fd.path, missing[0].split(" ")[0]))
+                err = open_failure(os.path.join(fd.path, missing[0].split(" ")[0]))
                 read_error = read_error or err
                 row.reason = f"a read at T fails: {err}"
             elif fd.t2 is not None and fd.t2 > end:
@@ -324,7 +324,7 @@ def fragment_rows(snap: Snapshot, start: int, end: int) -> Tuple[List[FragmentHe
         t1, t2, v = _range(frag_rel)
         row = FragmentHealth(name, (t1, t2), v, None, None, "orphan", False, "", commit=commit)
         if frag_rel in view.fragments:
-            err = _open_error(os.path.join(snap.path, frag_rel, layout.FRAGMENT_METADATA_FILE))
+            err = open_failure(os.path.join(snap.path, frag_rel, layout.FRAGMENT_METADATA_FILE))
             open_error = open_error or err
             row.reason = f"{commit} commits a fragment that does not exist: opening the array " \
                          f"at T fails: {err}"

@@ -1,0 +1,154 @@
+"""Faults that happen to real TileDB arrays, on bytes tiledb-py 0.36.1 (libtiledb 2.30)
+wrote and then damaged the way a copy, a sync tool or a person does: what libtiledb does
+when it reads each, beside what `verify` says (its stable code, status and exit code)."""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+
+import numpy as np
+import pytest
+import tiledb
+
+from arrayscope.explorer.cli import main
+from arrayscope.formats.verify import open_for_verify, verify_report
+
+CONSOLIDATE = {"sm.consolidation.buffer_size": 1 << 20}   # the default 50 MB costs seconds
+
+
+def _array(uri: str, sparse: bool = False, dups: bool = False) -> str:
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 23), tile=8, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(
+        domain=dom, sparse=sparse, allows_duplicates=dups,
+        attrs=[tiledb.Attr("a", dtype=np.int64, filters=[tiledb.ZstdFilter()])]))
+    for t in (1, 2, 3):
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            if sparse:
+                A[np.arange(t, 20, 3)] = np.arange(t, 20, 3) + t * 1000
+            else:
+                A[0:24] = np.arange(24) + t * 1000
+    return uri
+
+
+def _consolidate(uri: str, mode: str = "fragments") -> None:
+    tiledb.consolidate(uri, config=tiledb.Config({**CONSOLIDATE, "sm.consolidation.mode": mode}))
+
+
+def _fragments(uri: str):
+    return sorted(glob.glob(os.path.join(uri, "__fragments", "*")))
+
+
+def _read(uri: str):
+    """(cells of `a`, None) or (None, libtiledb's error)."""
+    try:
+        with tiledb.open(uri, ctx=tiledb.Ctx()) as A:
+            return A[:]["a"], None
+    except tiledb.TileDBError as e:
+        return None, str(e)
+
+
+def _verify(uri: str):
+    doc = open_for_verify(uri)
+    try:
+        report = verify_report(doc)
+    finally:
+        doc.close()
+    return report, [(f.status, f.code) for f in report.findings]
+
+
+@pytest.fixture
+def clean(tmp_path):
+    return lambda name="a", **kw: _array(str(tmp_path / name), **kw)
+
+
+def test_data_file_longer_than_footer_reads_fine_and_warns(clean):
+    uri = clean()
+    data = os.path.join(_fragments(uri)[0], "a0.tdb")
+    size = os.path.getsize(data)
+    with open(data, "ab") as f:
+        f.write(b"\0" * 100)
+    cells, err = _read(uri)
+    assert err is None and cells.tolist() == (np.arange(24) + 3000).tolist()
+    report, found = _verify(uri)
+    assert found == [("warning", "fragment-file-size")]
+    [f] = report.findings
+    assert f.offset == size and f.source.endswith("a0.tdb") and "100 bytes" in f.message
+    assert report.exit_code() == 0
+
+
+def test_data_file_shorter_than_footer_is_an_error(clean):
+    uri = clean()
+    data = os.path.join(_fragments(uri)[2], "a0.tdb")
+    with open(data, "r+b") as f:
+        f.truncate(os.path.getsize(data) - 10)
+    assert _read(uri)[1] is not None
+    report, found = _verify(uri)
+    assert ("error", "fragment-file-size") in found and report.exit_code() == 1
+
+
+@pytest.mark.parametrize("consolidated_metadata", [False, True], ids=["own", "consolidated"])
+def test_committed_fragment_without_metadata_file(clean, consolidated_metadata):
+    """A partial copy lost a fragment's `__fragment_metadata.tdb`; with the fragment
+    metadata consolidated into `__fragment_meta/` libtiledb still needs the file."""
+    uri = clean()
+    if consolidated_metadata:
+        _consolidate(uri, "fragment_meta")
+    frag = _fragments(uri)[1]
+    os.remove(os.path.join(frag, "__fragment_metadata.tdb"))
+    cells, err = _read(uri)
+    assert cells is None and "Cannot get file size" in err and os.path.basename(frag) in err
+    report, found = _verify(uri)
+    assert found == [("error", "fragment-metadata-missing")]   # not a data file "not parsed"
+    assert report.findings[0].message.startswith(
+        f"__fragments/{os.path.basename(frag)}/__fragment_metadata.tdb is missing")
+    assert report.exit_code() == 1
+
+
+def test_consolidated_commits_name_a_fragment_that_is_gone(clean):
+    uri = clean()
+    _consolidate(uri, "commits")
+    tiledb.vacuum(uri, config=tiledb.Config({"sm.vacuum.mode": "commits"}))
+    assert not glob.glob(os.path.join(uri, "__commits", "*.wrt"))   # only the .con commits
+    gone = _fragments(uri)[1]
+    shutil.rmtree(gone)
+    assert "Cannot get file size" in _read(uri)[1]
+    report, found = _verify(uri)
+    assert found == [("error", "commit-without-fragment")]
+    f = report.findings[0]
+    assert f.source.endswith(".con") and os.path.basename(gone) in f.message
+
+
+def test_consolidation_without_vac_in_an_array_with_duplicates(clean):
+    """The `.vac` is what hides the fragments a consolidation replaced: without it (a copy
+    that skipped it) a reader reads them and the consolidated fragment, every cell twice."""
+    uri = clean(sparse=True, dups=True)
+    once = np.sort(_read(uri)[0])
+    _consolidate(uri)
+    assert np.array_equal(np.sort(_read(uri)[0]), once)
+    report, found = _verify(uri)
+    assert found == [] and report.exit_code() == 0         # the .vac hides them: clean
+    for vac in glob.glob(os.path.join(uri, "__commits", "*.vac")):
+        os.remove(vac)
+    twice = np.sort(_read(uri)[0])
+    assert np.array_equal(twice, np.sort(np.concatenate([once, once])))
+    report, found = _verify(uri)
+    assert found == [("error", "fragment-read-twice")] * 3
+    assert report.exit_code() == 1
+
+
+def test_consolidation_without_vac_in_a_dense_array_reads_correctly(clean):
+    uri = clean()
+    expect = _read(uri)[0]
+    _consolidate(uri)
+    for vac in glob.glob(os.path.join(uri, "__commits", "*.vac")):
+        os.remove(vac)
+    assert np.array_equal(_read(uri)[0], expect)
+    assert _verify(uri)[1] == []
+
+
+def test_cli_exit_code_for_missing_metadata(clean, capsys):
+    uri = clean()
+    os.remove(os.path.join(_fragments(uri)[0], "__fragment_metadata.tdb"))
+    assert main(["verify", uri]) == 1
+    assert "__fragment_metadata.tdb is missing" in capsys.readouterr().out
