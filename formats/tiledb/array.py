@@ -18,6 +18,7 @@ from ..context import Context
 from ..dataset_fs import DatasetFS, entry_node
 from ..engine import guarded
 from ..fielddoc import doc
+from ..findings import NO_SCHEMA
 from ..node import ERROR, OK, WARNING, BuildDeferred, Node, hex_preview
 from ..plain import file_node
 from . import (
@@ -265,10 +266,24 @@ def open_array_dir(document, path: str, ctx: Optional[Context] = None) -> Node:
         document.model = array
     root = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", document.relname(path), 0, 0,
                 display=_array_summary(array), data=array)
+    if not _has_schema_files(document.fs, path):
+        root.mark(ERROR, f"this TileDB array has no schema: it holds fragments or commits but "
+                         f"no {layout.SCHEMA_DIR}/ (a partial copy?); libtiledb cannot open it "
+                         f"(\"Array does not exist\")")
+        root.code = NO_SCHEMA
     lazy = _Lazy(array, {os.path.abspath(f.path) for f in array.fragments}) \
         if getattr(document, "lazy", False) else None
     _place(document, root, path, path, nodes, ctx, lazy)
     return root
+
+
+def _has_schema_files(fs: DatasetFS, path: str) -> bool:
+    if fs.stat(os.path.join(path, layout.LEGACY_SCHEMA_FILE)).is_file:
+        return True
+    try:
+        return any(e.is_file for e in fs.list(os.path.join(path, layout.SCHEMA_DIR)))
+    except OSError:
+        return False
 
 
 def _array_summary(array: TileDBArray) -> str:

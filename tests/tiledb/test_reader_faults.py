@@ -152,3 +152,38 @@ def test_cli_exit_code_for_missing_metadata(clean, capsys):
     os.remove(os.path.join(_fragments(uri)[0], "__fragment_metadata.tdb"))
     assert main(["verify", uri]) == 1
     assert "__fragment_metadata.tdb is missing" in capsys.readouterr().out
+
+
+def test_fragments_and_commits_without_schema(clean, capsys):
+    """A copy that lost `__schema/`: libtiledb says the array does not exist; verify says
+    it is a TileDB array without its schema, an error (exit 1), first."""
+    uri = clean()
+    shutil.rmtree(os.path.join(uri, "__schema"))
+    assert "Array does not exist" in _read(uri)[1]
+    report, found = _verify(uri)
+    assert report.verifiable and found[0] == ("error", "schema-missing")
+    assert "this TileDB array has no schema" in report.findings[0].message
+    assert [s for s, _c in found[1:]] == ["warning"] * (len(found) - 1)   # only knock-ons
+    assert main(["verify", uri]) == 1
+    assert "this TileDB array has no schema" in capsys.readouterr().out
+
+
+def test_fragment_whose_schema_file_was_deleted(clean):
+    """Schema evolution added `b`, a write used the new schema, then its schema file was
+    deleted: libtiledb cannot open the array; verify names the schema, once (the
+    fragment's metadata is not parsed with another schema into knock-on errors)."""
+    uri = clean()
+    evolution = tiledb.ArraySchemaEvolution()
+    evolution.add_attribute(tiledb.Attr("b", dtype=np.int32))
+    evolution.array_evolve(uri)
+    with tiledb.open(uri, "w", timestamp=10 ** 12) as A:   # after the evolution's timestamp
+        A[0:24] = {"a": np.arange(24), "b": np.arange(24, dtype=np.int32)}
+    newest = max((f for f in glob.glob(os.path.join(uri, "__schema", "__*"))
+                  if os.path.isfile(f)), key=lambda f: int(os.path.basename(f).split("_")[2]))
+    os.remove(newest)
+    err = _read(uri)[1]
+    assert f"Could not find schema {os.path.basename(newest)}" in err
+    report, found = _verify(uri)
+    assert found == [("error", "schema-missing")]
+    f = report.findings[0]
+    assert f.source.endswith("__fragment_metadata.tdb") and os.path.basename(newest) in f.message
