@@ -187,3 +187,67 @@ def test_fragment_whose_schema_file_was_deleted(clean):
     assert found == [("error", "schema-missing")]
     f = report.findings[0]
     assert f.source.endswith("__fragment_metadata.tdb") and os.path.basename(newest) in f.message
+
+
+LFS_POINTER = (b"version https://git-lfs.github.com/spec/v1\n"
+               b"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+               b"size 2372\n")
+HTML_PAGE = (b"<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head>\n"
+             b"<body><h1>Not Found</h1></body></html>\n")
+
+
+@pytest.mark.parametrize("file", ["a0.tdb", "__fragment_metadata.tdb"])
+@pytest.mark.parametrize("stand_in, named", [(LFS_POINTER, "a git-lfs pointer file"),
+                                             (HTML_PAGE, "an HTML page ('404 Not Found')")],
+                         ids=["git-lfs", "html"])
+def test_stand_in_file_is_named(clean, file, stand_in, named):
+    """A clone without `git lfs pull`, or a web server's 404 page saved under the file's
+    name: libtiledb fails on it; verify names it, once, not as a parse of nonsense."""
+    uri = clean()
+    target = os.path.join(_fragments(uri)[-1], file)
+    with open(target, "wb") as f:
+        f.write(stand_in)
+    assert _read(uri)[1] is not None
+    report, found = _verify(uri)
+    assert found == [("error", "stand-in-file")]
+    f = report.findings[0]
+    assert f.source.endswith(file) and f.message.startswith(f"{file} is {named}")
+
+
+# Dropping these from the bounding set makes root obey file modes (capabilities(7)): a
+# chmod 000 file is then unreadable to it as to anyone else, and to libtiledb.
+_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH, _PR_CAPBSET_DROP = 1, 2, 24
+
+
+def _obey_file_modes() -> None:
+    """(preexec_fn) Run the child without the capabilities that let root read anything."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_unreadable_file(clean):
+    """A data file of mode 000: libtiledb's read fails on it, verify says `unreadable-entry`
+    (as root, both run without the capabilities that ignore file modes)."""
+    import json
+    import subprocess
+    import sys
+
+    uri = clean()
+    target = os.path.join(_fragments(uri)[-1], "a0.tdb")
+    os.chmod(target, 0)
+    preexec = _obey_file_modes if os.geteuid() == 0 else None
+    read = subprocess.run(
+        [sys.executable, "-c", "import sys, tiledb\nwith tiledb.open(sys.argv[1]) as A: A[:]",
+         uri], capture_output=True, text=True, preexec_fn=preexec)
+    assert read.returncode != 0 and "Permission denied" in read.stderr
+    run = subprocess.run([sys.executable, "-m", "arrayscope.explorer.cli", "verify", uri,
+                          "--json"], capture_output=True, text=True, preexec_fn=preexec)
+    assert run.returncode == 1, run.stderr
+    found = json.loads(run.stdout)["findings"]
+    assert [(f["status"], f["code"]) for f in found] == [("error", "unreadable-entry")]
+    assert found[0]["source"].endswith("a0.tdb") and "Permission denied" in found[0]["message"]
+    os.chmod(target, 0o644)
