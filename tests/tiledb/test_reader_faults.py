@@ -251,3 +251,23 @@ def test_unreadable_file(clean):
     assert [(f["status"], f["code"]) for f in found] == [("error", "unreadable-entry")]
     assert found[0]["source"].endswith("a0.tdb") and "Permission denied" in found[0]["message"]
     os.chmod(target, 0o644)
+
+
+def test_split_into_tasks_gives_the_same_findings(clean):
+    """`--workers`: the array-level checks run once, as in one process."""
+    from arrayscope.formats import executors
+
+    uri = clean(sparse=True, dups=True)
+    _consolidate(uri)
+    for vac in glob.glob(os.path.join(uri, "__commits", "*.vac")):
+        os.remove(vac)
+    with open(os.path.join(_fragments(uri)[-1], "a0.tdb"), "ab") as f:
+        f.write(b"\1" * 7)
+    whole = _verify(uri)[0].findings
+    assert sorted(f.code for f in whole) == ["fragment-file-size"] + ["fragment-read-twice"] * 3
+    doc = open_for_verify(uri)
+    try:
+        split = verify_report(doc, executor=executors.InProcess()).findings
+    finally:
+        doc.close()
+    assert split == whole
