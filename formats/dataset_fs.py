@@ -319,6 +319,15 @@ def entry_node(document, entry: Entry) -> Node:
                 display=f"-> {entry.detail}" if entry.detail else None)
 
 
+def unreadable_node(document, path: str, error: OSError) -> Node:
+    """The node of a regular file the format needs that cannot be opened or read (mode 000,
+    a file locked elsewhere): an error, as the reader that needs it fails too."""
+    source = document.relname(path) if document is not None else os.path.basename(path)
+    return Node(os.path.basename(path), "file", source, 0, 0, status=ERROR,
+                code=UNREADABLE_ENTRY,
+                message=f"{source}: cannot be read: {error.strerror or error}")
+
+
 def member_path(name: str) -> Optional[str]:
     """`name` (a file name a format's metadata gives, "/"-separated) as a path relative to
     the dataset, or None when it could leave it: absolute, `..` components, a drive, NUL."""

@@ -54,7 +54,17 @@ DENSE_DOMAIN = "dense-domain-outside-array"  # a dense fragment's domain outside
 UNCOMMITTED = "fragment-uncommitted"         # a fragment no commit names
 COMMIT_ORPHAN = "commit-without-fragment"    # a commit naming a fragment that is not there
 FILE_MISSING = "fragment-file-missing"       # a file the fragment metadata sizes is missing
-FILE_SIZE = "fragment-file-size"             # a data file's size vs the footer
+FILE_SIZE = "fragment-file-size"             # a data file's size vs the footer (longer:
+                                             # a warning, libtiledb reads it; shorter: error)
+# What makes libtiledb refuse (or misread) the array as a whole (tiledb/reader_faults.py)
+METADATA_MISSING = "fragment-metadata-missing"  # a committed fragment without its
+                                             # __fragment_metadata.tdb: opening fails
+READ_TWICE = "fragment-read-twice"           # a consolidated fragment and one it replaced,
+                                             # both read: duplicates allowed, cells twice
+NO_SCHEMA = "schema-missing"                 # an array folder without schema, or a fragment
+                                             # written with a schema file that is gone
+STAND_IN = "stand-in-file"                   # a git-lfs pointer or an HTML page where a
+                                             # format's file should be
 # SCDL
 SCDL_ROW_POINTERS = "scdl-row-pointers"     # row_ptr not starting at 0, decreasing, or not ending at nnz
 SCDL_COLUMN_INDEX = "scdl-column-index"     # a column index not below its block's feature count

@@ -15,11 +15,14 @@ import os
 from typing import Dict, List, Optional, Tuple
 
 from ..context import Context
-from ..dataset_fs import DatasetFS, entry_node
+from ..dataset_fs import DatasetFS, entry_node, unreadable_node
 from ..engine import guarded
 from ..fielddoc import doc
-from ..node import ERROR, WARNING, BuildDeferred, Node, hex_preview
+from ..findings import NO_SCHEMA, STAND_IN
+from ..node import ERROR, OK, WARNING, BuildDeferred, Node, hex_preview
 from ..plain import file_node
+from ..standin import HEAD as STAND_IN_HEAD
+from ..standin import stand_in
 from . import (
     array_metadata,
     commits,
@@ -72,7 +75,13 @@ def parse_data(document, src, ctx, fragment: Optional[Fragment], schema) -> Node
     fm = fragment.metadata if fragment is not None else None
     if fm is None or schema is None:
         why = "no fragment metadata to locate its tiles" if fm is None else "no schema to interpret it"
-        return file_node(document, src.path, f"data file not parsed: {why}")
+        node = file_node(document, src.path, f"data file not parsed: {why}")
+        if fm is None and fragment is not None:
+            # its fragment's metadata file is missing or broken: a finding of its own there
+            # (reader_faults.py, the file's parse); this file is only not looked into
+            for leaf in node.children:
+                leaf.status, leaf.display, leaf.message = OK, f"not parsed: {why}", None
+        return node
     return data_files.parse_data_file(document, src, ctx, fm, schema, os.path.basename(src.name))
 
 
@@ -172,9 +181,15 @@ def load_array(document, array_dir: str, ctx: Context, only: Optional[str] = Non
         role = roles[p]
         keep = only is None or os.path.abspath(p) == os.path.abspath(only)
         doc_for = document if keep else _Scratch(document)
-        src = doc_for.open_source(p)
+        try:
+            src = doc_for.open_source(p)
+            size = src.size   # (opens the file)
+        except OSError as e:
+            if keep:
+                nodes[os.path.abspath(p)] = unreadable_node(document, p, e)
+            continue
         node = guarded(lambda: _parse_role(doc_for, src, ctx, role, array, p),
-                       os.path.basename(p), src, 0, src.size)
+                       os.path.basename(p), src, 0, size)
         if keep:
             nodes[os.path.abspath(p)] = node
         if tracker is not None:
@@ -210,6 +225,13 @@ class _Scratch:
 
 
 def _parse_role(document, src, ctx: Context, role: str, array: TileDBArray, path: str) -> Node:
+    standing = stand_in(src.read(0, STAND_IN_HEAD)) if src.size else None
+    if standing is not None:   # not parsed into nonsense: said once, as what it is
+        node = Node(os.path.basename(path), "file", src, 0, src.size)
+        node.add(Node("unparsed", "unparsed", src, 0, src.size, status=ERROR, code=STAND_IN,
+                      display=hex_preview(src.read(0, 16)),
+                      message=f"{os.path.basename(path)} is {standing}"))
+        return node
     if role in ("schema", "legacy_schema"):
         node, schema = parse_schema_file(document, src, ctx.derive())
         if schema is not None:
@@ -259,10 +281,24 @@ def open_array_dir(document, path: str, ctx: Optional[Context] = None) -> Node:
         document.model = array
     root = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", document.relname(path), 0, 0,
                 display=_array_summary(array), data=array)
+    if not _has_schema_files(document.fs, path):
+        root.mark(ERROR, f"this TileDB array has no schema: it holds fragments or commits but "
+                         f"no {layout.SCHEMA_DIR}/ (a partial copy?); libtiledb cannot open it "
+                         f"(\"Array does not exist\")")
+        root.code = NO_SCHEMA
     lazy = _Lazy(array, {os.path.abspath(f.path) for f in array.fragments}) \
         if getattr(document, "lazy", False) else None
     _place(document, root, path, path, nodes, ctx, lazy)
     return root
+
+
+def _has_schema_files(fs: DatasetFS, path: str) -> bool:
+    if fs.stat(os.path.join(path, layout.LEGACY_SCHEMA_FILE)).is_file:
+        return True
+    try:
+        return any(e.is_file for e in fs.list(os.path.join(path, layout.SCHEMA_DIR)))
+    except OSError:
+        return False
 
 
 def _array_summary(array: TileDBArray) -> str:
@@ -325,7 +361,10 @@ def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str
             if node is None and lazy is not None:
                 node = _deferred_file(document, array_dir, entry, ctx, lazy.array)
             if node is None:
-                node = file_node(document, full, "file not part of the TileDB format")
+                try:
+                    node = file_node(document, full, "file not part of the TileDB format")
+                except OSError as e:
+                    node = unreadable_node(document, full, e)
             node.name = name
             parent.add(node)
         else:
@@ -371,15 +410,16 @@ class _FileDeferred(BuildDeferred):
 
 def _deferred_file(document, array_dir: str, entry, ctx, array: TileDBArray
                    ) -> Optional[Node]:
-    """The node of listed file `entry` whose parse waits until it is shown (None when it
-    cannot be opened: the eager path says why)."""
+    """The node of listed file `entry` whose parse waits until it is shown (an error node
+    when it cannot be opened)."""
     path = entry.path
     try:
         src = document.open_listed(entry)
-    except OSError:
-        return None
+        size = src.size   # (opens the file)
+    except OSError as e:
+        return unreadable_node(document, path, e)
     name = os.path.basename(path)
-    node = Node(name, "file", src, 0, src.size)
+    node = Node(name, "file", src, 0, size)
     role = layout.role_of(array_dir, path)
 
     def build() -> List[Node]:

@@ -13,7 +13,7 @@ import os
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from ..context import KEY_HINT
-from ..dataset_fs import fs_of
+from ..dataset_fs import fs_of, unreadable_node
 from ..filters import FilterError, RunContext
 from ..filters.unread import unread_metadata
 from ..findings import (
@@ -34,6 +34,8 @@ from ..findings import (
 )
 from ..forward_check import DIFFERENT, FAILED, TOLERATED, check_forward
 from ..node import ERROR, OK, WARNING, Node
+from ..standin import HEAD as STAND_IN_HEAD
+from ..standin import stand_in
 from ..verify import folder_bytes, tally
 from . import layout, tile_cache
 from .data_files import TileRun, data_file_stem
@@ -369,6 +371,14 @@ def check_commits(document, array) -> List[Node]:
     return out
 
 
+def check_array(document, array) -> List[Node]:
+    """The array-level checks, after every fragment's: commits, then what makes libtiledb
+    refuse or misread the array (reader_faults.py)."""
+    from .reader_faults import check_reader_faults
+
+    return check_commits(document, array) + check_reader_faults(document, array)
+
+
 def _slot_files(schema, fm):
     version = getattr(fm, "version", None)
     names: List[Optional[str]] = [data_file_stem(schema, version, a) for a in schema.attributes]
@@ -402,9 +412,10 @@ def _check_sizes(document, array, frag, where) -> List[Node]:
                 out.append(finding(where, 0, ERROR, f"footer gives {slots[i]}{suffix}.tdb "
                                                     f"{declared} bytes, but the file is missing",
                                    code=FILE_MISSING))
-            elif actual != declared:
+            elif actual < declared and not _stands_in(document, p):
+                # (longer: libtiledb reads it, the tree's warning; a stand-in: the tree's)
                 src = document.source_by_name(document.relname(p)) or where
-                out.append(finding(src, min(actual, declared), ERROR,
+                out.append(finding(src, actual, ERROR,
                                    f"footer gives {slots[i]}{suffix}.tdb {declared} bytes, the file "
                                    f"has {actual}", code=FILE_SIZE))
     for label, offsets_list, sizes, suffix in (
@@ -430,10 +441,28 @@ def _check_sizes(document, array, frag, where) -> List[Node]:
     return out
 
 
-def _guard(out: list, where, fn, *args) -> None:
-    """Run one check; a check that trips over damaged input reports it instead of raising."""
+def _stands_in(document, path: str) -> bool:
+    """Whether the file at `path` is a stand-in (a git-lfs pointer, an HTML page): its node
+    in the tree says so."""
+    try:
+        return stand_in(document.fs.read_bytes(path, STAND_IN_HEAD)[0]) is not None
+    except OSError:
+        return False
+
+
+def _guard(out: list, where, fn, *args, document=None) -> None:
+    """Run one check; a check that trips over damaged input reports it instead of raising.
+    A file it cannot read is said as its node in the tree says it (`unreadable_node`: the
+    same finding, kept once)."""
     try:
         out.extend(fn(*args) or ())
+    except OSError as e:
+        if document is None or not e.filename:
+            out.append(finding(where, 0, ERROR, f"check {fn.__name__} could not finish: "
+                                                f"{type(e).__name__}: {e}"))
+            return
+        node = unreadable_node(document, os.fsdecode(e.filename), e)
+        out.append(finding(node.source, 0, ERROR, node.message, code=node.code))
     except Exception as e:  # noqa: BLE001 - verify never raises
         out.append(finding(where, 0, ERROR, f"check {fn.__name__} could not finish: "
                                             f"{type(e).__name__}: {e}"))
@@ -878,9 +907,11 @@ def verify_bookkeeping(document) -> List[object]:
         known = _commits_of(document, array)
         for frag in array.fragments:
             where = document.relname(frag.path)
-            _guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known))
-            _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key))
-        _guard(out, document.relname(array.path), check_commits, document, array)
+            _guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known),
+                   document=document)
+            _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key),
+                   document=document)
+        _guard(out, document.relname(array.path), check_array, document, array, document=document)
     return out
 
 
@@ -945,8 +976,10 @@ def verify_streamed(document) -> List[object]:
             if frag is not None and frag.metadata is not None and known is not None:
                 mine: List[object] = []
                 where = document.relname(frag.path)
-                _guard(mine, where, lambda: check_fragments_one(document, array, frag, known))
-                _guard(mine, where, lambda: check_fragment_cells(document, array, frag, key))
+                _guard(mine, where, lambda: check_fragments_one(document, array, frag, known),
+                       document=document)
+                _guard(mine, where, lambda: check_fragment_cells(document, array, frag, key),
+                       document=document)
                 book[frag.path] = [f if isinstance(f, Finding) else as_finding(f, document)
                                    for f in mine]
                 tally().finished(folder_bytes(frag.path), document.relname(frag.path))
@@ -978,9 +1011,12 @@ def verify_streamed(document) -> List[object]:
                     out += book[frag.path]
                     continue
                 where = document.relname(frag.path)
-                _guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known))
-                _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key))
-            _guard(out, document.relname(array.path), check_commits, document, array)
+                _guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known),
+                       document=document)
+                _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key),
+                       document=document)
+            _guard(out, document.relname(array.path), check_array, document, array,
+                   document=document)
         return out
     finally:
         young.close()

@@ -32,12 +32,14 @@ import struct
 from typing import Dict, List, Optional, Tuple
 
 from ..cursor import Cursor, ParseStop
+from ..dataset_fs import MISSING
 from ..engine import run_parser
 from ..fielddoc import doc
-from ..node import ERROR, WARNING, LazyChildren, Node
+from ..findings import NO_SCHEMA
+from ..node import ERROR, WARNING, LazyChildren, Node, hex_preview
 
 # The parts, re-exported: other modules and the tests import these names from here.
-from . import names
+from . import layout, names
 from .footer_reader import footer_of, read_footer
 from .fragment_footer import (  # noqa: F401
     FOOTER_GROUP_TITLES,
@@ -109,9 +111,28 @@ def parse_fragment_metadata_file(document, source, ctx) -> Tuple[Node, FragmentM
         _parse_file(cur, document, ctx, key, fm)
 
     root = run_parser(name, "file", source, parse, ctx)
+    if any(c.code == NO_SCHEMA for c in root.children):
+        return root, None   # nothing of it can be read: the schema it names is gone
     root.data = fm
     root.order_children()
     return root, fm
+
+
+def _schema_gone(document, ctx, name: Optional[str]) -> Optional[str]:
+    """The path of the schema file `name` when the array is known and no longer holds it
+    (deleted from `__schema/`); None when it does, or when there is no array to ask."""
+    tdb = tiledb_context(ctx) if ctx is not None else None
+    array = tdb.array if tdb is not None else None
+    if not name or array is None or not array.schemas or name in array.schemas:
+        return None
+    from ..dataset_fs import fs_of
+
+    path = os.path.join(array.path, layout.SCHEMA_DIR, name)
+    try:
+        present = fs_of(document, path).stat(path).kind != MISSING
+    except OSError:
+        present = True
+    return None if present else path
 
 
 def load_fragment_metadata(source, ctx) -> FragmentMetadata:
@@ -240,6 +261,19 @@ def _parse_file(cur: Cursor, document, ctx, key, fm: FragmentMetadata,
         k = struct.unpack("<Q", src.read(fstart + 4, 8))[0]
         if k <= flen - 12:
             schema_name = src.read(fstart + 12, k).decode("utf-8", "replace")
+    gone = _schema_gone(document, ctx, schema_name) if sections else None
+    if gone is not None:
+        # libtiledb: "FragmentMetadata: Could not find schema <name> in map of schemas
+        # loaded": the array does not open. Said once, here: parsed with another schema,
+        # every section would be a knock-on error
+        cur.node.add(Node("unparsed", "unparsed", src, 0, size, status=ERROR, code=NO_SCHEMA,
+                          display=hex_preview(src.read(0, 16)),
+                          message=f"written with schema {schema_name}, which "
+                                  f"{layout.SCHEMA_DIR}/ no longer holds (deleted?): libtiledb "
+                                  f"cannot open the array (\"FragmentMetadata: Could not find "
+                                  f"schema {schema_name} in map of schemas loaded\")"))
+        cur.pos = size
+        return
     schema = _schema_for(ctx, schema_name)
     footer = read_footer(src, fstart, flen, schema) if not sections else None
     if footer is None:  # the annotated parse (or the fast reader could not: it says why)

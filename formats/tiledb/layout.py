@@ -35,11 +35,14 @@ def timestamp_order(name: str):
 
 
 # An array directory: a schema folder, or (format versions < 10) the schema file at the root;
-# a group: its marker file or its details folder (libtiledb accepts either).
+# a group: its marker file or its details folder (libtiledb accepts either). A folder with
+# fragments or commits but no schema is an array that lost its schema (a partial copy):
+# libtiledb says "Array does not exist"; arrayscope opens it to say what is missing.
 ARRAY_MARKERS = ((SCHEMA_DIR + "/",), (LEGACY_SCHEMA_FILE,))
+SCHEMALESS_MARKERS = ((FRAGMENTS_DIR + "/",), (COMMITS_DIR + "/",))
 GROUP_MARKERS = ((GROUP_FILE,), (GROUP_DETAILS_DIR + "/",))
-DETECTION = Detection(dir_markers=ARRAY_MARKERS + GROUP_MARKERS)
-is_array_dir = Detection(dir_markers=ARRAY_MARKERS).matches_dir
+DETECTION = Detection(dir_markers=ARRAY_MARKERS + GROUP_MARKERS + SCHEMALESS_MARKERS)
+is_array_dir = Detection(dir_markers=ARRAY_MARKERS + SCHEMALESS_MARKERS).matches_dir
 is_group_dir = Detection(dir_markers=GROUP_MARKERS).matches_dir
 
 

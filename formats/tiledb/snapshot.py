@@ -105,6 +105,24 @@ def take(document) -> Snapshot:
     return snap
 
 
+def take_bookkeeping(document, path: str, schemas: Dict[str, ArraySchema]) -> Snapshot:
+    """What visibility needs without the fragment metadata: the listing and the commit
+    files (`verify` has the schemas and checks each fragment's metadata itself; reading
+    every footer again would double its cost on 10 000 fragments). Closed like `take`."""
+    key = getattr(document.ctx, "key", None)
+    snap = Snapshot(path, listing.list_array(path, getattr(document, "fs", None)), key=key)
+    snap.schemas = dict(schemas)
+    snap.scratch = _scratch(path, key)
+    array = TileDBArray(path)
+    array.schemas, array.latest_schema = dict(schemas), snap.latest_schema
+    try:
+        _commits(snap, snap.scratch, Context(key=key, format=TileDBContext(array=array)))
+    except BaseException:
+        snap.close()
+        raise
+    return snap
+
+
 def _schemas(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
     for rel in snap.listing.schemas:
         full = os.path.join(snap.path, rel)

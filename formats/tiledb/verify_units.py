@@ -141,7 +141,7 @@ class FragmentFiles:
         out: list = []
         _guard(out, self.document.relname(self.frag.path),
                lambda: check_fragment_cells(self.document, self.array, self.frag,
-                                            self.document.ctx.key))
+                                            self.document.ctx.key), document=self.document)
         return [f if isinstance(f, Finding) else finding(f, self.document)
                 for f in out if getattr(f, "status", OK) != OK]
 
@@ -208,7 +208,7 @@ def bookkeeping_with(document, cells: Dict[str, List[Finding]]) -> List[object]:
     """`checks.verify_bookkeeping`, in its order, with the cell findings of the fragments
     in `cells` (by name) as the workers found them; other fragments are checked here."""
     from .cell_checks import check_fragment_cells
-    from .checks import _guard, check_commits, check_fragments_one
+    from .checks import _guard, check_array, check_fragments_one
 
     out: List[object] = []
     key = document.ctx.key
@@ -217,10 +217,13 @@ def bookkeeping_with(document, cells: Dict[str, List[Finding]]) -> List[object]:
             document.fs.stat(getattr(array, "path", "")).is_dir:
         for frag in array.fragments:
             where = document.relname(frag.path)
-            _guard(out, where, lambda f=frag: check_fragments_one(document, array, f))
+            _guard(out, where, lambda f=frag: check_fragments_one(document, array, f),
+                   document=document)
             if frag.name in cells:
                 out.extend(cells[frag.name])
             else:
-                _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key))
-        _guard(out, document.relname(array.path), check_commits, document, array)
+                _guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key),
+                       document=document)
+        _guard(out, document.relname(array.path), check_array, document, array,
+               document=document)
     return out

@@ -8,11 +8,15 @@ The rules are libtiledb's (`tiledb/sm/array/array_directory.cc`, read mode, 2.30
    commit_uris`, `load_commits_dir_uris_v12_or_higher`). Before format 12, a fragment at the
    root is committed by `<fragment>.ok` (`compute_fragment_uris_v1_v11`). A committed URI is
    taken as a fragment whether or not its directory exists.
-2. Time: the reader opens `[start, T]`. A fragment (or `.vac` file) of format 15 or later
-   counts when its `[t1, t2]` *overlaps* that range (a consolidated fragment's cells carry
-   their own timestamps, so a reader at T reads those written by T); older names must lie
-   *inside* it (`timestamps_overlap`, `consolidation_with_timestamps_supported`,
-   constants.cc `consolidation_with_timestamps_min_version = 15`).
+2. Time: the reader opens `[start, T]`. In a sparse array a fragment (or `.vac` file) of
+   format 15 or later counts when its `[t1, t2]` *overlaps* that range (a consolidated
+   fragment's cells carry their own timestamps, so a reader at T reads those written by
+   T); older names, and every name in a dense array, must lie *inside* it (libtiledb asks
+   `filtered_fragment_uris(full_overlap_only = schema.dense())`; `timestamps_overlap`,
+   `consolidation_with_timestamps_supported`, constants.cc
+   `consolidation_with_timestamps_min_version = 15`). So a dense `__t1_t3_...` made by
+   consolidation is seen only at T >= t3: before, the fragments it replaced (or nothing,
+   once vacuumed); checked with tiledb-py 0.36.1 (tests/tiledb/test_health_at.py).
 3. Vacuum files: every line of a `.vac` that counts at T hides that fragment, when the
    fragment counts too (`compute_uris_to_vacuum`); hidden fragments are what `vacuum`
    deletes. The `.vac` needs nothing else: when the fragment it was written for is gone,
@@ -124,14 +128,21 @@ def _range(rel: str) -> Tuple[Optional[int], Optional[int], Optional[int]]:
     return info.get("t1"), info.get("t2"), info.get("version")
 
 
-def counts_at(rel: str, start: int, end: int) -> bool:
-    """Rule 2: does the fragment or `.vac` named `rel` count for a reader of [start, end]?"""
+def counts_at(rel: str, start: int, end: int, dense: bool = False) -> bool:
+    """Rule 2: does the fragment or `.vac` named `rel` count for a reader of [start, end]
+    of a `dense` (or sparse) array?"""
     t1, t2, v = _range(rel)
     if t1 is None or t2 is None:
         return False
-    if v is not None and v >= TIMESTAMPS_MIN_VERSION:
+    if _partly(v, dense):
         return t1 <= end and start <= t2
     return t1 >= start and t2 <= end
+
+
+def _partly(version: Optional[int], dense: bool) -> bool:
+    """Whether a fragment of `version` may be read in part (its cells written by T): a
+    sparse array's, of format 15 or later (rule 2)."""
+    return not dense and version is not None and version >= TIMESTAMPS_MIN_VERSION
 
 
 def _inside(rel: str, start: int, end: int) -> bool:
@@ -148,12 +159,12 @@ class ReaderView:
     conditions: List[str]                # .del/.upd commits (rel or ".con line") it applies
 
 
-def reader_view(b: Bookkeeping, start: int, end: int) -> ReaderView:
+def reader_view(b: Bookkeeping, start: int, end: int, dense: bool = False) -> ReaderView:
     frags = sorted(b.committed)
-    candidates = {f for f in frags if counts_at(f, start, end)}
+    candidates = {f for f in frags if counts_at(f, start, end, dense)}
     hidden: Dict[str, str] = {}
     for vac, listed in sorted(b.vac_files.items()):
-        if not counts_at(_stem(vac, ".vac"), start, end):
+        if not counts_at(_stem(vac, ".vac"), start, end, dense):
             continue
         for f in listed:
             if f in candidates:
@@ -210,7 +221,7 @@ def missing_files(snap: Snapshot, name: str) -> List[str]:
     return out
 
 
-def _open_error(path: str) -> str:
+def open_failure(path: str) -> str:
     # What libtiledb 2.30 says (checked with tiledb-py 0.36.1) when a fragment it loads has
     # no metadata file.
     return f"IO Error: Cannot get file size of '{path}'; No such file or directory"
@@ -222,7 +233,9 @@ def fragment_rows(snap: Snapshot, start: int, end: int) -> Tuple[List[FragmentHe
                                                                   List[str]]:
     """(rows, conditions, open error, read error, notes) for a reader of [start, end]."""
     b = bookkeeping(snap)
-    view = reader_view(b, start, end)
+    schema = snap.latest_schema
+    dense = bool(schema is not None and schema.dense)
+    view = reader_view(b, start, end, dense)
     visible = set(view.fragments)
     listed_in_vac: Dict[str, str] = {}
     for vac_rel, listed in sorted(b.vac_files.items()):
@@ -287,19 +300,19 @@ def fragment_rows(snap: Snapshot, start: int, end: int) -> Tuple[List[FragmentHe
                               f"lists it: if consolidation made that fragment, readers read "
                               f"these cells from both")
         row.visible = rel in visible
-        why_not = _why_not(rel, row, view, b, start, end)
         if row.visible:
             if missing and layout.FRAGMENT_METADATA_FILE in missing:
-                err = _open_error(os.path.join(fd.path, layout.FRAGMENT_METADATA_FILE))
+                err = open_failure(os.path.join(fd.path, layout.FRAGMENT_METADATA_FILE))
                 open_error = open_error or err
                 row.reason = f"opening the array at T fails: {err}"
             elif missing:
-                err = _open_error(os.path.join(fd.path, missing[0].split(" ")[0]))
+                err = open_failure(os.path.join(fd.path, missing[0].split(" ")[0]))
                 read_error = read_error or err
                 row.reason = f"a read at T fails: {err}"
             elif fd.t2 is not None and fd.t2 > end:
                 row.reason = _join(row.reason, "a reader at T reads only its cells written by T")
         else:
+            why_not = _why_not(rel, row, view, b, start, end, dense)
             row.reason = _join(row.reason, why_not) if why_not not in row.reason else row.reason
         rows.append(row)
 
@@ -311,7 +324,7 @@ def fragment_rows(snap: Snapshot, start: int, end: int) -> Tuple[List[FragmentHe
         t1, t2, v = _range(frag_rel)
         row = FragmentHealth(name, (t1, t2), v, None, None, "orphan", False, "", commit=commit)
         if frag_rel in view.fragments:
-            err = _open_error(os.path.join(snap.path, frag_rel, layout.FRAGMENT_METADATA_FILE))
+            err = open_failure(os.path.join(snap.path, frag_rel, layout.FRAGMENT_METADATA_FILE))
             open_error = open_error or err
             row.reason = f"{commit} commits a fragment that does not exist: opening the array " \
                          f"at T fails: {err}"
@@ -340,7 +353,7 @@ def _join(a: str, b: str) -> str:
 
 
 def _why_not(rel: str, row: FragmentHealth, view: ReaderView, b: Bookkeeping, start: int,
-             end: int) -> str:
+             end: int, dense: bool) -> str:
     if row.state in ("uncommitted", "ignored"):
         return ""
     if rel in view.hidden_by:
@@ -348,7 +361,7 @@ def _why_not(rel: str, row: FragmentHealth, view: ReaderView, b: Bookkeeping, st
     if rel not in b.committed:
         return ""
     t1, t2, v = _range(rel)
-    if v is not None and v >= TIMESTAMPS_MIN_VERSION:
+    if _partly(v, dense):
         return f"written at {t1}, after T" if (t1 or 0) > end else f"ends at {t2}, before start"
     return f"its time range [{t1}, {t2}] is not inside [{start}, {end}]"
 

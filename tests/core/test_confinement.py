@@ -497,45 +497,55 @@ def _zstd_array(path: str) -> str:
     return path
 
 
-def _zstd_var_array(path: str) -> str:
+def _incompressible_array(path: str, var: bool) -> str:
+    """One tile of 10 000 random cells (zstd): a data file of ~40 KB, room for the bomb
+    inside the size its fragment metadata gives it (libtiledb reads no further)."""
     import tiledb
 
-    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=100, dtype=np.int32))
-    schema = tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
-        tiledb.Attr("a", dtype=str, var=True, filters=tiledb.FilterList([tiledb.ZstdFilter()]))])
-    tiledb.Array.create(path, schema)
+    rng = np.random.default_rng(5)
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 9999), tile=10000, dtype=np.int32))
+    attr = tiledb.Attr("a", dtype=str if var else np.int32, var=var,
+                       filters=tiledb.FilterList([tiledb.ZstdFilter()]))
+    tiledb.Array.create(path, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[attr]))
     with tiledb.open(path, "w") as A:
-        A[:] = np.array([f"s{i}" for i in range(100)], dtype=object)
+        if var:
+            letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", dtype="S1")
+            A[:] = np.array([b"".join(rng.choice(letters, 6)).decode() for _ in range(10000)],
+                            dtype=object)
+        else:
+            A[:] = rng.integers(-2 ** 31, 2 ** 31 - 1, 10000, dtype=np.int32)
     return path
 
 
 @pytest.mark.parametrize("var", [False, True], ids=["fixed", "var"])
 def test_tiledb_decompression_bomb_not_decoded(tmp_path, capsys, var):
     """A consistent 1 GiB bomb: one chunk that says 1 GiB and whose zstd frame really inflates
-    to 1 GiB, in a ~33 KB file. The schema allows 100 cells × 4 B per fixed tile; a var tile
-    is bounded by the var tile size the fragment metadata records."""
+    to 1 GiB, in the ~40 KB the fragment metadata gives the file (zero-padded to it). The
+    schema allows 10 000 cells × 4 B per fixed tile; a var tile is bounded by the var tile
+    size the fragment metadata records."""
     import resource
     import struct
 
     import zstandard
 
-    arr = (_zstd_var_array if var else _zstd_array)(str(tmp_path / "arr"))
+    arr = _incompressible_array(str(tmp_path / "arr"), var)
     frags = os.path.join(arr, "__fragments")
     a0 = os.path.join(frags, os.listdir(frags)[0], "a0_var.tdb" if var else "a0.tdb")
 
     giga = 1 << 30
     frame = zstandard.ZstdCompressor(level=19).compress(bytes(giga // 8)) * 8  # 8 frames, 1 GiB
     md = struct.pack("<II", 0, 1) + struct.pack("<II", giga, len(frame))
+    declared = os.path.getsize(a0)
+    bomb = struct.pack("<Q", 1) + struct.pack("<III", giga, len(frame), len(md)) + md + frame
+    assert len(bomb) < declared < 100_000
     with open(a0, "wb") as fh:
-        fh.write(struct.pack("<Q", 1) + struct.pack("<III", giga, len(frame), len(md)))
-        fh.write(md + frame)
-    assert os.path.getsize(a0) < 100_000
+        fh.write(bomb.ljust(declared, b"\0"))
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with time_limit(HANG):
         doc = formats.open(arr)
         findings = verify(doc)
     hit = [f for f in findings if f.code == "size-over-limit"]
-    expected = "fragment metadata gives var tile 1" if var else "schema allows at most 400"
+    expected = "fragment metadata gives var tile 1" if var else "schema allows at most 40000"
     assert hit and hit[0].source == os.path.relpath(a0, arr) and expected in hit[0].message
     code, _o, err = run(capsys, "values", arr, "--field", "a", "--raw", str(tmp_path / "o"))
     assert code != 0 and expected in err

@@ -1,0 +1,273 @@
+"""Faults that happen to real TileDB arrays, on bytes tiledb-py 0.36.1 (libtiledb 2.30)
+wrote and then damaged the way a copy, a sync tool or a person does: what libtiledb does
+when it reads each, beside what `verify` says (its stable code, status and exit code)."""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+
+import numpy as np
+import pytest
+import tiledb
+
+from arrayscope.explorer.cli import main
+from arrayscope.formats.verify import open_for_verify, verify_report
+
+CONSOLIDATE = {"sm.consolidation.buffer_size": 1 << 20}   # the default 50 MB costs seconds
+
+
+def _array(uri: str, sparse: bool = False, dups: bool = False) -> str:
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 23), tile=8, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(
+        domain=dom, sparse=sparse, allows_duplicates=dups,
+        attrs=[tiledb.Attr("a", dtype=np.int64, filters=[tiledb.ZstdFilter()])]))
+    for t in (1, 2, 3):
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            if sparse:
+                A[np.arange(t, 20, 3)] = np.arange(t, 20, 3) + t * 1000
+            else:
+                A[0:24] = np.arange(24) + t * 1000
+    return uri
+
+
+def _consolidate(uri: str, mode: str = "fragments") -> None:
+    tiledb.consolidate(uri, config=tiledb.Config({**CONSOLIDATE, "sm.consolidation.mode": mode}))
+
+
+def _fragments(uri: str):
+    return sorted(glob.glob(os.path.join(uri, "__fragments", "*")))
+
+
+def _read(uri: str):
+    """(cells of `a`, None) or (None, libtiledb's error)."""
+    try:
+        with tiledb.open(uri, ctx=tiledb.Ctx()) as A:
+            return A[:]["a"], None
+    except tiledb.TileDBError as e:
+        return None, str(e)
+
+
+def _verify(uri: str):
+    doc = open_for_verify(uri)
+    try:
+        report = verify_report(doc)
+    finally:
+        doc.close()
+    return report, [(f.status, f.code) for f in report.findings]
+
+
+@pytest.fixture
+def clean(tmp_path):
+    return lambda name="a", **kw: _array(str(tmp_path / name), **kw)
+
+
+def test_data_file_longer_than_footer_reads_fine_and_warns(clean):
+    uri = clean()
+    data = os.path.join(_fragments(uri)[0], "a0.tdb")
+    size = os.path.getsize(data)
+    with open(data, "ab") as f:
+        f.write(b"\0" * 100)
+    cells, err = _read(uri)
+    assert err is None and cells.tolist() == (np.arange(24) + 3000).tolist()
+    report, found = _verify(uri)
+    assert found == [("warning", "fragment-file-size")]
+    [f] = report.findings
+    assert f.offset == size and f.source.endswith("a0.tdb") and "100 bytes" in f.message
+    assert report.exit_code() == 0
+
+
+def test_data_file_shorter_than_footer_is_an_error(clean):
+    uri = clean()
+    data = os.path.join(_fragments(uri)[2], "a0.tdb")
+    with open(data, "r+b") as f:
+        f.truncate(os.path.getsize(data) - 10)
+    assert _read(uri)[1] is not None
+    report, found = _verify(uri)
+    assert ("error", "fragment-file-size") in found and report.exit_code() == 1
+
+
+@pytest.mark.parametrize("consolidated_metadata", [False, True], ids=["own", "consolidated"])
+def test_committed_fragment_without_metadata_file(clean, consolidated_metadata):
+    """A partial copy lost a fragment's `__fragment_metadata.tdb`; with the fragment
+    metadata consolidated into `__fragment_meta/` libtiledb still needs the file."""
+    uri = clean()
+    if consolidated_metadata:
+        _consolidate(uri, "fragment_meta")
+    frag = _fragments(uri)[1]
+    os.remove(os.path.join(frag, "__fragment_metadata.tdb"))
+    cells, err = _read(uri)
+    assert cells is None and "Cannot get file size" in err and os.path.basename(frag) in err
+    report, found = _verify(uri)
+    assert found == [("error", "fragment-metadata-missing")]   # not a data file "not parsed"
+    assert report.findings[0].message.startswith(
+        f"__fragments/{os.path.basename(frag)}/__fragment_metadata.tdb is missing")
+    assert report.exit_code() == 1
+
+
+def test_consolidated_commits_name_a_fragment_that_is_gone(clean):
+    uri = clean()
+    _consolidate(uri, "commits")
+    tiledb.vacuum(uri, config=tiledb.Config({"sm.vacuum.mode": "commits"}))
+    assert not glob.glob(os.path.join(uri, "__commits", "*.wrt"))   # only the .con commits
+    gone = _fragments(uri)[1]
+    shutil.rmtree(gone)
+    assert "Cannot get file size" in _read(uri)[1]
+    report, found = _verify(uri)
+    assert found == [("error", "commit-without-fragment")]
+    f = report.findings[0]
+    assert f.source.endswith(".con") and os.path.basename(gone) in f.message
+
+
+def test_consolidation_without_vac_in_an_array_with_duplicates(clean):
+    """The `.vac` is what hides the fragments a consolidation replaced: without it (a copy
+    that skipped it) a reader reads them and the consolidated fragment, every cell twice."""
+    uri = clean(sparse=True, dups=True)
+    once = np.sort(_read(uri)[0])
+    _consolidate(uri)
+    assert np.array_equal(np.sort(_read(uri)[0]), once)
+    report, found = _verify(uri)
+    assert found == [] and report.exit_code() == 0         # the .vac hides them: clean
+    for vac in glob.glob(os.path.join(uri, "__commits", "*.vac")):
+        os.remove(vac)
+    twice = np.sort(_read(uri)[0])
+    assert np.array_equal(twice, np.sort(np.concatenate([once, once])))
+    report, found = _verify(uri)
+    assert found == [("error", "fragment-read-twice")] * 3
+    assert report.exit_code() == 1
+
+
+def test_consolidation_without_vac_in_a_dense_array_reads_correctly(clean):
+    uri = clean()
+    expect = _read(uri)[0]
+    _consolidate(uri)
+    for vac in glob.glob(os.path.join(uri, "__commits", "*.vac")):
+        os.remove(vac)
+    assert np.array_equal(_read(uri)[0], expect)
+    assert _verify(uri)[1] == []
+
+
+def test_cli_exit_code_for_missing_metadata(clean, capsys):
+    uri = clean()
+    os.remove(os.path.join(_fragments(uri)[0], "__fragment_metadata.tdb"))
+    assert main(["verify", uri]) == 1
+    assert "__fragment_metadata.tdb is missing" in capsys.readouterr().out
+
+
+def test_fragments_and_commits_without_schema(clean, capsys):
+    """A copy that lost `__schema/`: libtiledb says the array does not exist; verify says
+    it is a TileDB array without its schema, an error (exit 1), first."""
+    uri = clean()
+    shutil.rmtree(os.path.join(uri, "__schema"))
+    assert "Array does not exist" in _read(uri)[1]
+    report, found = _verify(uri)
+    assert report.verifiable and found[0] == ("error", "schema-missing")
+    assert "this TileDB array has no schema" in report.findings[0].message
+    assert [s for s, _c in found[1:]] == ["warning"] * (len(found) - 1)   # only knock-ons
+    assert main(["verify", uri]) == 1
+    assert "this TileDB array has no schema" in capsys.readouterr().out
+
+
+def test_fragment_whose_schema_file_was_deleted(clean):
+    """Schema evolution added `b`, a write used the new schema, then its schema file was
+    deleted: libtiledb cannot open the array; verify names the schema, once (the
+    fragment's metadata is not parsed with another schema into knock-on errors)."""
+    uri = clean()
+    evolution = tiledb.ArraySchemaEvolution()
+    evolution.add_attribute(tiledb.Attr("b", dtype=np.int32))
+    evolution.array_evolve(uri)
+    with tiledb.open(uri, "w", timestamp=10 ** 12) as A:   # after the evolution's timestamp
+        A[0:24] = {"a": np.arange(24), "b": np.arange(24, dtype=np.int32)}
+    newest = max((f for f in glob.glob(os.path.join(uri, "__schema", "__*"))
+                  if os.path.isfile(f)), key=lambda f: int(os.path.basename(f).split("_")[2]))
+    os.remove(newest)
+    err = _read(uri)[1]
+    assert f"Could not find schema {os.path.basename(newest)}" in err
+    report, found = _verify(uri)
+    assert found == [("error", "schema-missing")]
+    f = report.findings[0]
+    assert f.source.endswith("__fragment_metadata.tdb") and os.path.basename(newest) in f.message
+
+
+LFS_POINTER = (b"version https://git-lfs.github.com/spec/v1\n"
+               b"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+               b"size 2372\n")
+HTML_PAGE = (b"<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head>\n"
+             b"<body><h1>Not Found</h1></body></html>\n")
+
+
+@pytest.mark.parametrize("file", ["a0.tdb", "__fragment_metadata.tdb"])
+@pytest.mark.parametrize("stand_in, named", [(LFS_POINTER, "a git-lfs pointer file"),
+                                             (HTML_PAGE, "an HTML page ('404 Not Found')")],
+                         ids=["git-lfs", "html"])
+def test_stand_in_file_is_named(clean, file, stand_in, named):
+    """A clone without `git lfs pull`, or a web server's 404 page saved under the file's
+    name: libtiledb fails on it; verify names it, once, not as a parse of nonsense."""
+    uri = clean()
+    target = os.path.join(_fragments(uri)[-1], file)
+    with open(target, "wb") as f:
+        f.write(stand_in)
+    assert _read(uri)[1] is not None
+    report, found = _verify(uri)
+    assert found == [("error", "stand-in-file")]
+    f = report.findings[0]
+    assert f.source.endswith(file) and f.message.startswith(f"{file} is {named}")
+
+
+# Dropping these from the bounding set makes root obey file modes (capabilities(7)): a
+# chmod 000 file is then unreadable to it as to anyone else, and to libtiledb.
+_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH, _PR_CAPBSET_DROP = 1, 2, 24
+
+
+def _obey_file_modes() -> None:
+    """(preexec_fn) Run the child without the capabilities that let root read anything."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_unreadable_file(clean):
+    """A data file of mode 000: libtiledb's read fails on it, verify says `unreadable-entry`
+    (as root, both run without the capabilities that ignore file modes)."""
+    import json
+    import subprocess
+    import sys
+
+    uri = clean()
+    target = os.path.join(_fragments(uri)[-1], "a0.tdb")
+    os.chmod(target, 0)
+    preexec = _obey_file_modes if os.geteuid() == 0 else None
+    read = subprocess.run(
+        [sys.executable, "-c", "import sys, tiledb\nwith tiledb.open(sys.argv[1]) as A: A[:]",
+         uri], capture_output=True, text=True, preexec_fn=preexec)
+    assert read.returncode != 0 and "Permission denied" in read.stderr
+    run = subprocess.run([sys.executable, "-m", "arrayscope.explorer.cli", "verify", uri,
+                          "--json"], capture_output=True, text=True, preexec_fn=preexec)
+    assert run.returncode == 1, run.stderr
+    found = json.loads(run.stdout)["findings"]
+    assert [(f["status"], f["code"]) for f in found] == [("error", "unreadable-entry")]
+    assert found[0]["source"].endswith("a0.tdb") and "Permission denied" in found[0]["message"]
+    os.chmod(target, 0o644)
+
+
+def test_split_into_tasks_gives_the_same_findings(clean):
+    """`--workers`: the array-level checks run once, as in one process."""
+    from arrayscope.formats import executors
+
+    uri = clean(sparse=True, dups=True)
+    _consolidate(uri)
+    for vac in glob.glob(os.path.join(uri, "__commits", "*.vac")):
+        os.remove(vac)
+    with open(os.path.join(_fragments(uri)[-1], "a0.tdb"), "ab") as f:
+        f.write(b"\1" * 7)
+    whole = _verify(uri)[0].findings
+    assert sorted(f.code for f in whole) == ["fragment-file-size"] + ["fragment-read-twice"] * 3
+    doc = open_for_verify(uri)
+    try:
+        split = verify_report(doc, executor=executors.InProcess()).findings
+    finally:
+        doc.close()
+    assert split == whole
