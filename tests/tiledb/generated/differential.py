@@ -23,15 +23,7 @@ from .strategies import GenScript
 
 # Failure classes another branch is fixing (issue 30; /work/notes/gen_failures.md): owner,
 # then a pattern every line of the failure matches. Emptied as the fixes land.
-KNOWN: List[Tuple[str, str]] = [
-    ("checks: issue 30 item 2 (order with float dimensions)",
-     r"tile \d+: cell \d+ is before cell \d+ in the array's global order"),
-    ("checks: issue 30 items 1, 3 (tile min/max/sum)",
-     r"tile \d+ of '[^']+': the cells(' minimum| maximum| sum)"),
-    ("checks: issue 30 item 4 (nullable var with RLE/Dictionary)",
-     r"validity tile \d+ has \d+ bytes for 0 cells"),
-    ("faults: issue 30 item 5 (fragments --at on consolidated arrays)", r"fragments --at "),
-]
+KNOWN: List[Tuple[str, str]] = []
 
 
 def known_failure(message: str) -> Optional[str]:
@@ -231,15 +223,17 @@ def fragment_info_at(uri: str, key: Optional[str], at: Optional[int]) -> List[st
     """The fragments `FragmentInfoList` lists at (0, T). libtiledb 2.30's FragmentInfo
     always loads at (0, now) (`set_default_timestamp_range`: "TODO: get the timestamp range
     from the config"), so its answer at T is built from its answer now the way its
-    ArrayDirectory filters at (0, T): a fragment is loaded when its whole range is <= T,
-    and hidden when a consolidated fragment loaded at T covers its range and libtiledb
-    lists it to vacuum (only a fragment a consolidation superseded is)."""
+    ArrayDirectory filters at (0, T): a fragment is loaded when its range lies in [0, T]
+    (dense: `full_overlap_only`) or starts by T (sparse: its cells carry their own
+    timestamps), and hidden when a consolidated fragment loaded at T covers its range and
+    libtiledb lists it to vacuum (only a fragment a consolidation superseded is)."""
     fil = tiledb.FragmentInfoList(uri, ctx=_ctx(key))
     now = [os.path.basename(u) for u in fil.uri]
     gone = [os.path.basename(u.rstrip("/")) for u in fil.to_vacuum]
     if at is None:
         return sorted(now)
-    loaded = [n for n in now + gone if _range(n)[1] <= at]
+    dense = not tiledb.ArraySchema.load(uri, ctx=_ctx(key)).sparse
+    loaded = [n for n in now + gone if _range(n)[1 if dense else 0] <= at]
     out = []
     for n in loaded:
         a, b = _range(n)

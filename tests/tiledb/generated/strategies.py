@@ -31,6 +31,9 @@ class GenScript:
     delete_times: List[int] = field(default_factory=list)
     last_time: int = 0
 
+    def _repr_pretty_(self, p, cycle) -> None:   # hypothesis prints a failing one so
+        p.text(repr(self))
+
     def __repr__(self) -> str:   # what hypothesis prints for a failing example
         return "GenScript(key=%r, write_times=%r, delete_times=%r, text='''\n%s''')" % (
             self.key, self.write_times, self.delete_times, self.text)
@@ -221,7 +224,10 @@ def _attrs(draw, n_min: int, sparse: bool, var_nulls: bool) -> Tuple[List[_Attr]
     n = draw(st.integers(n_min, 3))
     attrs, enums = [], []
     for i in range(n):
-        t = draw(st.sampled_from(ATTR_TYPES))
+        # tiledb-py 0.36 crashes (SIGSEGV) on some dense writes of blobs and var-sized
+        # number lists (object arrays of bytes / arrays): sparse only
+        t = draw(st.sampled_from([t for t in ATTR_TYPES
+                                  if sparse or not (t.endswith("-list") or t == "blob")]))
         a = _Attr(f"a{i}", t)
         if t.endswith("-list"):
             a.dtype, a.var = t[:-5], True
@@ -246,11 +252,6 @@ def _attrs(draw, n_min: int, sparse: bool, var_nulls: bool) -> Tuple[List[_Attr]
                 enums.append(f"tiledb.Enumeration({a.enum!r}, True, "
                              f"np.array({vals!r}, dtype='int16'))")
         attrs.append(a)
-    if not sparse and any(a.dtype == "blob" for a in attrs):
-        # tiledb-py 0.36 crashes (SIGSEGV) writing a dense array with a blob attribute and
-        # two nullable ones: one nullable attribute at most there
-        for a in [a for a in attrs if a.nullable][1:]:
-            a.nullable = False
     return attrs, enums
 
 
