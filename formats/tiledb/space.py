@@ -18,7 +18,7 @@ from ..dataset_fs import fs_of
 from ..filters import RunContext, reverse_chunk
 from ..health import FieldSpace, FragmentSpace, SpaceReport, StageBytes
 from . import data_files, layout
-from .model import ArraySchema, FragmentMetadata
+from .model import ArraySchema, Dimension, FragmentMetadata
 from .rawtile import TileError, chunk_table
 from .snapshot import Snapshot, take
 
@@ -98,8 +98,30 @@ def fragment_fields(snap: Snapshot, name: str, fm: FragmentMetadata) -> List[Fie
             fsp.padding_cells = pad
             fsp.padding_bytes = pad * _cell_bytes(role)
         _measure(fsp, os.path.join(fd.path, fn), fm, role, snap.key)
+        if role.role == "offsets" and fsp.error is None and fm.cell_num and \
+                offsets_in_var_tile(schema, role.obj):
+            # stored as 0-chunk tiles; the reader rebuilds them from the var tile: the
+            # decoded offsets are those it rebuilds, one u64 per cell
+            fsp.decoded = 8 * int(fm.cell_num)
         out.append(fsp)
     return out
+
+
+def offsets_in_var_tile(schema: ArraySchema, obj) -> bool:
+    """Whether libtiledb keeps a var-sized string field's offsets in its var tile (RLE or
+    DICTIONARY anywhere in the field's pipeline; ASCII from format 12 for RLE and 13 for
+    DICTIONARY, UTF-8 from 17): the offsets file then holds 0-chunk tiles
+    (`FilterPipeline::skip_offsets_filtering`)."""
+    from .enums import Datatype, FilterType
+
+    filters = obj.filters or (schema.coords_filters if isinstance(obj, Dimension) else [])
+    types = {f.type for f in filters}
+    v, t = schema.version, obj.datatype
+    rle = FilterType.RLE in types and ((t == Datatype.STRING_ASCII and v >= 12) or
+                                       (t == Datatype.STRING_UTF8 and v >= 17))
+    dic = FilterType.DICTIONARY in types and ((t == Datatype.STRING_ASCII and v >= 13) or
+                                              (t == Datatype.STRING_UTF8 and v >= 17))
+    return bool(getattr(obj, "var", False)) and (rle or dic)
 
 
 def _cell_bytes(role) -> int:
