@@ -71,9 +71,34 @@ def test_generated_many(script):
 
 
 # Shrunk failing scripts, kept as explicit cases (each with the finding it caused).
-REGRESSIONS: list = []
+REGRESSIONS = [
+    # forward check: an empty var tile after NOOP, then a checksum (0 data parts, not 1)
+    GenScript(key=None, write_times=[1], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 1), tile=1, dtype='int8'), ctx=ctx)
+attrs = [tiledb.Attr('a0', dtype=bytes, var=True, filters=[tiledb.NoOpFilter(), tiledb.ChecksumMD5Filter()])]
+schema = tiledb.ArraySchema(domain=dom, sparse=False, attrs=attrs, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
+    A[0:1] = {'a0': (np.array([b''], dtype=object)).reshape((1,))}
+"""),
+    # stats: RLE ascii offsets are rebuilt from the var tile (one u64 per cell)
+    GenScript(key=None, write_times=[1], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 8), tile=3, dtype='int16'), ctx=ctx)
+attrs = [tiledb.Attr('a0', dtype='ascii', var=True, filters=[tiledb.RleFilter()])]
+schema = tiledb.ArraySchema(domain=dom, sparse=False, attrs=attrs, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
+    A[1:8] = {'a0': np.array(['a', 'bb', 'bb', '', 'ccc', 'a', 'a'], dtype=object)}
+"""),
+]
 
 
-@pytest.mark.parametrize("script", REGRESSIONS, ids=lambda s: s.text.splitlines()[-1][:40])
+@pytest.mark.parametrize("script", REGRESSIONS, ids=["empty-tile-noop-md5", "rle-offsets-stats"])
 def test_regression(script):
     run_one(script, known=False)
