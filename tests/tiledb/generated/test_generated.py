@@ -45,7 +45,6 @@ def run_one(script: GenScript, cli_verify: bool = False, known: bool = True) -> 
         shutil.rmtree(d, ignore_errors=True)
 
 
-@pytest.mark.slow   # until its 200 examples are seen to pass (work in progress)
 @settings(max_examples=200, derandomize=True, database=None, **_SETTINGS)
 @given(scripts())
 def test_generated(script):
