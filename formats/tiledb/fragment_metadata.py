@@ -127,7 +127,8 @@ def _schema_gone(document, ctx, name: Optional[str]) -> Optional[str]:
         return None
     from ..dataset_fs import fs_of
 
-    path = os.path.join(array.path, layout.SCHEMA_DIR, name)
+    path = os.path.join(array.path, name) if name == layout.LEGACY_SCHEMA_FILE else \
+        os.path.join(array.path, layout.SCHEMA_DIR, name)
     try:
         present = fs_of(document, path).stat(path).kind != MISSING
     except OSError:
