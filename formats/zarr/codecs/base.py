@@ -100,7 +100,7 @@ def register(cls: C) -> C:
 # Object codecs (numcodecs' pickle, msgpack, ...): named, their bytes never unpickled or
 # evaluated; vlen-* are decoded by vlen.py as the array->bytes step, not as a stage.
 OBJECT_CODECS = {"pickle", "msgpack2", "json2", "vlen-utf8", "vlen-bytes", "vlen-array",
-                 "json", "msgpack", "categorize"}
+                 "json", "msgpack"}
 
 
 class Undecodable(Codec):
