@@ -42,6 +42,7 @@ STRUCTS = [
 # test_zarr_versions): v2 gets STRUCTS[:3], v3 every struct but the big-endian one.
 V2_STRUCTS, V3_STRUCTS = (0, 1, 2), (0, 2, 3)
 BLOSC_CNAMES = ["lz4", "lz4hc", "blosclz", "zstd", "zlib"]
+WORDS = ["", "a", "zé", "日本", "hello", "x" * 9]
 
 
 @dataclass
@@ -115,6 +116,10 @@ def _v2_filters(draw, dt: np.dtype) -> list:
     out = []
     if dt.kind == "b" and dt.names is None and draw(st.booleans()):
         out.append(numcodecs.PackBits())
+    if dt.kind == "U" and dt.names is None and draw(st.booleans()):
+        n = dt.itemsize // 4   # labels of the words _tame draws; the others read as ''
+        labels = sorted({w[:n] for w in WORDS if w[:n]})[: draw(st.integers(1, 4))]
+        out.append(numcodecs.Categorize(labels=labels, dtype=dt.str))
     if _numeric(dt) and draw(st.booleans()):
         k = draw(st.sampled_from(["delta", "scale", "quantize", "astype", "bitround"]))
         le = dt.newbyteorder("<").str if dt.itemsize > 1 else dt.str
@@ -130,9 +135,37 @@ def _v2_filters(draw, dt: np.dtype) -> list:
             out.append(numcodecs.AsType(encode_dtype=dt.str, decode_dtype=dt.str))
         elif k == "bitround" and dt.kind == "f" and dt.itemsize >= 4 and dt.byteorder != ">":
             out.append(numcodecs.BitRound(keepbits=draw(st.integers(0, 10))))
-    if dt.itemsize > 1 and draw(st.booleans()):
-        out.append(numcodecs.Shuffle(elementsize=dt.itemsize))
+    size = dt.itemsize   # a shuffle's elements: what the filter before it gives
+    if out and isinstance(out[-1], (numcodecs.Categorize, numcodecs.FixedScaleOffset)):
+        size = out[-1].astype.itemsize
+    if size > 1 and draw(st.booleans()):
+        out.append(numcodecs.Shuffle(elementsize=size))
+    if draw(st.integers(0, 3)) == 0:
+        out.append(draw(st.sampled_from([numcodecs.CRC32(), numcodecs.Adler32(),
+                                         numcodecs.Fletcher32(), numcodecs.JenkinsLookup3()])))
     return out
+
+
+@st.composite
+def _v3_filters(draw, dt: np.dtype) -> list:
+    """numcodecs filters as v3 array->array codecs (zarr.codecs.numcodecs), on
+    little-endian types (zarr 3.1 reads them wrong under a big-endian bytes codec)."""
+    from zarr.codecs import numcodecs as N
+    if dt.names or (dt.byteorder == ">" and dt.itemsize > 1) or not draw(st.booleans()):
+        return []
+    if dt.kind == "b":
+        return [N.PackBits()]
+    if dt.kind in "iu":
+        return [draw(st.sampled_from([N.Delta(dtype=dt.str),
+                                      N.AsType(encode_dtype=dt.str, decode_dtype=dt.str)]))]
+    if dt.kind == "f" and dt.itemsize >= 4:
+        return [draw(st.sampled_from([
+            N.FixedScaleOffset(offset=draw(st.sampled_from([0, 3.5])), scale=10, dtype=dt.str,
+                               astype="<i8"),
+            N.Quantize(digits=draw(st.integers(1, 5)), dtype=dt.str),
+            N.BitRound(keepbits=draw(st.integers(1, 12))),
+            N.Delta(dtype=dt.str)]))]
+    return []
 
 
 @st.composite
@@ -162,9 +195,18 @@ def _v2_compressor(draw):
 @st.composite
 def _v3_codecs(draw, dt: np.dtype):
     from zarr.codecs import BloscCodec, Crc32cCodec, GzipCodec, ZstdCodec
-    k = draw(st.sampled_from(["none", "blosc", "zstd", "gzip", "crc"]))
+    from zarr.codecs import numcodecs as N
+    k = draw(st.sampled_from(["none", "blosc", "zstd", "gzip", "crc", "numcodecs"]))
     if k == "none":
         return []
+    if k == "numcodecs":
+        out = [N.Shuffle(elementsize=dt.itemsize)] if dt.itemsize > 1 and draw(st.booleans()) \
+            else []
+        return out + [draw(st.sampled_from([N.Zlib(level=1), N.BZ2(level=2), N.LZ4(), N.LZMA(),
+                                            N.Zstd(level=1), N.GZip(level=1),
+                                            N.Blosc(cname="lz4", clevel=3, shuffle=2),
+                                            N.CRC32(), N.Adler32(), N.Fletcher32(),
+                                            N.JenkinsLookup3()]))]
     if k == "blosc":
         return [BloscCodec(cname=draw(st.sampled_from(BLOSC_CNAMES)), clevel=draw(st.integers(0, 9)),
                            shuffle=draw(st.sampled_from(["noshuffle", "shuffle", "bitshuffle"])),
@@ -190,6 +232,7 @@ def array_spec(draw, name: str, fmt: int) -> ArraySpec:
         spec.compressor = draw(_v2_compressor())
     else:
         spec.compressor = draw(_v3_codecs(dt))
+        spec.filters = draw(_v3_filters(dt))
         if ndim and not dt.names and draw(st.booleans()):   # zarr 3.1 cannot shard structs
             spec.shards = tuple(c * draw(st.integers(1, 3)) for c in chunks)
     if ndim and draw(st.integers(0, 3)) == 0:
@@ -242,7 +285,7 @@ def _tame(a: np.ndarray, rng) -> None:
             flat[idx][: lens[idx]] = rng.choice(letters, lens[idx])
         a[...] = flat.view(dt).reshape(a.shape)
     elif k == "U":
-        words = np.array(["", "a", "zé", "日本", "hello", "x" * 9], dtype="<U9")
+        words = np.array(WORDS, dtype="<U9")
         a[...] = np.array([w[: dt.itemsize // 4] for w in rng.choice(words, a.size)],
                           dtype=dt.newbyteorder("=")).reshape(a.shape)
     elif k in "Mm":
@@ -260,6 +303,8 @@ def write_array(group, spec: ArraySpec) -> np.ndarray:
         kw["order"] = spec.order
     else:
         kw["compressors"] = spec.compressor
+        if spec.filters:
+            kw["filters"] = spec.filters
         if spec.shards:
             kw["shards"] = spec.shards
     with warnings.catch_warnings():
