@@ -22,7 +22,7 @@ import zarr
 from hypothesis import strategies as st
 
 from arrayscope import formats
-from arrayscope.formats.verify import verify
+from arrayscope.formats.verify import open_for_verify, verify_report
 from arrayscope.formats.zarr import PLUGIN
 
 INTS = ["|i1", "|u1", "<i2", ">i2", "<u2", "<i4", ">i4", "<u4", "<i8", ">i8", "<u8", ">u8"]
@@ -380,12 +380,17 @@ def _le_bytes(a: np.ndarray) -> bytes:
 
 def check_store(path: str, truth: Dict[str, np.ndarray]) -> None:
     truth = {k: np.asarray(v) for k, v in truth.items()}   # a 0-d read is a scalar
+    vdoc = open_for_verify(path)   # as `arrayscope verify` opens it
+    try:
+        rep = verify_report(vdoc)
+        found = [(f.status, f.code, f.node, f.message) for f in rep.findings
+                 if f.status in ("error", "warning")]
+        assert found == [] and rep.exit_code() == 0, (rep.exit_code(), found)
+    finally:
+        vdoc.close()
     doc = formats.open(path)
     try:
         assert doc.format == "zarr"
-        found = [(f.status, f.code, f.node, f.message) for f in verify(doc)
-                 if f.status in ("error", "warning")]
-        assert found == [], found
         names = set(PLUGIN.field_names(doc))
         for rel, want in truth.items():
             meta = doc.model.arrays[rel]
