@@ -329,7 +329,10 @@ class Blosc(Codec):
                 e.status = "marked"
             raise
         ts = hg.find("typesize")
-        if ts is not None and spec.itemsize and ts.value not in (spec.itemsize, 1) \
+        # the element size the codec saw, or the typesize its configuration declares (zarr
+        # 3.1's v3 BloscCodec keeps the array's, whatever a filter before it made)
+        if ts is not None and spec.itemsize and \
+                ts.value not in (spec.itemsize, 1, spec.config.get("typesize")) \
                 and (lay.flags & 0x05):
             ts.mark("warning", f"typesize {ts.value} is neither the record size "
                                f"{spec.itemsize} nor 1: the shuffle groups bytes across fields")

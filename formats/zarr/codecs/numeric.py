@@ -59,6 +59,9 @@ class _Cast(Codec):
         dt = _dtype(spec, self.decoded_key)
         return _dtype(spec, self.encoded_key, spec.config.get(self.decoded_key)), dt
 
+    def encoded_itemsize(self, spec, itemsize):
+        return self.types(spec)[0].itemsize
+
     def convert(self, spec, enc: np.ndarray, dt: np.dtype) -> np.ndarray:
         with np.errstate(all="ignore"):
             return enc.astype(dt)
@@ -118,6 +121,9 @@ class PackBits(Codec):
     """`u8 padding bits | packed bits` (numpy.packbits, big bit order)."""
 
     names = ("packbits",)
+
+    def encoded_itemsize(self, spec, itemsize):
+        return 1
 
     def decode(self, spec, data, limit):
         if not data:
