@@ -314,7 +314,9 @@ def lost_chunk_keys(fs: DatasetFS, folder: str) -> List[str]:
                 return []
             if e.is_dir:
                 stack.append(e.path)
-            elif e.is_file:
+            elif not e.is_file:
+                return []   # a link out, a FIFO...: the group lists it as it is
+            else:
                 key = os.path.relpath(e.path, folder).replace(os.sep, "/")
                 if not _CHUNK_KEY.match(key):
                     return []
@@ -360,7 +362,11 @@ def lost_array_node(document, folder: str, keys: List[str], encoding: Optional[s
         node.add(json_file(document, attrs, D_ATTRS)[0])
     for key in keys[:MAX_LOST_SCAN]:
         full = os.path.join(folder, *key.split("/"))
-        src = document.open_source(full)
+        try:
+            src = document.open_source(full)
+        except OSError as e:
+            node.add(Node(key, "file", rel, 0, 0).mark(ERROR, f"cannot be read: {e}"))
+            continue
         f = Node(key, "file", src, 0, src.size)
         if src.size:
             c = Node("chunk data", "payload", src, 0, src.size,

@@ -30,6 +30,7 @@ FLOATS = ["<f2", "<f4", ">f4", "<f8", ">f8"]
 COMPLEX = ["<c8", ">c8", "<c16"]
 TEXT = ["|S1", "|S5", "|S12", "<U1", "<U4", ">U3", "<U9"]
 TIMES = ["<M8[s]", "<M8[ns]", ">M8[D]", "<m8[ms]", "<m8[us]", ">m8[s]"]
+RAW = ["|V1", "|V4"]
 STRUCTS = [
     [("a", "<i4"), ("b", "|S3")],
     [("x", ">f8"), ("flag", "|b1"), ("name", "<U2")],
@@ -71,7 +72,7 @@ class ArraySpec:
 # ---- strategies ----------------------------------------------------------------------------
 def _dtypes(fmt: int) -> st.SearchStrategy:
     structs = [STRUCTS[i] for i in (V2_STRUCTS if fmt == 2 else V3_STRUCTS)]
-    return st.one_of(st.sampled_from(INTS + FLOATS + COMPLEX + TEXT + TIMES + ["|b1"]),
+    return st.one_of(st.sampled_from(INTS + FLOATS + COMPLEX + TEXT + TIMES + RAW + ["|b1"]),
                      st.sampled_from(structs)).map(np.dtype)
 
 
@@ -104,6 +105,8 @@ def _fill(draw, dt: np.dtype, fmt: int):
         return np.array(draw(st.sampled_from([0, 7, -3])), dtype=dt.newbyteorder("="))[()]
     if k == "S":
         return b"ab"[: dt.itemsize]
+    if k == "V":
+        return bytes(range(1, dt.itemsize + 1))
     return "zé"[: dt.itemsize // 4]
 
 
