@@ -136,11 +136,15 @@ def _v2_filters(draw, dt: np.dtype) -> list:
             out.append(numcodecs.Quantize(digits=draw(st.integers(1, 6)), dtype=le))
         elif k == "astype" and dt.kind in "iu":
             out.append(numcodecs.AsType(encode_dtype=dt.str, decode_dtype=dt.str))
+        elif k == "astype" and dt.str == "<f8":   # stored narrower: lossy, read back widened
+            out.append(numcodecs.AsType(encode_dtype="<f4", decode_dtype="<f8"))
         elif k == "bitround" and dt.kind == "f" and dt.itemsize >= 4 and dt.byteorder != ">":
             out.append(numcodecs.BitRound(keepbits=draw(st.integers(0, 10))))
     size = dt.itemsize   # a shuffle's elements: what the filter before it gives
     if out and isinstance(out[-1], (numcodecs.Categorize, numcodecs.FixedScaleOffset)):
         size = out[-1].astype.itemsize
+    elif out and isinstance(out[-1], numcodecs.AsType):
+        size = out[-1].encode_dtype.itemsize
     if size > 1 and draw(st.booleans()):
         out.append(numcodecs.Shuffle(elementsize=size))
     if draw(st.integers(0, 3)) == 0:
