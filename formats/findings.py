@@ -78,6 +78,14 @@ ZARR_OUTSIDE_GRID = "zarr-chunk-outside-grid"      # a chunk key beyond the arra
 ZARR_SHARD_INDEX = "zarr-shard-index"              # a shard index short, failing its crc32c, or
                                                    # with entries outside the shard / overlapping
 ZARR_SHARD_UNREFERENCED = "zarr-shard-unreferenced"  # shard bytes no index entry points to
+ZARR_TRAILING = "zarr-trailing-bytes"            # bytes after a codec frame's declared end
+                                                   # (readers ignore them: the values are right)
+ZARR_KEY_SEPARATOR = "zarr-key-separator"         # chunk files spelled with the other
+                                                   # dimension separator: readers never find them
+ZARR_LOST_METADATA = "zarr-array-metadata-missing"  # a folder of chunk files in a group with no
+                                                   # .zarray / zarr.json: readers skip the array
+ZARR_CONSOLIDATED = "zarr-consolidated-mismatch"  # consolidated metadata that says otherwise
+                                                   # than the array's own metadata
 
 
 @dataclass(frozen=True)

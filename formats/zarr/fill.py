@@ -107,18 +107,25 @@ def _assign(arr, st: Struct, obj) -> None:
 def encode(value, rt: RecordType) -> Tuple[bytes, Optional[str]]:
     """(packed fill record, a note or None). Raises FillError when `value` cannot be one."""
     n = rt.itemsize
-    if value is None:
-        return bytes(n), ("fill_value is null: no fill value was given; absent records are "
-                          "shown as zero bytes")
     dt = rt.numpy_dtype()
     arr = np.zeros((), dtype=dt)
     first = rt.root.members[0] if rt.root.members else None
+    if value is None:
+        # readers differ here: zarr-python 2.18 gives zero bytes, 3.1 its dtype's default
+        # (NaT for datetimes, 0 cast into a struct's fields: text '0'); zeros are shown
+        return bytes(n), ("fill_value is null: no fill value was given; absent records are "
+                          "shown as zero bytes (zarr-python 3.1 reads NaT for a datetime and "
+                          "'0' in a struct's text fields)")
     if isinstance(value, str) and (rt.is_struct or isinstance(first, Field)
                                    and first.base.kind in "SV"):
         try:
             raw = base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError) as e:
             raise FillError(f"fill_value is not base64 ({e})")
+        if len(raw) < n and not rt.is_struct and first.base.kind == "S":
+            # fixed bytes are NUL-padded (numpy's `S`, as zarr reads it): zarr 3.1 writes the
+            # default fill of `S5` as "" and b"ab" as "YWI="
+            return raw + bytes(n - len(raw)), None
         if len(raw) != n:
             raise FillError(f"fill_value decodes to {len(raw)} bytes; a record has {n}")
         return raw, None

@@ -238,7 +238,9 @@ def _common_shape(meta: ArrayMeta, v: dict, shape_node, chunks, chunks_node) -> 
         _fail(meta, chunks_node, f"a chunk of {math.prod(chunks)} records is not plausible")
 
 
-def _codec_spec(meta: ArrayMeta, conf, node: Optional[Node], v3: bool) -> Optional[CodecSpec]:
+def _codec_spec(meta: ArrayMeta, conf, node: Optional[Node], v3: bool,
+                itemsize: int = 0) -> Optional[CodecSpec]:
+    """`itemsize`: the element size of the stage the codec reads (0: the record's)."""
     if v3 and isinstance(conf, str):
         conf = {"name": conf}
     key = "name" if v3 else "id"
@@ -253,13 +255,21 @@ def _codec_spec(meta: ArrayMeta, conf, node: Optional[Node], v3: bool) -> Option
         return None
     if node is not None:
         node.doc = D_CODEC
-    spec = CodecSpec(name, cfg, node, written, meta.itemsize or 1)
+    spec = CodecSpec(name, cfg, node, written, itemsize or meta.itemsize or 1)
     from .codecs import known
     if not known(name) and node is not None:
         what = "an object codec: its bytes are named, never unpickled or evaluated" \
             if name in OBJECT_CODECS else "not known to arrayscope: chunks stay undecoded"
         node.mark(WARNING, f"codec {written!r} is {what}")
     return spec
+
+
+def _encoded_itemsize(spec: CodecSpec, size: int) -> int:
+    from .codecs import CodecError, get
+    try:
+        return get(spec.name).encoded_itemsize(spec, size)
+    except CodecError:   # a bad configuration: reported where the chunk is decoded
+        return size
 
 
 # ---- v2 -----------------------------------------------------------------------------------
@@ -310,15 +320,17 @@ def from_zarray(path: str, jd: JsonDoc) -> ArrayMeta:
     else:
         _record_type(meta, lambda: from_v2(v["dtype"], value_node(dnode)), dnode)
         _fill(meta, v.get("fill_value"), member(root, "fill_value"))
+    size = meta.itemsize or 1   # the elements each codec sees: a filter may change them
     for i, f in enumerate(filters or []):
         if i == vlen_at:
             continue   # the object codec turns the items into bytes: decoded by vlen.py
-        spec = _codec_spec(meta, f, element(value_node(fnode), i), False)
+        spec = _codec_spec(meta, f, element(value_node(fnode), i), False, size)
         if spec:
             meta.codecs.append(spec)
+            size = _encoded_itemsize(spec, size)
     comp = v.get("compressor")
     if comp is not None:
-        spec = _codec_spec(meta, comp, member(root, "compressor"), False)
+        spec = _codec_spec(meta, comp, member(root, "compressor"), False, size)
         if spec:
             meta.codecs.append(spec)
     return meta
@@ -332,6 +344,10 @@ def _cname(c) -> Optional[str]:
     n = c if isinstance(c, str) else c.get("name") if isinstance(c, dict) else None
     return n if isinstance(n, str) else None
 ARRAY_TO_BYTES = {"bytes", "sharding_indexed", "vlen-utf8", "vlen-bytes"}
+# numcodecs filters zarr-python 3 writes as v3 array->array codecs (zarr.codecs.numcodecs):
+# each keeps the element count, decoded like its v2 filter from the bytes of its encoded type
+NUMCODECS_ARRAY_TO_ARRAY = {f"numcodecs.{n}" for n in ("delta", "fixedscaleoffset", "quantize",
+                                                        "astype", "bitround", "packbits")}
 
 
 def from_zarr_json(path: str, jd: JsonDoc) -> ArrayMeta:
@@ -444,9 +460,17 @@ def _v3_chain(meta: ArrayMeta, codecs, cnode: Optional[Node], v: dict, dnode: Op
         if meta.rtype is not None and endian is None and has_multibyte(meta.rtype) and ab_node:
             ab_node.message = ("no configuration.endian: multi-byte fields are read "
                                "little-endian (the struct extension's default)")
+    numeric: List[CodecSpec] = []   # numcodecs array->array codecs, in list order
+    size = meta.itemsize or 1        # the elements each codec sees: a filter may change them
     for i, c in enumerate(codecs[:ab_index]):
         n = element(value_node(cnode), i)
         name = _cname(c)
+        if name in NUMCODECS_ARRAY_TO_ARRAY:
+            spec = _codec_spec(meta, c, n, True, size)
+            if spec is not None:
+                numeric.append(spec)
+                size = _encoded_itemsize(spec, size)
+            continue
         if name != "transpose":
             _unsupported(meta, n, f"array->array codec {name!r} is not supported by arrayscope")
             continue
@@ -466,8 +490,16 @@ def _v3_chain(meta: ArrayMeta, codecs, cnode: Optional[Node], v: dict, dnode: Op
         if n is not None:
             n.doc = doc("transpose: chunks are stored with their axes in this order",
                         spec="zarr v3 transpose codec")
+    if numeric and meta.endian == "big" and meta.itemsize > 1:
+        # zarr-python 3.1 hands these codecs the big-endian bytes as their own (little-endian)
+        # type and reads wrong values back: no reading to agree with
+        _unsupported(meta, ab_node, "numcodecs array->array codecs under a big-endian bytes "
+                                    "codec are not supported by arrayscope")
+    # they run before `bytes` on write, so after the bytes->bytes codecs on read: first in
+    # meta.codecs, which is reversed to decode
+    meta.codecs[:0] = numeric
     for i, c in enumerate(codecs[ab_index + 1:], start=ab_index + 1):
-        spec = _codec_spec(meta, c, element(value_node(cnode), i), True)
+        spec = _codec_spec(meta, c, element(value_node(cnode), i), True, size)
         if spec:
             meta.codecs.append(spec)
     return True

@@ -1,19 +1,22 @@
 """Directories: a Zarr array (metadata, chunk files, absent chunks) and groups of arrays."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+import re
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .. import jsontree, progress
 from ..context import FormatContext
 from ..dataset_fs import DatasetFS, entry_node, fs_of
 from ..fielddoc import doc
-from ..findings import ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
+from ..findings import ZARR_KEY_SEPARATOR, ZARR_LOST_METADATA, ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
 from ..node import ERROR, WARNING, LazyChildren, Node
 from ..plain import file_node
 from ..plugin import Detection
+from . import consolidated
 from .chunk import chunk_file_node
 from .meta import D_ATTRS, D_ZGROUP, ArrayMeta, from_zarr_json, from_zarray
 from .records import RecordView
@@ -261,6 +264,10 @@ def group_dir_node(document, path: str, model: ZarrModel) -> Node:
         if entry.is_dir:
             if node_kind(full, fs) is not None:
                 node.add(open_any(document, full, model))
+                continue
+            keys = lost_chunk_keys(fs, full)
+            if keys:
+                node.add(lost_array_node(document, full, keys, anndata_encoding(fs, path)))
             else:
                 node.add(group_dir_node(document, full, model))
         elif not entry.is_file:
@@ -270,6 +277,8 @@ def group_dir_node(document, path: str, model: ZarrModel) -> Node:
                 d = {".zgroup": D_ZGROUP, ".zattrs": D_ATTRS, "zarr.json": D_ZARR_JSON}.get(name, D_ZMETA)
                 n, jd = json_file(document, full, d)
                 node.add(n)
+                if name in (".zmetadata", "zarr.json"):
+                    consolidated.check(fs, path, name, n, jd)
                 if name == "zarr.json" and jd.ok and isinstance(jd.value, dict):
                     node.display = f"zarr v{jd.value.get('zarr_format')} group"
                     nt = jsontree.member(n, "node_type")
@@ -281,11 +290,109 @@ def group_dir_node(document, path: str, model: ZarrModel) -> Node:
     return node
 
 
+# A chunk key of either format and separator: '0', '1.2', '1/2', 'c', 'c/1/2', 'c.1.2'.
+_CHUNK_KEY = re.compile(r"(?:c|[0-9]+)(?:[./][0-9]+)*\Z")
+MAX_LOST_SCAN = 10_000
+
+
+def lost_chunk_keys(fs: DatasetFS, folder: str) -> List[str]:
+    """The chunk keys of a folder in a group that has no metadata of its own but holds only
+    files named like chunk keys (an array whose .zarray / zarr.json was lost: zarr and
+    anndata skip it); [] when it is anything else."""
+    keys: List[str] = []
+    stack = [folder]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = fs.list(d)
+        except OSError:
+            return []
+        for e in entries:
+            if e.name == ".zattrs" and d == folder:
+                continue   # attributes outlive the metadata (anndata's encoding-type)
+            if e.name in METADATA_NAMES:
+                return []
+            if e.is_dir:
+                stack.append(e.path)
+            elif not e.is_file:
+                return []   # a link out, a FIFO...: the group lists it as it is
+            else:
+                key = os.path.relpath(e.path, folder).replace(os.sep, "/")
+                if not _CHUNK_KEY.match(key):
+                    return []
+                keys.append(key)
+            if len(keys) > MAX_LOST_SCAN:
+                return keys
+    return sorted(keys)
+
+
+def anndata_encoding(fs: DatasetFS, group: str) -> Optional[str]:
+    """The group's anndata `encoding-type` attribute (v2 .zattrs or v3 zarr.json
+    attributes), None when it has none."""
+    import json
+    for name, pick in ((".zattrs", lambda v: v), ("zarr.json", lambda v: v.get("attributes"))):
+        p = os.path.join(group, name)
+        if not fs.stat(p).is_file:
+            continue
+        try:
+            text, over = fs.read_bytes(p, jsontree.MAX_DOCUMENT_BYTES)
+            v = json.loads(text) if not over else None
+        except (OSError, ValueError, RecursionError):
+            continue
+        attrs = pick(v) if isinstance(v, dict) else None
+        if isinstance(attrs, dict) and isinstance(attrs.get("encoding-type"), str):
+            return attrs["encoding-type"]
+    return None
+
+
+def lost_array_node(document, folder: str, keys: List[str], encoding: Optional[str]) -> Node:
+    """A folder of chunk files with no array metadata: an error on the folder, its files
+    shown as the chunks they are (they cannot be decoded without the metadata)."""
+    rel = document.relname(folder)
+    node = Node(os.path.basename(folder.rstrip(os.sep)), "dir", rel, 0, 0)
+    who = (f"anndata (this group's encoding-type is {encoding!r}) and zarr skip the element "
+           f"without a word" if encoding else "zarr does not see an array here")
+    shown = ", ".join(repr(k) for k in keys[:4]) + (", ..." if len(keys) > 4 else "")
+    node.mark(ERROR, f"{rel}: {len(keys)} chunk file(s) ({shown}) and no .zarray or zarr.json: "
+                     f"the array's metadata is missing, so {who}")
+    node.code = ZARR_LOST_METADATA
+    node.display = "array without metadata"
+    attrs = os.path.join(folder, ".zattrs")
+    if document.fs.stat(attrs).is_file:
+        node.add(json_file(document, attrs, D_ATTRS)[0])
+    for key in keys[:MAX_LOST_SCAN]:
+        full = os.path.join(folder, *key.split("/"))
+        try:
+            src = document.open_source(full)
+        except OSError as e:
+            node.add(Node(key, "file", rel, 0, 0).mark(ERROR, f"cannot be read: {e}"))
+            continue
+        f = Node(key, "file", src, 0, src.size)
+        if src.size:
+            c = Node("chunk data", "payload", src, 0, src.size,
+                     display="undecodable: the array's metadata is missing")
+            f.add(c)
+        node.add(f)
+    return node
+
+
 def stray_file_node(document, meta: Optional[ArrayMeta], path: str, key: str) -> Node:
     """A file in an array directory that is no chunk of it: a key outside the chunk grid
     (zarr ignores it: stale after a shrink, or misplaced) or a name no key spells."""
     outside = meta.parse_key(key) if meta is not None and meta.usable and \
         (meta.chunks or meta.ndim == 0) else None
+    other = other_separator_coords(meta, key) if outside is None else None
+    if meta is not None and other is not None:
+        sep = meta.separator
+        what = "dimension_separator" if meta.zarr_format == 2 else "chunk_key_encoding separator"
+        message = (f"chunk key {key!r} spells chunk {list(other)} with the separator "
+                   f"{'/' if sep == '.' else '.'!r}; the array's {what} is {sep!r}, so zarr "
+                   f"looks for {meta.key(other)!r} and never reads this file: the chunk reads "
+                   f"as the fill value")
+        node = file_node(document, path, message)
+        target = node.children[0] if node.child_count() else node
+        target.status, target.message, target.code = ERROR, message, ZARR_KEY_SEPARATOR
+        return node
     if meta is not None and outside is not None:
         code = ZARR_OUTSIDE_GRID
         message = (f"chunk key {key!r} is outside the chunk grid {list(meta.grid)} (array "
@@ -298,6 +405,15 @@ def stray_file_node(document, meta: Optional[ArrayMeta], path: str, key: str) ->
     target = node.children[0] if node.child_count() else node
     target.status, target.message, target.code = WARNING, message, code
     return node
+
+
+def other_separator_coords(meta: Optional[ArrayMeta], key: str) -> Optional[Tuple[int, ...]]:
+    """The grid coordinates `key` spells with the other separator ('.' for '/', '/' for
+    '.'), None when it spells none: a chunk written under the other dimension_separator."""
+    if meta is None or not meta.usable or not meta.chunks:
+        return None
+    swapped = dataclasses.replace(meta, separator="/" if meta.separator == "." else ".")
+    return swapped.coords_of(key)
 
 
 def open_any(document, path: str, model: ZarrModel) -> Node:

@@ -76,6 +76,11 @@ class Codec:
     def decode(self, spec: CodecSpec, data: bytes, limit: int) -> bytes:  # pragma: no cover
         raise CodecError(f"decoding {spec.label} is not supported")
 
+    def encoded_itemsize(self, spec: CodecSpec, itemsize: int) -> int:
+        """The element size of what this codec writes, given that of what it reads (a filter
+        that changes the type changes it: the codec after it sees the new elements)."""
+        return itemsize
+
     def encode(self, spec: CodecSpec, data: bytes) -> bytes:
         """The stage bytes `decode` reverses (optional: tests and forward checks use it)."""
         raise CodecError(f"encoding {spec.label} is not supported", status="warning")
@@ -100,7 +105,7 @@ def register(cls: C) -> C:
 # Object codecs (numcodecs' pickle, msgpack, ...): named, their bytes never unpickled or
 # evaluated; vlen-* are decoded by vlen.py as the array->bytes step, not as a stage.
 OBJECT_CODECS = {"pickle", "msgpack2", "json2", "vlen-utf8", "vlen-bytes", "vlen-array",
-                 "json", "msgpack", "categorize"}
+                 "json", "msgpack"}
 
 
 class Undecodable(Codec):

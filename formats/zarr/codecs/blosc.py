@@ -23,6 +23,7 @@ import numpy as np
 from ...cursor import Cursor
 from ...fielddoc import doc
 from ...filters.bits import bitunshuffle_whole_blocks, byteunshuffle_rows
+from ...findings import ZARR_TRAILING
 from ...node import ERROR, Node
 from . import blosclz
 from .base import Codec, CodecError, CodecSpec, register
@@ -115,8 +116,11 @@ def layout(data: bytes, limit: int) -> Layout:
                          f"chunk can hold", 4)
     if lay.nbytes and lay.blocksize == 0:
         raise CodecError("blosc: blocksize is 0", 8)
-    if lay.cbytes != len(data):
+    if lay.cbytes > len(data) or lay.cbytes < HEADER:
         raise CodecError(f"blosc: cbytes says {lay.cbytes} bytes, the frame has {len(data)}", 12)
+    # bytes after cbytes are no part of the frame: c-blosc (and so zarr) reads the frame and
+    # ignores them; `frame` names them with a warning
+    data = data[:lay.cbytes]
     if lay.memcpyed:
         if HEADER + lay.nbytes > len(data):
             raise CodecError(f"blosc: memcpyed data needs {lay.nbytes} bytes after the header, "
@@ -325,7 +329,10 @@ class Blosc(Codec):
                 e.status = "marked"
             raise
         ts = hg.find("typesize")
-        if ts is not None and spec.itemsize and ts.value not in (spec.itemsize, 1) \
+        # the element size the codec saw, or the typesize its configuration declares (zarr
+        # 3.1's v3 BloscCodec keeps the array's, whatever a filter before it made)
+        if ts is not None and spec.itemsize and \
+                ts.value not in (spec.itemsize, 1, spec.config.get("typesize")) \
                 and (lay.flags & 0x05):
             ts.mark("warning", f"typesize {ts.value} is neither the record size "
                                f"{spec.itemsize} nor 1: the shuffle groups bytes across fields")
@@ -352,6 +359,14 @@ class Blosc(Codec):
                         "warning", "bytes between blocks that no bstart points to")
                 g = cur.group(f"Block {blk.index + 1}", streams, size=end - blk.start, kind="chunk")
                 g.display = f"{blk.nbytes} B in {len(blk.streams)} stream(s)"
+        if lay.cbytes < len(data):
+            if cur.pos < base + lay.cbytes:
+                cur.raw("gap", base + lay.cbytes - cur.pos).mark(
+                    "warning", "bytes inside the frame that no block uses")
+            t = cur.raw("Trailing bytes", len(data) - lay.cbytes)
+            t.mark("warning", f"{len(data) - lay.cbytes} bytes after the blosc frame's end "
+                              f"(cbytes {lay.cbytes}): no part of it; readers ignore them")
+            t.code = ZARR_TRAILING
         return lay, base
 
     def finish(self, spec: CodecSpec, data: bytes, state, limit: int) -> bytes:

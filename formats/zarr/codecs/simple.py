@@ -211,6 +211,9 @@ class Delta(Codec):
             raise CodecError(f"delta: {key} {text!r} is not an integer or float type")
         return dt
 
+    def encoded_itemsize(self, spec, itemsize):
+        return self._dtype(spec, "astype", spec.config.get("dtype")).itemsize
+
     def decode(self, spec, data, limit):
         dt = self._dtype(spec, "dtype")
         at = self._dtype(spec, "astype", spec.config.get("dtype"))
