@@ -85,8 +85,10 @@ class Finding:
 
     def line(self) -> str:
         """`source:offset: message` (warnings and infos say so), as `verify` prints it."""
+        from .printable import printable  # names come from the dataset: escaped
+
         prefix = "" if self.status == "error" else f"{self.status}: "
-        return f"{self.source}:{self.offset}: {prefix}{self.message}"
+        return printable(f"{self.source}:{self.offset}: {prefix}{self.message}")
 
 
 def default_code(status: str, code: Optional[str]) -> str:
