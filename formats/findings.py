@@ -57,6 +57,7 @@ FILE_MISSING = "fragment-file-missing"       # a file the fragment metadata size
 FILE_SIZE = "fragment-file-size"             # a data file's size vs the footer
 # SCDL
 SCDL_ROW_POINTERS = "scdl-row-pointers"     # row_ptr not starting at 0, decreasing, or not ending at nnz
+SCDL_NEIGHBORS = "scdl-neighbors"           # the neighbour graph's CSR arrays disagree
 SCDL_COLUMN_INDEX = "scdl-column-index"     # a column index not below its block's feature count
 SCDL_LENGTHS = "scdl-lengths"               # data / col_ptr / feature index lengths that disagree
 SCDL_METADATA = "scdl-metadata"             # metadata.json rows vs row_ptr.npy
