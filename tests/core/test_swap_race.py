@@ -66,7 +66,57 @@ class Swapper(threading.Thread):
             i += 1
 
 
+def _swap_all(uri: str, outside: str) -> None:
+    d = os.path.join(uri, "__fragments")
+    for name in sorted(os.listdir(d)):
+        if not name.endswith(".swap"):
+            os.rename(os.path.join(d, name), os.path.join(d, name + ".swap"))
+            os.symlink(outside, os.path.join(d, name))
+
+
+def _restore(uri: str) -> None:
+    d = os.path.join(uri, "__fragments")
+    for name in os.listdir(d):
+        if name.endswith(".swap"):
+            os.unlink(os.path.join(d, name[:-5]))
+            os.rename(os.path.join(d, name), os.path.join(d, name[:-5]))
+
+
+@pytest.mark.parametrize("command", [["values", "--field", "a", "--json"], ["verify"]])
+def test_folders_swapped_for_links_after_the_listing_are_not_followed(arrays, capsys,
+                                                                      monkeypatch, command):
+    """The swap at the worst moment: right after the fragment folders were listed (and
+    judged real folders), before any file in them is opened."""
+    from arrayscope.formats.dataset_fs import LocalFS
+
+    uri, outside = arrays
+    real_list, real_subdirs = LocalFS.list, LocalFS.subdirs
+    swapped = []
+
+    def then_swap(real):
+        def listing(self, path):
+            out = real(self, path)
+            if os.path.basename(path.rstrip(os.sep)) == "__fragments" and not swapped:
+                _swap_all(uri, outside)
+                swapped.append(path)
+            return out
+        return listing
+
+    monkeypatch.setattr(LocalFS, "list", then_swap(real_list))
+    monkeypatch.setattr(LocalFS, "subdirs", then_swap(real_subdirs))
+    try:
+        main([command[0], uri, *command[1:]])
+    finally:
+        _restore(uri)
+    got = capsys.readouterr()
+    assert swapped
+    assert str(CANARY) not in got.out and str(CANARY) not in got.err
+
+
+@pytest.mark.slow
 def test_no_canary_while_folders_are_swapped_for_links(arrays, capsys):
+    """The swap in a loop, at whatever moments the runs meet it (the test above places it
+    at the worst one)."""
     uri, outside = arrays
     assert main(["values", uri, "--field", "a", "--json"]) == 0   # before: the real values
     assert str(CANARY) not in capsys.readouterr().out
