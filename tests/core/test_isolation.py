@@ -13,6 +13,7 @@ import pytest
 import zarr
 
 from arrayscope.formats import childproc
+from tests.support.waits import WAIT_MS
 
 # stdlib and third-party names a child imports at start (multiprocessing's bootstrap imports
 # threading, pickle and socket; the worker json and numpy), and the name site imports itself
@@ -96,7 +97,7 @@ def test_window_background_verify_runs_nothing_from_the_store(booby_trapped, mon
     v.failed.connect(failed.append)
     v.start(".", delay_ms=0)
     try:
-        qtbot.waitUntil(lambda: bool(got or failed), timeout=120_000)   # polls: a limit only
+        qtbot.waitUntil(lambda: bool(got or failed), timeout=WAIT_MS)   # polls: a limit only
     finally:
         v.cancel()
     assert failed == [] and len(got) == 1

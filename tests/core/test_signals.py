@@ -14,6 +14,7 @@ import pytest
 import zarr
 
 from arrayscope.formats import childproc
+from tests.support.waits import WAIT_MS
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, POSIX signals")
 
@@ -40,7 +41,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _poll(cond, limit_s: float = 60.0) -> bool:
+def _poll(cond, limit_s: float = WAIT_MS / 1000) -> bool:
     end = time.monotonic() + limit_s   # a limit on waiting, not a budget the test measures
     while time.monotonic() < end:
         if cond():
@@ -70,7 +71,7 @@ def test_the_window_ends_with_its_verify_on_a_signal(store, sig, tmp_path):
         seen = []
         assert _poll(lambda: seen.extend(_children(proc.pid)) or seen), "no verify started"
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=WAIT_MS / 1000)
     finally:
         if proc.poll() is None:
             proc.kill()
