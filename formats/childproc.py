@@ -28,18 +28,17 @@ _BOOT = ("import json, runpy, sys; sys.path[:] = json.loads(sys.argv[1]); "
 
 
 def import_path() -> List[str]:
-    """This process's `sys.path` without the working directory and what lies under it ('',
-    a relative entry, the directory's absolute name). Entries that name no folder (an
-    editable install's path-hook marker) are kept as they are."""
+    """This process's `sys.path` without the working directory ('', a relative entry, the
+    directory's own absolute name; folders below it stay: a virtual environment under the
+    home folder is no dataset). Entries that name no folder (an editable install's
+    path-hook marker) are kept as they are."""
     here = os.path.realpath(os.getcwd()) if _has_cwd() else None
     out = []
     for entry in sys.path:
         if not entry or (not os.path.isabs(entry) and os.path.exists(entry)):
             continue
-        if here is not None and os.path.isabs(entry):
-            real = os.path.realpath(entry)
-            if real == here or real.startswith(here.rstrip(os.sep) + os.sep):
-                continue
+        if here is not None and os.path.isabs(entry) and os.path.realpath(entry) == here:
+            continue
         out.append(entry)
     return out
 

@@ -78,8 +78,10 @@ class LocalProcesses:
 
         cmd = python_module_command("arrayscope.formats.taskworker")
         while len(self._procs) < self.workers:
+            # a session of its own: Ctrl+C in the terminal interrupts this process, which
+            # kills the workers (`map`); they end by themselves when this process is gone
             proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    cwd=SAFE_CWD, env=child_env())
+                                    cwd=SAFE_CWD, env=child_env(), start_new_session=True)
             self._procs.append(proc)
             if self._key is not None:
                 self._hand_key(proc)
@@ -107,7 +109,7 @@ class LocalProcesses:
                 try:
                     send(proc.stdin, (fn, items[i]))
                     got = receive(proc.stdout)
-                except OSError as e:
+                except (OSError, ValueError) as e:   # its pipe broken or closed (`close`)
                     got = (False, e)
                 if got is None:
                     got = (False, RuntimeError(f"a worker process ended (status "
@@ -122,12 +124,28 @@ class LocalProcesses:
         threads = [threading.Thread(target=feed, args=(p,), daemon=True) for p in self._procs]
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                t.join()
+        except BaseException:   # Ctrl+C, SystemExit: the workers' tasks are dropped at once
+            self._kill()
+            raise
         if errors:
             self.close()   # a failed worker's stream is in an unknown state: start afresh
             raise errors[0]
         return results
+
+    def _kill(self) -> None:
+        procs, self._procs = self._procs, []
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
+            for pipe in (p.stdin, p.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
 
     def close(self) -> None:
         procs, self._procs = self._procs, []

@@ -103,3 +103,18 @@ def test_window_background_verify_runs_nothing_from_the_store(booby_trapped, mon
     assert failed == [] and len(got) == 1
     assert {f.source for f in got[0]} == {f"{name}.py" for name in PLANTED}   # seen, not run
     assert sorted(os.listdir(canaries)) == []
+
+
+def test_the_import_path_drops_only_the_working_directory(tmp_path, monkeypatch):
+    import json
+
+    stdlib = os.path.dirname(os.path.dirname(json.__file__))
+    monkeypatch.chdir(childproc.SAFE_CWD)   # everything is below the root: all kept
+    assert stdlib in childproc.import_path()
+    below = tmp_path / "venv"
+    below.mkdir()
+    monkeypatch.syspath_prepend(str(below))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    got = childproc.import_path()
+    assert str(tmp_path) not in got and str(below) in got and stdlib in got

@@ -102,3 +102,37 @@ def test_a_child_ends_when_its_parent_is_killed():
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def test_ctrl_c_ends_the_local_workers_and_the_command_quietly():
+    """Ctrl+C reaches the whole process group (the terminal sends it so): the task workers
+    end at once, the caller's KeyboardInterrupt ends the command with 130, no traceback."""
+    code = ("import sys, time\n"
+            "from arrayscope.explorer import cli\n"
+            "from arrayscope.explorer.commands import verify\n"
+            "from arrayscope.formats.executors import LocalProcesses\n"
+            "def run(args):\n"
+            "    ex = LocalProcesses(2)\n"
+            "    try:\n"
+            "        ex.map(time.sleep, [0])\n"
+            "        print(*(p.pid for p in ex._procs), flush=True)\n"
+            "        ex.map(time.sleep, [600, 600])\n"
+            "    finally:\n"
+            "        ex.close()\n"
+            "verify.run = run\n"
+            "sys.exit(cli.main(['verify', '.']))\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=childproc.SAFE_CWD,
+                            start_new_session=True)
+    try:
+        workers = [int(p) for p in proc.stdout.readline().split()]
+        assert len(workers) == 2 and all(_alive(w) for w in workers)
+        os.killpg(proc.pid, signal.SIGINT)
+        _out, err = proc.communicate(timeout=WAIT_MS / 1000)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert _poll(lambda: not any(_alive(w) for w in workers), 10)
