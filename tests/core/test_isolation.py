@@ -58,12 +58,15 @@ def test_the_child_command_is_isolated(booby_trapped, monkeypatch):
 
 def test_cli_verify_with_workers_runs_nothing_from_the_store(booby_trapped):
     store, canaries = booby_trapped
+    summaries = []
     for extra in ([], ["--workers", "2"]):
         r = subprocess.run([_arrayscope(), "verify", ".", *extra], cwd=store,
                            capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr
         assert "3 tiles" in r.stderr, r.stderr   # the store was verified, by the workers too
         assert sorted(os.listdir(canaries)) == [], extra
+        summaries.append(r.stderr.strip().splitlines()[-1].rsplit(" in ", 1)[0])
+    assert summaries[0] == summaries[1]   # the same tiles and bytes (item 12)
 
 
 def test_dask_verify_runs_nothing_from_the_store(booby_trapped, monkeypatch):
