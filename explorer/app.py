@@ -34,8 +34,8 @@ def _err(msg: str) -> None:
 def display_problem() -> Optional[str]:
     """Why a window cannot open here, said before Qt aborts with its own terse message.
 
-    Qt's xcb plugin aborts the process when there is no X display, or when libxcb-cursor0 (a
-    Qt >= 6.5 requirement not every desktop install has) is missing."""
+    Qt's xcb plugin aborts the process when there is no X display, or when a system library
+    it needs is missing (explorer/xcbcheck.py names every one)."""
     platform = os.environ.get("QT_QPA_PLATFORM", "")
     if platform and not platform.startswith("xcb"):
         return None  # offscreen, wayland, windows, cocoa...: Qt reports its own problems
@@ -47,13 +47,37 @@ def display_problem() -> Optional[str]:
         return ("no display: the window needs an X or Wayland session (DISPLAY is not set). "
                 "Without one, use `arrayscope PATH --screenshot OUT.png`, or the display-free "
                 "subcommands `dump`, `values`, `verify` (see `arrayscope --help`).")
-    import ctypes.util
+    from . import xcbcheck
 
-    if ctypes.util.find_library("xcb-cursor") is None:
-        return ("Qt's X11 platform plugin needs libxcb-cursor, which is not installed: "
-                "`sudo apt-get install libxcb-cursor0` (Debian/Ubuntu) or "
-                "`sudo dnf install xcb-util-cursor` (Fedora).")
-    return None
+    return xcbcheck.problem()
+
+
+ENDING_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")   # Ctrl+C, kill, a closed terminal
+SIGNAL_POLL_MS = 200
+
+
+def end_on_signals(app, win):
+    """Ctrl+C, SIGTERM and a closed terminal close the window as its own Close does (the
+    background verify is killed, the layout saved) and end the program with 128 + the
+    signal's number, without a traceback. Python runs a signal handler only between its
+    own bytecodes, so a timer lets it run while Qt's loop waits; the timer is returned for
+    the caller to keep."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    def end(signum, _frame) -> None:
+        win.close()
+        app.exit(128 + signum)
+
+    for name in ENDING_SIGNALS:
+        sig = getattr(signal, name, None)   # Windows has no SIGHUP
+        if sig is not None:
+            signal.signal(sig, end)
+    timer = QTimer()
+    timer.timeout.connect(lambda: None)
+    timer.start(SIGNAL_POLL_MS)
+    return timer
 
 
 def run_gui(args) -> int:
@@ -79,6 +103,7 @@ def run_gui(args) -> int:
         return 2
     app = _app(offscreen=False)
     win = MainWindow(key=key)
+    ender = end_on_signals(app, win)   # noqa: F841 - kept alive while the window runs
     win.show()
     if path:
         if not is_url(path) and not os.path.exists(path):
@@ -124,7 +149,7 @@ def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optio
                 _err(f"{path}: no such file or directory")
                 return 2
             if not win.open_path(path, sync=True):
-                _err(f"cannot open {path}")
+                _err(f"cannot open {path}: {getattr(win, 'open_error', '') or 'see above'}")
                 return 2
             if select and win.session is not None and win.session.root is not None:
                 node, msg = resolve(win.session.root, select)

@@ -43,6 +43,9 @@ def _run_subcommand(mod: ModuleType, name: str, argv: List[str]) -> int:
         return mod.run(args)
     except formats.OpenError as e:
         return fail(str(e))
+    except KeyboardInterrupt:   # Ctrl+C: the run ends quietly (worker processes end with it)
+        print(file=sys.stderr)
+        return 130
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
@@ -55,11 +58,27 @@ def _run_subcommand(mod: ModuleType, name: str, argv: List[str]) -> int:
             print(TOTAL.line(), file=sys.stderr)
 
 
+def _mistyped_subcommand(argv: List[str], subs: Dict[str, ModuleType]) -> Optional[str]:
+    """What to say when the first word is no path but close to a subcommand's name."""
+    import difflib
+    import os
+
+    if not argv or argv[0].startswith("-") or os.path.exists(argv[0]) or "://" in argv[0]:
+        return None
+    close = difflib.get_close_matches(argv[0], list(subs), n=1)
+    if not close:
+        return None
+    return f"{argv[0]!r} is no subcommand and no file: did you mean `arrayscope {close[0]}`?"
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     subs = subcommands()
     if argv and argv[0] in subs:
         return _run_subcommand(subs[argv[0]], argv[0], argv[1:])
+    typo = _mistyped_subcommand(argv, subs)
+    if typo:
+        return fail(typo)
     listing = "\n".join(f"  {name:<10} {mod.HELP}" for name, mod in subs.items())
     p = argparse.ArgumentParser(
         prog="arrayscope", formatter_class=argparse.RawDescriptionHelpFormatter,

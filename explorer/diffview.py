@@ -40,7 +40,7 @@ class _Job(BackgroundJob):
         self.a, self.b = a, b
 
     def run(self) -> None:
-        own = [FileSource(s.path, s.name) if isinstance(s, FileSource) else s for s in (self.a, self.b)]
+        own = [FileSource(s.path, s.name, s.root) if isinstance(s, FileSource) else s for s in (self.a, self.b)]
         batch: List[DiffRange] = []
         n = 0
         truncated = False

@@ -32,7 +32,7 @@ class _Job(BackgroundJob):
         own = None
         if isinstance(src, FileSource):
             try:
-                own = src = FileSource(src.path, src.name)
+                own = src = FileSource(src.path, src.name, src.root)
             except OSError:
                 src = self.source
         batch: List[Hit] = []

@@ -27,7 +27,7 @@ class _Job(BackgroundJob):
         src, own = self.source, None
         if isinstance(src, FileSource):
             try:
-                own = src = FileSource(src.path, src.name)
+                own = src = FileSource(src.path, src.name, src.root)
             except OSError:
                 src = self.source
         hit: Optional[int] = None

@@ -152,6 +152,7 @@ class OpeningMixin(QMainWindow):
         self.st_value.setText(f"Cancelled opening {path}")
 
     def _load_failed(self, path: str, msg: str) -> None:
+        self.open_error = msg   # why, for --screenshot to say
         self._load_done_ui()
         self._restore_browser()
         self.st_value.setText(msg)

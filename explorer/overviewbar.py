@@ -46,7 +46,7 @@ class _EntropyJob(QRunnable):
         own = None
         try:
             if isinstance(src, FileSource):
-                own = src = FileSource(src.path, src.name)   # its own reads, off the GUI's
+                own = src = FileSource(src.path, src.name, src.root)   # its own reads, off the GUI's
             prof = entropy_profile(src, BINS)
         except Exception:  # noqa: BLE001 - no overview is better than a crash
             prof = []

@@ -11,12 +11,13 @@ priority with a memory ceiling, and cancelling kills it at once, so closing the 
 from __future__ import annotations
 
 import json
-import sys
 from typing import List, Optional
 
-from PySide6.QtCore import QObject, QProcess, QTimer, Signal
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from arrayscope.formats.childproc import SAFE_CWD, child_env, python_module_command
 from arrayscope.formats.findings import Finding
+from arrayscope.formats.remote import absolute
 
 START_DELAY_MS = 400   # after the document is shown: its first paint comes first
 
@@ -54,8 +55,16 @@ class Verifier(QObject):
             return
         path, key, as_format = self._args
         proc = QProcess(self)
-        proc.setProgram(sys.executable)
-        proc.setArguments(["-m", "arrayscope.explorer.verifyworker", path, as_format or ""])
+        # isolated from the dataset: `python -I`, our working directory, no PYTHON* variables
+        cmd = python_module_command("arrayscope.explorer.verifyworker",
+                                    [absolute(path), as_format or ""])
+        proc.setProgram(cmd[0])
+        proc.setArguments(cmd[1:])
+        proc.setWorkingDirectory(SAFE_CWD)
+        env = QProcessEnvironment()
+        for k, v in child_env().items():
+            env.insert(k, v)
+        proc.setProcessEnvironment(env)
         proc.finished.connect(lambda code, _status, p=proc: self._finished(p, code))
         self._proc = proc
         proc.start()

@@ -90,6 +90,11 @@ def _check_local(path: str) -> None:
                         f"nothing to open")
 
 
+# the install extra (pyproject.toml) holding each URL scheme's fsspec back end
+_EXTRA_OF_SCHEME = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs",
+                    "az": "azure", "abfs": "azure", "abfss": "azure", "adl": "azure"}
+
+
 def _check_url(url: str):
     """The store of `url`, which names an object or a prefix with objects (listed once:
     formats/remote.py); the caller keeps it until the Document holds it."""
@@ -100,7 +105,9 @@ def _check_url(url: str):
         store = store_for(url)
         entry = store.stat(url)
     except ImportError as e:   # the URL's fsspec back end (s3fs, gcsfs, adlfs...) is missing
-        raise OpenError(f"{url}: {e} (pip install \"arrayscope[s3]\" or \"arrayscope[gcs]\")") from e
+        extra = _EXTRA_OF_SCHEME.get(url.split("://", 1)[0].lower())
+        hint = f" (pip install \"arrayscope[{extra}]\")" if extra else ""
+        raise OpenError(f"{url}: {e}{hint}") from e
     except (OSError, ValueError) as e:
         raise OpenError(str(e)) from e
     if entry.kind == MISSING:

@@ -27,7 +27,8 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import compiled
+from . import compiled, confined
+from .confined import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 
 # <fcntl.h> / <linux/stat.h>: the same on every Linux architecture (the O_ flags are not:
 # they come from `os`)
@@ -39,8 +40,8 @@ STATX_SIZE = 0x200
 STATX_BYTES = 256                # sizeof(struct statx)
 STATX_MODE_AT, STATX_SIZE_AT = 28, 40   # stx_mode (u16), stx_size (u64)
 
-OPEN_FLAGS = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) |
-              getattr(os, "O_CLOEXEC", 0))
+OPEN_FLAGS = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
+PROC_FD = "/proc/self/fd"   # /proc/self/fd/N/name: `name` in the folder open as N
 
 _lock = threading.Lock()
 _libc: Optional[Tuple[int, ...]] = None
@@ -82,20 +83,41 @@ def _kernels() -> Any:
     return bulkread_kernels
 
 
-def read_files(paths: Sequence[str], limit: int
+def read_files(paths: Sequence[str], limit: int, root: str
                ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(blob, starts, sizes): file i's bytes are `blob[starts[i]:starts[i] + sizes[i]]`, or
     `sizes[i]` is -1 when it was not read — missing, not a regular file, a link, more than
-    `limit` bytes, changed while read: the caller reads it its own way. None when this
-    machine cannot read this way (then nothing was read)."""
+    `limit` bytes, changed while read, a folder on its way that is no longer a folder
+    beneath `root` (the dataset's real path): the caller reads it its own way. None when
+    this machine cannot read this way (then nothing was read).
+
+    Confinement: each file's folder is opened here beneath `root`, one component at a time
+    without following links (formats/confined.py), and the kernel opens the file in that
+    open folder (`/proc/self/fd/N/name`: no path above it is looked up again)."""
     fns = libc_functions()
     kernels = _kernels() if fns is not None else None
-    if kernels is None:
+    if kernels is None or not confined.AVAILABLE or not os.path.isdir(PROC_FD):
         return None
-    encoded = []
-    for p in paths:
-        b = os.fsencode(p)
-        encoded.append(b"\0" if b"\0" in b else b + b"\0")   # a NUL inside: statx fails
+    with confined.Walker(root) as walker:
+        return _read(kernels, fns, [_in_open_folder(walker, p) for p in paths], limit)
+
+
+def _in_open_folder(walker: "confined.Walker", path: str) -> bytes:
+    """`path` as a name in its folder's open descriptor, NUL-terminated; a lone NUL (statx
+    fails: not read) when the folder cannot be opened beneath the root."""
+    try:
+        parts = confined.relative_parts(walker.root, path)
+        if not parts:
+            return b"\0"
+        fd = walker.folder(tuple(parts[:-1]))
+    except OSError:
+        return b"\0"
+    b = os.fsencode(f"{PROC_FD}/{fd}/{parts[-1]}")
+    return b"\0" if b"\0" in b else b + b"\0"   # a NUL inside: statx fails
+
+
+def _read(kernels: Any, fns: Tuple[int, ...], encoded: Sequence[bytes], limit: int
+          ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     names = np.frombuffer(b"".join(encoded), np.uint8)
     name_at = np.zeros(len(encoded), np.int64)
     if len(encoded) > 1:

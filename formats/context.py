@@ -50,6 +50,14 @@ def load_key(key_file: Optional[str] = None) -> Optional[bytes]:
     return None
 
 
+def key_name(key: bytes) -> str:
+    """A name for `key` that can travel where the key must not (a task to a worker): a
+    one-way, personalised digest, from which the key cannot be recovered."""
+    import hashlib
+
+    return hashlib.blake2b(key, digest_size=16, person=b"arrayscope-key").hexdigest()
+
+
 class FormatContext:
     """A format's own part of a `Context` (TileDB: the schema and the array model; Zarr: how
     chunks are shown), held in its one typed slot `Context.format`. Subclasses are

@@ -14,9 +14,12 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import List, Optional, Protocol, Tuple
+from typing import Iterator, List, Optional, Protocol, Tuple
 
+from . import confined
+from .confined import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, open_beneath, open_dir_beneath
 from .findings import BROKEN_LINK, OUTSIDE_DATASET, SPECIAL_FILE, SYMLINK_LOOP, UNREADABLE_ENTRY
 from .node import ERROR, OK, WARNING, Node
 from .source import ByteSource, FileSource, SpecialFileError, open_regular
@@ -194,7 +197,7 @@ class LocalFS:
         if here.kind != DIR:
             raise NotADirectoryError(f"{here.rel}: not a directory of the dataset ({here.kind})")
         out = []
-        with os.scandir(here.real) as it:
+        with _scandir(self.real_root, here.real) as it:
             found = sorted(it, key=lambda d: d.name)
         for d in found:
             full = os.path.join(here.path, d.name)
@@ -219,7 +222,7 @@ class LocalFS:
         here = self.stat(path)
         if here.kind != DIR:
             raise NotADirectoryError(f"{here.rel}: not a directory of the dataset ({here.kind})")
-        with os.scandir(here.real) as it:
+        with _scandir(self.real_root, here.real) as it:
             found = sorted((d.name for d in it if _real_dir(d)))
         pre = "" if here.rel == "." else here.rel + "/"
         return [Entry(_join(here.path, n), pre + n, DIR, real=_join(here.real, n))
@@ -232,8 +235,8 @@ class LocalFS:
         what). One open (never through a link: O_NOFOLLOW; never blocking: O_NONBLOCK), one
         fstat, one read: the folder was resolved when it was listed."""
         real = _join(folder.real, name)
-        try:
-            fd = os.open(real, _READ_IN_FLAGS)
+        try:   # beneath the root: a folder swapped for a link since it was listed fails
+            fd = open_beneath(self.real_root, real, _READ_IN_FLAGS)
         except OSError:
             return None
         try:
@@ -262,11 +265,11 @@ class LocalFS:
 
     def open_source(self, path: str, name: str) -> FileSource:
         e = self._regular(path)
-        return FileSource(e.real, name)
+        return FileSource(e.real, name, self.real_root)
 
     def read_bytes(self, path: str, limit: int) -> Tuple[bytes, bool]:
         e = self._regular(path)
-        fd = open_regular(e.real)
+        fd = open_regular(e.real, self.real_root)
         try:
             data = os.pread(fd, limit + 1, 0) if limit >= 0 else b""
         finally:
@@ -281,8 +284,23 @@ class LocalFS:
 
 
 # read_in: never through a link, never blocking (a FIFO), not inherited by children
-_READ_IN_FLAGS = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) |
-                  getattr(os, "O_CLOEXEC", 0))
+_READ_IN_FLAGS = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
+
+
+@contextmanager
+def _scandir(root: str, real: str) -> Iterator[Iterator[os.DirEntry]]:
+    """`os.scandir` of folder `real`, opened beneath the root (formats/confined.py) where
+    the system lists by descriptor."""
+    if not (confined.AVAILABLE and os.scandir in os.supports_fd):
+        with os.scandir(real) as it:
+            yield it
+        return
+    fd = open_dir_beneath(root, real)
+    try:
+        with os.scandir(fd) as it:
+            yield it
+    finally:
+        os.close(fd)
 
 
 def _join(folder: str, name: str) -> str:

@@ -90,7 +90,7 @@ class Document:
             return self.open_source(entry.path)
         from .source import FileSource
 
-        src = FileSource(entry.real, name)
+        src = FileSource(entry.real, name, self.fs.real_root)   # reopened beneath the root
         self.sources.append(src)
         self._names[name] = src
         return src

@@ -20,6 +20,10 @@ class Executor(Protocol):
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> List[Any]:
         ...
 
+    def share_key(self, key: bytes) -> None:
+        """Make the encryption key available to the tasks, never inside a task."""
+        ...
+
     def close(self) -> None:
         ...
 
@@ -32,27 +36,131 @@ class InProcess:
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> List[Any]:
         return [fn(x) for x in items]
 
+    def share_key(self, key: bytes) -> None:
+        from .verify_tasks import remember_key
+
+        remember_key(key)
+
     def close(self) -> None:
         pass
 
 
 class LocalProcesses:
-    """`workers` processes on this machine. Spawned, not forked: a fresh interpreter shares
-    no threads, locks or open mappings with the parent (the window, fsspec's event loop)."""
+    """`workers` processes on this machine, each a fresh interpreter started isolated from
+    the dataset (formats/childproc.py: `python -I`, a working directory chosen here; not
+    multiprocessing's spawn, which starts its children in the caller's working directory
+    with that directory on their import path). A fresh interpreter shares no threads, locks
+    or open mappings with the parent (the window, fsspec's event loop). The processes start
+    on the first `map` and end with `close` (or with this process)."""
 
     def __init__(self, workers: int):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         self.workers = max(1, int(workers))
-        self._pool = ProcessPoolExecutor(max_workers=self.workers,
-                                         mp_context=multiprocessing.get_context("spawn"))
+        self._procs: List[Any] = []
+        self._key: Optional[bytes] = None
+
+    def share_key(self, key: bytes) -> None:
+        """Through each worker's stdin, once (a pipe: never the network, never a disk)."""
+        self._key = key
+        for proc in self._procs:
+            self._hand_key(proc)
+
+    def _hand_key(self, proc) -> None:
+        from .taskworker import receive, send
+        from .verify_tasks import remember_key
+
+        send(proc.stdin, (remember_key, self._key))
+        receive(proc.stdout)
+
+    def _start(self) -> None:
+        import subprocess
+
+        from .childproc import SAFE_CWD, child_env, python_module_command
+
+        cmd = python_module_command("arrayscope.formats.taskworker")
+        while len(self._procs) < self.workers:
+            # a session of its own: Ctrl+C in the terminal interrupts this process, which
+            # kills the workers (`map`); they end by themselves when this process is gone
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    cwd=SAFE_CWD, env=child_env(), start_new_session=True)
+            self._procs.append(proc)
+            if self._key is not None:
+                self._hand_key(proc)
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> List[Any]:
-        return list(self._pool.map(fn, items))
+        import threading
+
+        from .taskworker import receive, send
+
+        items = list(items)
+        if not items:
+            return []
+        self._start()
+        results: List[Any] = [None] * len(items)
+        errors: List[BaseException] = []
+        lock = threading.Lock()
+        todo = iter(range(len(items)))
+
+        def feed(proc) -> None:
+            while True:
+                with lock:
+                    i = None if errors else next(todo, None)
+                if i is None:
+                    return
+                try:
+                    send(proc.stdin, (fn, items[i]))
+                    got = receive(proc.stdout)
+                except (OSError, ValueError) as e:   # its pipe broken or closed (`close`)
+                    got = (False, e)
+                if got is None:
+                    got = (False, RuntimeError(f"a worker process ended (status "
+                                               f"{proc.poll()}) during task {i}"))
+                ok, value = got
+                if not ok:
+                    with lock:
+                        errors.append(value)
+                    return
+                results[i] = value
+
+        threads = [threading.Thread(target=feed, args=(p,), daemon=True) for p in self._procs]
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                t.join()
+        except BaseException:   # Ctrl+C, SystemExit: the workers' tasks are dropped at once
+            self._kill()
+            raise
+        if errors:
+            self.close()   # a failed worker's stream is in an unknown state: start afresh
+            raise errors[0]
+        return results
+
+    def _kill(self) -> None:
+        procs, self._procs = self._procs, []
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
+            for pipe in (p.stdin, p.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        procs, self._procs = self._procs, []
+        for p in procs:
+            try:
+                p.stdin.close()   # the end of its tasks: it exits
+            except OSError:
+                pass
+        for p in procs:
+            try:
+                p.wait(timeout=5)
+            except Exception:  # noqa: BLE001 - stuck: killed
+                p.kill()
+                p.wait()
+            p.stdout.close()
 
 
 class DaskCluster:
@@ -70,6 +178,11 @@ class DaskCluster:
             Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
         info = self._client.scheduler_info()
         self.workers = max(1, len(info.get("workers", {})))
+
+    def share_key(self, key: bytes) -> None:
+        """Nothing is sent: a key in a task would cross the network and could be spilled to
+        a worker's disk. Each worker takes it from its own environment ($ARRAYSCOPE_KEY, set
+        by whoever starts it); a worker without it leaves its part to the caller."""
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> List[Any]:
         if not items:

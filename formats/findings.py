@@ -67,6 +67,7 @@ STAND_IN = "stand-in-file"                   # a git-lfs pointer or an HTML page
                                              # format's file should be
 # SCDL
 SCDL_ROW_POINTERS = "scdl-row-pointers"     # row_ptr not starting at 0, decreasing, or not ending at nnz
+SCDL_NEIGHBORS = "scdl-neighbors"           # the neighbour graph's CSR arrays disagree
 SCDL_COLUMN_INDEX = "scdl-column-index"     # a column index not below its block's feature count
 SCDL_LENGTHS = "scdl-lengths"               # data / col_ptr / feature index lengths that disagree
 SCDL_METADATA = "scdl-metadata"             # metadata.json rows vs row_ptr.npy
@@ -103,8 +104,10 @@ class Finding:
 
     def line(self) -> str:
         """`source:offset: message` (warnings and infos say so), as `verify` prints it."""
+        from .printable import printable  # names come from the dataset: escaped
+
         prefix = "" if self.status == "error" else f"{self.status}: "
-        return f"{self.source}:{self.offset}: {prefix}{self.message}"
+        return printable(f"{self.source}:{self.offset}: {prefix}{self.message}")
 
 
 def default_code(status: str, code: Optional[str]) -> str:

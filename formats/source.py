@@ -20,10 +20,14 @@ class SpecialFileError(OSError):
     would block forever, /dev/zero never ends)."""
 
 
-def open_regular(path: str) -> int:
+def open_regular(path: str, root: Optional[str] = None) -> int:
     """A read-only descriptor of the regular file `path`. Opened non-blocking (opening a
-    FIFO with no writer must not wait) and checked with fstat before any read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    FIFO with no writer must not wait) and checked with fstat before any read. With the
+    dataset's `root` (its real path), opened beneath it, following no link on the way
+    (formats/confined.py)."""
+    from .confined import O_NONBLOCK, open_beneath
+
+    fd = open_beneath(root, path, os.O_RDONLY | O_NONBLOCK)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -104,15 +108,16 @@ class FileSource(ByteSource):
     _mapped: "OrderedDict[int, FileSource]" = OrderedDict()
     _lock = threading.Lock()
 
-    def __init__(self, path: str, name: Optional[str] = None):
+    def __init__(self, path: str, name: Optional[str] = None, root: Optional[str] = None):
         self.path = os.fspath(path)
         self.name = name if name is not None else os.path.basename(self.path)
+        self.root = root   # the dataset's real root: every (re)open stays beneath it
         self._fd: Optional[int] = None
         self._mm: Optional[mmap.mmap] = None
         self._mv: Optional[memoryview] = None
         self._blocks: "OrderedDict[int, memoryview]" = OrderedDict()
         self._closed = False
-        fd = open_regular(self.path)  # unreadable and special files fail here, at open
+        fd = open_regular(self.path, root)  # unreadable and special files fail here, at open
         try:
             self._size = os.fstat(fd).st_size
         finally:
@@ -133,7 +138,7 @@ class FileSource(ByteSource):
             except KeyError:
                 pass
             return fd
-        fd = open_regular(self.path)
+        fd = open_regular(self.path, self.root)
         self._fd = fd
         with FileSource._lock:
             lru = FileSource._mapped

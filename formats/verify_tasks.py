@@ -20,17 +20,22 @@ caller, so a worker never changes the result.
 Zarr chunks are named by their index path in the annotation tree (child indices from the
 root): the worker opens the store's tree (once per process) and finds them there.
 
-A task carries the dataset's path or URL (and the key, when one was given: a Dask cluster
-receives it with the task), opens the dataset in the worker (once per worker process),
-and returns its findings as plain data (`Finding`, a frozen dataclass).
+A task carries the dataset's path or URL, opens the dataset in the worker (once per worker
+process), and returns its findings as plain data (`Finding`, a frozen dataclass). An
+encrypted dataset's key never travels in a task (tasks cross the network and a Dask worker
+may spill them to disk): a task names the key (`context.key_name`, a one-way digest), the
+executor hands the key to its own processes once (`Executor.share_key`: a pipe to a local
+worker), and a Dask worker takes it from its own environment ($ARRAYSCOPE_KEY, set by
+whoever starts the workers); a worker without it leaves its part to the caller.
 """
 from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from .context import key_name
 from .executors import Executor
 from .findings import CHECK_CRASHED, Finding
 from .node import OK, Node
@@ -63,7 +68,7 @@ class Task:
     path: str
     kind: str
     units: Tuple[Any, ...]
-    key: Optional[bytes] = field(default=None, repr=False)
+    key_id: Optional[str] = None   # context.key_name of the key: the key stays out of the task
     as_format: Optional[str] = None
     stamp: str = ""    # fingerprint of the dataset the units were listed from
 
@@ -122,22 +127,48 @@ def resolve(root: Node, path: IndexPath) -> Optional[Node]:
 _OPEN: Dict[Tuple[str, Optional[bytes], Optional[str], str, str], Any] = {}
 
 
+_KEYS: Dict[str, bytes] = {}   # key_name -> key, in this process only
+
+
+def remember_key(key: bytes) -> None:
+    """Make `key` available to the tasks run in this process (`Executor.share_key`)."""
+    _KEYS[key_name(key)] = key
+
+
+def key_named(key_id: Optional[str]) -> Optional[bytes]:
+    """The key a task names: handed to this process, or in its $ARRAYSCOPE_KEY."""
+    if not key_id:
+        return None
+    if key_id not in _KEYS:
+        from .context import load_key
+
+        env = load_key()
+        if env is not None:
+            remember_key(env)
+    if key_id not in _KEYS:
+        raise RuntimeError("this worker has no key for the encrypted dataset: set "
+                           "ARRAYSCOPE_KEY in the environment of the processes that run "
+                           "the workers")
+    return _KEYS[key_id]
+
+
 def _document(task: Task):
     """The worker's document of the task's dataset, opened once per process (and again
     when the dataset changed: a long-lived cluster must not check a stale copy). TileDB:
     the model only (no tree); Zarr: the tree the caller listed the chunks from."""
-    k = (task.path, task.key, task.as_format, task.stamp, task.kind)
+    k = (task.path, task.key_id, task.as_format, task.stamp, task.kind)
     doc = _OPEN.get(k)
     if doc is None:
         from . import open as open_dataset
 
+        key = key_named(task.key_id)
         for old in _OPEN.values():
             old.close()
         _OPEN.clear()
         if task.kind == TILEDB_FRAGMENTS:
-            doc = open_dataset(task.path, key=task.key, as_format=task.as_format, tree=False)
+            doc = open_dataset(task.path, key=key, as_format=task.as_format, tree=False)
         else:
-            doc = open_dataset(task.path, key=task.key, as_format=task.as_format)
+            doc = open_dataset(task.path, key=key, as_format=task.as_format)
             from .remote import build_read_deferred
 
             build_read_deferred(doc.root)   # the same tree (and index paths) as the caller's
@@ -328,8 +359,9 @@ def plan(document, workers: int) -> Tuple[str, List[Task]]:
         return "", []
     source = getattr(document, "source_path", None) or document.path
     stamp = fingerprint(document)
-    return kind, [Task(source, kind, run, document.ctx.key, document.format, stamp)
-                  for run in runs]
+    key = document.ctx.key
+    key_id = key_name(key) if key else None
+    return kind, [Task(source, kind, run, key_id, document.format, stamp) for run in runs]
 
 
 def fragment_runs(document, found, workers: int) -> List[Tuple[FragmentWork, ...]]:
@@ -420,6 +452,12 @@ def verify_with(document, executor: Executor) -> List[Finding]:
         rest = _guarded(lambda: extra(document)) if extra is not None else []
         return unique(head + [r if isinstance(r, Finding) else finding(r, document)
                               for r in rest if getattr(r, "status", OK) != OK])
+    if document.ctx.key:
+        executor.share_key(document.ctx.key)
+    if kind == ZARR_CHUNKS:
+        from .zarr import tally_chunks
+
+        tally_chunks(document)   # as a single-process verify counts them
     results = _run(executor, tasks)
     if kind == TILEDB_FRAGMENTS:
         body = _guarded(lambda: _tiledb_findings(document, tasks, results))

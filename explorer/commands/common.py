@@ -10,6 +10,18 @@ def add_key_file(p: argparse.ArgumentParser) -> None:
     p.add_argument("--key-file", help="file holding the 32-byte AES-256 key (or set ARRAYSCOPE_KEY)")
 
 
+def count(text: str) -> int:
+    """argparse type: a whole number, 0 or more (a negative depth or worker count is a
+    mistake, said at once)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative: give 0 or more")
+    return n
+
+
 def key_of(args: argparse.Namespace) -> Optional[bytes]:
     from arrayscope.formats.context import load_key
 

@@ -6,7 +6,9 @@ import json
 import sys
 from typing import Optional
 
-from .common import add_key_file, key_of, open_path
+from arrayscope.formats.printable import printable
+
+from .common import add_key_file, count, key_of, open_path
 
 HELP = "print the annotation tree of a file, array, archive or store"
 
@@ -14,7 +16,7 @@ HELP = "print the annotation tree of a file, array, archive or store"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path")
     p.add_argument("--json", action="store_true", help="print the tree as one JSON object")
-    p.add_argument("--max-depth", type=int, default=None, help="stop at this depth")
+    p.add_argument("--max-depth", type=count, default=None, help="stop at this depth")
     add_key_file(p)
 
 
@@ -26,7 +28,8 @@ def _dump_text(node, out, depth: int, max_depth: Optional[int], indent: str = ""
     status = "" if node.status == "ok" else f"  [{node.status}: {node.message}]"
     disp = node.display_text()
     disp = f" = {disp}" if disp else ""
-    out.write(f"{indent}{node.name} <{node.kind}> {src}@{node.offset}+{node.size}{disp}{status}\n")
+    line = f"{node.name} <{node.kind}> {src}@{node.offset}+{node.size}{disp}{status}"
+    out.write(f"{indent}{printable(line)}\n")   # names and values come from the dataset
     # a run of homogeneous elements is one leaf (its values: `values`)
     if not ((max_depth is not None and depth >= max_depth) or getattr(node, "is_run", False)):
         for c in node.iter_children():

@@ -11,7 +11,9 @@ import sys
 import time
 from typing import Optional
 
-from .common import add_key_file, fail, key_of, open_path
+from arrayscope.formats.printable import printable
+
+from .common import add_key_file, count, fail, key_of, open_path
 
 HELP = "check everything that can be checked and report each problem with its place"
 SLOW = 1.0   # seconds before progress is shown
@@ -22,40 +24,50 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     add_key_file(p)
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, metavar="N",
+    where.add_argument("--workers", type=count, metavar="N",
                        help="decode on N local processes (0: one per core); same output")
     where.add_argument("--dask", metavar="ADDRESS",
                        help="decode on the workers of this dask.distributed scheduler "
-                            "(tcp://host:8786); same output")
+                            "(tcp://host:8786); same output. An encrypted dataset's key is "
+                            "never sent to the workers: start them with ARRAYSCOPE_KEY set "
+                            "(else this process checks what they cannot)")
 
 
 class _Progress:
-    """Progress on stderr for runs over a second: a bar on a terminal, else a line now and
-    then."""
+    """Progress on stderr for runs over a second: a bar on a terminal, else a line at most
+    once a second (a log is not a terminal), and the last report when the run ends."""
 
     def __init__(self) -> None:
         self.t0 = time.monotonic()
         self.last = 0.0
         self.tty = sys.stderr.isatty()
         self.shown = False
+        self.pending: Optional[tuple] = None   # the latest report not drawn (a line's throttle)
 
     def __call__(self, done: int, total: int, what: str) -> None:
         now = time.monotonic()
-        end = self.shown and total and done >= total   # the last report: always drawn
-        if not end and (now - self.t0 < SLOW or now - self.last < (0.1 if self.tty else 5.0)):
+        end = self.tty and self.shown and total and done >= total   # a bar ends drawn full
+        if not end and (now - self.t0 < SLOW or now - self.last < (0.1 if self.tty else 1.0)):
+            self.pending = (done, total, what) if self.shown else None
             return
         self.last = now
+        self._draw(done, total, what)
+
+    def _draw(self, done: int, total: int, what: str) -> None:
         frac = done / total if total else 1.0
         if self.tty:
             width = 30
             bar = "#" * int(frac * width)
-            sys.stderr.write(f"\rverifying [{bar:<{width}}] {frac:4.0%} {what[-40:]:<40}")
+            sys.stderr.write(f"\rverifying [{bar:<{width}}] {frac:4.0%} {printable(what[-40:]):<40}")
         else:
-            sys.stderr.write(f"verifying: {frac:.0%} ({what})\n")
+            sys.stderr.write(f"verifying: {frac:.0%} ({printable(what)})\n")
         sys.stderr.flush()
         self.shown = True
+        self.pending = None
 
     def close(self) -> None:
+        if self.pending is not None and not self.tty:
+            self._draw(*self.pending)   # where the run ended
         if self.shown and self.tty:
             sys.stderr.write("\r" + " " * 80 + "\r")
             sys.stderr.flush()
@@ -72,6 +84,7 @@ def _open_error(path: str) -> Optional[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from arrayscope.formats import OpenError
     from arrayscope.formats.context import KeyError_
     from arrayscope.formats.verify import open_for_verify, verify_report
 
@@ -86,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         # --workers/--dask split the whole tree into tasks; alone, one fragment at a time
         doc = open_path(args.path, key) if _wants_executor(args) else \
             open_for_verify(args.path, key)
+    except OpenError as e:   # says what and why already
+        return fail(str(e))
     except Exception as e:  # noqa: BLE001 - the command reports, never raises
         return fail(f"{args.path} cannot be opened: {type(e).__name__}: {e}")
     try:

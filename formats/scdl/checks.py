@@ -19,6 +19,7 @@ from ..findings import (
     SCDL_LENGTHS,
     SCDL_METADATA,
     SCDL_MISSING,
+    SCDL_NEIGHBORS,
     SCDL_ROW_POINTERS,
 )
 from ..node import ERROR, WARNING, Node
@@ -50,6 +51,7 @@ def run(archive: Archive, root: Node) -> None:
         _dtype_hints(archive, int(typed_rp.items[-1]))
     _metadata(archive, n_rows)
     _feature_indices(archive, n_rows)
+    _neighbors(archive, n_rows)
 
 
 _BY_SIZE = {1: "uint8", 2: "uint16 or float16", 4: "uint32 or float32", 8: "uint64 or float64"}
@@ -126,27 +128,64 @@ def _error(af: _Items, index: int, message: str, status: str = ERROR,
 
 
 def _rowptr(rp: _Items, nnz: Optional[int]) -> bool:
+    return _pointers(rp, nnz, "ROWPTR", "row_ptr.npy", "the items of data.npy and col_ptr.npy",
+                     SCDL_ROW_POINTERS)
+
+
+def _pointers(rp: _Items, nnz: Optional[int], label: str, fname: str, nnz_from: str,
+              code: str) -> bool:
+    """CSR pointers: 0 first, never decreasing, `nnz` (the items they point into) last."""
     a = rp.items
     if len(a) == 0:
-        rp.node.add(Node("ROWPTR (empty)", "error", rp.source, 0, 0, status=ERROR,
-                         message="ROWPTR: row_ptr.npy is empty; it needs rows + 1 >= 1 items",
-                         code=SCDL_ROW_POINTERS))
+        rp.node.add(Node(f"{label} (empty)", "error", rp.source, 0, 0, status=ERROR,
+                         message=f"{label}: {fname} is empty; it needs rows + 1 >= 1 items",
+                         code=code))
         return False
     ok = True
     if a[0] != 0:
-        _error(rp, 0, f"ROWPTR[0]: expected 0, found {a[0]}")
+        _error(rp, 0, f"{label}[0]: expected 0, found {a[0]}", code=code)
         ok = False
     first, total = _find(lambda lo, hi: a[lo + 1:hi + 1] < a[lo:hi], len(a) - 1)
     if first is not None:
         i = first + 1
-        _error(rp, i, f"ROWPTR[{i}] = {a[i]} is less than ROWPTR[{i - 1}] = {a[i - 1]}: row "
-                      f"pointers must be non-decreasing ({total} decrease(s) in all)")
+        _error(rp, i, f"{label}[{i}] = {a[i]} is less than {label}[{i - 1}] = {a[i - 1]}: row "
+                      f"pointers must be non-decreasing ({total} decrease(s) in all)", code=code)
         ok = False
     if nnz is not None and int(a[-1]) != nnz:
-        _error(rp, len(a) - 1, f"ROWPTR[{len(a) - 1}]: expected nnz = {nnz} (the items of "
-                               f"data.npy and col_ptr.npy), found {a[-1]}")
+        _error(rp, len(a) - 1, f"{label}[{len(a) - 1}]: expected nnz = {nnz} ({nnz_from}), "
+                               f"found {a[-1]}", code=code)
         ok = False
     return ok
+
+
+def _neighbors(archive: Archive, n_rows: Optional[int]) -> None:
+    """The neighbour graph (neighbor_indptr/indices/values.npy, a CSR matrix of cells by
+    cells): pointers as row_ptr's, one pointer per cell plus one, one value per index,
+    every index a cell."""
+    ptr = _consistent(archive.arrays.get("NEIGHBOR_INDICES_PTR"))
+    idx = _consistent(archive.arrays.get("NEIGHBOR_INDICES"))
+    val = _consistent(archive.arrays.get("NEIGHBOR_VALUES"))
+    if ptr is None:
+        return
+    if idx is not None and val is not None and len(idx.items) != len(val.items):
+        _error(val, min(len(idx.items), len(val.items)),
+               f"NEIGHBOR_VALUES: neighbor_values.npy has {len(val.items)} weights but "
+               f"neighbor_indices.npy has {len(idx.items)} indices; one weight per index",
+               code=SCDL_NEIGHBORS)
+    nnz = len(idx.items) if idx is not None else None
+    _pointers(ptr, nnz, "NEIGHBOR_INDICES_PTR", "neighbor_indptr.npy",
+              "the items of neighbor_indices.npy", SCDL_NEIGHBORS)
+    if n_rows is not None and len(ptr.items) != n_rows + 1:
+        _error(ptr, min(len(ptr.items), n_rows + 1),
+               f"NEIGHBOR_INDICES_PTR: neighbor_indptr.npy has {len(ptr.items)} items; the "
+               f"archive has {n_rows} cells, so it needs {n_rows + 1}", code=SCDL_NEIGHBORS)
+    if idx is not None and n_rows is not None and len(idx.items):
+        a = idx.items
+        first, total = _find(lambda lo, hi: a[lo:hi] >= n_rows, len(a))
+        if first is not None:
+            _error(idx, first, f"NEIGHBOR_INDICES[{first}] = {a[first]}: expected a cell "
+                               f"below {n_rows} ({total} out of range in all)",
+                   code=SCDL_NEIGHBORS)
 
 
 def _columns(archive: Archive, rp: _Items, col: _Items) -> None:

@@ -138,7 +138,7 @@ class Batch:
     out: np.ndarray
 
 
-def run_batch(plan: Plan, folders: List[str]) -> Batch:
+def run_batch(plan: Plan, folders: List[str], root: str) -> Batch:
     """Read, locate and decode the field in the fragments at `folders` (see the module
     doc); a fragment not decoded has status not 0."""
     n = len(folders)
@@ -146,7 +146,7 @@ def run_batch(plan: Plan, folders: List[str]) -> Batch:
     cells = np.zeros((n, 2), np.int64)
     kernel = fused.decoder(1 << 30)
     got = bulkread.read_files([f + os.sep + METADATA_FILE for f in folders] +
-                              [f + os.sep + plan.file_name for f in folders], FILE_LIMIT)
+                              [f + os.sep + plan.file_name for f in folders], FILE_LIMIT, root)
     if got is None or kernel is None:
         return Batch(status, cells, np.empty(0, np.uint8))
     from . import locate_kernels as K
@@ -250,8 +250,8 @@ class FastValues:
     def _submit(self) -> None:
         if self.queued and self.queued_plan is not None:
             items, p = self.queued, self.queued_plan
-            self.batches.append((self.pool.submit(run_batch, p, [f for _e, _f, f in items]),
-                                 items, p))
+            self.batches.append((self.pool.submit(run_batch, p, [f for _e, _f, f in items],
+                                                  self.document.fs.real_root), items, p))
         self.queued = []
 
     def collect(self) -> List[Tuple[dict, Fragment, int]]:

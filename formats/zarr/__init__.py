@@ -154,17 +154,23 @@ class ZarrPlugin:
         verify never holds more than one decoded chunk."""
         if document.root is None:
             return []
-        from ..verify import tally
-        from .chunk import D_CHUNK
-
-        tal = tally()
-        for n in document.root.walk():
-            if n.doc is D_CHUNK and n.source is not None:
-                tal.tile(document.source_name(n.source), n.size)
+        tally_chunks(document)
         out: List[Node] = []
         for node in pending_chunks(document.root):
             out.extend(verify_chunk(node))
         return out
+
+
+def tally_chunks(document) -> None:
+    """Count every chunk of the tree in the verify tally (its stored bytes): here, whoever
+    decodes the chunks (this process or verify tasks on workers)."""
+    from ..verify import tally
+    from .chunk import D_CHUNK
+
+    tal = tally()
+    for n in document.root.walk():
+        if n.doc is D_CHUNK and n.source is not None:
+            tal.tile(document.source_name(n.source), n.size)
 
 
 def pending_chunks(root: Node) -> List[Node]:

@@ -56,6 +56,10 @@ def _scalar(v, f: Field):
     if k in "iumM":
         if isinstance(v, bool) or not isinstance(v, int):
             raise FillError(f"{f.name}: expected an integer, found {v!r}")
+        info = np.iinfo(f.base if k in "iu" else np.int64)   # datetimes: 64-bit counts
+        if not info.min <= v <= info.max:
+            raise FillError(f"{f.name}: {v} does not fit {f.base.str} "
+                            f"({info.min}..{info.max})")
         return v
     if k == "f":
         return _float(v, f)
@@ -138,7 +142,7 @@ def encode(value, rt: RecordType) -> Tuple[bytes, Optional[str]]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
             cast = np.array(value).astype(dt)
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:
             raise FillError(f"fill_value {value!r} cannot be cast to the struct ({e})")
         return cast.tobytes(), (f"fill_value {value!r} is cast into every field (text fields "
                                 f"hold {str(value)!r})")

@@ -12,6 +12,7 @@ from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 N, TILE = 2000, 1000
 
@@ -41,7 +42,7 @@ def win(qtbot, tmp_path):
 
 def _open(qtbot, win, path):
     """Open through the background loader and wait for it."""
-    with qtbot.waitSignal(win.loader.loaded, timeout=20000):
+    with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
         win.open_path(path)
     assert win.session is not None
     return win.session.document
@@ -233,7 +234,7 @@ def test_find_and_goto(qtbot, win, array_dir):
     win.findbar.edit.setText("28 b5 2f fd")  # the Zstandard frame magic
     win.findbar.trigger(False)
     assert win.finder.busy                  # searching in a worker thread
-    qtbot.waitUntil(lambda: not win.finder.busy, timeout=30000)
+    qtbot.waitUntil(lambda: not win.finder.busy, timeout=WAIT_MS)
     a, b = view.selection()
     assert view.source.read(a, 4) == bytes.fromhex("28b52ffd")
     assert win.current_node is not None

@@ -14,6 +14,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 import arrayscope.explorer.qtfix  # noqa: E402,F401  (before any Qt call)
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 @pytest.fixture
@@ -24,11 +25,11 @@ def win(qtbot, tmp_path):
 def _open(qtbot, win, path, verified=True):
     """Open through the background loader; wait for it (and for verify)."""
     if verified:
-        with qtbot.waitSignal(win.verifier.done, timeout=30000):
-            with qtbot.waitSignal(win.loader.loaded, timeout=20000):
+        with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
+            with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
                 win.open_path(path)
     else:
-        with qtbot.waitSignal(win.loader.loaded, timeout=20000):
+        with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
             win.open_path(path)
     return win.session.document
 

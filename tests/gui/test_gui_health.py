@@ -13,6 +13,7 @@ from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
 from tests.support import health_arrays as HA  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def built(tmp_path_factory):
 
 def _settled(qtbot, view):
     """The Health dock computes in a worker thread: wait for its results."""
-    qtbot.waitUntil(lambda: not view.busy, timeout=60000)
+    qtbot.waitUntil(lambda: not view.busy, timeout=WAIT_MS)
 
 
 def test_health_dock_follows_document(qtbot, tmp_path, built):

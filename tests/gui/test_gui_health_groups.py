@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import DATA  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 SOMA = os.path.join(DATA, "soma", "pbmc68k")
 ARRAYS = ["ms/RNA/X/data", "ms/RNA/obsm/X_pca", "ms/RNA/obsm/X_umap",
@@ -20,7 +21,7 @@ ARRAYS = ["ms/RNA/X/data", "ms/RNA/obsm/X_pca", "ms/RNA/obsm/X_umap",
 
 def _settled(qtbot, win):
     """The Health dock computes in a worker thread: wait for its results."""
-    qtbot.waitUntil(lambda: not win.health_view.busy, timeout=60000)
+    qtbot.waitUntil(lambda: not win.health_view.busy, timeout=WAIT_MS)
 
 
 def test_health_dock_on_a_soma_experiment(qtbot, tmp_path):

@@ -12,6 +12,7 @@ import pytest  # noqa: E402
 import arrayscope.explorer.qtfix  # noqa: E402,F401  (before any Qt call)
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 # an SCDL archive parses every file at open (a TileDB array opens lazily in the window: its
 # schemas at once, each fragment when expanded), so its open has per-file progress to show
@@ -36,7 +37,7 @@ def test_open_reports_progress_then_shows_tree(qtbot, win):
                      win.progress.maximum(), win.progress.value()))
 
     win.loader.progress.connect(on_progress)
-    with qtbot.waitSignal(win.loader.loaded, timeout=20000):
+    with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
         win.open_path(SAMPLE)
     assert seen
     n = _n_files(SAMPLE)
@@ -78,11 +79,11 @@ def test_cancel_mid_load_stops_the_worker(qtbot, win, monkeypatch):
             win.cancel_btn.click()
 
     win.loader.progress.connect(on_progress)
-    with qtbot.waitSignal(win.loader.cancelled, timeout=20000):
+    with qtbot.waitSignal(win.loader.cancelled, timeout=WAIT_MS):
         win.open_path(SAMPLE)
     assert first and first[0][0] >= 1 and first[0][2]   # partial results were listed
     assert win.loader.wait(10000)                      # the worker stops (quickly)
-    qtbot.waitUntil(lambda: not win.loader._jobs, timeout=5000)
+    qtbot.waitUntil(lambda: not win.loader._jobs, timeout=WAIT_MS)
     total = first[0][1]
     assert len(parsed) <= first[0][0] + 2 < total      # stopped within one file
     assert not loaded
@@ -94,13 +95,13 @@ def test_cancel_mid_load_stops_the_worker(qtbot, win, monkeypatch):
     assert "Cancelled" in win.st_value.text()
     # still usable: the next open works
     monkeypatch.undo()
-    with qtbot.waitSignal(win.loader.loaded, timeout=20000):
+    with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
         win.open_path(SAMPLE)
     assert win.session is not None and win.session.document.root is not None
 
 
 def test_cancel_while_a_document_is_shown_keeps_it(qtbot, win, monkeypatch):
-    with qtbot.waitSignal(win.loader.loaded, timeout=20000):
+    with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
         win.open_path(SAMPLE)
     doc = win.session.document
     import arrayscope.formats.scdl.archive as scdl
@@ -109,7 +110,7 @@ def test_cancel_while_a_document_is_shown_keeps_it(qtbot, win, monkeypatch):
     monkeypatch.setattr(scdl, "file_node",
                         lambda *a, **kw: (time.sleep(0.1), real(*a, **kw))[1])
     win.loader.progress.connect(lambda *a: win.loader.busy and win.cancel_btn.click())
-    with qtbot.waitSignal(win.loader.cancelled, timeout=20000):
+    with qtbot.waitSignal(win.loader.cancelled, timeout=WAIT_MS):
         win.open_path(SAMPLE)
     assert win.loader.wait(10000)
     assert win.session.document is doc

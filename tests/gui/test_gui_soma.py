@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QTreeWidgetItem  # noqa: E402
 import arrayscope.explorer.qtfix  # noqa: E402,F401  (before any Qt call)
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import DATA  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 SOMA = os.path.join(DATA, "soma", "pbmc68k")
 
@@ -29,12 +30,12 @@ def _rows(item):
 
 def _expand(qtbot, item):
     item.setExpanded(True)
-    qtbot.waitUntil(lambda: item.childCount() > 0, timeout=60000)
+    qtbot.waitUntil(lambda: item.childCount() > 0, timeout=WAIT_MS)
 
 
 def test_soma_experiment_members_open_when_expanded(qtbot, win):
-    with qtbot.waitSignal(win.verifier.done, timeout=60000):
-        with qtbot.waitSignal(win.loader.loaded, timeout=20000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
+        with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
             win.open_path(SOMA)
     doc = win.session.document
     opened = {s.name for s in doc.sources}

@@ -15,6 +15,7 @@ from arrayscope import formats  # noqa: E402
 from arrayscope.explorer.treemodel import NodeTreeModel  # noqa: E402
 from arrayscope.formats.tiledb import group as group_mod  # noqa: E402
 from tests.support.paths import DATA  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 SOMA = os.path.join(DATA, "soma", "pbmc68k")
 
@@ -62,7 +63,7 @@ def test_expanding_a_member_returns_before_it_is_built(qtbot, monkeypatch):
     assert where[0] is not threading.main_thread()
     assert model.rowCount(ms) == 0 and model.building == 1 and model.node(ms).pending
     gate.set()
-    qtbot.waitUntil(lambda: model.rowCount(ms) > 0, timeout=60000)
+    qtbot.waitUntil(lambda: model.rowCount(ms) > 0, timeout=WAIT_MS)
     assert "RNA" in _names(model, ms)
     assert model.building == 0 and len(where) == 1 and view.isExpanded(ms)
     rna = _child(model, ms, "RNA")
@@ -139,7 +140,7 @@ def test_array_dock_opens_a_member_off_the_gui_thread(qtbot, monkeypatch):
     assert where[0] is not threading.main_thread()
     assert ms.childCount() == 0 and ms.text(1) == "opening…"
     gate.set()
-    qtbot.waitUntil(lambda: ms.childCount() > 0, timeout=60000)
+    qtbot.waitUntil(lambda: ms.childCount() > 0, timeout=WAIT_MS)
     assert "RNA" in {ms.child(i).text(0) for i in range(ms.childCount())}
     assert not ms.text(1).startswith("opening") and len(where) == 1
     doc.close()

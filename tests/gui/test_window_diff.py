@@ -14,6 +14,7 @@ from arrayscope.explorer.diffs import same_file_elsewhere  # noqa: E402
 from arrayscope.formats.source import BytesSource  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 def _direct(a: bytes, b: bytes, join: int):
@@ -60,7 +61,7 @@ def test_diff_two_fragments_files(qtbot, tmp_path):
     assert labels == [f"{frags[1].name}/a0.tdb", "Another file…"]
     dv = win.diffs.compare(a0.source, others[0].source)
     if not dv.done:
-        with qtbot.waitSignal(dv.finished, timeout=30000):
+        with qtbot.waitSignal(dv.finished, timeout=WAIT_MS):
             pass
     x = open(a0.source.path, "rb").read()
     y = open(others[0].source.path, "rb").read()

@@ -13,6 +13,7 @@ from PySide6.QtGui import QGuiApplication  # noqa: E402
 
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 def _open_dense(qtbot, tmp_path):
@@ -57,7 +58,7 @@ def test_ctrl_c_in_tree_and_menus(qtbot, tmp_path):
     win.select_node(node)
     win.tree.view.setFocus()
     win.activateWindow()
-    qtbot.waitUntil(win.isActiveWindow)
+    qtbot.waitUntil(win.isActiveWindow, timeout=WAIT_MS)
     QGuiApplication.clipboard().clear()
     qtbot.keyClick(win.tree.view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     text = QGuiApplication.clipboard().text()

@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 from arrayscope.explorer import findall, findallworker, search  # noqa: E402
 from arrayscope.formats.source import BytesSource  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 class CountingSource(BytesSource):
@@ -68,7 +69,7 @@ def test_find_all_in_window_results_and_cancel(qtbot, tmp_path, monkeypatch):
     panel = win.find_all
     panel.mode.setCurrentIndex(0)
     panel.edit.setText("de ad ?? ef")
-    with qtbot.waitSignal(panel.runner.finished, timeout=60000) as done:
+    with qtbot.waitSignal(panel.runner.finished, timeout=WAIT_MS) as done:
         assert panel.start()
         assert panel.cancel_btn.isEnabled() and panel.bar.isVisibleTo(panel)
     assert done.args == [False, False]
@@ -97,7 +98,7 @@ def test_find_all_in_window_results_and_cancel(qtbot, tmp_path, monkeypatch):
         gate.set()
 
     panel.runner.progress.connect(cancel_then_release)
-    with qtbot.waitSignal(panel.runner.finished, timeout=60000) as done:
+    with qtbot.waitSignal(panel.runner.finished, timeout=WAIT_MS) as done:
         assert panel.start()
     assert done.args[0] is True
     # only the first block was searched (its match straddling the block edge included)

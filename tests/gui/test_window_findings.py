@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from arrayscope.explorer import theme  # noqa: E402
 from tests.support.gui_helpers import corrupted_dense_sample, open_window  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 def _icon_key(model, node) -> int:
@@ -22,7 +23,7 @@ def _icon_key(model, node) -> int:
 def test_verify_finding_marked_on_node_ancestors_hex_and_light(qtbot, tmp_path):
     win = open_window(qtbot, tmp_path)
     path = corrupted_dense_sample(tmp_path)
-    with qtbot.waitSignal(win.verifier.done, timeout=60000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         assert win.open_path(path, sync=True)
     fip = win.findings_in_place
     errors = [m for m in fip.marks.marks if m.finding.status == "error"]
@@ -65,7 +66,7 @@ def test_clean_sample_light_is_green(qtbot, tmp_path):
     from tests.support.paths import SAMPLES
 
     win = open_window(qtbot, tmp_path)
-    with qtbot.waitSignal(win.verifier.done, timeout=60000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         assert win.open_path(os.path.join(SAMPLES, "tiledb_dense"), sync=True)
     fip = win.findings_in_place
     assert fip.marks.counts() == (0, 0)

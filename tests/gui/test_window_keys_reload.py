@@ -14,17 +14,18 @@ from arrayscope.explorer.keyflow import GROUP_PATH  # noqa: E402
 from arrayscope.formats.context import KEY_HINT, load_key  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 def _reload_done(qtbot, win):
-    qtbot.waitUntil(lambda: win.view_keeper.pending is None and not win.loader.busy, timeout=30000)
+    qtbot.waitUntil(lambda: win.view_keeper.pending is None and not win.loader.busy, timeout=WAIT_MS)
 
 
 def test_no_key_one_message_then_set_key(qtbot, tmp_path):
     path = str(tmp_path / "enc")
     shutil.copytree(os.path.join(SAMPLES, "tiledb_encrypted"), path)   # without its .key
     win = open_window(qtbot, tmp_path)
-    with qtbot.waitSignal(win.verifier.done, timeout=60000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         assert win.open_path(path, sync=True)
     rows = win.diag.model.rows
     keyed = [r for r in rows if r.path == GROUP_PATH]
@@ -35,7 +36,7 @@ def test_no_key_one_message_then_set_key(qtbot, tmp_path):
     labels = [a.text() for a in win.menuBar().actions()[0].menu().actions()]
     assert "Set &Key…" in labels and "Encryption &Key File…" not in labels
     key = load_key(os.path.join(SAMPLES, "tiledb_encrypted.key"))
-    with qtbot.waitSignal(win.verifier.done, timeout=60000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         win.key_flow.set_key(key)
         _reload_done(qtbot, win)
     assert win.key == key

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHeaderView, QScrollArea  # noqa: E402
 from arrayscope.explorer.diagnostics import common_folder  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 def test_fits_1024_by_700(qtbot, tmp_path):
@@ -23,7 +24,7 @@ def test_fits_1024_by_700(qtbot, tmp_path):
     hint = win.minimumSizeHint()
     assert hint.width() <= 1024 and hint.height() <= 700
     win.resize(1024, 700)
-    qtbot.waitUntil(lambda: win.size().width() == 1024)
+    qtbot.waitUntil(lambda: win.size().width() == 1024, timeout=WAIT_MS)
     assert (win.width(), win.height()) == (1024, 700)
     assert isinstance(win.d_pipeline.widget(), QScrollArea)
     assert win.d_pipeline.widget().widget() is win.pipeline
@@ -67,7 +68,7 @@ def test_diagnostics_rows_without_prefix(qtbot, tmp_path):
     from tests.support.gui_helpers import corrupted_dense_sample
 
     win = open_window(qtbot, tmp_path)
-    with qtbot.waitSignal(win.verifier.done, timeout=60000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         assert win.open_path(corrupted_dense_sample(tmp_path), sync=True)
     m = win.diag.model
     assert m.rows
@@ -99,7 +100,7 @@ def test_tabs_elided_closable_and_bounded(qtbot, tmp_path):
 def test_start_page_lists_fill_the_page(qtbot, tmp_path):
     win = open_window(qtbot, tmp_path)
     win.resize(1024, 700)
-    qtbot.waitUntil(lambda: win.start.height() > 400)
+    qtbot.waitUntil(lambda: win.start.height() > 400, timeout=WAIT_MS)
     assert win.start.samples.height() > win.start.height() * 0.55
 
 
@@ -122,13 +123,13 @@ def test_names_take_the_tree_at_1024_by_700(qtbot, tmp_path):
 
     win = open_window(qtbot, tmp_path)
     win.resize(1024, 700)
-    qtbot.waitUntil(lambda: win.size().width() == 1024)
+    qtbot.waitUntil(lambda: win.size().width() == 1024, timeout=WAIT_MS)
     assert win.open_path(os.path.join(SAMPLES, "tiledb_dense"), sync=True)
     share_docks(win)
     frag = next(win.session.document.root.find("__fragments").iter_children())
     win.select_node(frag["a0.tdb"]["Tile 1"]["Chunk 1"])
     view = win.tree.view
-    qtbot.waitUntil(lambda: view.indentation() == NARROW_INDENT)
+    qtbot.waitUntil(lambda: view.indentation() == NARROW_INDENT, timeout=WAIT_MS)
     vw = view.viewport().width()
     assert vw < 420
     assert view.columnWidth(0) >= min(view.sizeHintForColumn(0), int(vw * NARROW_NAME_SHARE)) - 1

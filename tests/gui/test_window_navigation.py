@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 def _action(win, text):
@@ -34,7 +35,7 @@ def test_back_and_forward_keys(qtbot, tmp_path):
         win.tree.select_node(n, emit=True)        # as a click in the tree does
     assert win.current_node is c
     win.activateWindow()
-    qtbot.waitUntil(win.isActiveWindow)
+    qtbot.waitUntil(win.isActiveWindow, timeout=WAIT_MS)
     qtbot.keyClick(win.focusWidget() or win, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
     assert win.current_node is b
     assert win.tree.current_node() is b           # the tree follows

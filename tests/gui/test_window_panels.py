@@ -14,6 +14,7 @@ from arrayscope.explorer import habits  # noqa: E402
 from arrayscope.explorer.state import DocumentChanged, FindingsAdded, SelectionChanged  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 class Throwaway:
@@ -35,7 +36,7 @@ def test_a_panel_registered_by_one_line_receives_every_event(qtbot, tmp_path, mo
     win = open_window(qtbot, tmp_path)
     (panel,) = made
     assert panel.events == []
-    with qtbot.waitSignal(win.verifier.done, timeout=30000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         assert win.open_path(os.path.join(SAMPLES, "tiledb_dense"), sync=True)
     doc = win.session.document
     kinds = [type(e).__name__ for e, _d, _c in panel.events]

@@ -18,6 +18,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 import arrayscope.explorer.qtfix  # noqa: E402,F401  (before any Qt call)
 from tests.support import tiledb_arrays  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def arrays(tmp_path_factory):
 
 
 def _open(qtbot, win, path):
-    with qtbot.waitSignal(win.loader.loaded, timeout=20000):
+    with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
         win.open_path(path)
     return win.session.document
 

@@ -17,6 +17,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 import arrayscope.explorer.qtfix  # noqa: E402,F401  (before any Qt call)
 from arrayscope.explorer.pipelinepanel import REVERSED_BUDGET  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 EXPECTED = (np.arange(300, dtype=np.int64) ** 2) - 7
 
@@ -42,7 +43,7 @@ def three_tiles(tmp_path_factory):
 
 
 def _open(qtbot, win, path):
-    with qtbot.waitSignal(win.loader.loaded, timeout=20000):
+    with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
         win.open_path(path)
     return win.session.document
 
@@ -129,12 +130,12 @@ def _visible_rows(view) -> int:
 def test_first_screen_at_1024_by_700_shows_8_cell_rows(qtbot, tmp_path, three_tiles):
     win = open_window(qtbot, tmp_path)
     win.resize(1024, 700)
-    qtbot.waitUntil(lambda: (win.width(), win.height()) == (1024, 700))
+    qtbot.waitUntil(lambda: (win.width(), win.height()) == (1024, 700), timeout=WAIT_MS)
     doc = _open(qtbot, win, three_tiles)
     win.select_node(_chunk(doc, 1))
     view = win.pipeline.cells_view
     assert win.pipeline.cells.rowCount() == 100
-    qtbot.waitUntil(lambda: _visible_rows(view) >= 8, timeout=3000)
+    qtbot.waitUntil(lambda: _visible_rows(view) >= 8, timeout=WAIT_MS)
     # the bottom docks (Diagnostics / Health, tabified) leave the bytes most of the height
     bottom = max(d.height() for d in (win.d_diag, win.d_health) if d.isVisible())
     assert bottom <= 200 and win.tabs.height() >= 300

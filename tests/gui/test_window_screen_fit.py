@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel, QWidget  # noqa: E402
 from arrayscope.explorer.mainwindow import MainWindow  # noqa: E402
 from arrayscope.explorer.startpage import default_sample  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 def _screen(monkeypatch, avail: QRect) -> None:
@@ -41,7 +42,7 @@ def _shown(qtbot, win: MainWindow, avail: QRect) -> None:
     """Shown, and framed (the offscreen platform's frame comes with the first show)."""
     win.show()
     qtbot.waitExposed(win)
-    qtbot.waitUntil(lambda: avail.contains(win.frameGeometry()), timeout=3000)
+    qtbot.waitUntil(lambda: avail.contains(win.frameGeometry()), timeout=WAIT_MS)
 
 
 def test_sizes_for_screens():
@@ -125,7 +126,7 @@ def test_long_source_path_elided_in_the_status_bar(qtbot, tmp_path, monkeypatch)
     node = max(files, key=lambda n: len(n.source.name))
     win.select_node(node)
     label = win.st_source
-    qtbot.waitUntil(lambda: label.text() == node.source.name)
+    qtbot.waitUntil(lambda: label.text() == node.source.name, timeout=WAIT_MS)
     qtbot.wait(100)
     shown = QLabel.text(label)                      # what is painted
     assert "…" in shown and len(shown) < len(node.source.name)
@@ -142,9 +143,9 @@ def test_health_keeps_the_bytes_tall_on_a_short_window(qtbot, tmp_path):
     docks to 400 px (the bytes had a third of the window)."""
     win = open_window(qtbot, tmp_path)
     win.resize(1024, 700)
-    qtbot.waitUntil(lambda: win.height() == 700)
+    qtbot.waitUntil(lambda: win.height() == 700, timeout=WAIT_MS)
     assert win.open_path(default_sample(), sync=True)
-    qtbot.waitUntil(lambda: win.d_health.isVisibleTo(win), timeout=60000)
+    qtbot.waitUntil(lambda: win.d_health.isVisibleTo(win), timeout=WAIT_MS)
     qtbot.wait(300)
     view = win.tabs.current_view()
     assert view.height() >= win.height() // 2, view.height()

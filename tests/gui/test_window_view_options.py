@@ -14,6 +14,7 @@ from arrayscope.explorer import theme  # noqa: E402
 from arrayscope.explorer.entropy import byte_entropy, entropy_profile  # noqa: E402
 from arrayscope.formats.source import BytesSource  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 
 def _blob(tmp_path):
@@ -48,7 +49,7 @@ def test_bytes_per_row_and_overview(qtbot, tmp_path):
     # the overview: entropy of the zero half low, of the random half high
     bar = view.overview
     if not bar.profile:
-        with qtbot.waitSignal(bar.ready, timeout=30000):
+        with qtbot.waitSignal(bar.ready, timeout=WAIT_MS):
             pass
     prof = bar.profile
     half = len(prof) // 2

@@ -15,6 +15,7 @@ import pytest  # noqa: E402
 from arrayscope.formats.findings import AES_TAG, WRONG_KEY  # noqa: E402
 from tests.support import tiledb_arrays  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS
 
 WRONG = b"W" * 32
 # the files tiledb-py encrypts in this array: schema, array metadata, fragment metadata
@@ -35,7 +36,7 @@ def test_verify_json_one_finding_per_encrypted_file(encrypted, tmp_path):
     key.write_bytes(WRONG)
     out = subprocess.run([sys.executable, "-m", "arrayscope.explorer", "verify", "--json",
                           "--key-file", str(key), encrypted], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=WAIT_MS / 1000)
     report = json.loads(out.stdout)
     wrong = [f for f in report["findings"] if f["code"] == WRONG_KEY]
     assert _per_file(f["source"] for f in wrong) == sorted(ENCRYPTED)
@@ -49,7 +50,7 @@ def test_verify_json_one_finding_per_encrypted_file(encrypted, tmp_path):
 def test_window_diagnostics_one_row_per_encrypted_file(qtbot, tmp_path, encrypted):
     win = open_window(qtbot, tmp_path)
     win.key = WRONG
-    with qtbot.waitSignal(win.verifier.done, timeout=60000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         assert win.open_path(encrypted, sync=True)
     rows = win.diag.model.rows
     keyed = [r for r in rows if "AES" in r.message]

@@ -210,10 +210,12 @@ def test_local_processes_equal_single_process(damaged, reference):
 
 @pytest.mark.parametrize("names", [QUICK, pytest.param(None, marks=pytest.mark.slow)],
                          ids=["quick", "all"])
-def test_dask_local_cluster_equals_single_process(damaged, reference, names):
+def test_dask_local_cluster_equals_single_process(damaged, reference, names, monkeypatch):
     import distributed  # in the test extra
 
     names = names or tuple(damaged)
+    # the key is never sent to a Dask worker: its environment holds it
+    monkeypatch.setenv("ARRAYSCOPE_KEY", tiledb_arrays.KEY)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None) as cluster:
         ex = DaskCluster(cluster.scheduler_address)
@@ -236,6 +238,42 @@ def test_cli_workers_prints_the_same_json(damaged, capsys):
     assert main(["verify", path, "--json", "--workers", "2"]) == 1
     assert json.loads(capsys.readouterr().out) == serial
     assert serial["errors"] >= 3
+
+
+def test_the_key_never_travels_in_a_task(damaged, reference, monkeypatch):
+    """Tasks name the key by a digest; local workers get it once through their pipe, a Dask
+    worker from its own environment, and a worker without it leaves its part to the caller."""
+    import pickle
+
+    import distributed
+
+    path, key = damaged["encrypted"]
+    kind, tasks = verify_tasks.plan(formats.open(path, key=key), 2)
+    assert kind == verify_tasks.TILEDB_FRAGMENTS and tasks
+    blob = pickle.dumps(tasks)
+    assert key not in blob and key.hex().encode() not in blob
+    assert {t.key_id for t in tasks} == {formats.context.key_name(key)}
+
+    ex = LocalProcesses(2)
+    try:
+        assert verify(formats.open(path, key=key), ex) == reference["encrypted"]
+    finally:
+        ex.close()
+
+    monkeypatch.delenv("ARRAYSCOPE_KEY", raising=False)
+    monkeypatch.setattr(verify_tasks, "_KEYS", {})
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        ex = DaskCluster(cluster.scheduler_address)
+        try:
+            got = verify(formats.open(path, key=key), ex)   # no key on the workers
+            [warn] = [f for f in got if f.code == "check-crashed"]
+            assert "ARRAYSCOPE_KEY" in warn.message and warn.status == "warning"
+            assert [f for f in got if f is not warn] == reference["encrypted"]
+            monkeypatch.setenv("ARRAYSCOPE_KEY", tiledb_arrays.KEY)   # set up by the user
+            assert verify(formats.open(path, key=key), ex) == reference["encrypted"]
+        finally:
+            ex.close()
 
 
 def test_a_task_that_cannot_open_reports_it():

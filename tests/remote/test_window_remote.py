@@ -6,6 +6,7 @@ import fsspec
 
 from tests.support import tiledb_arrays
 from tests.support.gui_helpers import open_window
+from tests.support.waits import WAIT_MS
 
 
 def test_window_opens_a_url_and_shows_transfer(qtbot, tmp_path, tiledb_array):
@@ -40,8 +41,8 @@ def test_window_loads_a_url_in_the_background(qtbot, tmp_path, tiledb_array):
     url = f"memory://bg-{tmp_path.name}/multi_fragment"
     fs.put(tiledb_array("multi_fragment"), url[len("memory://"):], recursive=True)
     w = open_window(qtbot, tmp_path)
-    with qtbot.waitSignal(w.loader.loaded, timeout=30000):
+    with qtbot.waitSignal(w.loader.loaded, timeout=WAIT_MS):
         w.open_path(url)
-    qtbot.waitUntil(lambda: w.session is not None and w.session.document.path == url, timeout=10000)
+    qtbot.waitUntil(lambda: w.session is not None and w.session.document.path == url, timeout=WAIT_MS)
     assert w.session.document.format == "tiledb" and len(w.session.document.model.fragments) > 1
     fs.rm(url[len("memory://"):], recursive=True)

@@ -18,7 +18,9 @@ def _damaged(tmp_path, fname, change):
     dst = str(tmp_path / "basic")
     shutil.copytree(BASIC, dst)
     # the arrays are raw memory maps typed by header.sch: take the dtype arrayscope read
-    name = {"row_ptr.npy": "ROWPTR", "col_ptr.npy": "COLPTR"}[fname]
+    name = {"row_ptr.npy": "ROWPTR", "col_ptr.npy": "COLPTR",
+            "neighbor_indptr.npy": "NEIGHBOR_INDICES_PTR",
+            "neighbor_indices.npy": "NEIGHBOR_INDICES"}[fname]
     dtype = formats.open(BASIC).model.arrays[name].items.dtype
     a = np.memmap(os.path.join(dst, fname), dtype=dtype, mode="r+")
     change(a)
@@ -56,3 +58,20 @@ def test_column_index_out_of_range(tmp_path):
         a[0] = np.iinfo(a.dtype).max
     report = _damaged(tmp_path, "col_ptr.npy", change)
     assert "scdl-column-index" in _codes(report, "col_ptr.npy")
+
+
+def test_garbage_neighbor_pointers_are_found(tmp_path):
+    """neighbor_indptr.npy overwritten with noise (the library slices it unchecked)."""
+    def change(a):
+        a[:] = np.random.default_rng(3).integers(0, 2 ** 40, size=len(a), dtype=np.uint64)
+    report = _damaged(tmp_path, "neighbor_indptr.npy", change)
+    assert _codes(report, "neighbor_indptr.npy") == {"scdl-neighbors"}
+    assert report.exit_code() == 1
+
+
+def test_neighbor_index_past_the_cells(tmp_path):
+    def change(a):
+        a[7] = 20   # 20 cells: indices 0..19
+    report = _damaged(tmp_path, "neighbor_indices.npy", change)
+    [f] = [f for f in report.findings if f.source == "neighbor_indices.npy"]
+    assert f.code == "scdl-neighbors" and "NEIGHBOR_INDICES[7] = 20" in f.message

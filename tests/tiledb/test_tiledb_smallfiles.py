@@ -386,9 +386,9 @@ PAYLOAD_PARSERS = {
 def _run(kind, data: bytes, ctx=None):
     import time
     src = BytesSource(data, kind)
-    t0 = time.perf_counter()
+    t0 = time.process_time()   # CPU seconds: a busy machine does not inflate them
     root = run_parser(kind, "struct", src, lambda c: PAYLOAD_PARSERS[kind](c, ctx), ctx)
-    assert time.perf_counter() - t0 < 2.0
+    assert time.process_time() - t0 < 2.0
     crashes = [n.message for n in root.walk() if n.name == "internal parser error"]
     assert not crashes, crashes
     assert coverage(root, src) == (src.size, src.size)

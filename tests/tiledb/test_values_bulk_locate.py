@@ -50,8 +50,8 @@ def fast_batches(monkeypatch):
     seen: list = []
     real = bulk_locate.run_batch
 
-    def spy(plan, folders):
-        b = real(plan, folders)
+    def spy(plan, folders, root):
+        b = real(plan, folders, root)
         seen.append(b.status.copy())
         return b
     monkeypatch.setattr(bulk_locate, "run_batch", spy)

@@ -61,8 +61,22 @@ def test_the_command_draws_the_last_report(capsys, monkeypatch):
     bar = verify_cmd._Progress()
     bar(40, 100, "a0.tdb")
     bar(100, 100, "done")
+    bar.close()
     err = capsys.readouterr().err
     assert "40%" in err and "100%" in err
+
+
+def test_a_log_gets_a_line_a_second_at_most(capsys, monkeypatch):
+    """stderr not a terminal (capsys): 1 000 reports over 3 s are 3 lines and the last."""
+    times = iter([0.0] + [1.0 + i * 0.003 for i in range(1000)])
+    monkeypatch.setattr(verify_cmd.time, "monotonic", lambda: next(times))
+    bar = verify_cmd._Progress()
+    for i in range(1000):
+        bar(min(i * 2, 1000), 1000, f"f{i}")
+    bar.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["verifying: 0% (f0)", "verifying: 67% (f334)", "verifying: 100% (f668)",
+                     "verifying: 100% (f999)"]
 
 
 def test_a_quick_run_shows_no_bar(capsys, monkeypatch):

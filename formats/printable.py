@@ -1,0 +1,21 @@
+"""Text from a dataset (names, values, messages quoting them) made safe to print on one line."""
+from __future__ import annotations
+
+import re
+
+# characters that move the cursor, end a line, reorder or hide text on a terminal or in a
+# log: C0/C1 controls, DEL, zero-width and bidirectional marks, line/paragraph separators,
+# lone surrogates (a name from a dataset holding them could fake other output)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+                          "\ud800-\udfff]")
+
+
+def _escape(m: "re.Match[str]") -> str:
+    c = ord(m.group(0))
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def printable(text: str) -> str:
+    """`text` as one line safe to print: each character that could spoof a terminal or a
+    log written as `\\xNN` / `\\uNNNN` (the same string when clean)."""
+    return _UNPRINTABLE.sub(_escape, text) if _UNPRINTABLE.search(text) else text
