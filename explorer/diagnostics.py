@@ -267,10 +267,10 @@ class DiagnosticsPanel(QWidget):
         rows = self.model.rows
         errors = sum(1 for r in rows if r.status == "error")
         warns = len(rows) - errors
-        text = (f"{errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
-                if rows else "No problems found.")
         state = getattr(self, "_verify_state", "")
-        if state == "running":
+        text = (f"{errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
+                if rows else "Nothing found yet" if state == "running" else "No problems found.")
+        if state == "running":   # no verdict before verify is done
             text += "  —  verifying (checksums, filters forward)…"
         elif state == "done":
             extra = getattr(self, "_extra", 0)
