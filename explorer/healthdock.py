@@ -38,7 +38,7 @@ from .background import BackgroundJob
 from .extentplot import ExtentPlot
 from .fragmentspanel import FragmentsPanel
 from .spacechart import SpaceChart
-from .state import AppState, DocumentChanged, Event, SelectionChanged
+from .state import AppState, DocumentChanged, Event, FindingsAdded, SelectionChanged
 from .windowfit import SHORT_WINDOW
 
 # After a document is shown: its first paint comes first (the worker shares the interpreter
@@ -363,6 +363,9 @@ def install(window) -> HealthView:
     view.healthReady.connect(ready)
 
     def state_changed(app: AppState, event: Event) -> None:
+        if isinstance(event, FindingsAdded):   # the states say what verify found
+            view.fragments.set_findings(app.findings)
+            return
         if isinstance(event, SelectionChanged) and event.origin != "health":
             src = event.node.source
             rel = src if isinstance(src, str) else getattr(src, "name", "")
@@ -370,6 +373,7 @@ def install(window) -> HealthView:
             return
         if not isinstance(event, DocumentChanged):
             return
+        view.fragments.set_findings([])
         if app.session is None:
             outer.set_document(None)
             button.setVisible(False)
