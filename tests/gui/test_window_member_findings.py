@@ -62,3 +62,22 @@ def test_member_finding_marked_from_the_root_and_reached_from_diagnostics(qtbot,
     while n is not None:
         assert fip.marks.status_of(n) == "error", n.name
         n = n.parent
+
+
+def test_tile_sum_finding_drawn_on_the_tile_not_its_first_field(qtbot, tmp_path):
+    """A tile's cells that do not sum to the fragment metadata's sum (one float changed,
+    which tiledb-py reads back silently): the mark is on the tile and its bytes, not on
+    `Num chunks`, the first field at the tile's offset (issue 28 item 5)."""
+    from arrayscope.formats.findings import TILE_STAT
+
+    win = open_window(qtbot, tmp_path)
+    g = group_with_damaged_member(tmp_path, "value")
+    with qtbot.waitSignal(win.verifier.done, timeout=120000):
+        assert win.open_path(os.path.join(g, "ms", "X"), sync=True)
+    marks = win.findings_in_place.marks
+    [m] = [m for m in marks.marks if m.finding.code == TILE_STAT]
+    assert m.node is not None and m.node.kind == "tile" and m.node.name == "Tile 1"
+    assert (m.start, m.end) == (m.node.offset, m.node.end)
+    first = m.node.find("Num chunks")
+    assert first is not None and marks.status_of(first) is None
+    assert marks.findings_on(m.node) == [m.finding]
