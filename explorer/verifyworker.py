@@ -8,7 +8,8 @@ own priority (the window's painting comes first) and stops itself, exit status
 OVER_MEMORY, when its resident memory passes MAX_MIB (ARRAYSCOPE_VERIFY_MAX_MIB, default a
 quarter of the machine's memory): the window says verify stopped, it never swaps the
 machine to death. Being a process, it is killed at once when the window cancels it (a
-thread in the middle of a decode cannot be), and its memory goes back with it."""
+thread in the middle of a decode cannot be), and its memory goes back with it; it also ends
+itself when the window's process is gone (killed, crashed): no orphan runs on."""
 from __future__ import annotations
 
 import json
@@ -45,7 +46,10 @@ def _rss_mib() -> float:
 
 
 def _watch(limit: int) -> None:
+    parent = os.getppid()
     while True:
+        if os.getppid() != parent:   # the window is gone (killed): nobody reads the result
+            os._exit(OVER_MEMORY + 1)
         if _rss_mib() > limit:
             sys.stderr.write(f"verify stopped: it needed more than {limit} MiB "
                              f"(ARRAYSCOPE_VERIFY_MAX_MIB); run `arrayscope verify` instead\n")

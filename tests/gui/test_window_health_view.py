@@ -49,3 +49,25 @@ def test_every_dock_reopens_from_the_view_menu(qtbot, tmp_path):
         [a] = [a for a in view_menu.actions() if a is d.toggleViewAction()]
         a.trigger()
         assert d.isVisible(), d.objectName()
+
+
+def test_health_is_not_computed_while_its_dock_is_closed(qtbot, tmp_path):
+    """Background work that is not shown does not run (issue 28 item 2): the Health dock
+    closed by the user, opening an array starts no health job; reopening it computes."""
+    from tests.support.paths import SAMPLES
+
+    win = open_window(qtbot, tmp_path)
+    sample = os.path.join(SAMPLES, "tiledb_dense")
+    assert win.open_path(sample, sync=True)
+    view = win.health_view
+    qtbot.waitUntil(lambda: not view.busy and bool(view.fragments.timeline.rows), timeout=60000)
+    ran = len(view.runner.threads)
+    win.d_health.close()                     # the user closes it
+    assert win.open_path(sample, sync=True)  # again: a new document
+    qtbot.wait(2 * 1500 + 200)               # past the health job's start delay
+    assert len(view.runner.threads) == ran and not view.busy
+    assert not win.d_health.isVisible()
+    win.d_health.toggleViewAction().trigger()   # View ▸ Health
+    assert win.d_health.isVisible()
+    qtbot.waitUntil(lambda: len(view.runner.threads) > ran and not view.busy, timeout=60000)
+    assert view.fragments.timeline.rows
