@@ -11,6 +11,7 @@ priority with a memory ceiling, and cancelling kills it at once, so closing the 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import List, Optional
 
@@ -55,7 +56,8 @@ class Verifier(QObject):
         path, key, as_format = self._args
         proc = QProcess(self)
         proc.setProgram(sys.executable)
-        proc.setArguments(["-m", "arrayscope.explorer.verifyworker", path, as_format or ""])
+        proc.setArguments(["-m", "arrayscope.explorer.verifyworker", path, as_format or "",
+                           str(os.getpid())])   # the worker ends when this process is gone
         proc.finished.connect(lambda code, _status, p=proc: self._finished(p, code))
         self._proc = proc
         proc.start()

@@ -1,6 +1,6 @@
 """The window's background verify, in a process of its own (no Qt):
 
-    python -m arrayscope.explorer.verifyworker PATH [FORMAT]
+    python -m arrayscope.explorer.verifyworker PATH [FORMAT] [WINDOW_PID]
 
 The key, if any, comes as hex on the first line of stdin (never on the command line, which
 other users can read). The findings go to stdout as one JSON list. The process lowers its
@@ -45,10 +45,9 @@ def _rss_mib() -> float:
         return 0.0
 
 
-def _watch(limit: int) -> None:
-    parent = os.getppid()
+def _watch(limit: int, parent: int) -> None:
     while True:
-        if os.getppid() != parent:   # the window is gone (killed): nobody reads the result
+        if parent and os.getppid() != parent:   # the window is gone (killed): nobody reads
             os._exit(OVER_MEMORY + 1)
         if _rss_mib() > limit:
             sys.stderr.write(f"verify stopped: it needed more than {limit} MiB "
@@ -64,7 +63,8 @@ def main(argv) -> int:
             os.nice(NICE)
         except OSError:
             pass
-    threading.Thread(target=_watch, args=(max_mib(),), daemon=True).start()
+    parent = int(argv[2]) if len(argv) > 2 and argv[2].isdigit() else 0   # the window's pid
+    threading.Thread(target=_watch, args=(max_mib(), parent), daemon=True).start()
     path = argv[0]
     fmt = argv[1] if len(argv) > 1 and argv[1] else None
     line = sys.stdin.readline().strip()
