@@ -57,6 +57,8 @@ def test_member_finding_marked_from_the_root_and_reached_from_diagnostics(qtbot,
     assert view.source is node.source
     assert view.selection() == (node.offset, node.end)
     assert view.marks == [(node.offset, node.end, "error")]
+    assert win.pipeline.state is not None   # the chunk's pipeline is shown beside
+    assert "ZSTD" in win.pipeline.tree.topLevelItem(0).text(0) + win.pipeline.title.text()
     # now built: every node on the way carries the mark
     n = node
     while n is not None:
