@@ -153,7 +153,14 @@ class DiagnosticsModel(QAbstractTableModel):
 
 
 def _strip(text: str, prefix: str) -> str:
-    return "…/" + text[len(prefix):] if prefix and text.startswith(prefix) else text
+    """`text` without the folders every row shares, but for the first: the group member
+    (or the array's folder) a finding is in stays readable (`ms/…/a0.tdb`)."""
+    if not prefix or not text.startswith(prefix):
+        return text
+    first = prefix.split("/", 1)[0]
+    if prefix == first + "/":
+        return text   # one shared folder: nothing worth eliding
+    return f"{first}/…/{text[len(prefix):]}"
 
 
 class DiagnosticsPanel(QWidget):
