@@ -110,7 +110,14 @@ def run_gui(args) -> int:
             _err(f"{path}: no such file or directory")
             return 2
         win.open_path(path, select=getattr(args, "select", None))
-    return app.exec()
+    code = app.exec()
+    # Quit now: a worker thread still reading (the Health dock's, a member being opened) is
+    # not waited for, its result has nobody to go to; the window saved its settings and
+    # killed the verify process when it closed (MainWindow.closeEvent).
+    win.settings.sync()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def screenshot(path: Optional[str], out: str, select: Optional[str], key: Optional[bytes],

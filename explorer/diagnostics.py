@@ -153,7 +153,14 @@ class DiagnosticsModel(QAbstractTableModel):
 
 
 def _strip(text: str, prefix: str) -> str:
-    return "…/" + text[len(prefix):] if prefix and text.startswith(prefix) else text
+    """`text` without the folders every row shares, but for the first: the group member
+    (or the array's folder) a finding is in stays readable (`ms/…/a0.tdb`)."""
+    if not prefix or not text.startswith(prefix):
+        return text
+    first = prefix.split("/", 1)[0]
+    if prefix == first + "/":
+        return text   # one shared folder: nothing worth eliding
+    return f"{first}/…/{text[len(prefix):]}"
 
 
 class DiagnosticsPanel(QWidget):
@@ -267,10 +274,10 @@ class DiagnosticsPanel(QWidget):
         rows = self.model.rows
         errors = sum(1 for r in rows if r.status == "error")
         warns = len(rows) - errors
-        text = (f"{errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
-                if rows else "No problems found.")
         state = getattr(self, "_verify_state", "")
-        if state == "running":
+        text = (f"{errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
+                if rows else "Nothing found yet" if state == "running" else "No problems found.")
+        if state == "running":   # no verdict before verify is done
             text += "  —  verifying (checksums, filters forward)…"
         elif state == "done":
             extra = getattr(self, "_extra", 0)

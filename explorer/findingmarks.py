@@ -2,8 +2,11 @@
 it covers in its source, so the tree, the hex view, the overview bar and the status light
 show every problem in place — verify's findings as well as the parse errors of the tree.
 
-A finding names a node path; when that path is not a node of the tree (a verify check of
-its own), the leaf holding its offset in its source stands for it."""
+A finding names a node path; when that path is not a node of the tree, the leaf holding its
+offset in its source stands for it. Placing never opens a group member (real work: the
+window does it off the GUI thread): a finding inside a member not opened yet marks its
+ancestors by path (`status_of`), and is placed on its node once the member is open (its
+file shown, `ranges_for`; the node asked about, `findings_on`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,7 +15,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 from arrayscope.formats.findings import Finding, Status
 from arrayscope.formats.node import Node
 
-from .nodepath import resolve
+from .nodepath import resolve_built
 
 RANK = {"info": 1, "warning": 2, "error": 3}
 Range = Tuple[int, int, str]   # start, end (exclusive), status
@@ -44,6 +47,8 @@ class FindingMarks:
         self._own: Dict[int, List[Finding]] = {}  # id(node) -> findings placed on it
         self._ranges: Dict[int, List[Range]] = {}  # id(source) -> ranges
         self._keep: Dict[int, object] = {}        # ids stay valid while the marks live
+        self._paths: Dict[str, str] = {}          # node path -> worst status at or below it
+        self._unplaced: List[Finding] = []        # in members not opened yet
 
     def clear(self) -> None:
         self.marks.clear()
@@ -51,6 +56,8 @@ class FindingMarks:
         self._own.clear()
         self._ranges.clear()
         self._keep.clear()
+        self._paths.clear()
+        self._unplaced.clear()
 
     # ---- placing ---------------------------------------------------------------------
     def add(self, findings: Iterable[Finding]) -> List[Mark]:
@@ -67,6 +74,7 @@ class FindingMarks:
             self.marks.append(m)
             new.append(m)
             self._record(m)
+            self._record_path(f)
         return new
 
     def add_nodes(self, nodes: Iterable[Node]) -> List[Mark]:
@@ -88,8 +96,10 @@ class FindingMarks:
         root = getattr(doc, "root", None)
         node: Optional[Node] = None
         if root is not None and f.node and "/" in f.node:
-            found, _msg = resolve(root, f.node)
-            node = found if isinstance(found, Node) else None
+            node, member = resolve_built(root, f.node)
+            if member is not None:   # placed when the member is open
+                self._unplaced.append(f)
+                return Mark(f, None, None, f.offset, f.offset)
         src = doc.source_by_name(f.source) if doc is not None and f.source else None
         if node is not None and src is not None and node.source is not src:
             node = None
@@ -121,15 +131,47 @@ class FindingMarks:
             rs.append((m.start, m.end, st))
             rs.sort()
 
+    def _record_path(self, f: Finding) -> None:
+        """Every ancestor path of the finding's node carries its status, built or not."""
+        if "/" not in (f.node or ""):
+            return
+        parts = f.node.split("/")
+        for i in range(1, len(parts) + 1):
+            p = "/".join(parts[:i])
+            self._paths[p] = worse(self._paths.get(p), f.status) or f.status
+
+    def _place_opened(self, source_name: Optional[str] = None) -> None:
+        """Place the findings whose member has been opened since (those of `source_name`,
+        or all)."""
+        waiting = [f for f in self._unplaced if source_name is None or f.source == source_name]
+        if not waiting:
+            return
+        self._unplaced = [f for f in self._unplaced if f not in waiting]
+        for f in waiting:
+            m = self._place(f)
+            if m.node is None and m.source is None:
+                continue   # still waiting (put back by _place)
+            self.marks[:] = [m if x.finding is f else x for x in self.marks]
+            self._record(m)
+
     # ---- asking ----------------------------------------------------------------------
     def status_of(self, node: Node) -> Optional[str]:
         """The worst status of the findings on `node` or anywhere under it."""
-        return self._status.get(id(node))
+        st = self._status.get(id(node))
+        if self._paths:
+            st = worse(st, self._paths.get(node.path()))
+        return st
 
     def findings_on(self, node: Node) -> List[Finding]:
+        if self._unplaced:
+            path = node.path()
+            if any(f.node == path for f in self._unplaced):
+                self._place_opened()
         return list(self._own.get(id(node), ()))
 
     def ranges_for(self, source) -> List[Range]:
+        if self._unplaced and source is not None:
+            self._place_opened(getattr(source, "name", None))
         return list(self._ranges.get(id(source), ()))
 
     def counts(self) -> Tuple[int, int]:

@@ -3,7 +3,7 @@ that shows which of them a reader opening the array at T sees. Clicking a fragme
 `fragmentSelected(name)`. Data comes from `formats.health` only (plain typed rows)."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
@@ -18,8 +18,24 @@ STATE_COLOURS: Dict[str, str] = {
 }
 
 
+DAMAGED = "#c62828"   # a fragment verify found errors in, whatever its commit state
+
+
 def state_colour(state: str) -> QColor:
     return QColor(STATE_COLOURS.get(state, "#757575"))
+
+
+def problems_by_folder(findings) -> Dict[str, Tuple[int, int]]:
+    """(errors, warnings) of verify's findings per folder name on their node path or source
+    (a fragment's row is found by its folder's name: its uuid makes it unique)."""
+    out: Dict[str, Tuple[int, int]] = {}
+    for f in findings:
+        if f.status not in ("error", "warning"):
+            continue
+        for part in set((f.node or "").split("/")[:-1]) | set((f.source or "").split("/")[:-1]):
+            e, w = out.get(part, (0, 0))
+            out[part] = (e + 1, w) if f.status == "error" else (e, w + 1)
+    return out
 
 
 def short_name(name: str, n: int = 8) -> str:
@@ -57,6 +73,7 @@ class Timeline(QWidget):
         self.ticks: List[int] = []
         self.at: Optional[int] = None
         self.selected: Optional[str] = None
+        self.problems: Dict[str, Tuple[int, int]] = {}   # verify's, by folder name
         self.setMinimumHeight(120)
         self.setMouseTracking(True)
 
@@ -107,7 +124,8 @@ class Timeline(QWidget):
             p.drawText(QRectF(x - 90, 2, 180, 16), Qt.AlignmentFlag.AlignCenter, time_text(t))
         for i, r in enumerate(self.rows):
             rect = self._bar(i, r)
-            c = state_colour(r.state)
+            errors, warnings = self.problems.get(r.name, (0, 0))
+            c = QColor(DAMAGED) if errors else state_colour(r.state)
             fill = QColor(c)
             if not r.visible:
                 fill.setAlpha(60)
@@ -119,6 +137,9 @@ class Timeline(QWidget):
             p.drawRoundedRect(rect, 4, 4)
             p.setPen(QPen(self.palette().text().color()))
             label = f"{short_name(r.name)}…  {r.state}" + ("" if r.visible else " (not read)")
+            if errors or warnings:
+                label += f" · {errors} error{'s' * (errors != 1)}" if errors else \
+                    f" · {warnings} warning{'s' * (warnings != 1)}"
             room = p.fontMetrics().horizontalAdvance(label) + 12
             mid = Qt.AlignmentFlag.AlignVCenter
             if rect.left() + room > self.width():   # near the right edge: label on the left
@@ -167,7 +188,8 @@ class FragmentsPanel(QWidget):
         self.caption = QLabel("", self)
         self.caption.setWordWrap(True)
         self.legend = QLabel(" ".join(
-            f"<span style='color:{c}'>■</span> {s}" for s, c in STATE_COLOURS.items()), self)
+            f"<span style='color:{c}'>■</span> {s}" for s, c in
+            list(STATE_COLOURS.items()) + [("errors (verify)", DAMAGED)]), self)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.timeline, 1)
@@ -201,6 +223,12 @@ class FragmentsPanel(QWidget):
         self.slider.setEnabled(bool(ts))
         self.slider.blockSignals(False)
         self._show(self.health, None)
+
+    def set_findings(self, findings) -> None:
+        """Verify's findings of the document (all of them so far): a fragment with errors
+        is drawn as damaged, whatever its commit state."""
+        self.timeline.problems = problems_by_folder(findings)
+        self.timeline.update()
 
     def select(self, name: Optional[str]) -> None:
         self.timeline.selected = name

@@ -18,6 +18,7 @@ from . import (
     viewoptions,
     windowfit,
 )
+from .windowmenus import list_docks
 
 FEATURES = (
     healthdock,       # Health: tabified with Diagnostics, the status-bar verdict
@@ -36,3 +37,4 @@ FEATURES = (
 def install(window) -> None:
     for feature in FEATURES:
         feature.install(window)
+    list_docks(window)   # every dock, the features' too, reachable from View

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Dict, List, Optional, Tuple
 
-from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -38,7 +38,7 @@ from .background import BackgroundJob
 from .extentplot import ExtentPlot
 from .fragmentspanel import FragmentsPanel
 from .spacechart import SpaceChart
-from .state import AppState, DocumentChanged, Event, SelectionChanged
+from .state import AppState, DocumentChanged, Event, FindingsAdded, SelectionChanged
 from .windowfit import SHORT_WINDOW
 
 # After a document is shown: its first paint comes first (the worker shares the interpreter
@@ -304,6 +304,19 @@ class _Follower:
         self.state_changed = fn
 
 
+class _CloseWatch(QObject):
+    """Tells when the user closes the dock (its close button), not when it is hidden."""
+
+    def __init__(self, parent, on_close: Callable[[], None]):
+        super().__init__(parent)
+        self.on_close = on_close
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Close:
+            self.on_close()
+        return False
+
+
 def install(window) -> HealthView:
     """Add the health dock and the status-bar verdict to `window` and follow its document."""
     outer = GroupHealthView(window)
@@ -363,6 +376,9 @@ def install(window) -> HealthView:
     view.healthReady.connect(ready)
 
     def state_changed(app: AppState, event: Event) -> None:
+        if isinstance(event, FindingsAdded):   # the states say what verify found
+            view.fragments.set_findings(app.findings)
+            return
         if isinstance(event, SelectionChanged) and event.origin != "health":
             src = event.node.source
             rel = src if isinstance(src, str) else getattr(src, "name", "")
@@ -370,12 +386,45 @@ def install(window) -> HealthView:
             return
         if not isinstance(event, DocumentChanged):
             return
+        view.fragments.set_findings([])
         if app.session is None:
+            shown["pending"] = False
             outer.set_document(None)
             button.setVisible(False)
             dock.hide()
             return
-        outer.set_document(app.session.document)   # computed in a worker: `ready` shows it
+        doc = app.session.document
+        shown["doc"], shown["pending"] = doc, True
+        if getattr(doc, "is_dir", False) and not shown["closed"]:
+            dock.show()   # as a tab: computed once it is in front (`compute_if_shown`)
+        compute_if_shown()
+
+    # Health reads every fragment's metadata (a thread that shares the interpreter lock with
+    # the window): it is computed only while the dock is shown; hidden (closed, or a tab
+    # behind another) nothing new starts, and a result still to come is dropped.
+    shown: Dict[str, object] = {"doc": None, "pending": False, "closed": False}
+
+    def compute_if_shown(visible: Optional[bool] = None) -> None:
+        # (visibilityChanged(True) comes before isVisible() says so)
+        if shown["pending"] and (dock.isVisible() if visible is None else visible):
+            shown["pending"] = False
+            outer.set_document(shown["doc"])   # computed in a worker: `ready` shows it
+
+    def visibility(visible: bool) -> None:
+        if visible:
+            compute_if_shown(True)
+        elif view.busy and window.session is not None:
+            view.runner.cancel()
+            shown["pending"] = True   # again when shown
+
+    dock.visibilityChanged.connect(visibility)
+    def toggled(on: bool) -> None:   # View ▸ Health
+        shown["closed"] = not on
+        if on:
+            compute_if_shown(True)
+
+    dock.toggleViewAction().triggered.connect(toggled)
+    dock.installEventFilter(_CloseWatch(dock, lambda: shown.update(closed=True)))
 
     window.state.subscribe(_Follower(state_changed))
     window.health_view, window.d_health, window.health_button = view, dock, button

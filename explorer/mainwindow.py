@@ -245,6 +245,10 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
     def state_changed(self, state: AppState, event: Event) -> None:
         """The shell's part of a selection: the cursor's readout and the status line."""
         if isinstance(event, SelectionChanged):
+            # the hex cursor moved to the selection (the tabs follow it first): not a move
+            # of the user's to select the field under it (Back to a tile stays on the tile)
+            if event.origin != "hex":
+                self._sync_timer.stop()
             src = event.node.source
             view = self.tabs.current_view()
             if view is not None and src is not None and not isinstance(src, str):

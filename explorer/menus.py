@@ -2,9 +2,9 @@
 screenshot), and the recent-files list kept in the settings."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMessageBox
 
@@ -143,7 +143,7 @@ class MenusMixin(QMainWindow):
         self._show_docks(self.session is not None)
 
     def show_shortcuts(self) -> None:
-        QMessageBox.information(self, "Keyboard shortcuts", SHORTCUTS)
+        QMessageBox.information(self, "Keyboard shortcuts", shortcuts_text(self))
 
     def about(self) -> None:
         from PySide6 import __version__ as pyside_version
@@ -164,11 +164,37 @@ class MenusMixin(QMainWindow):
 
 
 
-SHORTCUTS = """Ctrl+O  open a file · Ctrl+Shift+O  open a directory
-Ctrl+G  go to offset (0x1F, 31, +16, end-4)
-Ctrl+F  find hex / text / typed value · F3 / Shift+F3  next / previous
-Ctrl+Shift+F  find a node by name or value
-Ctrl+C  copy selection as hex · Ctrl+Shift+C  copy as bytes
-Alt+Up  select the parent node
-Hex view: arrows, Page Up/Down, Home/End (row), Ctrl+Home/End (source);
+WINDOW = "window"   # a binding's scope: the whole window (else the widget it is bound in)
+
+
+def bindings(window) -> List[Tuple[str, str, str]]:
+    """(key, what it does, scope) for every key bound in the window: its actions (menus,
+    features) and its shortcuts (the pipeline's stage keys), in the order they were made.
+    Scope is WINDOW, or the class of the one widget a shortcut works in: one key, one
+    binding per scope."""
+    from PySide6.QtGui import QShortcut
+
+    out: List[Tuple[str, str, str]] = []
+    for a in window.findChildren(QAction):
+        if not a.associatedObjects():
+            continue   # not in a menu or on a widget: its key does nothing
+        what = a.text().replace("&", "").rstrip("…").strip()
+        for k in a.shortcuts():
+            out.append((k.toString(QKeySequence.SequenceFormat.NativeText), what, WINDOW))
+    wide = (Qt.ShortcutContext.WindowShortcut, Qt.ShortcutContext.ApplicationShortcut)
+    for sc in window.findChildren(QShortcut):
+        scope = WINDOW if sc.context() in wide else type(sc.parent()).__name__
+        for k in sc.keys():
+            out.append((k.toString(QKeySequence.SequenceFormat.NativeText),
+                        sc.whatsThis() or "(no description)", scope))
+    return out
+
+
+def shortcuts_text(window) -> str:
+    """Help ▸ Keyboard Shortcuts: every bound key (`bindings`), then the hex view's keys."""
+    lines = [f"{key}  {what}" for key, what, _scope in bindings(window)]
+    return "\n".join(lines) + "\n\n" + HEX_KEYS
+
+
+HEX_KEYS = """Hex view: arrows, Page Up/Down, Home/End (row), Ctrl+Home/End (source);
 Shift extends the selection; click selects the node owning a byte; Enter shows it."""

@@ -34,18 +34,29 @@ class NavigationMixin(QMainWindow):
         def _byte_clicked(self, view: HexView, offset: int) -> None: ...
 
     def goto_finding(self, f) -> None:
-        """Show a verify finding: its node when the tree has it (by path), else the node
+        """Show a verify finding: its node when the tree has it (by path; a group member on
+        the way is opened off the GUI thread first, then this goes on), else the node
         holding byte `offset` of its source, with the cursor on that byte."""
         if self.session is None or not f:
             return
-        from .nodepath import resolve
+        from .nodepath import resolve_built
 
         doc = self.session.document
-        node, _msg = resolve(doc.root, f.node) if f.node else (None, "")
+        node, member = resolve_built(doc.root, f.node) if f.node else (None, None)
+        if member is not None:
+            session = self.session
+            self.st_value.setText(f"opening {member.path()}…")
+            if self.tree.model.when_built(
+                    member, lambda: self.session is session and self.goto_finding(f)):
+                return
+            member.ensure_built()   # not a row of the tree: here
+            node, member = resolve_built(doc.root, f.node)
         src = doc.source_by_name(f.source or "")
         off = f.offset
-        if node is not None and (src is None or node.source is src):
+        if node is not None and (src is None or node.source is src or
+                                 isinstance(node.source, str)):
             self.select_node(node, origin="diagnostics")
+            self.st_value.setText(f"{f.status}: {f.message}")
             return
         if src is None:
             self.st_value.setText(f"{f.source}: not a source of this document")

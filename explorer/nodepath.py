@@ -27,3 +27,21 @@ def resolve(root: Node, path: str) -> Tuple[Optional[Node], str]:
     return None, (f"no node {path!r}: {'/'.join(reached)!r} has no child "
                   f"{parts[len(reached) - 1] if len(reached) - 1 < len(parts) else ''!r}; "
                   f"it has: {shown or '(no children)'}")
+
+
+def resolve_built(root: Node, path: str) -> Tuple[Optional[Node], Optional[Node]]:
+    """`path` walked through what is built, never building a member (real work, done off the
+    GUI thread): (node, None) when reached, (None, member) when the walk needs that member's
+    children built first, (None, None) when there is no such node."""
+    parts = [p for p in path.split("/") if p]
+    if parts and parts[0] == root.name and root.find(parts[0]) is None:
+        parts = parts[1:]
+    cur = root
+    for p in parts:
+        if cur.pending and getattr(cur.children, "background", False):
+            return None, cur
+        nxt = cur.find(p)
+        if nxt is None:
+            return None, None
+        cur = nxt
+    return cur, None

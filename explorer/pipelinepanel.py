@@ -47,7 +47,8 @@ from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 __all__ = ["PipelineEditor", "PipelinePanel"]
 
-KEY_BACK, KEY_FORWARD, KEY_APPLY = "Ctrl+[", "Ctrl+]", "Ctrl+Shift+F"
+# (Ctrl+Shift+F is Edit ▸ Find Node: one binding per key, tests/gui/test_window_keys.py)
+KEY_BACK, KEY_FORWARD, KEY_APPLY = "Ctrl+[", "Ctrl+]", "Ctrl+Shift+P"
 NO_TAB = False   # stageReady's source: attach the stage, open no tab
 # the reversed stage bytes kept for chunks visited (every stage of a chunk is a derived
 # source in memory): beyond this the least recently shown chunk's stages are dropped
@@ -104,10 +105,13 @@ class PipelinePanel(QWidget):
         fwd_row.setContentsMargins(0, 0, 0, 0)
         fwd_row.addWidget(self.btn_fwd, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.shortcuts = []
-        for key, fn in ((KEY_BACK, self.step_back), (KEY_FORWARD, self.step_forward),
-                        (KEY_APPLY, self.apply_forward)):
+        for key, fn, what in ((KEY_BACK, self.step_back, "pipeline: reverse one stage"),
+                              (KEY_FORWARD, self.step_forward, "pipeline: re-apply one stage"),
+                              (KEY_APPLY, self.apply_forward,
+                               "pipeline: apply every filter forward to the cells")):
             sc = QShortcut(QKeySequence(key), self)
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
+            sc.setWhatsThis(what)   # its line in Help ▸ Keyboard Shortcuts
             sc.activated.connect(fn)
             self.shortcuts.append(sc)
         self.verdict = QLabel("", self)

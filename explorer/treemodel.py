@@ -128,6 +128,7 @@ class NodeTreeModel(QAbstractItemModel):
         self._building: Dict[int, Item] = {}
         self._generation = 0
         self._pool: Optional[QThreadPool] = None
+        self._after: Dict[int, List[Callable[[], None]]] = {}   # id(item) -> call when built
         self._signals: Optional[_BuildSignals] = None
 
     def _make_top(self) -> Item:
@@ -147,6 +148,7 @@ class NodeTreeModel(QAbstractItemModel):
         self.beginResetModel()
         self._generation += 1   # background builds of the old tree add no rows
         self._building.clear()
+        self._after.clear()
         self._root_node = root
         self._top = self._make_top()
         self.endResetModel()
@@ -227,12 +229,30 @@ class NodeTreeModel(QAbstractItemModel):
         """A background build finished (GUI thread): add the rows, unless the tree was
         replaced meanwhile or the rows were fetched already (`ensure_fetched` waited)."""
         self._building.pop(id(p), None)
+        after = self._after.pop(id(p), [])
         if generation != self._generation or not self._alive(p):
             return
         idx = self.createIndex(p.row, 0, p)
         if p.kids is None:
             self._fill(idx, p)
         self.dataChanged.emit(idx, idx.siblingAtColumn(len(COLUMNS) - 1))  # its display
+        for fn in after:
+            fn()
+
+    def when_built(self, node, fn: Callable[[], None]) -> bool:
+        """Call `fn()` once `node`'s deferred children are built: now when they are, else
+        after its build on the worker thread (started here unless one runs). False when
+        `node` is not a row of this tree (nothing is called)."""
+        if not node.pending:
+            fn()
+            return True
+        idx = self.index_for_node(node)
+        it = self.item(idx) if idx.isValid() else None
+        if it is None or it.node is not node or it.bucket:
+            return False
+        self._after.setdefault(id(it), []).append(fn)
+        self._build_in_background(it)
+        return True
 
     def _alive(self, p: Item) -> bool:
         it = p

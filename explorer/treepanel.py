@@ -62,7 +62,9 @@ class TreePanel(QWidget):
         self.prev_btn.clicked.connect(lambda: self.find_next(True))
         self.next_btn.clicked.connect(lambda: self.find_next(False))
         self.count = QLabel("", self)
-        QShortcut(QKeySequence("Shift+Return"), self.find, lambda: self.find_next(True))
+        prev = QShortcut(QKeySequence("Shift+Return"), self.find, lambda: self.find_next(True))
+        prev.setContext(Qt.ShortcutContext.WidgetShortcut)   # in the find field only
+        prev.setWhatsThis("Structure find field: previous match")
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(2)

@@ -1,6 +1,6 @@
 """The window's background verify, in a process of its own (no Qt):
 
-    python -m arrayscope.explorer.verifyworker PATH [FORMAT]
+    python -m arrayscope.explorer.verifyworker PATH [FORMAT] [WINDOW_PID]
 
 The key, if any, comes as hex on the first line of stdin (never on the command line, which
 other users can read). The findings go to stdout as one JSON list. The process lowers its
@@ -8,7 +8,8 @@ own priority (the window's painting comes first) and stops itself, exit status
 OVER_MEMORY, when its resident memory passes MAX_MIB (ARRAYSCOPE_VERIFY_MAX_MIB, default a
 quarter of the machine's memory): the window says verify stopped, it never swaps the
 machine to death. Being a process, it is killed at once when the window cancels it (a
-thread in the middle of a decode cannot be), and its memory goes back with it."""
+thread in the middle of a decode cannot be), and its memory goes back with it; it also ends
+itself when the window's process is gone (killed, crashed): no orphan runs on."""
 from __future__ import annotations
 
 import json
@@ -45,7 +46,7 @@ def _rss_mib() -> float:
 
 
 def _watch(limit: int) -> None:
-    while True:
+    while True:   # the parent's end is watched by childproc.exit_with_parent
         if _rss_mib() > limit:
             sys.stderr.write(f"verify stopped: it needed more than {limit} MiB "
                              f"(ARRAYSCOPE_VERIFY_MAX_MIB); run `arrayscope verify` instead\n")

@@ -1,7 +1,7 @@
 """Finding the window's menus by title, so a feature module can add its actions."""
 from __future__ import annotations
 
-from PySide6.QtWidgets import QMainWindow, QMenu
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
 
 def menu(window: QMainWindow, title: str) -> QMenu:
@@ -20,3 +20,19 @@ def menu(window: QMainWindow, title: str) -> QMenu:
     else:
         bar.addMenu(m)
     return m
+
+
+def list_docks(window: QMainWindow) -> None:
+    """Every dock of the window in View, so a closed one can be opened again: those the
+    View menu does not list yet go after the last it lists (before its first separator)."""
+    view = menu(window, "&View")
+    have = set(view.actions())
+    before = next((a for a in view.actions() if a.isSeparator()), None)
+    for d in window.findChildren(QDockWidget):
+        a = d.toggleViewAction()
+        if a in have:
+            continue
+        if before is not None:
+            view.insertAction(before, a)
+        else:
+            view.addAction(a)

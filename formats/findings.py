@@ -88,6 +88,13 @@ ZARR_LOST_METADATA = "zarr-array-metadata-missing"  # a folder of chunk files in
 ZARR_CONSOLIDATED = "zarr-consolidated-mismatch"  # consolidated metadata that says otherwise
                                                    # than the array's own metadata
 
+# The kind of node a finding of these codes is about, when its offset is where that node
+# starts (formats/finding_nodes.py): the cells of a tile are wrong, not its first field.
+# Other findings name the deepest node holding their offset.
+NODE_KIND: Dict[str, str] = {code: "tile" for code in (
+    CELL_COUNT, VAR_SIZE, OFFSETS_ORDER, OFFSET_RANGE, VALIDITY_VALUE, TILE_STAT, MBR_MISMATCH,
+    COORD_DOMAIN, COORD_NED, COORD_ORDER, COORD_DUP)}
+
 
 @dataclass(frozen=True)
 class Finding:

@@ -15,6 +15,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from . import registry
 from .context import KEY_HINT
+from .finding_nodes import with_nodes
 from .findings import (
     AES_TAG,
     CHECK_CRASHED,
@@ -180,7 +181,7 @@ def verify_report(document, progress: Optional[ProgressFn] = None, executor=None
         tal.file(document.source_name(src))
     if not tal.nbytes:   # no tile counted here (formats without tiles, or tasks elsewhere)
         tal.nbytes = tal.planned
-    found = _collapse_keys(_aggregate(found), document)
+    found = with_nodes(_collapse_keys(_aggregate(found), document), document)
     report = Report(found, tal, time.perf_counter() - t0)
     why = _not_verifiable(document, found)
     if why:

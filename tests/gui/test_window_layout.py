@@ -136,3 +136,15 @@ def test_names_take_the_tree_at_1024_by_700(qtbot, tmp_path):
     assert view.columnWidth(0) > int(vw * 0.6)
     area = win.d_pipeline.widget()
     assert area.widget().width() <= area.viewport().width()
+
+
+def test_diagnostics_source_keeps_the_member(qtbot):
+    """Rows sharing their folders show the first (a group's member) and what differs
+    (issue 28 item 4: `…/a0.tdb` alone did not say which member)."""
+    from arrayscope.explorer.diagnostics import DiagnosticsModel, Row
+
+    m = DiagnosticsModel()
+    m.set_rows([Row("error", "x", "ms/X/__fragments/F/a0.tdb", 36, "g/ms/X/a"),
+                Row("error", "y", "ms/X/__fragments/F/a1.tdb", 36, "g/ms/X/b")])
+    shown = [m.data(m.index(r, 2), Qt.ItemDataRole.DisplayRole) for r in range(2)]
+    assert shown == ["ms/…/a0.tdb", "ms/…/a1.tdb"]

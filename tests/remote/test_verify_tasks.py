@@ -345,12 +345,13 @@ def test_a_worker_with_another_copy_leaves_its_part_to_the_caller(damaged, refer
     found = verify_tasks._tiledb_findings(doc, moved, results)
     [warn] = [f for f in found if isinstance(f, verify_tasks.Finding) and f.code == "check-crashed"]
     assert warn.status == "warning" and "checked in this process" in warn.message
+    from arrayscope.formats.finding_nodes import with_nodes
     from arrayscope.formats.verify import finding, unique
 
     head = [finding(n, doc) for n in doc.diagnostics() if n.status != "ok"]
     rest = [f if isinstance(f, verify_tasks.Finding) else finding(f, doc)
             for f in found if f is not warn and getattr(f, "status", "ok") != "ok"]
-    assert unique(head + rest) == reference["fragments"]
+    assert with_nodes(unique(head + rest), doc) == reference["fragments"]
 
 
 def test_the_heap_is_tuned_only_where_the_process_started_with_a_trim_threshold():

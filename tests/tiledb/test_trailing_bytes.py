@@ -134,6 +134,11 @@ def _frag_file(uri: str) -> str:
     return os.path.relpath(_data_file(uri), uri)
 
 
+def _chunk_node(uri: str, part: str) -> str:
+    """The node path of `part` of the data file's one chunk (a finding's `node`)."""
+    return f"{os.path.basename(uri)}/{_frag_file(uri)}/Tile 1/Chunk 1/{part}"
+
+
 # ---- chunk metadata after the table ----------------------------------------------------
 @pytest.mark.parametrize("codec", ["zstd", "gzip", "lz4"])
 def test_metadata_after_the_table_reads_alike_and_is_a_warning(written, tmp_path, both, codec):
@@ -153,7 +158,8 @@ def test_metadata_after_the_table_reads_alike_and_is_a_warning(written, tmp_path
         assert calls == [(1, 0)], calls     # the kernel decoded the chunk, as Python does
     n = extra["n"]
     assert [(f.status, f.code, f.source, f.offset, f.node, f.message) for f in found] == [
-        ("warning", CHUNK_METADATA_UNREAD, _frag_file(uri), MD_AT + 16, "",
+        ("warning", CHUNK_METADATA_UNREAD, _frag_file(uri), MD_AT + 16,
+         _chunk_node(uri, "Chunk metadata/unparsed"),
          f"chunk 1: {n} bytes of chunk metadata after the 16 its filters read; libtiledb "
          f"ignores them on read (the cells decode alike) and never writes any")]
 
@@ -208,7 +214,8 @@ def _refused(uri, entry, found, jit, calls, codec: str, why: str, got: dict):
     """arrayscope refuses the chunk on both paths with `why`, located at the part."""
     assert entry.get("error") == f"a0.tdb: tile 1: chunk 1: {why}", entry.get("error")
     assert [(f.status, f.code, f.source, f.offset, f.node, f.message) for f in found] == [
-        ("error", CHUNK_DECODE, _frag_file(uri), DATA_AT + got["pad"], "",
+        ("error", CHUNK_DECODE, _frag_file(uri), DATA_AT + got["pad"],
+         _chunk_node(uri, "Chunk filtered data"),
          f"chunk 1: reversing {codec} failed: {why}")]
     if jit == "jit":
         assert calls == [(1, 1)], calls     # left to the Python path, which says why
