@@ -17,7 +17,7 @@ import stat as stat_mod
 from dataclasses import dataclass
 from typing import List, Optional, Protocol, Tuple
 
-from .findings import BROKEN_LINK, OUTSIDE_DATASET, SPECIAL_FILE, SYMLINK_LOOP, UNREADABLE_ENTRY
+from .findings import BROKEN_LINK, OBJECT_KEY_NOT_A_PATH, OUTSIDE_DATASET, SPECIAL_FILE, SYMLINK_LOOP, UNREADABLE_ENTRY
 from .node import ERROR, OK, WARNING, Node
 from .source import ByteSource, FileSource, SpecialFileError, open_regular
 
@@ -31,6 +31,7 @@ SPECIAL = "special"          # FIFO, socket, character or block device: never op
 BROKEN = "broken"            # a symlink to nothing
 MISSING = "missing"          # no such path
 UNREADABLE = "unreadable"    # lstat itself failed (permissions)
+BAD_KEY = "bad-key"          # an object key with a `.`, `..` or empty segment: no path (remote)
 
 
 class OutsideDatasetError(OSError):
@@ -77,6 +78,9 @@ class Entry:
             return ERROR, BROKEN_LINK, f"{self.rel}: symbolic link to {self.detail}, which does not exist"
         if self.kind == UNREADABLE:
             return WARNING, UNREADABLE_ENTRY, f"{self.rel}: cannot be read: {self.detail}"
+        if self.kind == BAD_KEY:
+            return ERROR, OBJECT_KEY_NOT_A_PATH, (f"{self.rel!r}: {self.detail}, which names no "
+                                                  f"path of the dataset: not followed")
         return None
 
 
@@ -316,7 +320,7 @@ def entry_node(document, entry: Entry) -> Node:
         return Node(entry.name, kind, source, 0, 0, status=OK, display=msg)
     status, code, message = p
     return Node(entry.name, kind, source, 0, 0, status=status, code=code, message=message,
-                display=f"-> {entry.detail}" if entry.detail else None)
+                display=f"-> {entry.detail}" if entry.detail and entry.kind != BAD_KEY else None)
 
 
 def member_path(name: str) -> Optional[str]:
