@@ -342,11 +342,12 @@ class RemoteStore:
                 rel = name[len(root) + 1:]
             else:
                 continue
+            is_dir = info.get("type") == "directory"
             why = _key_problem(rel) if rel else None
             if why is not None:
-                self._note_bad_key(rel, why)
+                if not is_dir:   # folders inferred from such keys: their objects say it
+                    self._note_bad_key(rel, why)
                 continue
-            is_dir = info.get("type") == "directory"
             if not is_dir and info.get("size") is None:   # HTTP finds names, not sizes
                 info = self._call(self.join(rel), "listing", "info", name)
             out[rel] = Listed(None if is_dir else int(info.get("size") or 0))
@@ -381,9 +382,7 @@ class RemoteStore:
         segment, where the walk shows it as a finding."""
         parts = rel.split("/")
         first = next(i for i, p in enumerate(parts) if p in ("", ".", ".."))
-        parent = "/".join(parts[:first])
-        if _key_problem(parent) is None:
-            self._bad_keys.setdefault(parent, []).append((rel, why))
+        self._bad_keys.setdefault("/".join(parts[:first]), []).append((rel, why))
 
     def bad_keys(self) -> List[Tuple[str, str]]:
         """(key relative to the dataset, why it is no path) for every such key listed."""

@@ -145,3 +145,34 @@ def test_a_server_that_ignores_range_is_detected_and_reads_are_bounded(s3_server
         assert any("ignores Range" in p for p in remote.problems())
     finally:
         s3_server.ignore_range = False
+
+
+# ---- keys that are no path -------------------------------------------------------------
+def test_keys_with_dot_segments_are_findings_never_followed(s3_server, dense, capsys):
+    url = s3_server.upload(dense, "s3://races/dots")
+    client = s3_server.client()
+    odd = ["dots/__fragments/../x", "dots/__fragments/./__fragments/y", "dots/__meta/..",
+           "dots/a//b", "dots/./__schema/z"]
+    for key in odd:
+        client.put_object(Bucket="races", Key=key, Body=b"abc")
+    listed = {k["Key"] for k in client.list_objects_v2(Bucket="races", Prefix="dots/")["Contents"]}
+    assert set(odd) <= listed                     # the store keeps them verbatim
+    store = remote.RemoteStore(url)
+    assert [k for k, _why in store.bad_keys()] == sorted(k[len("dots/"):] for k in odd)
+    assert all(".." not in e and "/./" not in f"/{e}/" and "//" not in e for e in store.entries())
+    import json
+
+    for command in (["fragments", url], ["dump", url], ["verify", url, "--json"]):
+        code = main(command)
+        out = capsys.readouterr()
+        assert "Traceback" not in out.err and "internal error" not in out.out + out.err
+        assert code in (0, 1), (command, out.err)
+    report = json.loads(out.out)
+    found = [f for f in report["findings"] if f["code"] == "object-key-not-a-path"]
+    assert sorted(f["message"] for f in found) == sorted(
+        f"{k[len('dots/'):]!r}: {remote._key_problem(k[len('dots/'):])}, which names no path "
+        f"of the dataset: not followed" for k in odd)
+    # the array itself reads as before: the same values as the library's
+    code = main(["values", url, "--field", "a", "--json"])
+    values = json.loads(capsys.readouterr().out)
+    assert code == 0 and values["fragments"][0]["values"][:3] == [-50, -47, -44]
