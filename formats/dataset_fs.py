@@ -167,7 +167,7 @@ class LocalFS:
 
     def __init__(self, root: str):
         self.root = os.path.abspath(root)
-        self.real_root = os.path.realpath(self.root)
+        self.real_root = realpath(self.root)
 
     def rel(self, path: str) -> str:
         rel = os.path.relpath(os.path.abspath(path), self.root)

@@ -55,9 +55,8 @@ def absolute(path: str) -> str:
 
 def realpath(path: str) -> str:
     """`os.path.realpath` for a dataset path: an object store has no links."""
-    import os
 
-    return absolute(path) if is_url(path) else os.path.realpath(path)
+    return absolute(path) if is_url(path) else dfs.realpath(path)
 
 
 def normpath(path: str) -> str:

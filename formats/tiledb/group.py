@@ -180,7 +180,8 @@ def load_group(document, path: str, ctx: Context, root: Node) -> TileDBGroup:
         root.add(d)
     if fs.stat(marker).is_file:
         root.add(_marker_node(document, marker))
-    group.members = [resolve(path, m, fs) for m in effective_members(group.details)]
+    seen: Dict[str, tuple] = {}   # a path many members name is looked at once
+    group.members = [resolve(path, m, fs, seen) for m in effective_members(group.details)]
     _annotate_history(group)
     return group
 
