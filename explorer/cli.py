@@ -9,7 +9,7 @@ from types import ModuleType
 from typing import Dict, List, Optional
 
 from . import commands
-from .commands.common import add_key_file, fail
+from .commands.common import add_key_file, add_remote_arguments, fail, remote_session
 
 
 def subcommands() -> Dict[str, ModuleType]:
@@ -36,11 +36,13 @@ def _run_subcommand(mod: ModuleType, name: str, argv: List[str]) -> int:
     mod.add_arguments(p)
     p.add_argument("--stats", action="store_true",
                    help="print the requests made and bytes transferred on stderr at the end")
+    add_remote_arguments(p)
     args = p.parse_args(argv)
     from arrayscope import formats
 
     try:
-        return mod.run(args)
+        with remote_session(args):
+            return mod.run(args)
     except formats.OpenError as e:
         return fail(str(e))
     except KeyboardInterrupt:   # Ctrl+C: the run ends quietly (worker processes end with it)

@@ -114,7 +114,8 @@ class Cursor:
         off = self.pos if at is None else at
         if off + size > self.end:
             return None
-        return struct.unpack(self.endian + code, self.source.read(off, size))[0]
+        raw = self.source.read(off, size)
+        return struct.unpack(self.endian + code, raw)[0] if len(raw) == size else None
 
     def sub(self, size: int, node: Optional[Node] = None) -> "Cursor":
         """A cursor over the next `size` bytes (not advancing this one)."""
@@ -172,7 +173,11 @@ class Cursor:
         code, size, label = _PRIMS[kind]
         if size > self.end - self.pos:
             self.need(name, size, label)
-        v = _struct(self.endian + code).unpack(self.source.read(self.pos, size))[0]
+        raw = self.source.read(self.pos, size)
+        if len(raw) < size:   # the source read short (a remote read failed): say why
+            self.fail(name, f"{name}: {size} bytes at offset {self.pos} could not be read: "
+                            f"{self.source.last_error or 'the source ended early'}")
+        v = _struct(self.endian + code).unpack(raw)[0]
         if kind[0] == "f":
             v = float(v)
         text = display

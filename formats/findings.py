@@ -22,6 +22,7 @@ SYMLINK_LOOP = "symlink-loop"          # a link to a folder that contains it
 SPECIAL_FILE = "special-file"          # a FIFO, socket or device where a file was expected
 BROKEN_LINK = "broken-link"            # a symbolic link to nothing
 UNREADABLE_ENTRY = "unreadable-entry"  # a directory entry that cannot be examined
+OBJECT_KEY_NOT_A_PATH = "object-key-not-a-path"  # a key with a `.`/`..`/empty segment: not followed
 SIZE_OVER_LIMIT = "size-over-limit"    # a declared or decoded size beyond what the format allows
 # TileDB groups (formats/tiledb/group_members.py)
 GROUP_MEMBER_OUTSIDE = "group-member-outside"  # a group member elsewhere: not followed

@@ -16,14 +16,17 @@ theirs is opened, never at import time of this module.
 """
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import posixpath
 import re
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from . import dataset_fs as dfs
 from .node import BuildDeferred, Node
@@ -52,9 +55,8 @@ def absolute(path: str) -> str:
 
 def realpath(path: str) -> str:
     """`os.path.realpath` for a dataset path: an object store has no links."""
-    import os
 
-    return absolute(path) if is_url(path) else os.path.realpath(path)
+    return absolute(path) if is_url(path) else dfs.realpath(path)
 
 
 def normpath(path: str) -> str:
@@ -71,6 +73,80 @@ def normpath(path: str) -> str:
 
 class RemoteError(OSError):
     """The dataset cannot be listed or read (no such bucket or key, no credentials...)."""
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long the server may take, in seconds: to accept a connection (`connect`), between
+    two received bytes (`read`), and for one request from start to end, retries included
+    (`total`: what ends a server that trickles bytes, or answers each retry late). A
+    request over budget fails naming its object, and the store tries no further request
+    (a stalled server would make each one wait as long)."""
+
+    connect: float = 10.0
+    read: float = 30.0
+    total: float = 120.0
+
+
+# The timeouts of the stores opened from now on (the command line sets them: --timeout...).
+_timeouts = Timeouts()
+# Where "still waiting" lines go (the command line: stderr; the window: nowhere).
+_waiting_sink: Optional[Callable[[str], None]] = None
+WAIT_REPORT_FIRST = 1.0   # seconds into a request before its first "waiting" line
+WAIT_REPORT_EVERY = 5.0   # seconds between further lines (never more than one a second)
+
+
+def set_timeouts(timeouts: Timeouts) -> Timeouts:
+    """Use `timeouts` for the stores opened from now on; returns the ones they replace."""
+    global _timeouts
+    before, _timeouts = _timeouts, timeouts
+    return before
+
+
+def report_waits(sink: Optional[Callable[[str], None]]) -> None:
+    """Send a line to `sink` while a request waits on the server (None: silent)."""
+    global _waiting_sink
+    _waiting_sink = sink
+
+
+def _timeout_options(protocol: str, t: Timeouts) -> Dict[str, Any]:
+    """The fsspec back end's own connect and read timeouts (the total budget is applied
+    around each call, whatever the back end: `RemoteStore._call`)."""
+    if protocol in ("s3", "s3a"):
+        # botocore: one retry of its own (s3fs retries too; the total budget bounds both)
+        return {"config_kwargs": {"connect_timeout": t.connect, "read_timeout": t.read,
+                                  "retries": {"max_attempts": 2, "mode": "standard"}}}
+    if protocol in ("http", "https"):
+        import aiohttp
+
+        return {"client_kwargs": {"timeout": aiohttp.ClientTimeout(
+            total=t.total, sock_connect=t.connect, sock_read=t.read)}}
+    return {}
+
+
+def _merged(options: Dict[str, Any], defaults: Dict[str, Any]) -> Dict[str, Any]:
+    """`options` over `defaults`, one level deep (the caller's own client/config kwargs win)."""
+    out = dict(defaults)
+    for k, v in options.items():
+        out[k] = {**out[k], **v} if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _is_timeout(e: BaseException) -> bool:
+    """A timeout, as any back end words it (asyncio, aiohttp, botocore, fsspec)."""
+    return isinstance(e, TimeoutError) or "Timeout" in type(e).__name__
+
+
+def _key_problem(rel: str) -> Optional[str]:
+    """Why object key `rel` (relative to the dataset) is no path: an empty, `.` or `..`
+    segment (a store keeps such keys verbatim; followed as a path, `a/..` is `a`'s parent
+    and the walk loops)."""
+    for seg in rel.split("/"):
+        if seg in (".", ".."):
+            return f"an object key with a '{seg}' segment"
+        if not seg:
+            return "an object key with an empty segment ('//')"
+    return None
 
 
 @dataclass
@@ -141,6 +217,11 @@ class BlockCache:
             self._blocks.move_to_end(key)
         return data
 
+    def drop(self, name: str) -> None:
+        """Forget every block of object `name`."""
+        for key in [k for k in self._blocks if k[0] == name]:
+            self.used -= len(self._blocks.pop(key))
+
     def put(self, key: Tuple[str, int], data: bytes) -> None:
         if len(data) > self.capacity:
             return
@@ -162,11 +243,15 @@ class RemoteStore:
     """
 
     def __init__(self, url: str, fs: Any = None, block_size: int = BLOCK_SIZE,
-                 cache_bytes: int = CACHE_BYTES, storage_options: Optional[Dict[str, Any]] = None):
+                 cache_bytes: int = CACHE_BYTES, storage_options: Optional[Dict[str, Any]] = None,
+                 timeouts: Optional[Timeouts] = None):
+        self.timeouts = timeouts or _timeouts
         if fs is None:
             import fsspec  # imported on first use: a local-only session never loads it
 
-            fs, fs_path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+            protocol = url.partition("://")[0].lower()
+            options = _merged(storage_options or {}, _timeout_options(protocol, self.timeouts))
+            fs, fs_path = fsspec.core.url_to_fs(url, **options)
         else:
             fs_path = fs._strip_protocol(url)
         self.fs = fs
@@ -183,6 +268,11 @@ class RemoteStore:
         self._lock = threading.RLock()
         self._entries: Optional[Dict[str, Listed]] = None   # relative path -> entry
         self._children: Dict[str, List[str]] = {}
+        # keys that are no path (`a/../b`): parent folder -> [(key, why)], shown, never entered
+        self._bad_keys: Dict[str, List[Tuple[str, str]]] = {}
+        self.stalled: Optional[str] = None         # why no further request is tried
+        self.range_ignored: Optional[str] = None   # the server answers ranged reads whole
+        self.changed: Dict[str, str] = {}          # objects that changed since the listing
 
     # ---- accounting --------------------------------------------------------------------
     def _count(self, requests: int, nbytes: int, errors: int = 0) -> None:
@@ -227,9 +317,13 @@ class RemoteStore:
 
     def _list(self) -> Dict[str, Listed]:
         try:
-            found = self.fs.find(self._fs_root, detail=True, withdirs=True)
+            found = self._call(self.url, "listing", "find", self._fs_root, detail=True,
+                               withdirs=True)
         except FileNotFoundError:
             found = {}
+        except RemoteError:
+            self._count(1, 0, 1)
+            raise
         except Exception as e:  # noqa: BLE001 - credentials, network: one message
             self._count(1, 0, 1)
             raise RemoteError(f"{self.url}: cannot list: {type(e).__name__}: {e}") from e
@@ -248,6 +342,13 @@ class RemoteStore:
             else:
                 continue
             is_dir = info.get("type") == "directory"
+            why = _key_problem(rel) if rel else None
+            if why is not None:
+                if not is_dir:   # folders inferred from such keys: their objects say it
+                    self._note_bad_key(rel, why)
+                continue
+            if not is_dir and info.get("size") is None:   # HTTP finds names, not sizes
+                info = self._call(self.join(rel), "listing", "info", name)
             out[rel] = Listed(None if is_dir else int(info.get("size") or 0))
         if out and "" not in out:
             out[""] = Listed(None)
@@ -260,10 +361,13 @@ class RemoteStore:
         if not out:
             # not a prefix: maybe a single object
             try:
-                info = self.fs.info(self._fs_root)
+                info = self._call(self.url, "listing", "info", self._fs_root)
             except FileNotFoundError:
                 self._count(1, 0)
                 return {}
+            except RemoteError:
+                self._count(1, 0, 1)
+                raise
             except Exception as e:  # noqa: BLE001
                 self._count(1, 0, 1)
                 raise RemoteError(f"{self.url}: cannot read: {type(e).__name__}: {e}") from e
@@ -271,6 +375,57 @@ class RemoteStore:
             if info.get("type") != "directory":
                 out[""] = Listed(int(info.get("size") or 0))
         return out
+
+    def _note_bad_key(self, rel: str, why: str) -> None:
+        """Keep key `rel` (no path: `_key_problem`) for the folder above its first odd
+        segment, where the walk shows it as a finding."""
+        parts = rel.split("/")
+        first = next(i for i, p in enumerate(parts) if p in ("", ".", ".."))
+        self._bad_keys.setdefault("/".join(parts[:first]), []).append((rel, why))
+
+    def bad_keys(self) -> List[Tuple[str, str]]:
+        """(key relative to the dataset, why it is no path) for every such key listed."""
+        self.entries()
+        return sorted(k for ks in self._bad_keys.values() for k in ks)
+
+    # ---- requests ----------------------------------------------------------------------
+    def _call(self, url: str, what: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        """`fs.<method>(*args, **kwargs)` for object `url` within the total budget, with a
+        "waiting" line now and then (`report_waits`). An async back end (s3fs, gcsfs,
+        adlfs, HTTP) runs the call on its own loop under `asyncio.wait_for`, so a request
+        over budget is cancelled (its connection closed), not left running; then the store
+        is marked stalled and later requests fail at once, naming this one."""
+        if self.stalled is not None:
+            raise RemoteError(f"{url}: {what} not tried: {self.stalled}")
+        fs, t = self.fs, self.timeouts
+        coro_fn = getattr(fs, "_" + method, None)
+        if not getattr(fs, "async_impl", False) or coro_fn is None or getattr(fs, "loop", None) is None:
+            return getattr(fs, method)(*args, **kwargs)   # memory://, file://: no server
+        future = asyncio.run_coroutine_threadsafe(
+            asyncio.wait_for(coro_fn(*args, **kwargs), t.total), fs.loop)
+        start = time.monotonic()
+        next_report = start + WAIT_REPORT_FIRST
+        try:
+            while True:
+                done, _ = concurrent.futures.wait([future], timeout=max(0.05, next_report - time.monotonic()))
+                if done:
+                    return future.result()
+                now = time.monotonic()
+                if now - start > t.total + 5.0:   # the loop itself is stuck: give up anyway
+                    future.cancel()
+                    raise TimeoutError
+                sink = _waiting_sink
+                if sink is not None:
+                    sink(f"waiting for {url} ({what}): {now - start:.0f} s of {t.total:g} s")
+                next_report = now + WAIT_REPORT_EVERY
+        except Exception as e:  # noqa: BLE001 - sorted below: a timeout stalls the store
+            if not _is_timeout(e):
+                raise
+            self.stalled = (f"{url}: no answer from the server within the timeouts "
+                            f"(connect {t.connect:g} s, read {t.read:g} s, {t.total:g} s per "
+                            f"request; --connect-timeout, --read-timeout, --timeout set them)")
+            _note_problem(self.stalled)
+            raise RemoteError(self.stalled) from e
 
     def entry(self, path: str) -> Optional[Listed]:
         rel = self.rel(path)
@@ -319,9 +474,14 @@ class RemoteStore:
         return dfs.Entry(full, shown, dfs.FILE, size=listed.size or 0, real=full)
 
     def list(self, path: str):
-        """The dataset_fs.Entry of each name in folder `path`, sorted."""
-        base = self.join(self.rel(path) or "") if self.rel(path) is not None else path
-        return [self.stat(f"{base}/{name}") for name in self.listdir(path)]
+        """The dataset_fs.Entry of each name in folder `path`, sorted; keys that are no path
+        (`a/../b`) last, as BAD_KEY entries (findings, never entered)."""
+        rel = self.rel(path)
+        base = self.join(rel or "") if rel is not None else path
+        out = [self.stat(f"{base}/{name}") for name in self.listdir(path)]
+        for key, why in sorted(self._bad_keys.get(rel or "", [])):
+            out.append(dfs.Entry(f"{self.url}/{key}", key, dfs.BAD_KEY, detail=why))
+        return out
 
     def read_bytes(self, path: str, limit: int) -> Tuple[bytes, bool]:
         """(up to `limit` bytes from the start of the object, whether it holds more)."""
@@ -344,17 +504,66 @@ class RemoteStore:
         src = RemoteSource(self, rel, e.size or 0, name if name is not None else posixpath.basename(rel))
         return src
 
-    def fetch(self, rel: str, start: int, stop: int) -> bytes:
-        """One ranged request: bytes [start, stop) of object `rel` (fewer at its end)."""
+    def fetch(self, rel: str, start: int, stop: int, size: int) -> bytes:
+        """One ranged request: bytes [start, stop) of object `rel`, listed with `size` bytes
+        (fewer at its end). What comes back is held against the listing: the last block
+        asks one byte past the listed end, so an object that grew shows, as does one that
+        shrank (a short answer); either is named as changed since the listing, and its
+        later reads fail the same way (old and new bytes are never mixed). A server that
+        ignores Range (more bytes than asked) is noted once: small objects are then read
+        whole into the cache, larger ones not at all (each read would transfer them whole)."""
+        url = self.join(rel)
+        if rel in self.changed:
+            raise RemoteError(self.changed[rel])
+        cap = self.cache.capacity // 4
+        if self.range_ignored is not None and size > cap:
+            raise RemoteError(f"{url}: not read ({size} B): {self.range_ignored}")
+        ask = stop + 1 if stop >= size else stop
         try:
-            data = self.fs.cat_file(self._fs_path(rel), start=start, end=stop)
+            data = self._call(url, f"bytes {start}-{stop}", "cat_file", self._fs_path(rel),
+                              start=start, end=ask)
+        except RemoteError:
+            self._count(1, 0, 1)
+            raise
         except Exception as e:  # noqa: BLE001 - a failed read is a short read, never a crash
             self._count(1, 0, 1)
-            raise RemoteError(f"{self.join(rel)}: read of bytes {start}-{stop} failed: "
+            raise RemoteError(f"{url}: read of bytes {start}-{stop} failed: "
                               f"{type(e).__name__}: {e}") from e
         data = bytes(data)
         self._count(1, len(data))
+        want = min(stop, size) - start
+        if len(data) > ask - start and not (start == 0 and len(data) == want):
+            return self._whole_answer(rel, url, data, start, stop, size, cap)
+        if len(data) != want:
+            now = (f"it now ends at byte {start + len(data)}" if len(data) < want
+                   else f"it now holds more than {size} B")
+            return self._changed(rel, f"{url}: the object changed since the dataset was listed "
+                                      f"(listed {size} B, {now}): reopen the dataset")
         return data
+
+    def _changed(self, rel: str, message: str) -> bytes:
+        self.changed[rel] = message
+        self.cache.drop(rel)
+        _note_problem(message)
+        raise RemoteError(message)
+
+    def _whole_answer(self, rel: str, url: str, data: bytes, start: int, stop: int, size: int,
+                      cap: int) -> bytes:
+        """A ranged request answered with the whole object: the server ignores Range."""
+        if self.range_ignored is None:
+            self.range_ignored = (f"the server ignores Range requests (asked for bytes "
+                                  f"{start}-{stop} of {url}, it sent {len(data)} B): objects "
+                                  f"over {cap} B are not read")
+            _note_problem(f"{self.url}: {self.range_ignored}")
+        if len(data) != size:
+            return self._changed(rel, f"{url}: the object changed since the dataset was listed "
+                                      f"(listed {size} B, it now holds {len(data)} B): reopen "
+                                      f"the dataset")
+        if size <= cap:   # keep it: its other blocks cost no further request
+            bs = self.block_size
+            for b in range(-(-size // bs)):
+                self.cache.put((rel, b), data[b * bs:(b + 1) * bs])
+        return data[start:stop]
 
 
 class RemoteSource(ByteSource):
@@ -394,7 +603,7 @@ class RemoteSource(ByteSource):
         store, bs = self.store, self.store.block_size
         first, last = offset // bs, (offset + n - 1) // bs
         if (last - first + 1) * bs > store.cache.capacity:
-            return store.fetch(self.rel, offset, offset + n)   # too big to cache: direct
+            return store.fetch(self.rel, offset, offset + n, self._size)   # too big to cache
         with store._lock:
             blocks: Dict[int, bytes] = {}
             missing: List[int] = []
@@ -406,7 +615,7 @@ class RemoteSource(ByteSource):
                     blocks[b] = data
             for a, z in _runs(missing):
                 start, stop = a * bs, min(self._size, (z + 1) * bs)
-                data = store.fetch(self.rel, start, stop)
+                data = store.fetch(self.rel, start, stop, self._size)
                 for b in range(a, z + 1):
                     piece = data[(b - a) * bs:(b - a + 1) * bs]
                     blocks[b] = piece
@@ -444,6 +653,24 @@ def store_for(url: str) -> RemoteStore:
         best = RemoteStore(url)
         _STORES[best.url] = best
     return best
+
+
+def problems(since: int = 0) -> List[str]:
+    """What went wrong with remote datasets in this process (from mark `since`: `len` of
+    an earlier answer), one line each: a stalled server, a server that ignores Range,
+    objects that changed since their listing."""
+    with _PROBLEMS_LOCK:
+        return list(_PROBLEMS[since:])
+
+
+_PROBLEMS: List[str] = []
+_PROBLEMS_LOCK = threading.Lock()
+
+
+def _note_problem(message: str) -> None:
+    with _PROBLEMS_LOCK:
+        if message not in _PROBLEMS:
+            _PROBLEMS.append(message)
 
 
 class ReadDeferred(BuildDeferred):

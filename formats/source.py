@@ -49,6 +49,7 @@ class ByteSource:
     origin: Optional[str] = None
     origin_node = None
     parent: Optional["ByteSource"] = None
+    last_error: Optional[str] = None   # why the last read came back short (a remote source)
 
     @property
     def size(self) -> int:  # pragma: no cover - abstract

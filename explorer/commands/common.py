@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Iterable, Optional
+from contextlib import contextmanager
+from typing import Iterable, Iterator, Optional
 
 
 def add_key_file(p: argparse.ArgumentParser) -> None:
@@ -20,6 +21,48 @@ def count(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"{n} is negative: give 0 or more")
     return n
+
+
+def _seconds(text: str) -> float:
+    v = float(text)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"{text}: a number of seconds above 0")
+    return v
+
+
+def add_remote_arguments(p: argparse.ArgumentParser) -> None:
+    """The timeouts of a dataset on an object store (formats/remote.py `Timeouts`)."""
+    from arrayscope.formats.remote import Timeouts
+
+    d = Timeouts()
+    g = p.add_argument_group("object stores (s3://, gs://, az://, https://...)")
+    g.add_argument("--connect-timeout", type=_seconds, default=d.connect, metavar="S",
+                   help=f"seconds to wait for a connection (default {d.connect:g})")
+    g.add_argument("--read-timeout", type=_seconds, default=d.read, metavar="S",
+                   help=f"seconds to wait for the next byte of an answer (default {d.read:g})")
+    g.add_argument("--timeout", type=_seconds, default=d.total, metavar="S",
+                   help=f"seconds one request may take in all, retries included; a server "
+                        f"over it ends the command, naming the object (default {d.total:g})")
+
+
+@contextmanager
+def remote_session(args: argparse.Namespace) -> Iterator[None]:
+    """Apply the timeouts of `add_remote_arguments`, report waits on stderr, and say at the
+    end what went wrong with a remote dataset (a stalled server, a changed object, Range
+    ignored) when parsers could only see short reads."""
+    from arrayscope.formats import remote
+
+    before = remote.set_timeouts(remote.Timeouts(args.connect_timeout, args.read_timeout,
+                                                 args.timeout))
+    remote.report_waits(lambda line: print(f"arrayscope: {line}", file=sys.stderr, flush=True))
+    mark = len(remote.problems())
+    try:
+        yield
+    finally:
+        remote.set_timeouts(before)
+        remote.report_waits(None)
+        for line in remote.problems(mark):
+            print(f"arrayscope: {line}", file=sys.stderr)
 
 
 def key_of(args: argparse.Namespace) -> Optional[bytes]:

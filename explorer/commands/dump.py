@@ -20,22 +20,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_key_file(p)
 
 
-def _dump_text(node, out, depth: int, max_depth: Optional[int], indent: str = "") -> None:
-    pending = getattr(node, "pending", False)   # built for this dump only: released after it
-    if pending and getattr(node.children, "owner_fields", False):
-        node.ensure_built()   # its own fields come with its children (a lazily opened file)
-    src = getattr(node.source, "name", node.source) or ""
-    status = "" if node.status == "ok" else f"  [{node.status}: {node.message}]"
-    disp = node.display_text()
-    disp = f" = {disp}" if disp else ""
-    line = f"{node.name} <{node.kind}> {src}@{node.offset}+{node.size}{disp}{status}"
-    out.write(f"{indent}{printable(line)}\n")   # names and values come from the dataset
-    # a run of homogeneous elements is one leaf (its values: `values`)
-    if not ((max_depth is not None and depth >= max_depth) or getattr(node, "is_run", False)):
-        for c in node.iter_children():
-            _dump_text(c, out, depth + 1, max_depth, indent + "  ")
-    if pending:   # a chunk decoded, a fragment parsed for this dump only: the dump keeps none
-        node.release_deferred()
+def _dump_text(root, out, depth: int, max_depth: Optional[int], indent: str = "") -> None:
+    """Print `root` and what is under it, with a work stack (a dataset nests as deep as it
+    likes: 1 500 nested groups must not need 1 500 frames)."""
+    stack: list = [(root, depth, indent)]
+    while stack:
+        node, depth, indent = stack.pop()
+        if depth < 0:   # after its children: release what was built for this dump only
+            node.release_deferred()
+            continue
+        pending = getattr(node, "pending", False)   # built for this dump only: released after it
+        if pending and getattr(node.children, "owner_fields", False):
+            node.ensure_built()   # its own fields come with its children (a lazily opened file)
+        src = getattr(node.source, "name", node.source) or ""
+        status = "" if node.status == "ok" else f"  [{node.status}: {node.message}]"
+        disp = node.display_text()
+        disp = f" = {disp}" if disp else ""
+        line = f"{node.name} <{node.kind}> {src}@{node.offset}+{node.size}{disp}{status}"
+        out.write(f"{indent}{printable(line)}\n")   # names and values come from the dataset
+        if pending:   # a chunk decoded, a fragment parsed for this dump only: the dump keeps none
+            stack.append((node, -1, indent))
+        # a run of homogeneous elements is one leaf (its values: `values`)
+        if not ((max_depth is not None and depth >= max_depth) or getattr(node, "is_run", False)):
+            kids = list(node.iter_children())
+            stack.extend((c, depth + 1, indent + "  ") for c in reversed(kids))
 
 
 def run(args: argparse.Namespace) -> int:

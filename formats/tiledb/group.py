@@ -180,7 +180,8 @@ def load_group(document, path: str, ctx: Context, root: Node) -> TileDBGroup:
         root.add(d)
     if fs.stat(marker).is_file:
         root.add(_marker_node(document, marker))
-    group.members = [resolve(path, m, fs) for m in effective_members(group.details)]
+    seen: Dict[str, tuple] = {}   # a path many members name is looked at once
+    group.members = [resolve(path, m, fs, seen) for m in effective_members(group.details)]
     _annotate_history(group)
     return group
 
@@ -286,6 +287,15 @@ def _member_node(document, ref: MemberRef, ctx: Context, parent: TileDBGroup,
     return node
 
 
+def _repeated_member_node(document, ref: MemberRef, shown: str) -> Node:
+    """A member naming the same folder as an earlier member: not opened again (10 000
+    members naming one array cost one array), the earlier member shows it."""
+    assert ref.path is not None
+    return Node(ref.name, "dir", document.relname(ref.path), 0, 0, doc=D_MEMBER, data=ref,
+                display=f"{ref.kind} member · the same {ref.kind} as member {shown!r}: "
+                        f"opened and shown there")
+
+
 def _other_entries(document, group: TileDBGroup) -> Tuple[List[str], List[Node]]:
     """What else the group's folder holds: folders no member is or leads to (their paths),
     and nodes for stray files and entries the dataset FS will not open (links out, FIFOs)."""
@@ -332,11 +342,16 @@ def open_group_dir(document, path: str, ctx: Optional[Context] = None,
     if document.model is None:
         document.model = group
     prefix = f"{member_path}/" if member_path else ""
+    first: Dict[str, str] = {}   # member path -> the first member there (opened once)
     for m in group.members:
         if m.problem is not None or m.path is None:
             root.add(_problem_node(document, m))
             continue
         ref = MemberRef(m.name, prefix + m.name, m.path, "group" if m.is_group else "array", m)
+        shown = first.setdefault(m.path, m.name)
+        if shown != m.name:
+            root.add(_repeated_member_node(document, ref, shown))
+            continue
         root.add(_member_node(document, ref, ctx, group, name))
     dirs, others = _other_entries(document, group)
     for full in dirs:

@@ -109,7 +109,8 @@ def real_path(fs: DatasetFS, path: str) -> str:
     return fs.stat(path).real or absolute(path)
 
 
-def resolve(group_dir: str, member: Member, fs: DatasetFS) -> Member:
+def resolve(group_dir: str, member: Member, fs: DatasetFS,
+            seen: Optional[Dict[str, tuple]] = None) -> Member:
     """Set `member.path` (safe to open) or `member.problem`. Nothing outside the group's
     directory is looked at: the URI is judged by its name first, then the dataset FS says
     what is there (links resolved, confined to the opened dataset)."""
@@ -125,7 +126,11 @@ def resolve(group_dir: str, member: Member, fs: DatasetFS) -> Member:
                           f"{label} points outside the group's directory: not followed; open "
                           f"it on its own")
         return member
-    entry = fs.stat(path)
+    # what is at `path`, looked at once however many members name it (`seen`)
+    seen = {} if seen is None else seen
+    if path not in seen:
+        seen[path] = (fs.stat(path), None)
+    entry = seen[path][0]
     if entry.kind in (MISSING, BROKEN, UNREADABLE):
         what = {MISSING: f"no file or directory at {path}",
                 BROKEN: f"a broken symbolic link at {path} (to {entry.detail})",
@@ -145,7 +150,11 @@ def resolve(group_dir: str, member: Member, fs: DatasetFS) -> Member:
                           f"{label} is recorded as {e.type_name}, but {path} is "
                           f"{'a file' if entry.kind == FILE else 'a ' + entry.detail}")
         return member
-    is_array, is_group = layout.is_array_dir(path), layout.is_group_dir(path)
+    kinds = seen.get(path, (None, None))[1]
+    if kinds is None:
+        kinds = (layout.is_array_dir(path), layout.is_group_dir(path))
+        seen[path] = (entry, kinds)
+    is_array, is_group = kinds
     want = e.object_type
     if want == ARRAY and not is_array or want == GROUP and not is_group or \
             want not in (ARRAY, GROUP):

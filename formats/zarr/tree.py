@@ -167,7 +167,22 @@ class _Bytes:
         return self.data[off:off + n]
 
 
-def array_dir_node(document, path: str, model: ZarrModel) -> Node:
+# A zarr node found inside another, opened later by `open_any`: (its path, the node it
+# goes under, its index there: a placeholder holds the place meanwhile).
+Pending = Tuple[str, Node, int]
+
+
+def _placeholder(dnode: Node, full: str, pending: List[Pending]) -> None:
+    pending.append((full, dnode, dnode.child_count()))
+    dnode.add(Node(os.path.basename(full), "dir", None, 0, 0))   # replaced by open_any
+
+
+def array_dir_node(document, path: str, model: ZarrModel,
+                   pending: Optional[List[Pending]] = None) -> Node:
+    """The tree of the array at `path`. Folders under it are walked with a stack, and zarr
+    nodes inside it are left to `pending` (opened by `open_any`), so how deep the dataset
+    nests costs no recursion."""
+    pending = [] if pending is None else pending
     rel = document.relname(path)
     node = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", rel, 0, 0)
     meta_node, meta = load_meta(document, path)
@@ -186,22 +201,24 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
 
     fs = document.fs
 
-    def walk(d: str, dnode: Node) -> None:
+    folders = [(path, node)]
+    while folders:
+        d, dnode = folders.pop()
         try:
             entries = fs.list(d)
         except OSError as e:
             dnode.mark(ERROR, f"cannot list directory: {e.strerror or e}")
-            return
+            continue
         for entry in entries:
             name, full = entry.name, entry.path
             relkey = os.path.relpath(full, path).replace(os.sep, "/")
             if entry.is_dir:
                 if node_kind(full, fs) is not None:
-                    dnode.add(open_any(document, full, model))
+                    _placeholder(dnode, full, pending)
                     continue
                 sub = Node(name, "dir", document.relname(full), 0, 0)
                 dnode.add(sub)
-                walk(full, sub)
+                folders.append((full, sub))
                 continue
             if not entry.is_file:
                 dnode.add(entry_node(document, entry))  # a link out, a loop, a FIFO...
@@ -227,7 +244,6 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
                 else:
                     dnode.add(stray_file_node(document, meta, full, relkey))
                     progress.step(document, full)
-    walk(path, node)
     decoded = len(jobs) * meta.records_per_chunk * meta.itemsize if meta is not None and jobs else 0
     # a shard is many chunks: what counts is its inner chunks
     units = len(jobs) * (meta.shard.count if meta is not None and meta.shard else 1)
@@ -249,7 +265,11 @@ def array_dir_node(document, path: str, model: ZarrModel) -> Node:
     return node
 
 
-def group_dir_node(document, path: str, model: ZarrModel) -> Node:
+def group_dir_node(document, path: str, model: ZarrModel,
+                   pending: Optional[List[Pending]] = None) -> Node:
+    """The tree of the group at `path`; its member folders are left to `pending` (opened
+    by `open_any`: no recursion however deep the hierarchy)."""
+    pending = [] if pending is None else pending
     rel = document.relname(path)
     node = Node(os.path.basename(path.rstrip(os.sep)) or path, "dir", rel, 0, 0)
     node.display = "zarr group"
@@ -262,14 +282,11 @@ def group_dir_node(document, path: str, model: ZarrModel) -> Node:
     for entry in entries:
         name, full = entry.name, entry.path
         if entry.is_dir:
-            if node_kind(full, fs) is not None:
-                node.add(open_any(document, full, model))
-                continue
-            keys = lost_chunk_keys(fs, full)
+            keys = None if node_kind(full, fs) is not None else lost_chunk_keys(fs, full)
             if keys:
                 node.add(lost_array_node(document, full, keys, anndata_encoding(fs, path)))
             else:
-                node.add(group_dir_node(document, full, model))
+                _placeholder(node, full, pending)
         elif not entry.is_file:
             node.add(entry_node(document, entry))
         else:
@@ -417,9 +434,25 @@ def other_separator_coords(meta: Optional[ArrayMeta], key: str) -> Optional[Tupl
 
 
 def open_any(document, path: str, model: ZarrModel) -> Node:
+    """The tree of the zarr node at `path` and everything under it, opened with a work list
+    (a hierarchy 1 200 groups deep is as safe as a flat one): each node opened puts the
+    nodes under it on the list, behind placeholders that keep their place."""
+    pending: List[Pending] = []
+    root = _open_one(document, path, model, pending)
+    while pending:
+        full, parent, index = pending.pop()
+        n = _open_one(document, full, model, pending)
+        n.parent = parent
+        kids = parent.children
+        assert isinstance(kids, list)   # a directory node built here: a plain list
+        kids[index] = n
+    return root
+
+
+def _open_one(document, path: str, model: ZarrModel, pending: List[Pending]) -> Node:
     if node_kind(path, document.fs) == "array":
-        return array_dir_node(document, path, model)
-    return group_dir_node(document, path, model)
+        return array_dir_node(document, path, model, pending)
+    return group_dir_node(document, path, model, pending)
 
 
 def find_array_dir(path: str, max_up: int = 12) -> Optional[str]:

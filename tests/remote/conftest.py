@@ -18,6 +18,7 @@ class S3Server:
     def __init__(self, endpoint: str):
         self.endpoint = endpoint
         self.requests: List[Request] = []
+        self.ignore_range = False   # answer as a server that ignores `Range` (200, all of it)
 
     def client(self):
         import boto3
@@ -80,6 +81,8 @@ def s3_server():
     def recording(environ, start_response):
         s3.requests.append((environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", ""),
                             environ.get("QUERY_STRING", ""), environ.get("HTTP_RANGE", "")))
+        if s3.ignore_range:
+            environ.pop("HTTP_RANGE", None)
         return app(environ, start_response)
     server._server.app = recording
     env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",

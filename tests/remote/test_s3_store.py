@@ -24,7 +24,8 @@ def test_counts_match_the_server(s3_server, tmp_path):
     store, seen = s3_server.count(work)
     assert store.stats.snapshot()[0] == len(seen) == 4, seen
     ranges = [r[3] for r in seen if r[3]]
-    assert ranges == ["bytes=0-1048575", "bytes=2097152-3145727", "bytes=0-2"]
+    # an object's last block asks one byte past its listed end (a grown object shows)
+    assert ranges == ["bytes=0-1048575", "bytes=2097152-3145727", "bytes=0-3"]
     assert store.stats.snapshot()[1] == 2 * (1 << 20) + 3
 
 
