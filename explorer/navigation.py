@@ -46,8 +46,11 @@ class NavigationMixin(QMainWindow):
         if member is not None:
             session = self.session
             self.st_value.setText(f"opening {member.path()}…")
-            if self.tree.model.when_built(
-                    member, lambda: self.session is session and self.goto_finding(f)):
+            def again() -> None:   # the same finding once its member is built, if still open
+                if self.session is session:
+                    self.goto_finding(f)
+
+            if self.tree.model.when_built(member, again):
                 return
             member.ensure_built()   # not a row of the tree: here
             node, member = resolve_built(doc.root, f.node)

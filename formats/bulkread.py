@@ -96,7 +96,7 @@ def read_files(paths: Sequence[str], limit: int, root: str
     open folder (`/proc/self/fd/N/name`: no path above it is looked up again)."""
     fns = libc_functions()
     kernels = _kernels() if fns is not None else None
-    if kernels is None or not confined.AVAILABLE or not os.path.isdir(PROC_FD):
+    if fns is None or kernels is None or not confined.AVAILABLE or not os.path.isdir(PROC_FD):
         return None
     with confined.Walker(root) as walker:
         return _read(kernels, fns, [_in_open_folder(walker, p) for p in paths], limit)

@@ -124,7 +124,7 @@ def resolve(root: Node, path: IndexPath) -> Optional[Node]:
 
 
 # ---- the worker side -------------------------------------------------------------------------
-_OPEN: Dict[Tuple[str, Optional[bytes], Optional[str], str, str], Any] = {}
+_OPEN: Dict[Tuple[str, Optional[str], Optional[str], str, str], Any] = {}
 
 
 _KEYS: Dict[str, bytes] = {}   # key_name -> key, in this process only

@@ -504,7 +504,7 @@ class _Settle:
 
 def _grid(schema: ArraySchema, fm: FragmentMetadata):
     """A dense fragment's tile grid (`dense_coords.tile_grid`), None when not usable."""
-    if not fm.dense:
+    if not fm.dense or fm.non_empty_domain is None:
         return None
     from .dense_coords import tile_grid
 
@@ -819,12 +819,14 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, schema: ArraySchema, slot: i
         return
     for i in bad:
         ext = written[i]
+        if ext is None:
+            continue
         for label, want in (("minimum", ext[0]), ("maximum", ext[1])):
-            stored = got[label]
-            if stored is not None and stored[i] is not None and stored[i] != want:
+            said = got[label]
+            if said is not None and said[i] is not None and said[i] != want:
                 out.add(TILE_STAT, src, fixed[i].offset,
                         f"tile {i + 1} of {fld.name!r}: the cells' {label} is {want[:40]!r}, "
-                        f"the fragment metadata says {(stored[i] or b'')[:40]!r}")
+                        f"the fragment metadata says {(said[i] or b'')[:40]!r}")
 
 
 def _var_agrees(got, i: int, ext: Optional[Tuple[bytes, bytes]]) -> bool:

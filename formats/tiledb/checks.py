@@ -462,7 +462,7 @@ def _guard(out: list, where, fn, *args, document=None) -> None:
                                                 f"{type(e).__name__}: {e}"))
             return
         node = unreadable_node(document, os.fsdecode(e.filename), e)
-        out.append(finding(node.source, 0, ERROR, node.message, code=node.code))
+        out.append(finding(node.source or where, 0, ERROR, node.message or "", code=node.code))
     except Exception as e:  # noqa: BLE001 - verify never raises
         out.append(finding(where, 0, ERROR, f"check {fn.__name__} could not finish: "
                                             f"{type(e).__name__}: {e}"))

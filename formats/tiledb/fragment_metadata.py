@@ -93,7 +93,7 @@ def _schema_for(ctx, name: Optional[str]) -> Optional[ArraySchema]:
     return tdb.schema
 
 
-def parse_fragment_metadata_file(document, source, ctx) -> Tuple[Node, FragmentMetadata]:
+def parse_fragment_metadata_file(document, source, ctx) -> Tuple[Node, Optional[FragmentMetadata]]:
     """Parse `__fragment_metadata.tdb` into (its node, the `FragmentMetadata` model).
 
     The footer is read from the end (u64 footer length, then the footer before it); every

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
+from typing import Optional, Tuple
 
 from .. import jsontree
 from ..dataset_fs import DatasetFS
@@ -14,8 +14,8 @@ from ..findings import ZARR_CONSOLIDATED
 from ..node import WARNING, Node
 
 # the keys whose disagreement changes what a reader sees, per format
-V2_KEYS = ("shape", "dtype", "chunks", "order", "dimension_separator")
-V3_KEYS = ("shape", "data_type", "chunk_grid", "chunk_key_encoding")
+V2_KEYS: Tuple[str, ...] = ("shape", "dtype", "chunks", "order", "dimension_separator")
+V3_KEYS: Tuple[str, ...] = ("shape", "data_type", "chunk_grid", "chunk_key_encoding")
 
 
 def check(fs: DatasetFS, group: str, name: str, file_node: Node, doc: jsontree.JsonDoc) -> None:

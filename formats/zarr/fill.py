@@ -126,7 +126,8 @@ def encode(value, rt: RecordType) -> Tuple[bytes, Optional[str]]:
             raw = base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError) as e:
             raise FillError(f"fill_value is not base64 ({e})")
-        if len(raw) < n and not rt.is_struct and first.base.kind == "S":
+        if len(raw) < n and isinstance(first, Field) and not rt.is_struct \
+                and first.base.kind == "S":
             # fixed bytes are NUL-padded (numpy's `S`, as zarr reads it): zarr 3.1 writes the
             # default fill of `S5` as "" and b"ab" as "YWI="
             return raw + bytes(n - len(raw)), None
