@@ -64,8 +64,8 @@ class Walker:
         """A descriptor of `path` (real, absolute, under the root), its last component opened
         with `flags` | O_NOFOLLOW."""
         parts = tuple(relative_parts(self.root, path))
-        if not parts:
-            raise EscapeError(f"{path}: the dataset root is no file")
+        if not parts:   # a dataset that is one file (a .npy; a file probed by `fs_of(None, it)`)
+            return os.open(self.root, flags | O_NOFOLLOW | O_CLOEXEC)
         return os.open(parts[-1], flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=self.folder(parts[:-1]))
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ import tempfile
 import pytest
 import tiledb
 from hypothesis import HealthCheck, event, given, note, reject, seed, settings
+from hypothesis.errors import UnsatisfiedAssumption
 
 from . import differential as D
 from .strategies import GenScript, scripts
@@ -66,7 +67,23 @@ def test_generated_many(script):
         print(f"\nAS_GEN_SEED={_SEED} AS_GEN_EXAMPLES={_MANY}")
         _PRINTED = True
     note(f"AS_GEN_SEED={_SEED}")
-    run_one(script, cli_verify=True)
+    try:
+        run_one(script, cli_verify=True)
+    except UnsatisfiedAssumption:   # libtiledb refused the script: no example
+        raise
+    except Exception as e:
+        _progress(f"FAIL {type(e).__name__}: {str(e)[:2000]}\n{script}")
+        raise
+    _progress("ok")
+
+
+def _progress(line: str) -> None:
+    """One line per example checked to AS_GEN_PROGRESS (a long sharded run that is cut off
+    still says how many arrays it checked and every failure it met before shrinking)."""
+    path = os.environ.get("AS_GEN_PROGRESS")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(line + "\n")
 
 
 # Shrunk failing scripts, kept as explicit cases (each with the finding it caused).
