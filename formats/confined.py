@@ -56,7 +56,10 @@ class Walker:
         if not parts:
             fd = os.open(self.root, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         else:
-            fd = os.open(parts[-1], _DIR_FLAGS, dir_fd=self.folder(parts[:-1]))
+            try:
+                fd = os.open(parts[-1], _DIR_FLAGS, dir_fd=self.folder(parts[:-1]))
+            except OSError as e:   # named by its whole path, as an open by name would say it
+                raise type(e)(e.errno, e.strerror, os.path.join(self.root, *parts)) from None
         self._dirs[parts] = fd
         return fd
 
@@ -66,7 +69,10 @@ class Walker:
         parts = tuple(relative_parts(self.root, path))
         if not parts:   # a dataset that is one file (a .npy; a file probed by `fs_of(None, it)`)
             return os.open(self.root, flags | O_NOFOLLOW | O_CLOEXEC)
-        return os.open(parts[-1], flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=self.folder(parts[:-1]))
+        try:
+            return os.open(parts[-1], flags | O_NOFOLLOW | O_CLOEXEC, dir_fd=self.folder(parts[:-1]))
+        except OSError as e:   # named by its whole path, as an open by name would say it
+            raise type(e)(e.errno, e.strerror, path) from None
 
     def close(self) -> None:
         dirs, self._dirs = self._dirs, {}

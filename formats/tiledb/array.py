@@ -225,13 +225,38 @@ class _Scratch:
 
 
 def _parse_role(document, src, ctx: Context, role: str, array: TileDBArray, path: str) -> Node:
-    standing = stand_in(src.read(0, STAND_IN_HEAD)) if src.size else None
-    if standing is not None:   # not parsed into nonsense: said once, as what it is
-        node = Node(os.path.basename(path), "file", src, 0, src.size)
-        node.add(Node("unparsed", "unparsed", src, 0, src.size, status=ERROR, code=STAND_IN,
-                      display=hex_preview(src.read(0, 16)),
-                      message=f"{os.path.basename(path)} is {standing}"))
+    node = _parse_as(document, src, ctx, role, array, path)
+    # only a file that does not parse is looked at as a stand-in: a clean open reads no
+    # byte more (on an object store, one request per file more)
+    if not _parse_failed(node) or not src.size:
         return node
+    standing = stand_in(src.read(0, STAND_IN_HEAD))
+    if standing is None:
+        return node
+    frag = _fragment_of(array, array.path, path) if role == "fragment_metadata" else None
+    if frag is not None:
+        frag.metadata = None   # what its parse made of the stand-in is no fragment's metadata
+    node = Node(os.path.basename(path), "file", src, 0, src.size)   # said once, as what it is
+    node.add(Node("unparsed", "unparsed", src, 0, src.size, status=ERROR, code=STAND_IN,
+                  display=hex_preview(src.read(0, 16)),
+                  message=f"{os.path.basename(path)} is {standing}"))
+    return node
+
+
+def _parse_failed(node: Node) -> bool:
+    """Whether the parse of a file found an error anywhere in what it built (a deferred
+    part's children are not built for this)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.status == ERROR:
+            return True
+        if isinstance(n.children, list):
+            stack.extend(n.children)
+    return False
+
+
+def _parse_as(document, src, ctx: Context, role: str, array: TileDBArray, path: str) -> Node:
     if role in ("schema", "legacy_schema"):
         node, schema = parse_schema_file(document, src, ctx.derive())
         if schema is not None:

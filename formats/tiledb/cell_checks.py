@@ -623,9 +623,11 @@ def _stats_group(out: _Out, src: str, fld, tiles: List[_Tile], st, dt: np.dtype,
 def _report_exact(out: _Out, src: str, fld, t: _Tile, settle: _Settle, dt: np.dtype) -> None:
     """The findings of a tile no writer plan explains: each stored statistic that differs
     from the written cells' (the ordered writer's plan for dense fragments)."""
-    got = settle.exact(t)
-    if got is None:
+    exact = settle.exact(t)
+    if exact is None:
         return
+    # plain Python numbers: the message reads the same whichever path computed them
+    got = tuple(v.item() if isinstance(v, np.generic) else v for v in exact)
     i = t.index
     for label, arr, g in (("minimum", settle.mins_a, got[0]), ("maximum", settle.maxs_a, got[1])):
         if arr is not None and not writer_stats.same(arr[i].item(), g):

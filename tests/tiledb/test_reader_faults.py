@@ -248,7 +248,7 @@ def test_unreadable_file(clean):
                           "--json"], capture_output=True, text=True, preexec_fn=preexec)
     assert run.returncode == 1, run.stderr
     found = json.loads(run.stdout)["findings"]
-    assert [(f["status"], f["code"]) for f in found] == [("error", "unreadable-entry")]
+    assert [(f["status"], f["code"]) for f in found] == [("error", "unreadable-entry")], found
     assert found[0]["source"].endswith("a0.tdb") and "Permission denied" in found[0]["message"]
     os.chmod(target, 0o644)
 

@@ -41,8 +41,11 @@ def _same_footers(uri, key, planned_seen=None):
     from arrayscope.formats.tiledb.footer_reader import _planned
     from arrayscope.formats.tiledb.fragment_metadata import _find_unreferenced_processed
 
+    for label in glob.glob(os.path.join(uri, "__labels", "*")):   # arrays of their own schema
+        _same_footers(label, key, planned_seen)
     doc = formats.open(uri, key=key)
-    found = glob.glob(os.path.join(uri, "**", "__fragment_metadata.tdb"), recursive=True)
+    found = [p for p in glob.glob(os.path.join(uri, "**", "__fragment_metadata.tdb"), recursive=True)
+             if os.sep + "__labels" + os.sep not in p[len(uri):]]
     assert found or not doc.model.fragments
     for p in found:
         ctx = Context(key=key)
