@@ -57,9 +57,15 @@ def python_module_command(module: str, args: Sequence[str] = ()) -> List[str]:
     return [sys.executable, "-I", "-c", _BOOT, json.dumps(import_path()), module, *args]
 
 
+PARENT_VAR = "ARRAYSCOPE_PARENT_PID"   # set for our own children only (child_env)
+
+
 def child_env() -> Dict[str, str]:
-    """This process's environment without the variables that steer a Python interpreter."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    """This process's environment without the variables that steer a Python interpreter,
+    naming this process as the child's parent (`exit_with_parent`)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env[PARENT_VAR] = str(os.getpid())
+    return env
 
 
 def exit_with_parent(poll_s: float = 0.5) -> None:
@@ -69,7 +75,10 @@ def exit_with_parent(poll_s: float = 0.5) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    parent = os.getppid()
+    # the parent that started us (child_env names it): one killed while this interpreter was
+    # still starting has already left us to init, and getppid() alone would not see it go
+    said = os.environ.get(PARENT_VAR, "")
+    parent = int(said) if said.isdigit() else os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:

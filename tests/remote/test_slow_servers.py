@@ -33,7 +33,9 @@ def server(request):
 def test_a_server_that_never_answers_ends_the_command_naming_the_url(server, capsys):
     stall = server(never_answers)
     url = f"{stall.url}/ds/array.npy"
-    code = main(["dump", url] + CLI_FAST)
+    # a budget well past the first "waiting" line (WAIT_REPORT_FIRST): the line is there
+    # however late a busy machine wakes the waiting thread
+    code = main(["dump", url, "--connect-timeout", "4", "--read-timeout", "4", "--timeout", "4"])
     err = capsys.readouterr().err
     assert code == 2
     assert url in err and "no answer from the server" in err and "--timeout" in err
