@@ -1,0 +1,220 @@
+"""`arrayscope salvage` on TileDB arrays tiledb-py wrote, each damaged in one zstd frame (or
+one encrypted tile) so that libtiledb refuses the read: the copy opens, every kept cell
+equals the original's, the lost ones are those of the damaged fragment, verify is clean
+and the damaged array is unchanged."""
+from __future__ import annotations
+
+import glob
+import os
+
+import numpy as np
+import pytest
+
+tiledb = pytest.importorskip("tiledb")
+
+from tests.salvage.support import (  # noqa: E402
+    break_zstd_frame,
+    flip,
+    lost_parts,
+    salvage_cli,
+    tree_hash,
+    verify_exit,
+)
+
+ZSTD = [tiledb.ZstdFilter()]
+
+
+def _frag(path: str, t: int) -> str:
+    (d,) = glob.glob(os.path.join(path, "__fragments", f"__{t}_{t}_*"))
+    return d
+
+
+def _dense(path: str) -> None:
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 89), tile=10, dtype=np.int32))
+    tiledb.Array.create(path, tiledb.ArraySchema(domain=dom, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=ZSTD)]))
+    for k in range(3):
+        with tiledb.open(path, "w", timestamp=k + 1) as A:
+            A[k * 30:k * 30 + 30] = np.arange(30, dtype=np.int64) + 100 * k
+            A.meta[f"k{k}"] = k
+
+
+def test_dense_multi_fragment(tmp_path, capsys):
+    src, out = str(tmp_path / "a"), str(tmp_path / "out")
+    _dense(src)
+    with tiledb.open(src) as A:
+        before = A[:]["a"]
+    break_zstd_frame(os.path.join(_frag(src, 2), "a0.tdb"))
+    with pytest.raises(tiledb.TileDBError):   # libtiledb refuses the whole read
+        with tiledb.open(src) as A:
+            A[:]
+    h = tree_hash(src)
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3
+    (lost,) = lost_parts(rep)
+    assert lost["kind"] == "fragment" and lost["cells"] == 30
+    assert lost["why"][0]["code"] == "chunk-decode-failed" and lost["why"][0]["source"].endswith("a0.tdb")
+    assert rep["totals"]["."]["a"] == {"kept": 60, "lost": 30}
+    with tiledb.open(out) as A:
+        got = A[:]["a"]
+        meta = dict(A.meta.items())
+    fill = np.iinfo(np.int64).min
+    assert np.array_equal(got[:30], before[:30]) and np.array_equal(got[60:], before[60:])
+    assert (got[30:60] == fill).all()
+    assert meta == {"k0": 0, "k1": 1, "k2": 2}
+    assert verify_exit(out) == (0, [])
+    assert tree_hash(src) == h
+    assert sorted(os.listdir(os.path.join(out, "__commits"))) == \
+        sorted(os.path.basename(_frag(src, t)) + ".wrt" for t in (1, 3))
+
+
+def test_clean_array_is_copied_whole(tmp_path, capsys):
+    src, out = str(tmp_path / "a"), str(tmp_path / "out")
+    _dense(src)
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 0 and not lost_parts(rep)
+    with tiledb.open(src) as A, tiledb.open(out) as B:
+        assert np.array_equal(A[:]["a"], B[:]["a"])
+    for t in (1, 2, 3):
+        f = os.path.basename(_frag(src, t))
+        for name in os.listdir(_frag(src, t)):
+            a = open(os.path.join(src, "__fragments", f, name), "rb").read()
+            assert open(os.path.join(out, "__fragments", f, name), "rb").read() == a
+
+
+def test_at_leaves_out_later_fragments(tmp_path, capsys):
+    src, out = str(tmp_path / "a"), str(tmp_path / "out")
+    _dense(src)
+    code, rep = salvage_cli(src, out, "--at", "2", capsys=capsys)
+    assert code == 0 and [p["name"].split("/")[1][:5] for p in rep["parts"]
+                          if p["kind"] == "fragment"] == ["__1_1", "__2_2"]
+    with tiledb.open(src, timestamp=2) as A, tiledb.open(out) as B:
+        assert np.array_equal(A[:]["a"], B[:]["a"])
+        assert dict(B.meta.items()) == {"k0": 0, "k1": 1}
+
+
+def test_sparse_2d(tmp_path, capsys):
+    src, out = str(tmp_path / "s"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int32),
+                        tiledb.Dim("y", domain=(0, 99), tile=10, dtype=np.int32))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, sparse=True, capacity=8, attrs=[
+        tiledb.Attr("v", dtype=np.float64, filters=ZSTD)]))
+    for k in range(2):
+        with tiledb.open(src, "w", timestamp=k + 1) as A:
+            x = np.arange(40, dtype=np.int32)
+            A[x, (x * 3 + k) % 100] = {"v": x * 1.5 + k}
+    with tiledb.open(src, timestamp=1) as A:
+        first = A[:]
+    break_zstd_frame(os.path.join(_frag(src, 2), "a0.tdb"), nth=2)
+    with pytest.raises(tiledb.TileDBError):
+        with tiledb.open(src) as A:
+            A[:]
+    h = tree_hash(src)
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3
+    (lost,) = lost_parts(rep)
+    assert lost["cells"] == 40 and lost["fields"] == ["x", "y", "v"]
+    with tiledb.open(out) as A:
+        got = A[:]
+    for f in ("x", "y", "v"):
+        assert np.array_equal(got[f], first[f])
+    assert verify_exit(out) == (0, [])
+    assert tree_hash(src) == h
+
+
+def test_var_strings_and_nullable(tmp_path, capsys):
+    src, out = str(tmp_path / "v"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("i", domain=(0, 59), tile=10, dtype=np.int64))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("s", dtype=str, var=True, filters=ZSTD),
+        tiledb.Attr("n", dtype=np.int32, nullable=True, filters=ZSTD)]))
+    for k in range(2):
+        with tiledb.open(src, "w", timestamp=k + 1) as A:
+            i = np.arange(k * 30, k * 30 + 30)
+            A[i] = {"s": np.array([f"cell-{j}" * (j % 4) for j in i], dtype=object),
+                    "n": np.ma.masked_array(i.astype(np.int32), mask=i % 3 == 0)}
+    with tiledb.open(src) as A:
+        before = A.query(return_arrow=False)[:]
+    # the var-size data of the first fragment's string attribute
+    break_zstd_frame(os.path.join(_frag(src, 1), "a0_var.tdb"))
+    with pytest.raises(tiledb.TileDBError):
+        with tiledb.open(src) as A:
+            A[:]
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3 and [p["cells"] for p in lost_parts(rep)] == [30]
+    with tiledb.open(out) as A:
+        got = A[:]
+    keep = before["i"] >= 30
+    assert list(got["i"]) == list(before["i"][keep])
+    assert list(got["s"]) == list(np.asarray(before["s"])[keep])
+    assert np.array_equal(np.ma.getmaskarray(got["n"]), np.ma.getmaskarray(before["n"])[keep])
+    assert verify_exit(out) == (0, [])
+
+
+def test_encrypted_stays_encrypted(tmp_path, capsys):
+    key = "0123456789abcdeF0123456789abcdeF"
+    ctx = tiledb.Ctx({"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": key})
+    src, out = str(tmp_path / "e"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 39), tile=10, dtype=np.int32), ctx=ctx)
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, ctx=ctx, attrs=[
+        tiledb.Attr("a", dtype=np.float32, ctx=ctx)]), ctx=ctx)
+    for k in range(2):
+        with tiledb.open(src, "w", timestamp=k + 1, ctx=ctx) as A:
+            A[k * 20:k * 20 + 20] = np.arange(20, dtype=np.float32) + k
+    with tiledb.open(src, ctx=ctx) as A:
+        before = A[:]["a"]
+    a0 = os.path.join(_frag(src, 1), "a0.tdb")
+    flip(a0, os.path.getsize(a0) - 8)   # inside the last tile's encrypted bytes
+    with pytest.raises(tiledb.TileDBError):
+        with tiledb.open(src, ctx=ctx) as A:
+            A[:]
+    kf = tmp_path / "key"
+    kf.write_bytes(key.encode())
+    code, rep = salvage_cli(src, out, "--key-file", str(kf), capsys=capsys)
+    assert code == 3
+    (lost,) = lost_parts(rep)
+    assert lost["cells"] == 20 and lost["why"][0]["code"] == "aes-tag-mismatch"
+    with tiledb.open(out, ctx=ctx) as A:
+        got = A[:]["a"]
+    assert np.array_equal(got[20:], before[20:]) and np.isnan(got[:20]).all()
+    with pytest.raises(tiledb.TileDBError):   # still encrypted: no key, no schema
+        tiledb.open(out)
+    assert verify_exit(out, key.encode()) == (0, [])
+
+
+def test_group_members_one_by_one(tmp_path, capsys):
+    src, out = str(tmp_path / "g"), str(tmp_path / "out")
+    tiledb.group_create(src)
+    _dense(os.path.join(src, "d"))
+    _dense(os.path.join(src, "e"))
+    with tiledb.Group(src, "w") as g:
+        g.add("d", name="d", relative=True)
+        g.add("e", name="e", relative=True)
+        g.meta["title"] = "two"
+    break_zstd_frame(os.path.join(_frag(os.path.join(src, "e"), 3), "a0.tdb"))
+    h = tree_hash(src)
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3
+    assert [(p["array"], p["cells"]) for p in lost_parts(rep)] == [("e", 30)]
+    with tiledb.Group(out) as g:
+        assert sorted(m.name for m in g) == ["d", "e"] and g.meta["title"] == "two"
+    with tiledb.open(os.path.join(src, "d")) as A, tiledb.open(os.path.join(out, "d")) as B:
+        assert np.array_equal(A[:]["a"], B[:]["a"])
+    with tiledb.open(os.path.join(out, "e")) as B:
+        assert (B[60:90]["a"] == np.iinfo(np.int64).min).all()
+    assert verify_exit(out) == (0, [])
+    assert tree_hash(src) == h
+
+
+def test_out_must_be_new_and_outside(tmp_path, capsys):
+    src = str(tmp_path / "a")
+    _dense(src)
+    h = tree_hash(src)
+    existing = tmp_path / "there"
+    existing.mkdir()
+    assert salvage_cli(src, str(existing), capsys=capsys)[0] == 2
+    assert os.listdir(existing) == []
+    assert salvage_cli(src, os.path.join(src, "copy"), capsys=capsys)[0] == 2
+    assert salvage_cli(str(tmp_path / "nothing"), str(tmp_path / "o"), capsys=capsys)[0] == 2
+    assert not os.path.exists(tmp_path / "o")
+    assert tree_hash(src) == h
