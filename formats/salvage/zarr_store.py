@@ -27,8 +27,9 @@ def salvage_zarr(job: Job, path: str, arrays: Dict[str, ArrayMeta]) -> None:
     dropped = {d for d in by_dir if _meta_damage(job, d)}
     for d in sorted(dropped):
         m = by_dir[d]
-        job.report.parts.append(Part(d, "array", d, _fields(m), math.prod(m.shape),
-                                     kept=False, why=_meta_damage(job, d)))
+        # its metadata is what is damaged: its shape (its cells) is not known
+        job.report.parts.append(Part(d, "array", d, _fields(m), None, kept=False,
+                                     why=_meta_damage(job, d)))
     _walk(job, path, "", by_dir, dropped)
     _consolidated(job, path, dropped)
 
