@@ -50,13 +50,20 @@ class SalvageReport:
 
     @property
     def lost(self) -> List[Part]:
+        """Parts left out (a damaged consolidated fragment whose cells all came back from
+        the fragments it replaced is one, with 0 cells)."""
         return [p for p in self.parts if not p.kept]
+
+    @property
+    def anything_lost(self) -> bool:
+        """Some cells (or a part of unknown cells: array metadata) are not in OUT."""
+        return any(p.cells is None or p.cells > 0 for p in self.lost)
 
     def exit_code(self) -> int:
         """0 nothing lost, 3 something lost, 2 nothing could be written."""
         if not self.written:
             return 2
-        return 3 if self.lost else 0
+        return 3 if self.anything_lost else 0
 
     def totals(self) -> Dict[str, Dict[str, Dict[str, int]]]:
         """array -> field -> {"kept": cells, "lost": cells}."""
@@ -82,7 +89,8 @@ class SalvageReport:
         for p in self.lost:
             where = f"{p.array}/{p.name}" if p.array != "." else p.name
             cells = "? cells" if p.cells is None else f"{p.cells} cells"
-            out.append(printable(f"lost {p.kind} {where} ({cells} of {', '.join(p.fields)})"))
+            fields = f" of {', '.join(p.fields)}" if p.fields else ""
+            out.append(printable(f"left out: {p.kind} {where} ({cells} lost{fields})"))
             for w in p.why:
                 out.append(printable(f"  {w.code}: {w.source}:{w.offset}: {w.message}"))
         for array, fields in sorted(self.totals().items()):
@@ -96,4 +104,4 @@ class SalvageReport:
             return f"nothing written: {self.failure}"
         kept = sum(p.kept for p in self.parts)
         return (f"{self.out}: {kept} of {len(self.parts)} parts kept, "
-                f"{len(self.lost)} lost")
+                f"{len(self.lost)} left out")

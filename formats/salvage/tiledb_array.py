@@ -11,7 +11,7 @@ consolidated fragment metadata (each fragment's own metadata is read instead).""
 from __future__ import annotations
 
 import os
-from typing import List, Optional
+from typing import Dict, List, Optional, Set, Tuple
 
 from ..context import Context
 from ..document import Document
@@ -73,22 +73,64 @@ def _schemas(job: Job, path: str, out_rel: str) -> None:
 
 def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[str],
                dense: bool) -> None:
-    view = visibility.reader_view(visibility.bookkeeping(snap), 0, job.at, dense)
+    book = visibility.bookkeeping(snap)
     by_rel = {fd.rel: fd for fd in snap.listing.fragments.values()}
+    damaged = {}
+    for frag_rel in sorted(book.committed):
+        fd = by_rel.get(frag_rel)
+        why = job.damage.under(_join(rel, frag_rel))
+        if fd is None or snap.metadata.get(fd.name) is None:
+            why = why or [Loss("fragment-metadata-missing", _join(rel, frag_rel), 0, frag_rel,
+                               "committed, but its folder or fragment metadata cannot be read")]
+        if why:
+            damaged[frag_rel] = why
+    view, replaced = _view(book, job.at, dense, set(damaged))
+    recovered = {}   # damaged consolidated fragment -> the cells its replaced ones give back
     for frag_rel in view.fragments:
         fd: Optional[listing.FragmentDir] = by_rel.get(frag_rel)
         fm = snap.metadata.get(fd.name) if fd is not None else None
         cells = getattr(fm, "cell_num", None)
-        why = job.damage.under(_join(rel, frag_rel))
-        if fd is None or fm is None:
-            why = why or [Loss("fragment-metadata-missing", _join(rel, frag_rel), 0, frag_rel,
-                               "committed, but its folder or fragment metadata cannot be read")]
+        why = damaged.get(frag_rel, [])
         part = Part(rel, "fragment", frag_rel, fields, cells, kept=not why, why=why)
         job.report.parts.append(part)
+        for c, listed in replaced.items():
+            if frag_rel in listed and part.kept:
+                recovered[c] = recovered.get(c, 0) + (cells or 0)
         if not part.kept or fd is None:
             continue
         job.copy_tree(fd.path, _join(out_rel, frag_rel))
         job.out.write(_join(out_rel, _commit_of(frag_rel)), b"")
+    for c, listed in replaced.items():
+        part = next(p for p in job.report.parts if p.array == rel and p.name == c)
+        if part.cells is not None:
+            part.cells = max(0, part.cells - recovered.get(c, 0))
+        job.report.notes.append(f"{rel}: {c} (damaged, consolidated) read from the "
+                                f"{len(listed)} fragment(s) it replaced, still present")
+
+
+def _view(book, at: int, dense: bool, damaged: Set[str]
+          ) -> Tuple[visibility.ReaderView, Dict[str, List[str]]]:
+    """What a reader at `at` sees once a damaged consolidated fragment's vacuum file is set
+    aside: the fragments it replaced, where they are still committed, are read instead (the
+    same cells). Returns the view and, per consolidated fragment set aside, the fragments
+    its vacuum file listed."""
+    replaced: Dict[str, List[str]] = {}
+    while True:
+        view = visibility.reader_view(book, 0, at, dense)
+        aside = [vac for vac in book.vac_files
+                 if _vac_fragment(vac) in damaged and _vac_fragment(vac) in view.fragments
+                 and any(f in book.committed for f in book.vac_files[vac])]
+        if not aside:
+            return view, replaced
+        for vac in aside:
+            replaced[_vac_fragment(vac)] = list(book.vac_files.pop(vac))
+
+
+def _vac_fragment(vac_rel: str) -> str:
+    """`__commits/<name>.vac` -> `__fragments/<name>` (`<name>.vac` -> `<name>` before
+    format 12): the consolidated fragment whose vacuum file it is."""
+    name = vac_rel.rsplit("/", 1)[-1][:-len(".vac")]
+    return f"{layout.FRAGMENTS_DIR}/{name}" if vac_rel.startswith(layout.COMMITS_DIR) else name
 
 
 def _commit_of(frag_rel: str) -> str:

@@ -218,3 +218,47 @@ def test_out_must_be_new_and_outside(tmp_path, capsys):
     assert salvage_cli(str(tmp_path / "nothing"), str(tmp_path / "o"), capsys=capsys)[0] == 2
     assert not os.path.exists(tmp_path / "o")
     assert tree_hash(src) == h
+
+
+def test_damaged_consolidated_fragment_read_from_those_it_replaced(tmp_path, capsys):
+    src, out = str(tmp_path / "c"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 89), tile=10, dtype=np.int32))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=ZSTD)]))
+    for k in range(3):
+        with tiledb.open(src, "w", timestamp=k + 1) as A:
+            A[np.arange(k * 30, k * 30 + 30, dtype=np.int32)] = np.arange(30) + 100 * k
+    tiledb.consolidate(src)          # __1_3 and its .vac; the three it replaced stay
+    with tiledb.open(src) as A:
+        before = A[:]
+    (cons,) = glob.glob(os.path.join(src, "__fragments", "__1_3_*"))
+    break_zstd_frame(os.path.join(cons, "a0.tdb"))
+    with pytest.raises(tiledb.TileDBError):
+        with tiledb.open(src) as A:
+            A[:]
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 0          # every cell came back from the replaced fragments
+    (left,) = lost_parts(rep)
+    assert left["name"].startswith("__fragments/__1_3_") and left["cells"] == 0
+    assert rep["totals"]["."]["a"] == {"kept": 90, "lost": 0}
+    assert not [n for n in os.listdir(os.path.join(out, "__commits")) if n.endswith(".vac")]
+    with tiledb.open(out) as A:
+        got = A[:]
+    assert np.array_equal(got["x"], before["x"]) and np.array_equal(got["a"], before["a"])
+    assert verify_exit(out) == (0, [])
+
+
+def test_damaged_array_metadata_left_out(tmp_path, capsys):
+    src, out = str(tmp_path / "a"), str(tmp_path / "out")
+    _dense(src)
+    (m,) = glob.glob(os.path.join(src, "__meta", "__2_2_*"))
+    flip(m, os.path.getsize(m) - 3, 2)      # inside the generic tile's zstd frame
+    assert verify_exit(src)[0] == 1
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3
+    (lost,) = lost_parts(rep)
+    assert lost["kind"] == "array-metadata" and lost["cells"] is None and lost["why"]
+    with tiledb.open(out) as A:
+        assert dict(A.meta.items()) == {"k0": 0, "k2": 2}
+        assert A[:]["a"][75] == 215
+    assert verify_exit(out) == (0, [])
