@@ -262,3 +262,47 @@ def test_damaged_array_metadata_left_out(tmp_path, capsys):
         assert dict(A.meta.items()) == {"k0": 0, "k2": 2}
         assert A[:]["a"][75] == 215
     assert verify_exit(out) == (0, [])
+
+
+SOMA = os.path.join(os.path.dirname(__file__), "..", "data", "soma", "pbmc68k")
+
+
+def _arrays(root: str):
+    """Every array folder under `root` (relative), found by its schema folder."""
+    return sorted(os.path.relpath(d, root) for d, dirs, _ in os.walk(root) if "__schema" in dirs)
+
+
+def test_soma_experiment_member_damaged(tmp_path, capsys):
+    """tiledbsoma 2.3's experiment (tests/data/soma): one fragment of X/data damaged; every
+    other member array copied whole, X/data's other cells kept."""
+    import shutil
+
+    src, out = str(tmp_path / "exp"), str(tmp_path / "out")
+    shutil.copytree(SOMA, src)
+    x = os.path.join(src, "ms", "RNA", "X", "data")
+    (frag,) = glob.glob(os.path.join(x, "__fragments", "*"))
+    flip(os.path.join(frag, "a0.tdb"), os.path.getsize(os.path.join(frag, "a0.tdb")) - 6)
+    with pytest.raises(tiledb.TileDBError):
+        with tiledb.open(x) as A:
+            A[:]
+    h = tree_hash(src)
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3
+    assert [(p["array"], p["kind"]) for p in lost_parts(rep)] == [("ms/RNA/X/data", "fragment")]
+    assert _arrays(out) == _arrays(src)
+    for rel in _arrays(src):
+        if rel == "ms/RNA/X/data":
+            continue
+        with tiledb.open(os.path.join(src, rel)) as A, tiledb.open(os.path.join(out, rel)) as B:
+            a, b = A.query(return_arrow=False)[:], B.query(return_arrow=False)[:]
+            assert sorted(a) == sorted(b)
+            for k in a:
+                va, vb = np.asarray(a[k]), np.asarray(b[k])
+                assert np.array_equal(va, vb, equal_nan=va.dtype.kind in "fc"), (rel, k)
+    with tiledb.Group(os.path.join(out, "ms", "RNA")) as g:
+        assert sorted(m.name for m in g) == sorted(m.name for m in tiledb.Group(
+            os.path.join(src, "ms", "RNA")))
+    with tiledb.open(os.path.join(out, "ms", "RNA", "X", "data")) as B:
+        assert B.nonempty_domain() is None     # its one fragment was the damaged one
+    assert verify_exit(out) == (0, [])
+    assert tree_hash(src) == h
