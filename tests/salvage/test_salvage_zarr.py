@@ -116,3 +116,20 @@ def test_clean_store_copied_whole(tmp_path, capsys):
     code, rep = salvage_cli(src, out, capsys=capsys)
     assert code == 0 and not lost_parts(rep)
     assert tree_hash(src) == tree_hash(out)
+
+
+def test_v3_consolidated_metadata_loses_a_dropped_array(tmp_path, capsys):
+    src, out = str(tmp_path / "g"), str(tmp_path / "out")
+    g = zarr.open_group(src, mode="w", zarr_format=3)
+    for name in ("a", "b"):
+        g.create_array(name, shape=(20,), chunks=(10,), dtype="i8", fill_value=0)[:] = 3
+    zarr.consolidate_metadata(src)
+    with open(os.path.join(src, "b", "zarr.json"), "r+b") as f:
+        f.write(b"{{{{")
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3 and [(p["kind"], p["array"]) for p in lost_parts(rep)] == [("array", "b")]
+    cm = json.load(open(os.path.join(out, "zarr.json")))["consolidated_metadata"]["metadata"]
+    assert sorted(cm) == ["a"]
+    got = zarr.open_group(out, mode="r", use_consolidated=True)
+    assert sorted(got.array_keys()) == ["a"] and list(got["a"][:]) == [3] * 20
+    assert verify_exit(out) == (0, [])
