@@ -88,9 +88,12 @@ class SalvageReport:
         out: List[str] = []
         for p in self.lost:
             where = f"{p.array}/{p.name}" if p.array != "." else p.name
-            cells = "? cells" if p.cells is None else f"{p.cells} cells"
-            fields = f" of {', '.join(p.fields)}" if p.fields else ""
-            out.append(printable(f"left out: {p.kind} {where} ({cells} lost{fields})"))
+            if p.fields:   # cells of fields (unknown where the metadata itself is lost)
+                n = "an unknown number of" if p.cells is None else str(p.cells)
+                what = f" ({n} cells of {', '.join(p.fields)} lost)"
+            else:          # metadata, attributes: no cells
+                what = ""
+            out.append(printable(f"left out: {p.kind} {where}{what}"))
             for w in p.why:
                 out.append(printable(f"  {w.code}: {w.source}:{w.offset}: {w.message}"))
         for array, fields in sorted(self.totals().items()):

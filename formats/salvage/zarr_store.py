@@ -77,7 +77,13 @@ def _walk(job: Job, path: str, rel: str, by_dir: Dict[str, ArrayMeta], dropped) 
             continue
         coords = owner[1].coords_of(owner[2]) if owner is not None else None
         if e.name in METADATA_NAMES or owner is None or coords is None:
-            job.copy(e.path, r)
+            why = job.damage.in_file(r) if e.name == ".zattrs" else []
+            if why:   # the attributes are lost, the array is not
+                where = (owner[0], owner[2]) if owner else (rel or ".", e.name)
+                job.report.parts.append(Part(*where[:1], "attributes", where[1], [], None,
+                                             False, why))
+            else:
+                job.copy(e.path, r)
             continue
         d, m, key = owner
         why = job.damage.in_file(r)

@@ -133,3 +133,22 @@ def test_v3_consolidated_metadata_loses_a_dropped_array(tmp_path, capsys):
     got = zarr.open_group(out, mode="r", use_consolidated=True)
     assert sorted(got.array_keys()) == ["a"] and list(got["a"][:]) == [3] * 20
     assert verify_exit(out) == (0, [])
+
+
+def test_damaged_attributes_left_out_text_report(tmp_path, capsys):
+    from arrayscope.explorer.cli import main
+
+    src, out = str(tmp_path / "g"), str(tmp_path / "out")
+    g = zarr.open_group(src, mode="w", zarr_format=2)
+    a = g.create_array("a", shape=(20,), chunks=(10,), dtype="i4", fill_value=0,
+                       attributes={"unit": "m"})
+    a[:] = 5
+    with open(os.path.join(src, "a", ".zattrs"), "w") as f:
+        f.write('{"unit": ')
+    assert main(["salvage", src, out]) == 3
+    text = capsys.readouterr().out.splitlines()
+    assert text[0] == "left out: attributes a/.zattrs" and text[1].startswith("  parse-error: a/.zattrs:")
+    assert "a: value: 20 cells kept, 0 lost" in text
+    got = zarr.open_array(os.path.join(out, "a"), mode="r")
+    assert list(got[:]) == [5] * 20 and dict(got.attrs) == {}
+    assert verify_exit(out) == (0, [])
