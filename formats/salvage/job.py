@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import List, Optional
 
 from ..dataset_fs import FILE, LocalFS
+from ..findings import UNREADABLE_ENTRY
 from .damage import Damage
 from .output import Output
-from .report import SalvageReport
+from .report import Loss, SalvageReport
 
 
 @dataclass
@@ -34,6 +35,18 @@ class Job:
             return False
         self.out.copy(e.real, self.fs.real_root, out_rel)
         return True
+
+    def uncopyable(self, path: str) -> List[Loss]:
+        """What below folder `path` cannot be copied (a link out of the dataset, a FIFO, a
+        loop): a part holding one is not whole in OUT."""
+        out: List[Loss] = []
+        for e in self.fs.list(path):
+            if e.is_dir:
+                out += self.uncopyable(os.path.join(path, e.name))
+            elif not e.is_file:
+                _status, code, message = e.problem() or ("error", UNREADABLE_ENTRY, e.rel)
+                out.append(Loss(code, e.rel, 0, e.rel, message))
+        return out
 
     def copy_tree(self, path: str, out_rel: str) -> None:
         """Every regular file below folder `path`, to the same names under `out_rel`."""

@@ -79,6 +79,8 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
     for frag_rel in sorted(book.committed):
         fd = by_rel.get(frag_rel)
         why = job.damage.under(_join(rel, frag_rel))
+        if fd is not None and not why:
+            why = job.uncopyable(fd.path)
         if fd is None or snap.metadata.get(fd.name) is None:
             why = why or [Loss("fragment-metadata-missing", _join(rel, frag_rel), 0, frag_rel,
                                "committed, but its folder or fragment metadata cannot be read")]

@@ -306,3 +306,21 @@ def test_soma_experiment_member_damaged(tmp_path, capsys):
         assert B.nonempty_domain() is None     # its one fragment was the damaged one
     assert verify_exit(out) == (0, [])
     assert tree_hash(src) == h
+
+
+def test_fragment_with_a_link_out_is_left_out(tmp_path, capsys):
+    """A data file that is a link out of the array is never followed: its fragment cannot be
+    copied whole, so it is left out (and the file outside is never read)."""
+    src, out = str(tmp_path / "a"), str(tmp_path / "out")
+    _dense(src)
+    a0 = os.path.join(_frag(src, 1), "a0.tdb")
+    os.rename(a0, str(tmp_path / "elsewhere.tdb"))
+    os.symlink(str(tmp_path / "elsewhere.tdb"), a0)
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3
+    (lost,) = lost_parts(rep)
+    assert lost["name"].startswith("__fragments/__1_1_")
+    assert lost["why"][0]["code"] == "fragment-file-missing"   # verify: a0.tdb is not there
+    assert not any(os.path.islink(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
+    with tiledb.open(out) as A:
+        assert list(A[30:33]["a"]) == [100, 101, 102]
