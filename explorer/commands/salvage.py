@@ -19,6 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--at", metavar="T", help="the reader's timestamp: ms since 1970 (or an ISO "
                                              "date, UTC); default: now")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the report only: nothing is written (OUT is still checked)")
     add_key_file(p)
 
 
@@ -30,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         key = key_of(args)
     except (OSError, ValueError) as e:
         return fail(f"key: {e}")
-    report = salvage(args.path, args.out, at=at, key=key)
+    report = salvage(args.path, args.out, at=at, key=key, dry=args.dry_run)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -39,5 +41,6 @@ def run(args: argparse.Namespace) -> int:
             print(line)
     if not report.written:
         return fail(f"{args.path}: nothing written: {report.failure}")
-    print(report.summary(), file=sys.stderr)
+    print(("dry run, nothing written: " if args.dry_run else "") + report.summary(),
+          file=sys.stderr)
     return report.exit_code()

@@ -22,11 +22,11 @@ __all__ = ["salvage", "SalvageReport", "Part", "Loss", "OutputError"]
 
 
 def salvage(path: str, out: str, at: Optional[int] = None,
-            key: Optional[bytes] = None) -> SalvageReport:
+            key: Optional[bytes] = None, dry: bool = False) -> SalvageReport:
     """Write at `out` (which must not exist) what a reader at `at` (ms; default now) sees of
     the dataset at `path`, less the parts `verify` finds damaged. Never raises for what is
     in the dataset: the report says what was written, lost and why (`failure` when nothing
-    could be)."""
+    could be). `dry`: the report alone, nothing written (`written` says what would be)."""
     from .. import open as open_document
 
     report = SalvageReport(path, out)
@@ -50,7 +50,7 @@ def salvage(path: str, out: str, at: Optional[int] = None,
     finally:
         doc.close()
     try:
-        output = Output(out, path)
+        output = Output(out, path, dry=dry)
     except OutputError as e:
         report.failure = str(e)
         return report
@@ -63,7 +63,8 @@ def salvage(path: str, out: str, at: Optional[int] = None,
         report.failure = f"salvage stopped: {type(e).__name__}: {e}"
     if not report.written:
         report.failure = report.failure or "; ".join(report.notes) or "nothing to write"
-        shutil.rmtree(output.root, ignore_errors=True)   # only the folder this run made
+        if not dry:
+            shutil.rmtree(output.root, ignore_errors=True)   # only the folder this run made
     return report
 
 

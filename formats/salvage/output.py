@@ -22,21 +22,27 @@ def _within(path: str, root: str) -> bool:
 
 
 class Output:
-    """Folder `out`, created now; `source_root`: the dataset read (nothing is written in it)."""
+    """Folder `out`, created now; `source_root`: the dataset read (nothing is written in it).
+    `dry`: the same checks, nothing created or written (a report before writing)."""
 
-    def __init__(self, out: str, source_root: str):
+    def __init__(self, out: str, source_root: str, dry: bool = False):
         self.root = os.path.abspath(out)
         if os.path.lexists(self.root):
             raise OutputError(f"{out}: already exists (salvage writes a new dataset only)")
         parent = realpath(os.path.dirname(self.root))
         if _within(os.path.join(parent, os.path.basename(self.root)), realpath(source_root)):
             raise OutputError(f"{out}: inside the dataset being salvaged (it is only read)")
+        self.dry = dry
+        self.files = 0
+        self.nbytes = 0
+        if dry:
+            if not os.path.isdir(parent):
+                raise OutputError(f"{out}: cannot be created: its folder does not exist")
+            return
         try:
             os.mkdir(self.root)
         except OSError as e:
             raise OutputError(f"{out}: cannot be created: {e.strerror or e}") from e
-        self.files = 0
-        self.nbytes = 0
 
     def _folder(self, parts) -> str:
         """Folder `parts` under OUT, made where missing (a name a file or a link already
@@ -58,9 +64,14 @@ class Output:
 
     def mkdir(self, rel: str) -> None:
         """An empty folder (libtiledb lists `__commits`, `__fragments`, ...)."""
-        self._folder(rel.split("/"))
+        if not self.dry:
+            self._folder(rel.split("/"))
 
     def write(self, rel: str, data: bytes) -> None:
+        if self.dry:
+            self.files += 1
+            self.nbytes += len(data)
+            return
         fd = os.open(self._target(rel), _CREATE, 0o644)
         try:
             view = memoryview(data)
@@ -75,6 +86,14 @@ class Output:
         """Copy regular file `real` (a resolved path inside `real_root`, as DatasetFS entries
         give it) to `rel`, byte for byte; the bytes copied."""
         src = open_regular(real, real_root)
+        if self.dry:
+            try:
+                n = os.fstat(src).st_size
+            finally:
+                os.close(src)
+            self.files += 1
+            self.nbytes += n
+            return n
         try:
             fd = os.open(self._target(rel), _CREATE, 0o644)
             try:

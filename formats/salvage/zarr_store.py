@@ -141,6 +141,8 @@ def _consolidated(job: Job, path: str, dropped) -> None:
     """Consolidated metadata naming exactly the metadata OUT holds, in the form the source
     had (v2 `.zmetadata`; v3 inline `consolidated_metadata` of the root `zarr.json`)."""
     root = job.out.root
+    if job.out.dry:
+        return   # written from what OUT holds: nothing to read in a dry run
     if job.fs.stat(os.path.join(path, ZMETADATA)).is_file:
         meta = {}
         for dirpath, dirs, files in os.walk(root):

@@ -324,3 +324,13 @@ def test_fragment_with_a_link_out_is_left_out(tmp_path, capsys):
     assert not any(os.path.islink(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
     with tiledb.open(out) as A:
         assert list(A[30:33]["a"]) == [100, 101, 102]
+
+
+def test_dry_run_reports_the_same_and_writes_nothing(tmp_path, capsys):
+    src, out = str(tmp_path / "a"), str(tmp_path / "out")
+    _dense(src)
+    break_zstd_frame(os.path.join(_frag(src, 2), "a0.tdb"))
+    code, dry = salvage_cli(src, out, "--dry-run", capsys=capsys)
+    assert code == 3 and not os.path.exists(out)
+    code, real = salvage_cli(src, out, capsys=capsys)
+    assert code == 3 and dry["parts"] == real["parts"] and dry["totals"] == real["totals"]

@@ -152,3 +152,15 @@ def test_damaged_attributes_left_out_text_report(tmp_path, capsys):
     got = zarr.open_array(os.path.join(out, "a"), mode="r")
     assert list(got[:]) == [5] * 20 and dict(got.attrs) == {}
     assert verify_exit(out) == (0, [])
+
+
+def test_dry_run_on_a_sharded_store_writes_nothing(tmp_path, capsys):
+    src, out = str(tmp_path / "s"), str(tmp_path / "out")
+    zarr.create_array(src, shape=(16,), chunks=(4,), shards=(8,), dtype="i2",
+                      compressors=[_zstd(3)], zarr_format=3)[:] = 1
+    break_zstd_frame(os.path.join(src, "c", "1"))
+    code, dry = salvage_cli(src, out, "--dry-run", capsys=capsys)
+    assert code == 3 and not os.path.exists(out)
+    code, real = salvage_cli(src, out, capsys=capsys)
+    assert code == 3 and dry["parts"] == real["parts"]
+    assert [p["cells"] for p in lost_parts(real)] == [4]
