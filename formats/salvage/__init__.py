@@ -11,7 +11,9 @@ import os
 import shutil
 from typing import Optional
 
+from ..context import KEY_HINT
 from ..dataset_fs import LocalFS
+from ..findings import NO_KEY
 from ..health import now_ms
 from .damage import Damage, verify_findings
 from .job import Job
@@ -49,6 +51,9 @@ def salvage(path: str, out: str, at: Optional[int] = None,
         fmt, model = doc.format, doc.model
     finally:
         doc.close()
+    if key is None and any(f.code == NO_KEY for f in findings):
+        report.failure = f"encrypted and no key given: {KEY_HINT}"
+        return report
     try:
         output = Output(out, path, dry=dry)
     except OutputError as e:

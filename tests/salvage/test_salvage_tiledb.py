@@ -334,3 +334,16 @@ def test_dry_run_reports_the_same_and_writes_nothing(tmp_path, capsys):
     assert code == 3 and not os.path.exists(out)
     code, real = salvage_cli(src, out, capsys=capsys)
     assert code == 3 and dry["parts"] == real["parts"] and dry["totals"] == real["totals"]
+
+
+def test_encrypted_without_key_writes_nothing(tmp_path, capsys):
+    key = "0123456789abcdeF0123456789abcdeF"
+    ctx = tiledb.Ctx({"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": key})
+    src, out = str(tmp_path / "e"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 9), tile=10, dtype=np.int32), ctx=ctx)
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, ctx=ctx, attrs=[
+        tiledb.Attr("a", dtype=np.float32, ctx=ctx)]), ctx=ctx)
+    from arrayscope.explorer.cli import main
+
+    assert main(["salvage", src, out]) == 2
+    assert "no key" in capsys.readouterr().err and not os.path.exists(out)
