@@ -347,3 +347,20 @@ def test_encrypted_without_key_writes_nothing(tmp_path, capsys):
 
     assert main(["salvage", src, out]) == 2
     assert "no key" in capsys.readouterr().err and not os.path.exists(out)
+
+
+def test_delete_commit_carried_over(tmp_path, capsys):
+    src, out = str(tmp_path / "d"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int32))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("a", dtype=np.int64)]))
+    with tiledb.open(src, "w", timestamp=1) as A:
+        A[np.arange(20, dtype=np.int32)] = np.arange(20)
+    with tiledb.open(src, "d", timestamp=2) as A:
+        A.query(cond="a < 5").submit()
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 0
+    assert [n[-4:] for n in sorted(os.listdir(os.path.join(out, "__commits")))] == [".wrt", ".del"]
+    with tiledb.open(out) as B:
+        assert list(B[:]["a"]) == list(range(5, 20))
+    assert verify_exit(out) == (0, [])
