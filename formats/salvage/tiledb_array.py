@@ -75,9 +75,9 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
                dense: bool) -> None:
     book = visibility.bookkeeping(snap)
     by_rel = {fd.rel: fd for fd in snap.listing.fragments.values()}
-    damaged = {}
+    damaged: Dict[str, List[Loss]] = {}
     for frag_rel in sorted(book.committed):
-        fd = by_rel.get(frag_rel)
+        fd: Optional[listing.FragmentDir] = by_rel.get(frag_rel)
         why = job.damage.under(_join(rel, frag_rel))
         if fd is not None and not why:
             why = job.uncopyable(fd.path)
@@ -87,9 +87,9 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
         if why:
             damaged[frag_rel] = why
     view, replaced = _view(book, job.at, dense, set(damaged))
-    recovered = {}   # damaged consolidated fragment -> the cells its replaced ones give back
+    recovered: Dict[str, int] = {}   # damaged consolidated fragment -> the cells its replaced ones give back
     for frag_rel in view.fragments:
-        fd: Optional[listing.FragmentDir] = by_rel.get(frag_rel)
+        fd = by_rel.get(frag_rel)
         fm = snap.metadata.get(fd.name) if fd is not None else None
         cells = getattr(fm, "cell_num", None)
         why = damaged.get(frag_rel, [])
@@ -148,7 +148,7 @@ def _array_metadata(job: Job, snap, path: str, rel: str, out_rel: str) -> None:
     """The metadata files a reader at T loads (inside [0, T], not vacuumed by a `.vac`
     that counts at T); one with an error is left out and reported."""
     files = [r for r in snap.listing.meta if not r.endswith(".vac")]
-    hidden = set()
+    hidden: Set[str] = set()
     for vac, cf in snap.commit_files.items():
         if vac.startswith(layout.META_DIR + "/") and \
                 visibility.counts_at(vac[:-4], 0, job.at, dense=True):

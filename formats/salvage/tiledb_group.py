@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ..tiledb import layout
+from ..tiledb.group import TileDBGroup
 from .job import Job
 from .report import Part
 from .tiledb_array import salvage_array
@@ -17,10 +18,10 @@ def salvage_group(job: Job, path: str, out_rel: str) -> bool:
     rel = job.rel(path)
     doc = open_document(path, key=job.key, lazy=True)
     try:
-        if not is_group_document(doc):
+        group = doc.model
+        if not is_group_document(doc) or not isinstance(group, TileDBGroup):
             job.report.notes.append(f"{rel}: not readable as a TileDB group: not written")
             return False
-        group = doc.model
         if out_rel:
             job.out.mkdir(out_rel)
         _own_files(job, path, rel, out_rel)

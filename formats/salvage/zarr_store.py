@@ -107,6 +107,7 @@ def _shard(job: Job, path: str, r: str, d: str, m: ArrayMeta, key: str,
     from .zarr_shard import without_inner
 
     sp = m.shard
+    assert sp is not None   # called for sharded arrays only
     data, more = job.fs.read_bytes(path, job.fs.stat(path).size)
     drop = {int(np.ravel_multi_index(c, sp.per_shard)) for c in inner
             if len(c) == len(sp.per_shard) and all(0 <= x < n for x, n in zip(c, sp.per_shard))}
@@ -155,7 +156,7 @@ def _consolidated(job: Job, path: str, dropped) -> None:
         job.out.write(ZMETADATA, _dumps({"metadata": meta, "zarr_consolidated_format": 1}))
     top = _read_json(job, os.path.join(path, "zarr.json"))
     cm = top.get("consolidated_metadata") if top is not None else None
-    if isinstance(cm, dict) and isinstance(cm.get("metadata"), dict):
+    if top is not None and isinstance(cm, dict) and isinstance(cm.get("metadata"), dict):
         kept = {k: v for k, v in cm["metadata"].items()
                 if not any(k == d or k.startswith(d + "/") for d in dropped)}
         if len(kept) != len(cm["metadata"]):

@@ -157,6 +157,7 @@ def _fragments(snap: Snapshot, scratch: Document, ctx: Context, model,
         try:
             src = scratch.open_source(fm_path)
             fctx = with_schema(ctx, snap.latest_schema)
+            fm: Optional[FragmentMetadata]
             if models_only:
                 fm = fragment_metadata.load_fragment_metadata(src, fctx)
                 fm = fm if fm.footer is not None else None
