@@ -102,6 +102,10 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
             continue
         job.copy_tree(fd.path, _join(out_rel, frag_rel))
         job.out.write(_join(out_rel, _commit_of(frag_rel)), b"")
+        if fd.t2 is not None and fd.t2 > job.at:   # a reader at T reads only part of it
+            job.report.notes.append(f"{rel}: {frag_rel} holds cells written after {job.at} "
+                                    f"(up to {fd.t2}): open OUT at {job.at} to read what a "
+                                    f"reader at that time reads")
     for c, listed in replaced.items():
         part = next(p for p in job.report.parts if p.array == rel and p.name == c)
         if part.cells is not None:

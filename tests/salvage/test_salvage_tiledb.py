@@ -364,3 +364,22 @@ def test_delete_commit_carried_over(tmp_path, capsys):
     with tiledb.open(out) as B:
         assert list(B[:]["a"]) == list(range(5, 20))
     assert verify_exit(out) == (0, [])
+
+
+def test_at_inside_a_consolidated_sparse_fragment_is_noted(tmp_path, capsys):
+    """A sparse fragment of format >= 15 spanning T is read in part by a reader at T: it is
+    kept whole, and the report says to open OUT at T (then it reads what PATH reads)."""
+    src, out = str(tmp_path / "c"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 89), tile=10, dtype=np.int32))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("a", dtype=np.int64)]))
+    for k in range(3):
+        with tiledb.open(src, "w", timestamp=k + 1) as A:
+            A[np.arange(k * 30, k * 30 + 30, dtype=np.int32)] = np.arange(30) + 100 * k
+    tiledb.consolidate(src, config=tiledb.Config({"sm.consolidation.with_timestamps": "true"}))
+    tiledb.vacuum(src)
+    code, rep = salvage_cli(src, out, "--at", "2", capsys=capsys)
+    assert code == 0 and any("open OUT at 2" in n for n in rep["notes"])
+    with tiledb.open(src, timestamp=2) as A, tiledb.open(out, timestamp=2) as B:
+        a, b = A[:], B[:]
+    assert len(b["x"]) == 60 and np.array_equal(a["x"], b["x"]) and np.array_equal(a["a"], b["a"])
