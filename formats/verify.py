@@ -333,8 +333,12 @@ def _collapse_keys(found: List[Finding], document) -> List[Finding]:
 
 
 def _schema_unreadable(document) -> bool:
+    """No schema opened under the key: a TileDB array's `latest_schema` (its model has no
+    `schema`: reading that said "wrong key" of every changed tile under the right key)."""
     model = getattr(document, "model", None)
-    return model is None or getattr(model, "schema", None) is None
+    if model is None:
+        return True
+    return getattr(model, "latest_schema", getattr(model, "schema", None)) is None
 
 
 def _not_verifiable(document, found: List[Finding]) -> str:

@@ -78,10 +78,12 @@ def _u32_at(path: str, offset: int) -> Optional[int]:
     return int.from_bytes(b, "little") if len(b) == 4 else None
 
 
-def take(document) -> Snapshot:
+def take(document, models_only: bool = False) -> Snapshot:
     """The snapshot of the array `document` was opened on (its own model reused when the
     document parsed the whole array). Use it in a `with` block: it holds files open for
-    the fragment metadata it reads on demand."""
+    the fragment metadata it reads on demand. `models_only`: each fragment's metadata read
+    as the model alone (`fragment_metadata.load_fragment_metadata`: the footer, sections on
+    first use, no nodes), for callers that need its facts, not its findings (salvage)."""
     path = document.path
     key = getattr(document.ctx, "key", None)
     snap = Snapshot(path, listing.list_array(path, getattr(document, "fs", None)), key=key)
@@ -97,7 +99,7 @@ def take(document) -> Snapshot:
         if model is None:
             array.schemas = dict(snap.schemas)
             array.latest_schema = snap.latest_schema
-        _fragments(snap, scratch, ctx, model)
+        _fragments(snap, scratch, ctx, model, models_only)
         _commits(snap, scratch, ctx)
     except BaseException:
         scratch.close()
@@ -139,7 +141,8 @@ def _schemas(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
             snap.schemas[node.data.name] = node.data
 
 
-def _fragments(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
+def _fragments(snap: Snapshot, scratch: Document, ctx: Context, model,
+               models_only: bool = False) -> None:
     by_path = {}
     if model is not None:
         by_path = {absolute(f.path): f.metadata for f in model.fragments}
@@ -152,8 +155,14 @@ def _fragments(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
             snap.metadata[name] = None
             continue
         try:
-            _node, fm = fragment_metadata.parse_fragment_metadata_file(
-                scratch, scratch.open_source(fm_path), with_schema(ctx, snap.latest_schema))
+            src = scratch.open_source(fm_path)
+            fctx = with_schema(ctx, snap.latest_schema)
+            fm: Optional[FragmentMetadata]
+            if models_only:
+                fm = fragment_metadata.load_fragment_metadata(src, fctx)
+                fm = fm if fm.footer is not None else None
+            else:
+                _node, fm = fragment_metadata.parse_fragment_metadata_file(scratch, src, fctx)
         except Exception:
             fm = None
         snap.metadata[name] = fm

@@ -59,7 +59,7 @@ class Bookkeeping:
     committed: Dict[str, str] = field(default_factory=dict)    # fragment rel -> committing file
 
 
-def _norm_vac(uri: str) -> str:
+def norm_vac(uri: str) -> str:
     """A `.vac` line as a path relative to the array (`get_full_vac_uri`: from
     `__fragments` on, else from `__meta` on, else the last path part)."""
     for marker in (layout.FRAGMENTS_DIR, layout.META_DIR):
@@ -100,7 +100,7 @@ def bookkeeping(snap: Snapshot) -> Bookkeeping:
                     b.con_lines.setdefault(uri, rel)
         elif cf.ext == ".vac" and not rel.startswith(layout.META_DIR + "/"):
             # (`__meta/*.vac` list array-metadata files, not fragments)
-            b.vac_files[rel] = [_norm_vac(u) for u in cf.uris if u.strip()]
+            b.vac_files[rel] = [norm_vac(u) for u in cf.uris if u.strip()]
     for rel in snap.listing.commits:
         if rel.endswith((".wrt", ".ok")):
             b.wrt_files.add(rel)

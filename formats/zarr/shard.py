@@ -224,6 +224,24 @@ def inner_chunks(meta: ArrayMeta, shard: Tuple[int, ...], data, key: str,
 
 
 # ---- the tree ------------------------------------------------------------------------------
+def inner_label(label: str, local: Tuple[int, ...]) -> str:
+    """The name of an inner chunk's derived source (what its findings name): the shard's
+    name, then its coordinates in the shard (`c/1/0 [0, 1]`)."""
+    return f"{label} {list(local)}"
+
+
+def split_inner_label(name: str) -> Optional[Tuple[str, Tuple[int, ...]]]:
+    """(shard name, coordinates in the shard) of an `inner_label`; None for another name."""
+    head, sep, tail = name.rpartition(" [")
+    if not sep or not tail.endswith("]"):
+        return None
+    try:
+        local = tuple(int(x) for x in tail[:-1].split(",") if x.strip())
+    except ValueError:
+        return None
+    return head, local
+
+
 def shard_into(document, meta: ArrayMeta, parent: Node, src, shard: Optional[Tuple[int, ...]],
                label: str, lazy: bool) -> None:
     """The index and inner chunk nodes of shard `src` under `parent`: entries, the index
@@ -278,7 +296,7 @@ def shard_into(document, meta: ArrayMeta, parent: Node, src, shard: Optional[Tup
         if g is None:
             node.message = "beyond the array's edge: padding, not read"
             continue
-        build = _InnerBuild(document, sp.inner, node, src, off, nb, g, f"{label} {list(local)}")
+        build = _InnerBuild(document, sp.inner, node, src, off, nb, g, inner_label(label, local))
         if lazy:
             dn = Node("decoded", "payload", src, off, 0, display="not decoded yet: expand to decode")
             dn.set_lazy(DeferredChildren(build.build, build.release))

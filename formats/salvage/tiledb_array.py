@@ -1,0 +1,189 @@
+"""Salvage of one TileDB array: what a reader at T sees, less what verify found damaged.
+
+Copied byte for byte (so an encrypted array stays encrypted under its key): every schema
+file, the array-metadata files a reader at T loads, and each fragment it sees whose files
+verify finds no error in. A fragment with an error anywhere in it is left out whole and its
+cells reported lost (tile-level rewrites are not made yet). Bookkeeping is written anew so
+it names only what OUT holds: one empty `__commits/<fragment>.wrt` per fragment kept (a
+`<fragment>.ok` before format 12), the delete conditions that count at T; no consolidated
+commits, ignore or vacuum file (the fragments they name or hide are not in OUT), and no
+consolidated fragment metadata (each fragment's own metadata is read instead)."""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional, Set, Tuple
+
+from ..context import Context
+from ..document import Document
+from ..tiledb import layout, listing, visibility
+from ..tiledb.snapshot import take
+from .job import Job
+from .report import Loss, Part
+
+# Folders libtiledb makes when it creates an array: made in OUT too (empty where nothing
+# in them is kept), so OUT looks like what it wrote.
+_MADE_FOLDERS = (layout.SCHEMA_DIR, layout.COMMITS_DIR, layout.FRAGMENTS_DIR,
+                 layout.FRAGMENT_META_DIR, layout.META_DIR, layout.LABELS_DIR)
+
+
+def salvage_array(job: Job, path: str, out_rel: str) -> bool:
+    """Salvage the array at `path` (inside the dataset) to `out_rel` of OUT ("" for OUT
+    itself); False when nothing of it could be written (no readable schema)."""
+    rel = job.rel(path)
+    doc = Document(path, Context(key=job.key))
+    try:
+        with take(doc, models_only=True) as snap:
+            schema = snap.latest_schema
+            if schema is None:
+                job.report.notes.append(f"{rel}: no readable schema: the array is not written")
+                return False
+            broken = [s for s in snap.listing.schemas if job.damage.in_file(_join(rel, s))]
+            if snap.schemas and any(os.path.basename(s) == max(snap.schemas) for s in broken):
+                job.report.notes.append(f"{rel}: its latest schema is damaged: not written")
+                return False
+            for name in _MADE_FOLDERS:
+                if job.fs.stat(os.path.join(path, name)).is_dir:
+                    job.out.mkdir(_join(out_rel, name))
+            _schemas(job, path, out_rel)
+            fields = [a.name for a in schema.attributes]
+            if not schema.dense:
+                fields = [d.name for d in schema.dimensions] + fields
+            _fragments(job, snap, path, rel, out_rel, fields, schema.dense)
+            _array_metadata(job, snap, path, rel, out_rel)
+            _conditions(job, snap, path, out_rel)
+            _left_out(job, snap, rel)
+    finally:
+        doc.close()
+    return True
+
+
+def _join(*parts: str) -> str:
+    return "/".join(p for p in parts if p and p != ".")
+
+
+def _schemas(job: Job, path: str, out_rel: str) -> None:
+    """Every schema (a fragment names the one it was written with) and enumeration."""
+    folder = os.path.join(path, layout.SCHEMA_DIR)
+    if job.fs.stat(folder).is_dir:
+        job.copy_tree(folder, _join(out_rel, layout.SCHEMA_DIR))
+    legacy = os.path.join(path, layout.LEGACY_SCHEMA_FILE)
+    if job.fs.stat(legacy).is_file:
+        job.copy(legacy, _join(out_rel, layout.LEGACY_SCHEMA_FILE))
+
+
+def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[str],
+               dense: bool) -> None:
+    book = visibility.bookkeeping(snap)
+    by_rel = {fd.rel: fd for fd in snap.listing.fragments.values()}
+    damaged: Dict[str, List[Loss]] = {}
+    for frag_rel in sorted(book.committed):
+        fd: Optional[listing.FragmentDir] = by_rel.get(frag_rel)
+        why = job.damage.under(_join(rel, frag_rel))
+        if fd is not None and not why:
+            why = job.uncopyable(fd.path)
+        if fd is None or snap.metadata.get(fd.name) is None:
+            why = why or [Loss("fragment-metadata-missing", _join(rel, frag_rel), 0, frag_rel,
+                               "committed, but its folder or fragment metadata cannot be read")]
+        if why:
+            damaged[frag_rel] = why
+    view, replaced = _view(book, job.at, dense, set(damaged))
+    recovered: Dict[str, int] = {}   # damaged consolidated fragment -> the cells its replaced ones give back
+    for frag_rel in view.fragments:
+        fd = by_rel.get(frag_rel)
+        fm = snap.metadata.get(fd.name) if fd is not None else None
+        cells = getattr(fm, "cell_num", None)
+        why = damaged.get(frag_rel, [])
+        part = Part(rel, "fragment", frag_rel, fields, cells, kept=not why, why=why)
+        job.report.parts.append(part)
+        for c, listed in replaced.items():
+            if frag_rel in listed and part.kept:
+                recovered[c] = recovered.get(c, 0) + (cells or 0)
+        if not part.kept or fd is None:
+            continue
+        job.copy_tree(fd.path, _join(out_rel, frag_rel))
+        job.out.write(_join(out_rel, _commit_of(frag_rel)), b"")
+        if fd.t2 is not None and fd.t2 > job.at:   # a reader at T reads only part of it
+            job.report.notes.append(f"{rel}: {frag_rel} holds cells written after {job.at} "
+                                    f"(up to {fd.t2}): open OUT at {job.at} to read what a "
+                                    f"reader at that time reads")
+    for c, listed in replaced.items():
+        part = next(p for p in job.report.parts if p.array == rel and p.name == c)
+        if part.cells is not None:
+            part.cells = max(0, part.cells - recovered.get(c, 0))
+        job.report.notes.append(f"{rel}: {c} (damaged, consolidated) read from the "
+                                f"{len(listed)} fragment(s) it replaced, still present")
+
+
+def _view(book, at: int, dense: bool, damaged: Set[str]
+          ) -> Tuple[visibility.ReaderView, Dict[str, List[str]]]:
+    """What a reader at `at` sees once a damaged consolidated fragment's vacuum file is set
+    aside: the fragments it replaced, where they are still committed, are read instead (the
+    same cells). Returns the view and, per consolidated fragment set aside, the fragments
+    its vacuum file listed."""
+    replaced: Dict[str, List[str]] = {}
+    while True:
+        view = visibility.reader_view(book, 0, at, dense)
+        aside = [vac for vac in book.vac_files
+                 if _vac_fragment(vac) in damaged and _vac_fragment(vac) in view.fragments
+                 and any(f in book.committed for f in book.vac_files[vac])]
+        if not aside:
+            return view, replaced
+        for vac in aside:
+            replaced[_vac_fragment(vac)] = list(book.vac_files.pop(vac))
+
+
+def _vac_fragment(vac_rel: str) -> str:
+    """`__commits/<name>.vac` -> `__fragments/<name>` (`<name>.vac` -> `<name>` before
+    format 12): the consolidated fragment whose vacuum file it is."""
+    name = vac_rel.rsplit("/", 1)[-1][:-len(".vac")]
+    return f"{layout.FRAGMENTS_DIR}/{name}" if vac_rel.startswith(layout.COMMITS_DIR) else name
+
+
+def _commit_of(frag_rel: str) -> str:
+    """The file that commits a fragment: `__commits/<name>.wrt` (format 12 on), else
+    `<name>.ok` beside it."""
+    name = frag_rel.rsplit("/", 1)[-1]
+    if frag_rel.startswith(layout.FRAGMENTS_DIR + "/"):
+        return f"{layout.COMMITS_DIR}/{name}.wrt"
+    return f"{frag_rel}.ok"
+
+
+def _array_metadata(job: Job, snap, path: str, rel: str, out_rel: str) -> None:
+    """The metadata files a reader at T loads (inside [0, T], not vacuumed by a `.vac`
+    that counts at T); one with an error is left out and reported."""
+    files = [r for r in snap.listing.meta if not r.endswith(".vac")]
+    hidden: Set[str] = set()
+    for vac, cf in snap.commit_files.items():
+        if vac.startswith(layout.META_DIR + "/") and \
+                visibility.counts_at(vac[:-4], 0, job.at, dense=True):
+            hidden.update(visibility.norm_vac(u) for u in cf.uris if u.strip())
+    for m in files:
+        if not visibility.counts_at(m, 0, job.at, dense=True) or m in hidden:
+            continue
+        why = job.damage.in_file(_join(rel, m))
+        job.report.parts.append(Part(rel, "array-metadata", m, [], None, not why, why))
+        if not why:
+            job.copy(os.path.join(path, m), _join(out_rel, m))
+
+
+def _conditions(job: Job, snap, path: str, out_rel: str) -> None:
+    """Delete and update commits whose range lies inside [0, T]: they change what is read."""
+    for r, cf in sorted(snap.commit_files.items()):
+        if cf.ext in (".del", ".upd") and visibility.counts_at(r, 0, job.at, dense=True):
+            job.copy(os.path.join(path, r), _join(out_rel, r))
+
+
+def _left_out(job: Job, snap, rel: str) -> None:
+    seen = {p.name for p in job.report.parts if p.array == rel and p.kind == "fragment"}
+    rest = [fd.rel for fd in snap.listing.fragments.values() if fd.rel not in seen]
+    if rest:
+        job.report.notes.append(f"{rel}: {len(rest)} fragment(s) a reader at {job.at} does not "
+                                f"see (uncommitted, vacuumable or later): left out")
+    cons = [r for r in snap.commit_files if r.endswith(".con")]
+    if any(cf.ext == ".con" for cf in snap.commit_files.values() for e in cf.entries
+           if str(e.get("uri", "")).endswith((".del", ".upd"))):
+        job.report.notes.append(f"{rel}: delete conditions inside consolidated commits "
+                                f"({', '.join(cons)}) are not carried over")
+    if snap.listing.fragment_meta:
+        job.report.notes.append(f"{rel}: consolidated fragment metadata not copied (each "
+                                f"fragment's own metadata is read)")
