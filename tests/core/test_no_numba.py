@@ -167,12 +167,38 @@ def test_without_numba_commands_give_the_same_output(small, how):
         zarr.open_array(small[1])[:].tolist()
 
 
+@pytest.mark.parametrize("how", ["blocked", "no_jit"])
+def test_a_job_past_the_threshold_without_numba(tmp_path, how):
+    """Past `TUNING.min_bytes` the rule wants the kernels: blocked, numba's absence gives
+    the numpy paths; `ARRAYSCOPE_NO_JIT=1` never even tries the import. The cells are
+    tiledb-py's, verify finds nothing."""
+    from arrayscope.formats import compiled
+
+    uri, out = str(tmp_path / "big"), str(tmp_path / "out.bin")
+    n = compiled.TUNING.min_bytes // 8 + 4096
+    dom = tiledb.Domain(tiledb.Dim(name="d", domain=(0, n - 1), tile=n // 4, dtype=np.int64))
+    fl = tiledb.FilterList([tiledb.ByteShuffleFilter(), tiledb.ZstdFilter()])
+    tiledb.Array.create(uri, tiledb.ArraySchema(
+        domain=dom, attrs=[tiledb.Attr(name="a", dtype=np.float64, filters=fl)]))
+    with tiledb.open(uri, "w") as A:
+        A[:] = np.linspace(-1.0, 1.0, n)
+    kw = {"block": True} if how == "blocked" else {"ARRAYSCOPE_NO_JIT": "1"}
+    outs, imported, stderr = _run_commands([["values", uri, "--field", "a", "--raw", out],
+                                            ["verify", uri]], **kw)
+    assert [rc for _c, rc, _o in outs] == [0, 0], stderr[-3000:]
+    assert imported == [] and "compiling" not in stderr
+    assert "0 errors, 0 warnings" in outs[1][2] + stderr
+    with tiledb.open(uri) as A:
+        assert Path(out).read_bytes() == A[:]["a"].tobytes()
+
+
 # a representative selection of the values and verify tests: values against tiledb-py on
 # the catalogue's filter stacks, verify silent on what real libraries wrote, planted damage
 # giving the same findings (the numpy parametrisation: the other asserts numba loads)
-SELECTION = ["tests/tiledb/test_tiledb_values.py", "tests/core/test_verify_clean.py",
-             "tests/tiledb/test_verify_batch.py::test_planted_damage_same_findings",
-             "tests/zarr/test_zarr.py"]
+SELECTION = ["tests/tiledb/test_tiledb_values.py",
+             "tests/core/test_verify_clean.py::test_tiledb_py_catalogue",
+             "tests/core/test_verify_clean.py::test_zarr_python_stores",
+             "tests/tiledb/test_verify_batch.py::test_planted_damage_same_findings"]
 
 
 def test_values_and_verify_tests_pass_with_numba_blocked():
