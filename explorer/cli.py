@@ -73,7 +73,14 @@ def _mistyped_subcommand(argv: List[str], subs: Dict[str, ModuleType]) -> Option
     return f"{argv[0]!r} is no subcommand and no file: did you mean `arrayscope {close[0]}`?"
 
 
+def _note(message: str) -> None:
+    print(f"arrayscope: {message}", file=sys.stderr, flush=True)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    from arrayscope.formats import compiled
+
+    compiled.own_process(notice=_note)   # our process: numba's cache folder, the compile note
     argv = list(sys.argv[1:] if argv is None else argv)
     subs = subcommands()
     if argv and argv[0] in subs:

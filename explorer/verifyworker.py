@@ -62,9 +62,11 @@ def main(argv) -> int:
         except OSError:
             pass
     threading.Thread(target=_watch, args=(max_mib(),), daemon=True).start()
+    from arrayscope.formats import compiled
     from arrayscope.formats.childproc import exit_with_parent
 
     exit_with_parent()   # a killed or hung-up window leaves no verify running
+    compiled.own_process()   # our worker: numba's cache in the user's cache folder
     path = argv[0]
     fmt = argv[1] if len(argv) > 1 and argv[1] else None
     line = sys.stdin.readline().strip()

@@ -8,15 +8,12 @@ import os
 import stat
 from typing import Callable, Optional
 
-from . import compiled
 from .context import Context, load_key
 from .cursor import Cursor, ParseStop
 from .document import Document
 from .fielddoc import FieldDoc, doc
 from .node import ERROR, OK, WARNING, LazyChildren, Node
 from .source import ByteSource, BytesSource, FileSource
-
-compiled.use_user_cache()   # before anything imports numba (its cache: never in site-packages)
 
 __all__ = ["open", "Document", "Node", "Cursor", "ParseStop", "FieldDoc", "doc", "Context",
            "ByteSource", "BytesSource", "FileSource", "LazyChildren", "OK", "WARNING", "ERROR",

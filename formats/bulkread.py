@@ -74,7 +74,8 @@ def libc_functions() -> Optional[Tuple[int, ...]]:
 
 
 def _kernels() -> Any:
-    if compiled.disabled() or compiled._load() is None:
+    # the caller chose this path (`compiled.bulk_wanted`, which loads numba): never here
+    if compiled.disabled() or not compiled.loaded():
         return None
     try:
         from . import bulkread_kernels
@@ -89,7 +90,8 @@ def read_files(paths: Sequence[str], limit: int, root: str
     `sizes[i]` is -1 when it was not read — missing, not a regular file, a link, more than
     `limit` bytes, changed while read, a folder on its way that is no longer a folder
     beneath `root` (the dataset's real path): the caller reads it its own way. None when
-    this machine cannot read this way (then nothing was read).
+    this machine cannot read this way, or numba is not loaded — the caller's decision,
+    `compiled.bulk_wanted`, loads it (then nothing was read).
 
     Confinement: each file's folder is opened here beneath `root`, one component at a time
     without following links (formats/confined.py), and the kernel opens the file in that

@@ -1,19 +1,33 @@
-"""Optional compiled kernels (numba), each with a numpy path beside it.
+"""Optional compiled kernels (numba), each with a numpy path beside it, and the one place
+that decides which of the two runs.
 
 Why: a few decode stages cannot reach the decode budget in numpy — a byte unshuffle is a
 byte-strided copy numpy runs at about 1 GB/s, while zstd decompresses the same frames at
 about 4 GB/s — and a loop compiled by numba (LLVM vectorises it) runs at 11–17 GB/s.
-numba installs from wheels; the numpy path stays, and is taken:
+numba installs from wheels, but importing it costs 0.3–0.7 s (it pulls in scipy when that
+is installed) and compiling the kernels minutes on a busy machine, once per machine.
 
-- when numba is not installed, or `ARRAYSCOPE_NO_JIT=1` (the tests run both paths);
-- for small inputs while nothing is compiled yet: importing numba (about 0.3 s) and
-  compiling a kernel (about 0.5 s, once per machine: the machine code is cached on disk)
-  costs more than a small decode saves.
+The decision rule (`kernel_wanted`), asked by every caller before it takes a compiled
+route (`Kernel.get`, `kernels.unshuffler`, `fused.decoder`, `bulkread`, the many-fragment
+path of `values`):
+
+1. `ARRAYSCOPE_NO_JIT=1`, or numba does not import: numpy, and numba is never imported.
+2. numba already loaded in this process: compiled, whatever the size (nothing left to pay).
+3. a job of at least `TUNING.min_bytes` decoded bytes: load numba now (it pays for
+   itself); compiled.
+4. anything smaller: numpy. A small dataset's command never imports numba.
+5. the compiled bulk reader (many small files read, located and decoded in one call,
+   `bulk_wanted`): from `TUNING.min_files` files on, whether numba is loaded or not.
 
 A kernel is written once, in numba's nopython subset of Python, and declared with
 `@kernel`; callers ask `KERNEL.get(nbytes)` for the compiled function and fall back to
 their numpy code when it gives None. Kernels run with the GIL released (`nogil`), so a
 thread pool decodes tiles on every core.
+
+Importing the library changes nothing in the process (no environment variable, no numba
+setting). Our own processes (the `arrayscope` command, its workers) call `own_process()`:
+numba's cache then goes to the user's cache folder, set through `numba.config` when numba
+is loaded, and a one-line note on stderr says when kernels are about to be compiled.
 """
 from __future__ import annotations
 
@@ -21,13 +35,29 @@ import hashlib
 import os
 import sys
 import threading
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-MIN_BYTES = 1 << 20      # below this, the numpy path unless numba is already loaded
+
+@dataclass(frozen=True)
+class Tuning:
+    """When compiled kernels pay for importing numba (and, on a first run, compiling)."""
+
+    # decoded bytes of one job from which numba is loaded: below, importing it (~0.5 s)
+    # costs more than numpy's slower loops on the whole job
+    min_bytes: int = 1 << 20
+    # fragments from which `values` reads them with the compiled bulk reader: below, the
+    # Python path's per-file cost is small beside loading numba and batching
+    min_files: int = 64
+
+
+TUNING = Tuning()
+MIN_BYTES = TUNING.min_bytes   # a default size for callers that ask "once loaded, compiled?"
 
 _lock = threading.RLock()
 _numba: Any = None
 _tried = False
+_own: Optional["_OwnProcess"] = None
 
 
 def disabled() -> bool:
@@ -36,11 +66,10 @@ def disabled() -> bool:
 
 
 def user_cache_dir() -> str:
-    """Where the compiled machine code is kept: the user's cache folder, never the installed
-    package (numba's default is a `__pycache__` beside the source: in site-packages those
-    files outlive `pip uninstall`, and the folder they leave shadows a later editable
-    install of `arrayscope`), in a folder of its own per version of the kernel sources
-    (`kernel_sources_stamp`). `NUMBA_CACHE_DIR`, when set, is left alone."""
+    """Where our own processes keep the compiled machine code: the user's cache folder,
+    never the installed package (numba's default is a `__pycache__` beside the source: in
+    site-packages those files outlive `pip uninstall`), in a folder of its own per version
+    of the kernel sources (`kernel_sources_stamp`)."""
     if sys.platform == "win32":
         root = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
     elif sys.platform == "darwin":
@@ -58,7 +87,7 @@ def kernel_sources_stamp() -> str:
     of the sources gets a cache of its own instead."""
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha1()
-    for folder in (here, os.path.join(here, "filters")):
+    for folder in (here, os.path.join(here, "filters"), os.path.join(here, "tiledb")):
         try:
             names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
         except OSError:
@@ -72,14 +101,46 @@ def kernel_sources_stamp() -> str:
     return digest.hexdigest()[:12]
 
 
-def use_user_cache() -> None:
-    """Point numba's cache at `user_cache_dir` (unless `NUMBA_CACHE_DIR` is set): numba
-    reads it once, when it is first imported, so this runs before any import of numba —
-    when `arrayscope.formats` is imported, and again in `_load`. The modules that import
-    numba themselves (`filters/simd.py`, `filters/nativekernels.py`) are reached only
-    through this package."""
-    if "numba" not in sys.modules:
-        os.environ.setdefault("NUMBA_CACHE_DIR", user_cache_dir())
+@dataclass
+class _OwnProcess:
+    cache_dir: Optional[str]                 # None: NUMBA_CACHE_DIR (the user's) rules
+    notice: Optional[Callable[[str], None]]  # where the first-compile note goes
+
+
+COMPILE_NOTE = "compiling decode kernels (first run only)…"
+
+
+def own_process(notice: Optional[Callable[[str], None]] = None) -> None:
+    """Called by the entry points of our own processes (the CLI, the window, the verify
+    worker), never on import: numba's cache goes to `user_cache_dir()` (unless the user
+    set NUMBA_CACHE_DIR), set through `numba.config` once numba is loaded; `notice` gets
+    `COMPILE_NOTE` when kernels are about to be compiled (nothing cached for these
+    sources yet)."""
+    global _own
+    mine = None if os.environ.get("NUMBA_CACHE_DIR") else user_cache_dir()
+    _own = _OwnProcess(mine, notice)
+    if _numba is not None:
+        _configure(_numba)
+
+
+def _configure(numba: Any) -> None:
+    """Our own process's numba settings (numba.config values set in code are kept by
+    numba's config reload, which only re-reads NUMBA_* variables when they change)."""
+    own = _own
+    if own is None:
+        return
+    if own.cache_dir is not None:
+        numba.config.CACHE_DIR = own.cache_dir
+    if own.notice is not None and not _has_cache(own.cache_dir or numba.config.CACHE_DIR):
+        own.notice(COMPILE_NOTE)
+
+
+def _has_cache(folder: str) -> bool:
+    """Some compiled kernel of these sources is cached under `folder` already."""
+    for _root, _dirs, files in os.walk(folder or os.devnull):
+        if any(f.endswith(".nbi") for f in files):
+            return True
+    return False
 
 
 def _load() -> Any:
@@ -87,13 +148,14 @@ def _load() -> Any:
     if not _tried:
         with _lock:
             if not _tried:
-                use_user_cache()
                 try:
                     import numba as found
                     _numba = found
                 except Exception:   # not installed, or broken against this numpy
                     _numba = None
                 _tried = True
+                if _numba is not None:
+                    _configure(_numba)
     return _numba
 
 
@@ -103,18 +165,27 @@ def loaded() -> bool:
 
 
 def prepare(nbytes: int) -> None:
-    """A decode of `nbytes` in all is about to run in pieces smaller than MIN_BYTES (chunk
-    by chunk): load numba now if it pays, so each piece's `get` finds it loaded."""
-    if nbytes >= MIN_BYTES and not disabled():
-        _load()
+    """A decode of `nbytes` in all is about to run in pieces smaller than `min_bytes`
+    (chunk by chunk): load numba now if it pays, so each piece's `get` finds it loaded."""
+    kernel_wanted(nbytes)
 
 
 def kernel_wanted(nbytes: int) -> bool:
-    """A compiled kernel should run on `nbytes`: not disabled, and numba loads (imported
-    now when `nbytes` is large enough to pay for it)."""
+    """The decision rule (module docstring, 1–4): a compiled kernel should run on a job of
+    `nbytes` decoded bytes. numba is imported here (or in `bulk_wanted`), and only here,
+    when the job is large enough to pay for it."""
     if disabled():
         return False
-    if nbytes < MIN_BYTES and not loaded():
+    if not loaded() and nbytes < TUNING.min_bytes:
+        return False
+    return _load() is not None
+
+
+def bulk_wanted(files: int) -> bool:
+    """The rule for the compiled bulk reader (`bulkread`, `values` of many fragments): at
+    least `TUNING.min_files` files — below, its batches cost more than the Python path
+    reading them one by one, numba loaded or not — and numba loads."""
+    if disabled() or files < TUNING.min_files:
         return False
     return _load() is not None
 

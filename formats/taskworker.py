@@ -44,9 +44,11 @@ def _result(fn, item) -> tuple:
 
 
 def main() -> int:
+    from . import compiled
     from .childproc import exit_with_parent
 
     exit_with_parent()
+    compiled.own_process()   # our worker: numba's cache in the user's cache folder
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr   # a stray print of a task must not corrupt the results
     while True:

@@ -31,7 +31,6 @@ whoever starts the workers); a worker without it leaves its part to the caller.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -252,68 +251,6 @@ def _here() -> Tuple[str, int]:
     return socket.gethostname(), os.getpid()
 
 
-# glibc mallopt parameters (malloc.h)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-_MMAP_DEFAULT = 128 * 1024
-_MMAP_WHILE_TASK = 32 << 20       # glibc's largest mmap threshold on 64-bit
-_TRIM_WHILE_TASK = 256 << 20
-
-
-@contextmanager
-def _heap_for_tiles():
-    """Tile buffers from the heap while a task runs, where a fixed trim threshold is set.
-
-    A Dask nanny starts its workers with MALLOC_TRIM_THRESHOLD_=65536; a fixed threshold
-    also fixes glibc's mmap threshold at 128 KiB, so every decoded tile buffer is a fresh
-    mmap whose pages fault in on first touch and go back on free: measured on the bench
-    array, 1.3 s of system time next to 1.6 s of user time in a worker (0.1 s in a plain
-    process). So the task raises both thresholds while it runs and puts them back (and
-    trims) after: between tasks the process keeps the behaviour its owner asked for."""
-    trim = _trim_at_start()
-    libc = _glibc() if trim is not None else None
-    if libc is None or trim is None:
-        yield
-        return
-    libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_WHILE_TASK)
-    libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_WHILE_TASK)
-    try:
-        yield
-    finally:
-        libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_DEFAULT)
-        libc.mallopt(_M_TRIM_THRESHOLD, int(trim) if trim.isdigit() else _MMAP_DEFAULT)
-        libc.malloc_trim(0)
-
-
-def _trim_at_start() -> Optional[str]:
-    """MALLOC_TRIM_THRESHOLD_ as this process started with it (what glibc read: one set in
-    os.environ later, by a LocalCluster in this process, changes nothing here)."""
-    try:
-        with open("/proc/self/environ", "rb") as f:
-            env = f.read().split(b"\0")
-    except OSError:
-        return None
-    for entry in env:
-        if entry.startswith(b"MALLOC_TRIM_THRESHOLD_="):
-            return entry.split(b"=", 1)[1].decode("ascii", "replace")
-    return None
-
-
-def _glibc():
-    import ctypes
-    import ctypes.util
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.mallopt  # noqa: B018 - glibc (musl has no mallopt)
-        libc.malloc_trim  # noqa: B018
-    except (OSError, AttributeError):
-        return None
-    return libc
-
-
 def run_task_counted(task: Task) -> Tuple[Any, int, int, Tuple[str, int], Tuple[int, int]]:
     """`run_task`, with the requests and bytes it transferred, the process it ran in and
     the (tiles, stored bytes) it checked: a worker's transfers and tally are not in the
@@ -324,7 +261,7 @@ def run_task_counted(task: Task) -> Tuple[Any, int, int, Tuple[str, int], Tuple[
     tal = Tally()
     token = _TALLY.set(tal)
     try:
-        with counting() as stats, _heap_for_tiles():
+        with counting() as stats:
             found = run_task(task)
     finally:
         _TALLY.reset(token)

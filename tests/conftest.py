@@ -2,10 +2,14 @@ import os
 
 import pytest
 
-# before any test module imports numba: its cache in the user's folder (compiled.use_user_cache)
-import arrayscope.formats  # noqa: F401
+from arrayscope.formats import compiled
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# The test run is our own process, as the `arrayscope` command is (`compiled.own_process`),
+# but test modules import kernel modules (and numba) at collection, before the gate could
+# set numba.config: the variable, read by numba when first imported, covers them and the
+# subprocesses the tests start. Importing the library sets nothing (test_no_numba.py).
+os.environ.setdefault("NUMBA_CACHE_DIR", compiled.user_cache_dir())
 
 
 @pytest.fixture(scope="session")

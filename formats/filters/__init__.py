@@ -63,10 +63,19 @@ class _Unknown(Filter):
                                           f"its metadata cannot be split")
 
 
+# Modules of this package that import numba at their top: compiled accelerators, no filter
+# in them, reached only through `compiled.py`'s decision (`fused.decoder`, `kernels`). The
+# registry never walks them: importing one is importing numba (a second or more), and
+# without numba every filter must still load. tests/core/test_no_numba.py holds this list
+# to the modules' imports.
+COMPILED_ONLY = frozenset({"nativekernels", "simd"})
+
+
 def _load() -> None:
-    """Import every module of this package: each filter class registers itself there."""
+    """Import every filter module of this package: each filter class registers itself there."""
     for m in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{m.name}")
+        if m.name not in COMPILED_ONLY:
+            importlib.import_module(f"{__name__}.{m.name}")
     for t, cls in sorted(_CLASSES.items()):
         _REGISTRY[t] = cls()
 

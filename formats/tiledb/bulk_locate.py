@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .. import bulkread
+from .. import bulkread, compiled
 from ..dataset_fs import LocalFS
 from ..filters import fused
 from ..filters.batch import plan as batch_plan
@@ -213,8 +213,11 @@ class FastValues:
         self.batches: List[Tuple[Future, List[Tuple[dict, Fragment, str]], Plan]] = []
 
     @staticmethod
-    def available() -> bool:
-        return bulkread.libc_functions() is not None and fused.decoder(1 << 30) is not None
+    def available(fragments: int) -> bool:
+        """This machine reads `fragments` fragments this way, and it pays
+        (`compiled.bulk_wanted`: the one rule)."""
+        return compiled.bulk_wanted(fragments) and bulkread.libc_functions() is not None \
+            and fused.decoder(1 << 30) is not None
 
     def takes(self, frag: Fragment) -> Optional[str]:
         """`frag`'s folder when a plan of its format may read it, else None."""

@@ -630,6 +630,8 @@ def _report_exact(out: _Out, src: str, fld, t: _Tile, settle: _Settle, dt: np.dt
     got = tuple(v.item() if isinstance(v, np.generic) else v for v in exact)
     i = t.index
     for label, arr, g in (("minimum", settle.mins_a, got[0]), ("maximum", settle.maxs_a, got[1])):
+        # a plain number in the message, whichever route (compiled or numpy) computed it
+        g = g.item() if isinstance(g, np.generic) else g
         if arr is not None and not writer_stats.same(arr[i].item(), g):
             out.add(TILE_STAT, src, t.offset,
                     f"tile {i + 1} of {fld.name!r}: the cells' {label} is {g!r}, the fragment "

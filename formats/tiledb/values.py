@@ -146,7 +146,7 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
     # many fragments: those read like one the Python path read go through the kernels
     # (bulk_locate.py); what they hand back is read here after
     fast = FastValues(document, _WORKERS, with_values) \
-        if len(frags) >= _FAST_MIN and FastValues.available() else None
+        if FastValues.available(len(frags)) else None
     # A full batch is decoded on a thread of its own while the next one's fragments are
     # read: their metadata is Python under the GIL, the decode mostly compiled code without
     # it, so on many fragments the two overlap. One batch in flight at most (its stored
@@ -228,11 +228,6 @@ def _read_handed_back(fast: FastValues, left: list, read, replanned: set) -> Non
 
 # New plans tried on handed-back fragments, at most (each costs one batch round)
 _REPLANS = 8
-
-
-# From this many fragments on, `values` tries the kernels' path (bulk_locate.py): below, the
-# Python path's cost is small beside loading numba.
-_FAST_MIN = 64
 
 
 def _locate_pending(document, pending: List[Tuple[dict, "_Deferred"]],

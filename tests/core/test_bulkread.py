@@ -6,9 +6,11 @@ import os
 import numpy as np
 import pytest
 
-from arrayscope.formats import bulkread
+from arrayscope.formats import bulkread, compiled
 
-pytestmark = pytest.mark.skipif(bulkread.read_files([], 0, "/") is None,
+# the callers' decision first (it loads numba): read_files never imports it itself
+pytestmark = pytest.mark.skipif(not compiled.bulk_wanted(1 << 30)
+                                or bulkread.read_files([], 0, "/") is None,
                                 reason="no statx (not Linux) or no numba: callers read "
                                        "file by file, tested by every values test")
 

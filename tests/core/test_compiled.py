@@ -49,8 +49,10 @@ def test_missing_numba_gives_numpy_path(monkeypatch):
 
 
 def test_machine_code_cached_in_the_user_cache_not_the_package(tmp_path):
-    """A fresh process: numba's cache goes under the user's cache folder (XDG_CACHE_HOME
-    here), and compiling a kernel writes nothing beside the installed sources."""
+    """A fresh process of our own (`own_process`, as the `arrayscope` command calls it):
+    numba's cache goes under the user's cache folder (XDG_CACHE_HOME here), set through
+    numba.config with the environment untouched; compiling a kernel writes nothing beside
+    the installed sources; the first-compile note is given once, before the compile."""
     import os
     import subprocess
     import sys
@@ -61,18 +63,43 @@ def test_machine_code_cached_in_the_user_cache_not_the_package(tmp_path):
     before = {p.name for p in src.glob("*.nb*")} if src.exists() else set()
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(XDG_CACHE_HOME=str(tmp_path), ARRAYSCOPE_NO_JIT="")
-    code = ("from arrayscope.formats.filters import simd\n"   # a module importing numba itself
+    code = ("import os, sys\n"
+            "from arrayscope.formats import compiled\n"
+            "env = dict(os.environ)\n"
+            "compiled.own_process(notice=lambda m: print('NOTE', m))\n"
             "from arrayscope.formats.filters.kernels import prefix_xor\n"
             "import numpy as np\n"
             "prefix_xor.get(1 << 30)(np.arange(9, dtype=np.uint64), np.empty(9, np.uint64))\n"
             "import numba\n"
+            "assert dict(os.environ) == env\n"
             "print(numba.config.CACHE_DIR)\n")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=True).stdout.strip()
+    run = [sys.executable, "-c", code]
+    first = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    assert first.splitlines()[0] == f"NOTE {compiled.COMPILE_NOTE}"
+    out = first.splitlines()[1]
     assert out == os.path.join(str(tmp_path), "arrayscope", "numba", compiled.kernel_sources_stamp())
     assert any(Path(out).rglob("*prefix_xor*.nbi")), list(Path(out).rglob("*"))
     after = {p.name for p in src.glob("*.nb*")} if src.exists() else set()
     assert after == before
+    again = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    assert again.splitlines() == [out]   # cached: no note
+
+
+def test_the_decision_rule_and_its_one_tuning_object(monkeypatch):
+    """`kernel_wanted` / `bulk_wanted` read `TUNING`: a job below its thresholds stays on
+    numpy while numba is not loaded; at or above, numba loads."""
+    import dataclasses
+
+    monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+    monkeypatch.setattr(compiled, "_tried", False)
+    monkeypatch.setattr(compiled, "_numba", None)
+    monkeypatch.setattr(compiled, "TUNING", dataclasses.replace(compiled.TUNING,
+                                                                min_bytes=100, min_files=3))
+    assert not compiled.kernel_wanted(99) and not compiled.bulk_wanted(2)
+    assert not compiled.loaded()
+    assert compiled.bulk_wanted(3) and compiled.loaded()
+    assert compiled.kernel_wanted(1)     # loaded: nothing left to pay
+    assert not compiled.bulk_wanted(2)   # the bulk reader's own cost: never below min_files
 
 
 def test_cache_folder_changes_with_any_kernel_module():

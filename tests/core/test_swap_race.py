@@ -1,5 +1,5 @@
 """Reads stay inside the dataset whatever changes on disk meanwhile (issue 31, item 2): while
-`values` (its bulk reader included: more than values._FAST_MIN fragments) and `verify` run,
+`values` (its bulk reader included: more than compiled.TUNING.min_files fragments) and `verify` run,
 a thread keeps swapping fragment folders for links to an outside folder holding canary
 values; no canary value is ever printed."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 import tiledb
 
 from arrayscope.explorer.cli import main
-from arrayscope.formats.tiledb import values as tiledb_values
+from arrayscope.formats import compiled
 
 CANARY = 987_654_321
-FRAGMENTS = tiledb_values._FAST_MIN + 16
+FRAGMENTS = compiled.TUNING.min_files + 16
 CELLS = 16
 
 

@@ -1,6 +1,7 @@
 """`values` on many fragments through the kernels (`bulk_locate.py`): the bytes tiledb-py
 reads, and for every kind of damage or difference the entries — errors included — the
 Python path gives, with only the fragments the kernels cannot read handed back to it."""
+import dataclasses
 import os
 import shutil
 import struct
@@ -10,15 +11,16 @@ import pytest
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats import compiled
 from arrayscope.formats.tiledb import PLUGIN, bulk_locate
 from arrayscope.formats.tiledb import values as V
 from arrayscope.formats.tiledb.rawtile import GT_HEAD_SIZE, chunk_table, peek_generic_tile
 
-pytestmark = pytest.mark.skipif(not bulk_locate.FastValues.available(),
+pytestmark = pytest.mark.skipif(not bulk_locate.FastValues.available(1 << 30),
                                 reason="no statx (not Linux) or no numba: the Python path "
                                        "alone, tested by every values test")
 
-N = 70   # past values._FAST_MIN: the kernels' path
+N = 70   # past compiled.TUNING.min_files: the kernels' path
 M = 300  # cells per fragment
 DAMAGED = (5, 40, N - 1)   # in the first, a middle and the last batch
 
@@ -59,15 +61,15 @@ def fast_batches(monkeypatch):
 
 
 def _entries(uri, field="a", fast=True, tree=False, monkeypatch=None):
-    if not fast:
-        monkeypatch.setattr(V, "_FAST_MIN", 10 ** 9)
+    saved = compiled.TUNING
+    if not fast:   # the Python path: the bulk reader never pays
+        compiled.TUNING = dataclasses.replace(saved, min_files=10 ** 9)
     try:
         doc = formats.open(uri, tree=tree)
         return [(e["name"], bytes(e["raw"]), repr(e["values"]), e.get("error"))
                 for e in PLUGIN.values(doc, field)]
     finally:
-        if not fast:
-            monkeypatch.setattr(V, "_FAST_MIN", 64)
+        compiled.TUNING = saved
 
 
 def _frags(uri):
