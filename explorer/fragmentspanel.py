@@ -18,6 +18,9 @@ STATE_COLOURS: Dict[str, str] = {
 }
 
 
+# asks for the health at T (None: now); the answer comes later, to the callback
+Request = Callable[[Optional[int], Callable[[Optional[ArrayHealth]], None]], None]
+
 DAMAGED = "#c62828"   # a fragment verify found errors in, whatever its commit state
 
 
@@ -167,17 +170,15 @@ class Timeline(QWidget):
 
 
 class FragmentsPanel(QWidget):
-    """Timeline + slider. `compute(at)` returns the ArrayHealth for a reader at `at` (None:
-    now); the panel calls it when the slider moves."""
+    """Timeline + slider. `request(at, done)` asks for the ArrayHealth for a reader at `at`
+    (None: now) and calls `done(health)` when it is computed (the Health dock computes it
+    in a worker process); the panel asks when the slider moves."""
 
     fragmentSelected = Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.compute: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]] = None
-        # run(work, done): done(work()), here by default; the Health dock runs the work in a
-        # worker thread and calls `done` back on this one (explorer/healthdock.py)
-        self.run: Callable[[Callable[[], object], Callable], None] = lambda work, done: done(work())
+        self.request: Optional[Request] = None
         self.health: Optional[ArrayHealth] = None
         self.ticks: List[int] = []
         self.timeline = Timeline(self)
@@ -200,15 +201,10 @@ class FragmentsPanel(QWidget):
         lay.addWidget(self.caption)
         lay.addWidget(self.legend)
 
-    def set_compute(self, fn: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]]) -> None:
-        """Compute now (this thread) and show; see `set_health` for a result made elsewhere."""
-        self.set_health(fn, fn(None) if fn is not None else None)
-
-    def set_health(self, fn: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]],
-                   health: Optional[ArrayHealth]) -> None:
-        """Show `health` (the reader at "now"), computed by the caller; `fn` computes the
-        slider's other times, through `run`."""
-        self.compute = fn
+    def set_health(self, request: Optional[Request], health: Optional[ArrayHealth]) -> None:
+        """Show `health` (the reader at "now"), computed by the caller; `request` computes
+        the slider's other times."""
+        self.request = request
         self.health = health
         rows = self.health.fragments if self.health else []
         # the slider stops at every write and at every delete/update commit (what it
@@ -245,10 +241,10 @@ class FragmentsPanel(QWidget):
                                         if at in self.ticks else len(self.ticks))))
 
     def _slid(self, _v: int) -> None:
-        if self.compute is None:
+        if self.request is None:
             return
-        at, fn = self.at_value(), self.compute
-        self.run(lambda: fn(at), lambda h: self._show(h, at))
+        at = self.at_value()
+        self.request(at, lambda h: self._show(h, at))
 
     def _show(self, h: Optional[ArrayHealth], at: Optional[int]) -> None:
         if h is None:
