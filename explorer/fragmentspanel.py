@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Tuple
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
@@ -77,6 +77,7 @@ class Timeline(QWidget):
         self.at: Optional[int] = None
         self.selected: Optional[str] = None
         self.problems: Dict[str, Tuple[int, int]] = {}   # verify's, by folder name
+        self.painted_rows = 0   # the rows the last paint drew (only those exposed)
         self.setMinimumHeight(120)
         self.setMouseTracking(True)
 
@@ -113,19 +114,36 @@ class Timeline(QWidget):
         x2 = self._x(t2 if t2 is not None else (t1 or 0)) + 6
         return QRectF(x1, self.TOP + i * self.ROW + 3, max(12.0, x2 - x1), self.ROW - 6)
 
-    def paintEvent(self, _e) -> None:
+    def paintEvent(self, e) -> None:
+        # only what is exposed: 1 000 fragments are 22 000 px of rows and 1 000 ticks
+        # (painting them all was seconds of the window's time, at every repaint)
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.fillRect(self.rect(), self.palette().base())
+        area = e.rect()
+        p.fillRect(area, self.palette().base())
         small = QFont(self.font())
         small.setPointSizeF(max(7.0, small.pointSizeF() - 1))
         p.setFont(small)
         p.setPen(QPen(self.palette().mid().color()))
-        for t in self.ticks:
-            x = self._x(t)
-            p.drawLine(QPointF(x, self.TOP - 4), QPointF(x, self.height() - 4))
-            p.drawText(QRectF(x - 90, 2, 180, 16), Qt.AlignmentFlag.AlignCenter, time_text(t))
-        for i, r in enumerate(self.rows):
+        xs = [self._x(t) for t in self.ticks]
+        p.drawLines([QLineF(x, self.TOP - 4, x, self.height() - 4) for x in xs
+                     if area.left() - 1 <= x <= area.right() + 1])
+        if area.top() < self.TOP:   # the time labels, as many as fit side by side
+            room = p.fontMetrics().horizontalAdvance(time_text(self.ticks[-1])) + 16 \
+                if self.ticks else 0
+            last = None
+            for x, t in zip(xs, self.ticks):
+                if last is not None and x - last < room:
+                    continue
+                last = x
+                if area.left() - room <= x <= area.right() + room:
+                    p.drawText(QRectF(x - room / 2, 2, room, 16), Qt.AlignmentFlag.AlignCenter,
+                               time_text(t))
+        first = max(0, (area.top() - self.TOP) // self.ROW)
+        end = min(len(self.rows), (area.bottom() - self.TOP) // self.ROW + 1)
+        self.painted_rows = max(0, end - first)
+        for i in range(first, end):
+            r = self.rows[i]
             rect = self._bar(i, r)
             errors, warnings = self.problems.get(r.name, (0, 0))
             c = QColor(DAMAGED) if errors else state_colour(r.state)

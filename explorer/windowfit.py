@@ -83,8 +83,9 @@ def scroll_dock(dock: QDockWidget) -> QScrollArea:
 
 
 def fit_name_column(window) -> None:
-    """The Name column follows its content, up to a share of the tree; in a narrow tree the
-    names take nearly all of it (values and offsets scroll) and levels indent less."""
+    """The Name column follows its content (the rows on screen), up to a share of the tree;
+    in a narrow tree the names take nearly all of it (values and offsets scroll) and levels
+    indent less."""
     view = window.tree.view
     vw = view.viewport().width()
     narrow = vw < NARROW_TREE
@@ -104,6 +105,9 @@ def install(window) -> None:
     window.st_value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     hdr = window.tree.view.header()
     hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+    # the Name column fits the rows on screen: Qt's default measures 1 000 rows, each a
+    # call into the model (a folder of 1 000 fragments stalled the window at every fit)
+    hdr.setResizeContentsPrecision(0)
     window.tree.view.expanded.connect(lambda _i: fit_name_column(window))
     def opened(doc) -> None:
         fit_name_column(window)
