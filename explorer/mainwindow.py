@@ -24,7 +24,7 @@ from .findbar import FindBar
 from .habits import install as install_habits
 from .hextabs import HexTabs
 from .inspector import Inspector
-from .loader import Loader
+from .loader import Loader, first_file
 from .menus import APP_NAME, MenusMixin
 from .navigation import NavigationMixin
 from .opening import OpeningMixin
@@ -201,25 +201,8 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         if root is not None:
             target = root
             if doc.is_dir:
-                target = self._first_file(root) or root
+                target = first_file(root) or root   # built by the loader's thread
             self.select_node(target)
-
-    @staticmethod
-    def _first_file(root):
-        """The first file with bytes, depth first; a folder listed on expansion (a lazily
-        opened fragment) is listed on the way, no further than that file."""
-        stack = [root]
-        while stack:
-            n = stack.pop()
-            if n.kind == "file" and n.size > 0:
-                return n
-            if n.kind == "dir" and n.pending and getattr(n.children, "owner_fields", False):
-                if not getattr(n.children, "first_screen", True):
-                    continue   # listed when expanded (a folder of 10 000 empty files)
-                n.ensure_built()
-            if not n.is_lazy:
-                stack.extend(reversed(list(n.iter_children())))
-        return None
 
     def close_document(self) -> None:
         self.verifier.cancel()
