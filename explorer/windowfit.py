@@ -153,12 +153,13 @@ def share_docks(window) -> None:
         # on a short screen most of the column (at least 8 cell rows at 1024×700)
         window.resizeDocks([window.d_inspector, window.d_pipeline], [1, 4] if short else [2, 3],
                            Qt.Orientation.Vertical)
-    # a narrow window: the bottom docks (Diagnostics' messages) take the whole width, not
-    # what the side docks leave (~460 px at 1024); a wide one gives the sides full height
-    area = Qt.DockWidgetArea.BottomDockWidgetArea if w < 1300 else None
-    for corner, side in ((Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea),
-                         (Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)):
-        window.setCorner(corner, area or side)
+    # a narrow window: the bottom docks (Diagnostics' messages) take the width under the
+    # tree too (between the side docks they had ~460 px at 1024); the right column (the
+    # pipeline's cells) keeps the full height. A wide one gives both sides full height.
+    narrow = w < 1300
+    window.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.BottomDockWidgetArea
+                     if narrow else Qt.DockWidgetArea.LeftDockWidgetArea)
+    window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
     bottom = [d for d in (window.d_diag, getattr(window, "d_health", None))
               if isinstance(d, QDockWidget) and d.isVisible()]
     if short and bottom:

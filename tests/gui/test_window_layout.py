@@ -174,7 +174,7 @@ def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
     win = _open_damaged(qtbot, tmp_path, (1024, 700))
     view = win.diag.view
     assert win.diag.model.rows, "verify found the flipped byte"
-    assert win.d_diag.width() >= 1000        # below the side docks, not between them
+    assert win.d_diag.width() >= win.width() - win.d_inspector.width() - 12   # below the tree
     vw = view.viewport().width()
     widths = [view.columnWidth(c) for c in range(5)]
     assert widths[1] >= vw // 2 and widths[1] >= 60 * view.fontMetrics().averageCharWidth()
@@ -185,6 +185,14 @@ def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
     assert row.message in idx.data(Qt.ItemDataRole.ToolTipRole)
     assert win.tree.view.textElideMode() == Qt.TextElideMode.ElideMiddle
     assert win.browser.textElideMode() == Qt.TextElideMode.ElideMiddle
+    # the right column keeps the full height: the pipeline's Cells pane shows >= 8 rows
+    frag = next(win.session.document.root.find("__fragments").iter_children())
+    win.select_node(frag["a0.tdb"]["Tile 1"]["Chunk 1"])
+    cells = win.pipeline.cells_pane.view
+    qtbot.waitUntil(lambda: cells.model() is not None and cells.model().rowCount() >= 8,
+                    timeout=WAIT_MS)
+    qtbot.wait(50)
+    assert cells.viewport().height() // cells.rowHeight(0) >= 8
 
 
 def test_docks_scale_at_2560_by_1440(qtbot, tmp_path):
