@@ -52,6 +52,9 @@ class TaskProcess(QObject):
     def submit(self, fn: Callable[[Any], Any], item: Any, done: Done) -> None:
         if self._proc is None:
             self._start()
+        if self._proc is None:   # it could not start (told at once)
+            done(False, RuntimeError("the worker process did not start"))
+            return
         self._send((fn, item), done)
 
     def kill(self) -> None:
@@ -61,8 +64,8 @@ class TaskProcess(QObject):
         self._buf.clear()
         self.pid = 0
         if proc is not None:
-            proc.readyReadStandardOutput.disconnect()
-            proc.finished.disconnect()
+            for signal in (proc.readyReadStandardOutput, proc.finished, proc.errorOccurred):
+                signal.disconnect()
             proc.kill()
             proc.waitForFinished(2000)   # reap it: a kill ends it at once
             proc.deleteLater()
@@ -81,11 +84,13 @@ class TaskProcess(QObject):
         proc.setProcessChannelMode(QProcess.ProcessChannelMode.ForwardedErrorChannel)
         proc.readyReadStandardOutput.connect(self._read)
         proc.finished.connect(lambda code, _status, p=proc: self._ended(p, code))
+        proc.errorOccurred.connect(   # never started: no `finished` will come
+            lambda err, p=proc: err == QProcess.ProcessError.FailedToStart and self._ended(p, -1))
         self._proc = proc
         proc.start()
-        self.pid = int(proc.processId()) if proc.waitForStarted(5000) else 0
+        self.pid = int(proc.processId())   # known once forked; writes wait for the start
         self.started += 1
-        if self._key is not None:
+        if self._key is not None and self._proc is not None:
             self._hand_key()
 
     def _hand_key(self) -> None:
