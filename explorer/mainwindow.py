@@ -182,7 +182,10 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_btn)
 
-    def set_document(self, doc) -> None:
+    def set_document(self, doc, first_later: bool = False) -> None:
+        """Show `doc` and select its first file; `first_later`: on the next turn of the
+        event loop (a background open: the panels' reset and the selection's work, tree
+        expansion, hex view, pipeline, are two shorter stalls, not one)."""
         self.tabs.clear_all()   # before closing the old sources: no view may read them after
         self.stage_tabs.clear()
         self.state.open(Session(doc))
@@ -202,6 +205,15 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
             target = root
             if doc.is_dir:
                 target = first_file(root) or root   # built by the loader's thread
+            if first_later:
+                QTimer.singleShot(0, self, lambda: self._select_first(doc, target))
+            else:
+                self.select_node(target)
+
+    def _select_first(self, doc, target) -> None:
+        """The first selection of `doc`, unless another document or selection came first."""
+        if self.session is not None and self.session.document is doc and \
+                self.current_node is None:
             self.select_node(target)
 
     def close_document(self) -> None:
