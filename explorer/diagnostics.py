@@ -237,7 +237,7 @@ class DiagnosticsPanel(QWidget):
 
     def state_changed(self, state: AppState, event: Event) -> None:
         if isinstance(event, DocumentChanged):
-            self.set_nodes(state.session.document.diagnostics() if state.session is not None else [])
+            self.set_nodes(state.session.opened_diagnostics if state.session is not None else [])
         elif isinstance(event, FindingsAdded):
             self.add_findings(event.findings)
 

@@ -111,7 +111,7 @@ def _settled(qtbot, win, uri) -> None:
 
 
 def test_many_fragments_keep_the_gui_thread_to_the_rows_on_screen(qtbot, tmp_path):
-    n = 120
+    n = 60
     uri = _fragments(tmp_path, n)
     win = open_window(qtbot, tmp_path)
     _settled(qtbot, win, uri)
