@@ -111,9 +111,9 @@ def run_gui(args) -> int:
             return 2
         win.open_path(path, select=getattr(args, "select", None))
     code = app.exec()
-    # Quit now: a worker thread still reading (the Health dock's, a member being opened) is
-    # not waited for, its result has nobody to go to; the window saved its settings and
-    # killed the verify process when it closed (MainWindow.closeEvent).
+    # Quit now: a worker thread still reading (a member being opened) is not waited for, its
+    # result has nobody to go to; the window saved its settings and killed the verify and
+    # health processes when it closed (MainWindow.closeEvent, healthdock.install).
     win.settings.sync()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -170,7 +170,7 @@ def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optio
         win.verifier.cancel()
         health = getattr(win, "health_view", None)   # installed by habits.FEATURES
         if health is not None:
-            health.runner.cancel()   # the same for the health (a thread: not started)
+            health.runner.cancel()   # the same for the health (its worker process)
         for _ in range(5):
             app.processEvents()
         img = win.grab()

@@ -82,7 +82,7 @@ class ArrayBrowser(QTreeWidget):
         self._generation += 1   # a member still opening for the old document adds nothing
         self._items = {}
         self._loading = None
-        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)   # fragments keep time and uuid end
         self.document = document
         self.summary = None
         root = document.root if document is not None and document.is_dir else None

@@ -3,7 +3,14 @@ from __future__ import annotations
 
 from typing import List
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QEvent,
+    QModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -21,6 +28,7 @@ from . import theme
 from .state import AppState, DocumentChanged, Event, FindingsAdded
 
 COLS = ("Severity", "Message", "Source", "Offset", "Node")
+PATH_SHARE = 0.18   # of the width left by Severity and Offset: Source's, and Node's
 
 _DECORATIONROLE = int(Qt.ItemDataRole.DecorationRole.value)
 _DISPLAYROLE = int(Qt.ItemDataRole.DisplayRole.value)
@@ -191,10 +199,8 @@ class DiagnosticsPanel(QWidget):
         h.setMinimumSectionSize(40)
         h.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
         h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.view.setColumnWidth(0, 80)
-        self.view.setColumnWidth(2, 170)
-        self.view.setColumnWidth(3, 70)
-        self.view.setColumnWidth(4, 150)
+        self.view.viewport().installEventFilter(self)   # columns shared on each resize
+        self._fit_columns()
         self.show_combo = QComboBox(self)
         self.show_combo.addItems(["Errors and warnings", "Errors only", "Warnings only"])
         self.show_combo.currentIndexChanged.connect(self._filter)
@@ -212,9 +218,26 @@ class DiagnosticsPanel(QWidget):
         self.view.clicked.connect(self._activate)
         self.view.activated.connect(self._activate)
 
+    def eventFilter(self, obj, e) -> bool:
+        if e.type() == QEvent.Type.Resize and obj is self.view.viewport():
+            self._fit_columns()
+        return False
+
+    def _fit_columns(self) -> None:
+        """Status and Offset as wide as their text; Source and Node a share each (elided
+        in the middle, whole in the tooltip); the message the rest, at least half of the
+        table: at 1024×700 it read `chu…or)` when the other columns kept fixed widths."""
+        fm = self.view.fontMetrics()
+        status = fm.horizontalAdvance("warning") + 36            # the icon and margins
+        offset = fm.horizontalAdvance("0x0000000") + 16
+        rest = max(0, self.view.viewport().width() - status - offset)
+        side = max(60, min(int(rest * PATH_SHARE), 320))
+        for col, width in ((0, status), (2, side), (3, offset), (4, side)):
+            self.view.setColumnWidth(col, width)
+
     def state_changed(self, state: AppState, event: Event) -> None:
         if isinstance(event, DocumentChanged):
-            self.set_nodes(state.session.document.diagnostics() if state.session is not None else [])
+            self.set_nodes(state.session.opened_diagnostics if state.session is not None else [])
         elif isinstance(event, FindingsAdded):
             self.add_findings(event.findings)
 

@@ -48,7 +48,8 @@ class FindingsInPlace:
         self.marks = FindingMarks(doc, session.node_at if session is not None else None)
         self.checking = False
         if doc is not None:
-            self.marks.add_nodes(doc.diagnostics())
+            self.marks.add_nodes(session.opened_diagnostics if session is not None
+                                 else doc.diagnostics())
         self.light.setVisible(doc is not None)
         self._apply()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Tuple
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
@@ -17,6 +17,9 @@ STATE_COLOURS: Dict[str, str] = {
     "orphan": "#8e24aa",
 }
 
+
+# asks for the health at T (None: now); the answer comes later, to the callback
+Request = Callable[[Optional[int], Callable[[Optional[ArrayHealth]], None]], None]
 
 DAMAGED = "#c62828"   # a fragment verify found errors in, whatever its commit state
 
@@ -74,6 +77,7 @@ class Timeline(QWidget):
         self.at: Optional[int] = None
         self.selected: Optional[str] = None
         self.problems: Dict[str, Tuple[int, int]] = {}   # verify's, by folder name
+        self.painted_rows = 0   # the rows the last paint drew (only those exposed)
         self.setMinimumHeight(120)
         self.setMouseTracking(True)
 
@@ -110,19 +114,36 @@ class Timeline(QWidget):
         x2 = self._x(t2 if t2 is not None else (t1 or 0)) + 6
         return QRectF(x1, self.TOP + i * self.ROW + 3, max(12.0, x2 - x1), self.ROW - 6)
 
-    def paintEvent(self, _e) -> None:
+    def paintEvent(self, e) -> None:
+        # only what is exposed: 1 000 fragments are 22 000 px of rows and 1 000 ticks
+        # (painting them all was seconds of the window's time, at every repaint)
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.fillRect(self.rect(), self.palette().base())
+        area = e.rect()
+        p.fillRect(area, self.palette().base())
         small = QFont(self.font())
         small.setPointSizeF(max(7.0, small.pointSizeF() - 1))
         p.setFont(small)
         p.setPen(QPen(self.palette().mid().color()))
-        for t in self.ticks:
-            x = self._x(t)
-            p.drawLine(QPointF(x, self.TOP - 4), QPointF(x, self.height() - 4))
-            p.drawText(QRectF(x - 90, 2, 180, 16), Qt.AlignmentFlag.AlignCenter, time_text(t))
-        for i, r in enumerate(self.rows):
+        xs = [self._x(t) for t in self.ticks]
+        p.drawLines([QLineF(x, self.TOP - 4, x, self.height() - 4) for x in xs
+                     if area.left() - 1 <= x <= area.right() + 1])
+        if area.top() < self.TOP:   # the time labels, as many as fit side by side
+            room = p.fontMetrics().horizontalAdvance(time_text(self.ticks[-1])) + 16 \
+                if self.ticks else 0
+            last = None
+            for x, t in zip(xs, self.ticks):
+                if last is not None and x - last < room:
+                    continue
+                last = x
+                if area.left() - room <= x <= area.right() + room:
+                    p.drawText(QRectF(x - room / 2, 2, room, 16), Qt.AlignmentFlag.AlignCenter,
+                               time_text(t))
+        first = max(0, (area.top() - self.TOP) // self.ROW)
+        end = min(len(self.rows), (area.bottom() - self.TOP) // self.ROW + 1)
+        self.painted_rows = max(0, end - first)
+        for i in range(first, end):
+            r = self.rows[i]
             rect = self._bar(i, r)
             errors, warnings = self.problems.get(r.name, (0, 0))
             c = QColor(DAMAGED) if errors else state_colour(r.state)
@@ -167,17 +188,15 @@ class Timeline(QWidget):
 
 
 class FragmentsPanel(QWidget):
-    """Timeline + slider. `compute(at)` returns the ArrayHealth for a reader at `at` (None:
-    now); the panel calls it when the slider moves."""
+    """Timeline + slider. `request(at, done)` asks for the ArrayHealth for a reader at `at`
+    (None: now) and calls `done(health)` when it is computed (the Health dock computes it
+    in a worker process); the panel asks when the slider moves."""
 
     fragmentSelected = Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.compute: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]] = None
-        # run(work, done): done(work()), here by default; the Health dock runs the work in a
-        # worker thread and calls `done` back on this one (explorer/healthdock.py)
-        self.run: Callable[[Callable[[], object], Callable], None] = lambda work, done: done(work())
+        self.request: Optional[Request] = None
         self.health: Optional[ArrayHealth] = None
         self.ticks: List[int] = []
         self.timeline = Timeline(self)
@@ -200,15 +219,10 @@ class FragmentsPanel(QWidget):
         lay.addWidget(self.caption)
         lay.addWidget(self.legend)
 
-    def set_compute(self, fn: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]]) -> None:
-        """Compute now (this thread) and show; see `set_health` for a result made elsewhere."""
-        self.set_health(fn, fn(None) if fn is not None else None)
-
-    def set_health(self, fn: Optional[Callable[[Optional[int]], Optional[ArrayHealth]]],
-                   health: Optional[ArrayHealth]) -> None:
-        """Show `health` (the reader at "now"), computed by the caller; `fn` computes the
-        slider's other times, through `run`."""
-        self.compute = fn
+    def set_health(self, request: Optional[Request], health: Optional[ArrayHealth]) -> None:
+        """Show `health` (the reader at "now"), computed by the caller; `request` computes
+        the slider's other times."""
+        self.request = request
         self.health = health
         rows = self.health.fragments if self.health else []
         # the slider stops at every write and at every delete/update commit (what it
@@ -245,10 +259,10 @@ class FragmentsPanel(QWidget):
                                         if at in self.ticks else len(self.ticks))))
 
     def _slid(self, _v: int) -> None:
-        if self.compute is None:
+        if self.request is None:
             return
-        at, fn = self.at_value(), self.compute
-        self.run(lambda: fn(at), lambda h: self._show(h, at))
+        at = self.at_value()
+        self.request(at, lambda h: self._show(h, at))
 
     def _show(self, h: Optional[ArrayHealth], at: Optional[int]) -> None:
         if h is None:

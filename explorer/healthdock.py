@@ -8,17 +8,20 @@ node everywhere (`window.select_node`) and in the other two. On a group (a SOMA 
 a member box picks the member array shown; selecting a node inside a member array in the
 tree picks that member.
 
-Every computation (the fragments at "now" and at the slider's T, the extents, the space
-report: each reads every fragment's metadata) runs in a worker thread (`PanelRunner`) on a
-detached view of the document (`_Detached`: its path, format, key and file system, never
-its nodes, which the window builds meanwhile); the result is shown when it arrives, and a
-result for a document or a slider position no longer shown is dropped."""
+Every computation (a group's member arrays, the fragments at "now" and at the slider's T,
+the extents, the space report: each reads every fragment's metadata, seconds of Python on
+1 000 fragments) runs in a worker process (`PanelRunner`: formats/health_tasks.py through
+`taskprocess.TaskProcess`), never in the window's process, whose interpreter lock the
+window paints with. The result is shown when it arrives; a result for a document or a
+slider position no longer shown is dropped, and a new document kills the work still
+running for the old one."""
 from __future__ import annotations
 
-import threading
+import itertools
+from dataclasses import replace
 from typing import Callable, Dict, List, Optional, Tuple
 
-from PySide6.QtCore import QEvent, QObject, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -32,106 +35,105 @@ from PySide6.QtWidgets import (
 )
 
 from arrayscope.formats import health as H
-from arrayscope.formats.context import Context
+from arrayscope.formats import health_tasks as T
+from arrayscope.formats.context import key_name
 
-from .background import BackgroundJob
 from .extentplot import ExtentPlot
 from .fragmentspanel import FragmentsPanel
 from .spacechart import SpaceChart
 from .state import AppState, DocumentChanged, Event, FindingsAdded, SelectionChanged
+from .taskprocess import TaskProcess
 from .windowfit import SHORT_WINDOW
 
-# After a document is shown: its first paint comes first (the worker shares the interpreter
-# lock with the window; a 10 000-fragment array's health reads 10 000 metadata files)
+# After a document is shown: its first paint comes first (the worker process competes for
+# the cores with the window and the verify process)
 START_DELAY_MS = 1500
 
-
-class _Signals(QObject):
-    finished = Signal(int, object)   # job id, result
-
-
-class _PanelJob(BackgroundJob):
-    def __init__(self, work: Callable[[], object]):
-        super().__init__(_Signals())
-        self.work = work
-
-    def run(self) -> None:
-        self.report("finished", _safe(self.work))
+_ids = itertools.count(1)
 
 
 class PanelRunner(QObject):
-    """Runs panel computations in one worker thread; per `slot`, only the latest job's
-    result is delivered (`done(result)`, on the GUI thread). `threads` records the thread
-    of each job (tests check it is not the GUI's)."""
+    """Runs the panels' `HealthTask`s in one worker process, one task at a time; per
+    `slot`, only the latest task is run (an older one not yet sent is replaced) and only
+    its result delivered (`done(result)`, on the GUI thread; None when it failed).
+    `ran` records (slot, worker process id) of each task sent (tests check the window's
+    process computes nothing)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.pool = QThreadPool(self)
-        self.pool.setMaxThreadCount(1)
-        self._current: Dict[str, int] = {}
-        self._jobs: Dict[int, Tuple[QObject, Callable, str]] = {}
-        self.threads: list = []
+        self.worker = TaskProcess(self)
+        self._current: Dict[str, int] = {}                              # slot -> latest job
+        self._todo: Dict[str, Tuple[int, T.HealthTask, Callable]] = {}  # not sent yet
+        self._held: set = set()                                         # jobs in their delay
+        self._sent: Optional[Tuple[int, str, Callable]] = None
+        self.ran: List[Tuple[str, int]] = []
 
-    def __call__(self, slot: str, work: Callable[[], object], done: Callable,
+    def share_key(self, key: Optional[bytes]) -> None:
+        self.worker.share_key(key)
+
+    def __call__(self, slot: str, task: T.HealthTask, done: Callable,
                  delay_ms: int = 0) -> None:
-        """Run `work` (after `delay_ms`: the window's first paint comes first, as the worker
-        shares the interpreter lock with it), then `done(result)` here."""
-        def traced():
-            self.threads.append(threading.current_thread())
-            return work()
-        job = _PanelJob(traced)
-        signals = job.signals
-        assert isinstance(signals, _Signals)
-        signals.finished.connect(self._finished)
-        self._jobs[job.job_id] = (job.signals, done, slot)
-        self._current[slot] = job.job_id
+        """Run `task` (after `delay_ms`: the window's first paint comes first), then
+        `done(result)` here."""
+        job = next(_ids)
+        self._current[slot] = job
+        self._todo[slot] = (job, task, done)
         if delay_ms > 0:
+            self._held.add(job)
             timer = QTimer(self)   # a child: gone with the runner, never fires after it
             timer.setSingleShot(True)
 
             def fire() -> None:
-                self._start(job, slot)
+                self._held.discard(job)
                 timer.deleteLater()
+                self._pump()
             timer.timeout.connect(fire)
             timer.start(delay_ms)
         else:
-            self.pool.start(job)
+            self._pump()
 
-    def _start(self, job: _PanelJob, slot: str) -> None:
-        if self._current.get(slot) == job.job_id:   # not superseded while it waited
-            self.pool.start(job)
-        else:
-            self._jobs.pop(job.job_id, None)
+    def _pump(self) -> None:
+        if self._sent is not None:
+            return
+        for slot, (job, task, done) in list(self._todo.items()):
+            if job in self._held:
+                continue
+            del self._todo[slot]
+            self._sent = (job, slot, done)
+            self.worker.submit(T.run, task, self._answered)
+            self.ran.append((slot, self.worker.pid))
+            return
 
-    def _finished(self, job_id: int, result) -> None:
-        _signals, done, slot = self._jobs.pop(job_id, (None, None, ""))
-        if done is not None and self._current.get(slot) == job_id:
-            del self._current[slot]
-            done(result)
+    def _answered(self, ok: bool, result) -> None:
+        sent, self._sent = self._sent, None
+        if sent is not None:
+            job, slot, done = sent
+            if self._current.get(slot) == job:
+                del self._current[slot]
+                done(result if ok else None)   # a failure shows as no data
+        self._pump()
 
     def cancel(self) -> None:
-        """Drop every pending result (a new document)."""
+        """Drop every pending task and result (a new document): the work still running is
+        killed with its process."""
         self._current.clear()
+        self._todo.clear()
+        self._held.clear()
+        if self._sent is not None:
+            self._sent = None
+            self.worker.kill()
 
     @property
     def busy(self) -> bool:
         return bool(self._current)
 
-    def wait(self, msecs: int = -1) -> bool:
-        return self.pool.waitForDone(msecs)
 
-
-class _Detached:
-    """What the health computations read of a document, without its nodes or model: they
-    run in a worker thread while the window builds (lazily) the real document's nodes."""
-
-    def __init__(self, doc):
-        self.path = doc.path
-        self.is_dir = getattr(doc, "is_dir", False)
-        self.format = getattr(doc, "format", None)
-        self.fs = getattr(doc, "fs", None)
-        self.ctx = Context(key=getattr(getattr(doc, "ctx", None), "key", None))
-        self.model = None
+def _task(doc, what: str, member: Optional[str] = None) -> T.HealthTask:
+    """The task on `doc` (or on its member array `member`): its path, format and key name,
+    never its nodes."""
+    key = getattr(getattr(doc, "ctx", None), "key", None)
+    return T.HealthTask(what, doc.path, getattr(doc, "format", None),
+                        key_name(key) if key else None, member)
 
 
 class HealthView(QTabWidget):
@@ -141,6 +143,7 @@ class HealthView(QTabWidget):
         super().__init__(parent)
         self.runner = PanelRunner(self)
         self.document = None
+        self._base: Optional[T.HealthTask] = None   # the array shown, as a task
         self.fragments = FragmentsPanel(self)
         self.extents = ExtentPlot(self)
         self.space = SpaceChart(self)
@@ -151,7 +154,6 @@ class HealthView(QTabWidget):
         self.on_select = None   # callable(name) set by install()
         for w in (self.fragments, self.extents, self.space):
             w.fragmentSelected.connect(self.select)
-        self.fragments.run = lambda work, done: self.runner("fragments", work, done)
         self.currentChanged.connect(self._tab)
 
     @property
@@ -159,38 +161,44 @@ class HealthView(QTabWidget):
         """A computation for the document shown is still running."""
         return self.runner.busy
 
-    def set_document(self, doc) -> None:
-        """Show `doc`'s health when it is computed (`healthReady` then says what it is)."""
+    def clear(self, doc=None) -> None:
+        """Nothing shown, nothing computing (for `doc`, whose health is asked next)."""
         self.runner.cancel()
-        self.document = doc
+        self.document, self._base = doc, None
         self._space_done = False
         self.fragments.set_health(None, None)
         self.extents.set_data(None, {}, [])
         self.space.set_report(None)
+
+    def set_document(self, doc, member: Optional[str] = None,
+                     delay_ms: int = START_DELAY_MS) -> None:
+        """Show the health of `doc`'s array (or of its member array `member`, a folder or
+        URL from the group's member list) when it is computed (`healthReady` then says
+        what it is)."""
+        self.clear(doc)
         if doc is None or not getattr(doc, "is_dir", False):
             self.healthReady.emit(None)
             return
-        det = _Detached(doc)
+        self.runner.share_key(getattr(getattr(doc, "ctx", None), "key", None))
+        base = self._base = _task(doc, T.OPEN, member)
 
-        def compute(at):
-            return _safe(lambda: H.health(det, at))
+        def request(at, done) -> None:
+            self.runner("fragments", replace(base, what=T.AT, at=at), done)
 
         def opened(result) -> None:
             h, ext = result if result is not None else (None, None)
-            self.fragments.set_health(compute, h)
+            self.fragments.set_health(request, h)
             states = {f.name: f.state for f in h.fragments} if h else {}
             order = [f.name for f in h.fragments] if h else []
             self.extents.set_data(ext, states, order)
             self.healthReady.emit(h)
-        self.runner("open", lambda: (compute(None), _safe(lambda: H.extents(det))), opened,
-                    delay_ms=START_DELAY_MS)
+        self.runner("open", base, opened, delay_ms=delay_ms)
         if self.currentWidget() is self.space:
             self._tab(self.currentIndex())
 
     def _tab(self, _i: int) -> None:
-        if self.currentWidget() is self.space and not self._space_done and self.document:
-            det = _Detached(self.document)
-            self.runner("space", lambda: _safe(lambda: H.space(det)), self.space.set_report)
+        if self.currentWidget() is self.space and not self._space_done and self._base:
+            self.runner("space", replace(self._base, what=T.SPACE), self.space.set_report)
             self._space_done = True
 
     def select(self, name: Optional[str]) -> None:
@@ -203,14 +211,13 @@ class HealthView(QTabWidget):
 
 class GroupHealthView(QWidget):
     """The health view with, on a group, a box of its member arrays above it: the view shows
-    the member picked (a light document of its own, closed when another is picked)."""
+    the member picked."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.view = HealthView(self)
         self.members: List[Tuple[str, str]] = []    # (member path, folder or URL)
         self.group = None
-        self._member_doc = None
         self.bar = QWidget(self)
         row = QHBoxLayout(self.bar)
         row.setContentsMargins(4, 2, 4, 0)
@@ -227,25 +234,32 @@ class GroupHealthView(QWidget):
         self.bar.hide()
         self.box.currentIndexChanged.connect(self._picked)
 
-    def set_document(self, doc) -> bool:
-        """Show `doc` (its health arrives through `view.healthReady`); True when it is a
-        group with member arrays (the view then shows the first member)."""
-        self._close_member()
+    def set_document(self, doc) -> None:
+        """Show `doc`'s health (it arrives through `view.healthReady`); on a group with
+        member arrays (the worker lists them first), the first member's."""
         self.group, self.members = None, []
-        if doc is not None and getattr(doc, "is_dir", False):
-            # the member list is the group's own small files: cheap enough for this thread
-            self.members = _safe(lambda: H.group_arrays(doc)) or []
-        self.bar.setVisible(bool(self.members))
-        if not self.members:
+        self.bar.hide()
+        if doc is None or not getattr(doc, "is_dir", False):
             self.view.set_document(doc)
-            return False
+            return
+        self.view.clear(doc)
+        self.view.runner.share_key(getattr(getattr(doc, "ctx", None), "key", None))
+        self.view.runner("members", _task(doc, T.MEMBERS),
+                         lambda members: self._listed(doc, members or []),
+                         delay_ms=START_DELAY_MS)
+
+    def _listed(self, doc, members: List[Tuple[str, str]]) -> None:
+        self.members = members
+        self.bar.setVisible(bool(members))
+        if not members:
+            self.view.set_document(doc, delay_ms=0)
+            return
         self.group = doc
         self.box.blockSignals(True)
         self.box.clear()
-        self.box.addItems([m for m, _p in self.members])
+        self.box.addItems([m for m, _p in members])
         self.box.blockSignals(False)
         self._picked(0)
-        return True
 
     def pick_member_of(self, rel: str) -> None:
         """Show the member array holding `rel` (a path relative to the group), if any."""
@@ -258,25 +272,8 @@ class GroupHealthView(QWidget):
                 return
 
     def _picked(self, i: int) -> None:
-        if not 0 <= i < len(self.members) or self.group is None:
-            return
-        self._close_member()
-        group = self.group
-        self._member_doc = _safe(lambda: H.member_document(group, self.members[i][1]))
-        self.view.set_document(self._member_doc)
-
-    def _close_member(self) -> None:
-        if self._member_doc is not None:
-            self._member_doc.close()
-            self._member_doc = None
-
-
-def _safe(fn):
-    """The panels never take the window down: a failure shows as no data."""
-    try:
-        return fn()
-    except Exception:
-        return None
+        if 0 <= i < len(self.members) and self.group is not None:
+            self.view.set_document(self.group, self.members[i][1], delay_ms=0)
 
 
 def verdict_text(h: Optional[H.ArrayHealth]) -> str:
@@ -305,7 +302,8 @@ class _Follower:
 
 
 class _CloseWatch(QObject):
-    """Tells when the user closes the dock (its close button), not when it is hidden."""
+    """Calls `on_close` when the widget it watches is closed (a dock's close button, the
+    window's close), not when it is only hidden."""
 
     def __init__(self, parent, on_close: Callable[[], None]):
         super().__init__(parent)
@@ -399,9 +397,9 @@ def install(window) -> HealthView:
             dock.show()   # as a tab: computed once it is in front (`compute_if_shown`)
         compute_if_shown()
 
-    # Health reads every fragment's metadata (a thread that shares the interpreter lock with
-    # the window): it is computed only while the dock is shown; hidden (closed, or a tab
-    # behind another) nothing new starts, and a result still to come is dropped.
+    # Health reads every fragment's metadata (a worker process: cores the window and verify
+    # need): it is computed only while the dock is shown; hidden (closed, or a tab behind
+    # another) nothing new starts, and the work still running is killed.
     shown: Dict[str, object] = {"doc": None, "pending": False, "closed": False}
 
     def compute_if_shown(visible: Optional[bool] = None) -> None:
@@ -425,6 +423,7 @@ def install(window) -> HealthView:
 
     dock.toggleViewAction().triggered.connect(toggled)
     dock.installEventFilter(_CloseWatch(dock, lambda: shown.update(closed=True)))
+    window.installEventFilter(_CloseWatch(window, view.runner.worker.kill))   # quit: no wait
 
     window.state.subscribe(_Follower(state_changed))
     window.health_view, window.d_health, window.health_button = view, dock, button

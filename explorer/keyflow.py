@@ -96,7 +96,9 @@ class KeyFlow:
         if doc is None:
             self.bar.hide()
             return
-        n = sum(1 for node in doc.diagnostics() if KEY_HINT in (node.message or ""))
+        session = self.win.session
+        found = session.opened_diagnostics if session is not None else doc.diagnostics()
+        n = sum(1 for node in found if KEY_HINT in (node.message or ""))
         if n:
             self.bar.text.setText(f"<b>Encrypted.</b> {n} chunk{'s' * (n != 1)} cannot be "
                                   "decoded without the array's key.")

@@ -24,7 +24,7 @@ from .findbar import FindBar
 from .habits import install as install_habits
 from .hextabs import HexTabs
 from .inspector import Inspector
-from .loader import Loader
+from .loader import Loader, first_file
 from .menus import APP_NAME, MenusMixin
 from .navigation import NavigationMixin
 from .opening import OpeningMixin
@@ -182,7 +182,10 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_btn)
 
-    def set_document(self, doc) -> None:
+    def set_document(self, doc, first_later: bool = False) -> None:
+        """Show `doc` and select its first file; `first_later`: on the next turn of the
+        event loop (a background open: the panels' reset and the selection's work, tree
+        expansion, hex view, pipeline, are two shorter stalls, not one)."""
         self.tabs.clear_all()   # before closing the old sources: no view may read them after
         self.stage_tabs.clear()
         self.state.open(Session(doc))
@@ -201,25 +204,17 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         if root is not None:
             target = root
             if doc.is_dir:
-                target = self._first_file(root) or root
-            self.select_node(target)
+                target = first_file(root) or root   # built by the loader's thread
+            if first_later:
+                QTimer.singleShot(0, self, lambda: self._select_first(doc, target))
+            else:
+                self.select_node(target)
 
-    @staticmethod
-    def _first_file(root):
-        """The first file with bytes, depth first; a folder listed on expansion (a lazily
-        opened fragment) is listed on the way, no further than that file."""
-        stack = [root]
-        while stack:
-            n = stack.pop()
-            if n.kind == "file" and n.size > 0:
-                return n
-            if n.kind == "dir" and n.pending and getattr(n.children, "owner_fields", False):
-                if not getattr(n.children, "first_screen", True):
-                    continue   # listed when expanded (a folder of 10 000 empty files)
-                n.ensure_built()
-            if not n.is_lazy:
-                stack.extend(reversed(list(n.iter_children())))
-        return None
+    def _select_first(self, doc, target) -> None:
+        """The first selection of `doc`, unless another document or selection came first."""
+        if self.session is not None and self.session.document is doc and \
+                self.current_node is None:
+            self.select_node(target)
 
     def close_document(self) -> None:
         self.verifier.cancel()

@@ -44,7 +44,7 @@ class OpeningMixin(QMainWindow):
         def current_node(self): ...
         def recent(self) -> List[str]: ...
         def add_recent(self, path: str) -> None: ...
-        def set_document(self, doc) -> None: ...
+        def set_document(self, doc, first_later: bool = False) -> None: ...
         def select_node(self, node, origin: Optional[str] = None) -> None: ...
 
     def open_file_dialog(self) -> None:
@@ -94,7 +94,7 @@ class OpeningMixin(QMainWindow):
             except formats.OpenError as e:
                 self._load_failed(path, str(e))
                 return False
-            self._loaded(doc, 0.0)
+            self._loaded(doc, 0.0, sync=True)
             return True
         self.loader.open(path, key, as_format)
         return True
@@ -159,9 +159,9 @@ class OpeningMixin(QMainWindow):
         if not getattr(self, "quiet", False):
             QMessageBox.warning(self, APP_NAME, f"Cannot open {path}:\n{msg}")
 
-    def _loaded(self, doc, secs: float) -> None:
+    def _loaded(self, doc, secs: float, sync: bool = False) -> None:
         self._load_done_ui()
-        self.set_document(doc)
+        self.set_document(doc, first_later=not sync)
         n = len(doc.sources)
         self.st_value.setText(f"Opened {doc.path} ({doc.format or 'plain bytes'}, {n} file"
                               f"{'s' * (n != 1)}{f', {secs * 1000:.0f} ms' if secs else ''})")

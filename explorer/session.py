@@ -20,6 +20,15 @@ class Session:
         self._keep: List[object] = []
         self._derived_seen = len(document.derived)
         self._builds_seen = builds()
+        self._opened_diagnostics: Optional[List[Node]] = None
+
+    @property
+    def opened_diagnostics(self) -> List[Node]:
+        """The tree's diagnostics as it was opened: one walk for every panel that shows
+        them on a new document (a tree of 1 000 fragments was walked three times)."""
+        if self._opened_diagnostics is None:
+            self._opened_diagnostics = self.document.diagnostics()
+        return self._opened_diagnostics
 
     def _fresh(self) -> bool:
         """Derived sources made since the index was built (a Zarr chunk decoded when its

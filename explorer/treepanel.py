@@ -43,6 +43,9 @@ class TreePanel(QWidget):
         self.model = NodeTreeModel(None, self)
         self.view = NodeTreeView(self)
         self.view.setModel(self.model)
+        # a long name loses its middle: fragments (`__t1_t2_uuid_v`) keep their time and
+        # the end of their uuid, and stay told apart in a narrow tree
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         hdr = self.view.header()
         hdr.setStretchLastSection(False)
         hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)

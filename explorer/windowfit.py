@@ -83,8 +83,9 @@ def scroll_dock(dock: QDockWidget) -> QScrollArea:
 
 
 def fit_name_column(window) -> None:
-    """The Name column follows its content, up to a share of the tree; in a narrow tree the
-    names take nearly all of it (values and offsets scroll) and levels indent less."""
+    """The Name column follows its content (the rows on screen), up to a share of the tree;
+    in a narrow tree the names take nearly all of it (values and offsets scroll) and levels
+    indent less."""
     view = window.tree.view
     vw = view.viewport().width()
     narrow = vw < NARROW_TREE
@@ -104,6 +105,9 @@ def install(window) -> None:
     window.st_value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     hdr = window.tree.view.header()
     hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+    # the Name column fits the rows on screen: Qt's default measures 1 000 rows, each a
+    # call into the model (a folder of 1 000 fragments stalled the window at every fit)
+    hdr.setResizeContentsPrecision(0)
     window.tree.view.expanded.connect(lambda _i: fit_name_column(window))
     def opened(doc) -> None:
         fit_name_column(window)
@@ -149,6 +153,13 @@ def share_docks(window) -> None:
         # on a short screen most of the column (at least 8 cell rows at 1024×700)
         window.resizeDocks([window.d_inspector, window.d_pipeline], [1, 4] if short else [2, 3],
                            Qt.Orientation.Vertical)
+    # a narrow window: the bottom docks (Diagnostics' messages) take the width under the
+    # tree too (between the side docks they had ~460 px at 1024); the right column (the
+    # pipeline's cells) keeps the full height. A wide one gives both sides full height.
+    narrow = w < 1300
+    window.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.BottomDockWidgetArea
+                     if narrow else Qt.DockWidgetArea.LeftDockWidgetArea)
+    window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
     bottom = [d for d in (window.d_diag, getattr(window, "d_health", None))
               if isinstance(d, QDockWidget) and d.isVisible()]
     if short and bottom:

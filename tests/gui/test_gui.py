@@ -41,10 +41,12 @@ def win(qtbot, tmp_path):
 
 
 def _open(qtbot, win, path):
-    """Open through the background loader and wait for it."""
+    """Open through the background loader and wait for it (and for the first selection,
+    made on the next turn of the event loop)."""
     with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
         win.open_path(path)
     assert win.session is not None
+    qtbot.waitUntil(lambda: win.current_node is not None, timeout=WAIT_MS)
     return win.session.document
 
 

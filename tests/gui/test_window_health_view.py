@@ -61,13 +61,13 @@ def test_health_is_not_computed_while_its_dock_is_closed(qtbot, tmp_path):
     assert win.open_path(sample, sync=True)
     view = win.health_view
     qtbot.waitUntil(lambda: not view.busy and bool(view.fragments.timeline.rows), timeout=60000)
-    ran = len(view.runner.threads)
+    ran = len(view.runner.ran)
     win.d_health.close()                     # the user closes it
     assert win.open_path(sample, sync=True)  # again: a new document
     qtbot.wait(2 * 1500 + 200)               # past the health job's start delay
-    assert len(view.runner.threads) == ran and not view.busy
+    assert len(view.runner.ran) == ran and not view.busy
     assert not win.d_health.isVisible()
     win.d_health.toggleViewAction().trigger()   # View ▸ Health
     assert win.d_health.isVisible()
-    qtbot.waitUntil(lambda: len(view.runner.threads) > ran and not view.busy, timeout=60000)
+    qtbot.waitUntil(lambda: len(view.runner.ran) > ran and not view.busy, timeout=60000)
     assert view.fragments.timeline.rows

@@ -4,8 +4,11 @@
   orphan), in a real `arrayscope PATH` process (offscreen).
 - Event-loop latency on a many-fragment array (tiledb-py, one write per fragment): the
   longest gap between the ticks of a 10 ms QTimer while the window opens it, verifies it
-  and computes its health. Printed in the default run; asserted (≤ 100 ms, DESIGN.md's
-  budget) only in the slow one, with 1 000 fragments."""
+  and computes its health, asserted ≤ 100 ms (DESIGN.md's budget) in the slow run, with
+  1 000 fragments. The default run asserts what keeps it there, without a clock: the
+  health work runs in a process that is not the window's, and the GUI thread's jobs whose
+  size the fragment count sets (the timeline's paint, the tree's name-column fit) touch
+  only the rows on screen."""
 from __future__ import annotations
 
 import os
@@ -93,27 +96,65 @@ def _max_gap_ms(qtbot, tmp_path, uri) -> float:
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
     qtbot.wait(50)
-    with qtbot.waitSignal(win.verifier.done, timeout=600000):
-        win.open_path(uri)
-    view = win.health_view
-    qtbot.waitUntil(lambda: not view.busy and bool(view.fragments.timeline.rows),
-                    timeout=600000)
+    _settled(qtbot, win, uri)
     timer.stop()
     gaps = np.diff(np.asarray(ticks)) * 1000
     return float(gaps.max())
 
 
-def test_event_loop_latency_100_fragments(qtbot, tmp_path):
-    uri = _fragments(tmp_path, 100)
-    gap = _max_gap_ms(qtbot, tmp_path, uri)
-    print(f"\nevent loop, 100 fragments (open, verify, health): longest stall {gap:.0f} ms "
-          f"(budget 100 ms; cores: {os.cpu_count()})")
-    assert gap > 0
+def _settled(qtbot, win, uri) -> None:
+    with qtbot.waitSignal(win.verifier.done, timeout=600000):
+        win.open_path(uri)
+    view = win.health_view
+    qtbot.waitUntil(lambda: not view.busy and bool(view.fragments.timeline.rows),
+                    timeout=600000)
+
+
+def test_many_fragments_keep_the_gui_thread_to_the_rows_on_screen(qtbot, tmp_path):
+    n = 60
+    uri = _fragments(tmp_path, n)
+    win = open_window(qtbot, tmp_path)
+    _settled(qtbot, win, uri)
+    view = win.health_view
+    # every health computation ran in the worker process, none in the window's
+    pids = {pid for _slot, pid in view.runner.ran}
+    assert view.runner.ran and len(pids) == 1 and os.getpid() not in pids and 0 not in pids
+    timeline = view.fragments.timeline
+    assert len(timeline.rows) == n
+    # the timeline (n rows, 22 px each) paints the rows exposed, not all n
+    view.setCurrentWidget(view.fragments)
+    timeline.repaint()
+    shown = timeline.visibleRegion().boundingRect().height() // timeline.ROW + 2
+    assert timeline.height() >= n * timeline.ROW and 0 < timeline.painted_rows <= shown < n
+    # the Name column's fit asks the model about the rows on screen, not about the n
+    # fragment folders of the expanded __fragments
+    from arrayscope.explorer.windowfit import fit_name_column
+
+    tree = win.tree.view
+    frags = win.session.root.find("__fragments")
+    win.tree.select_node(frags)
+    tree.expand(tree.currentIndex())
+    qtbot.wait(50)
+    from PySide6.QtWidgets import QStyledItemDelegate
+
+    assert tree.model().rowCount(tree.currentIndex()) == n
+    asked = set()
+
+    class Counting(QStyledItemDelegate):   # the fit measures each row through its delegate
+        def sizeHint(self, option, index):
+            asked.add(index.internalId())
+            return super().sizeHint(option, index)
+    counting = Counting(tree)
+    tree.setItemDelegateForColumn(0, counting)
+    fit_name_column(win)
+    on_screen = tree.viewport().height() // max(1, tree.sizeHintForRow(0)) + 4
+    assert 0 < len(asked) <= on_screen < n
 
 
 @pytest.mark.slow
 def test_event_loop_latency_1000_fragments_within_budget(qtbot, tmp_path):
     uri = _fragments(tmp_path, 1000)
     gap = _max_gap_ms(qtbot, tmp_path, uri)
-    print(f"\nevent loop, 1000 fragments: longest stall {gap:.0f} ms (cores: {os.cpu_count()})")
+    print(f"\nevent loop, 1000 fragments (open, verify, health): longest stall {gap:.0f} ms "
+          f"(budget 100 ms; cores: {os.cpu_count()})")
     assert gap <= 100

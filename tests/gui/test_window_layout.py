@@ -148,3 +148,60 @@ def test_diagnostics_source_keeps_the_member(qtbot):
                 Row("error", "y", "ms/X/__fragments/F/a1.tdb", 36, "g/ms/X/b")])
     shown = [m.data(m.index(r, 2), Qt.ItemDataRole.DisplayRole) for r in range(2)]
     assert shown == ["ms/…/a0.tdb", "ms/…/a1.tdb"]
+
+
+def _open_damaged(qtbot, tmp_path, size):
+    from tests.support.gui_helpers import corrupted_dense_sample
+
+    win = open_window(qtbot, tmp_path)
+    win.resize(*size)
+    qtbot.waitUntil(lambda: (win.width(), win.height()) == size, timeout=WAIT_MS)
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
+        assert win.open_path(corrupted_dense_sample(tmp_path), sync=True)
+    from arrayscope.explorer.windowfit import share_docks
+
+    share_docks(win)
+    win.d_diag.raise_()   # its tab in front of Health's
+    qtbot.wait(50)
+    return win
+
+
+def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
+    """Issue 28 item 4: the Diagnostics dock spans the window's width in a narrow window
+    and its message column gets at least half of the table (it was ~8 characters: the
+    other columns kept fixed widths between the side docks); the other columns elide in
+    the middle and the tooltip holds the whole text; fragment names elide in the middle."""
+    win = _open_damaged(qtbot, tmp_path, (1024, 700))
+    view = win.diag.view
+    assert win.diag.model.rows, "verify found the flipped byte"
+    assert win.d_diag.width() >= win.width() - win.d_inspector.width() - 12   # below the tree
+    vw = view.viewport().width()
+    widths = [view.columnWidth(c) for c in range(5)]
+    assert widths[1] >= vw // 2 and widths[1] >= 60 * view.fontMetrics().averageCharWidth()
+    assert sum(widths) <= vw + 2              # no column pushed out of sight
+    assert view.textElideMode() == Qt.TextElideMode.ElideMiddle
+    idx = win.diag.proxy.index(0, 1)
+    row = win.diag.model.rows[win.diag.proxy.mapToSource(idx).row()]
+    assert row.message in idx.data(Qt.ItemDataRole.ToolTipRole)
+    assert win.tree.view.textElideMode() == Qt.TextElideMode.ElideMiddle
+    assert win.browser.textElideMode() == Qt.TextElideMode.ElideMiddle
+    # the right column keeps the full height: the pipeline's Cells pane shows >= 8 rows
+    frag = next(win.session.document.root.find("__fragments").iter_children())
+    win.select_node(frag["a0.tdb"]["Tile 1"]["Chunk 1"])
+    cells = win.pipeline.cells_pane.view
+    qtbot.waitUntil(lambda: cells.model() is not None and cells.model().rowCount() >= 8,
+                    timeout=WAIT_MS)
+    qtbot.wait(50)
+    assert cells.viewport().height() // cells.rowHeight(0) >= 8
+
+
+def test_docks_scale_at_2560_by_1440(qtbot, tmp_path):
+    """Issue 28 item 4: on a large screen the side docks take their share of the width
+    (the Structure dock stayed ~480 px at 2560) and the bottom docks leave the side docks
+    their full height."""
+    win = _open_damaged(qtbot, tmp_path, (2560, 1440))
+    assert win.d_tree.width() >= int(2560 * 0.19)
+    assert win.d_inspector.width() >= int(2560 * 0.19)
+    assert win.corner(Qt.Corner.BottomLeftCorner) == Qt.DockWidgetArea.LeftDockWidgetArea
+    view = win.diag.view
+    assert view.columnWidth(1) >= view.viewport().width() // 2
