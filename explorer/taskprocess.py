@@ -84,8 +84,7 @@ class TaskProcess(QObject):
         proc.setProcessChannelMode(QProcess.ProcessChannelMode.ForwardedErrorChannel)
         proc.readyReadStandardOutput.connect(self._read)
         proc.finished.connect(lambda code, _status, p=proc: self._ended(p, code))
-        proc.errorOccurred.connect(   # never started: no `finished` will come
-            lambda err, p=proc: err == QProcess.ProcessError.FailedToStart and self._ended(p, -1))
+        proc.errorOccurred.connect(lambda err, p=proc: self._start_failed(p, err))
         self._proc = proc
         proc.start()
         self.pid = int(proc.processId())   # known once forked; writes wait for the start
@@ -119,6 +118,10 @@ class TaskProcess(QObject):
             done = self._waiting.popleft() if self._waiting else None
             if done is not None:
                 done(ok, value)
+
+    def _start_failed(self, proc: QProcess, err: QProcess.ProcessError) -> None:
+        if err == QProcess.ProcessError.FailedToStart:   # no `finished` will come
+            self._ended(proc, -1)
 
     def _ended(self, proc: QProcess, code: int) -> None:
         if proc is not self._proc:
