@@ -60,6 +60,8 @@ FILE_SIZE = "fragment-file-size"             # a data file's size vs the footer 
 # What makes libtiledb refuse (or misread) the array as a whole (tiledb/reader_faults.py)
 METADATA_MISSING = "fragment-metadata-missing"  # a committed fragment without its
                                              # __fragment_metadata.tdb: opening fails
+EMPTY_TILE_UNREADABLE = "empty-tile-unreadable"  # an empty var tile libtiledb wrote through
+                                             # a shuffle then a checksum / AES: it cannot read it
 READ_TWICE = "fragment-read-twice"           # a consolidated fragment and one it replaced,
                                              # both read: duplicates allowed, cells twice
 NO_SCHEMA = "schema-missing"                 # an array folder without schema, or a fragment

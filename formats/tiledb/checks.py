@@ -343,6 +343,9 @@ def check_fragments_one(document, array, f, known: Optional[tuple] = None) -> Li
                            f"fragment name says format version {f.version}, its footer says "
                            f"{fm.version}"))
     out.extend(_check_sizes(document, array, f, where))
+    from .reader_faults import check_unreadable_empty_tiles
+
+    out.extend(check_unreadable_empty_tiles(document, array, f))
     return out
 
 

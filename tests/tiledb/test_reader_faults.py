@@ -271,3 +271,53 @@ def test_split_into_tasks_gives_the_same_findings(clean):
     finally:
         doc.close()
     assert split == whole
+
+
+_EMPTY_TILE_CASES = [   # (filters of the var attribute, encrypted, libtiledb 2.30 reads it)
+    (("BS", "MD5"), False, False),
+    (("XOR", "SHA"), False, False),
+    (("BitS",), True, False),
+    (("BS", "NoOp", "MD5"), False, False),
+    (("NoOp", "BS", "MD5"), False, True),
+    (("BS", "Zstd", "MD5"), False, True),
+    (("BS",), False, True),
+]
+
+
+@pytest.mark.parametrize("names, encrypted, reads", _EMPTY_TILE_CASES,
+                         ids=["-".join(c[0]) + ("-aes" if c[1] else "") for c in _EMPTY_TILE_CASES])
+def test_empty_var_tile_libtiledb_cannot_read(tmp_path, names, encrypted, reads):
+    """A var tile of '' cells written through a shuffle and then a checksum or AES: libtiledb
+    writes it and cannot read it back; verify warns (a writer bug), and only then."""
+    import numpy as np
+    import tiledb
+
+    from arrayscope import formats
+    from arrayscope.formats.verify import verify_report
+
+    made = {"BS": tiledb.ByteShuffleFilter, "BitS": tiledb.BitShuffleFilter,
+            "XOR": tiledb.XORFilter, "MD5": tiledb.ChecksumMD5Filter,
+            "SHA": tiledb.ChecksumSHA256Filter, "NoOp": tiledb.NoOpFilter,
+            "Zstd": tiledb.ZstdFilter}
+    key = "0123456789abcdeF0123456789abcdeF"
+    ctx = tiledb.Ctx({"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": key}
+                     if encrypted else {})
+    uri = str(tmp_path / "a")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 9), tile=10, dtype="int32"), ctx=ctx)
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, ctx=ctx, attrs=[
+        tiledb.Attr("a", dtype=str, var=True, filters=[made[n]() for n in names], ctx=ctx)]),
+        ctx=ctx)
+    with tiledb.open(uri, "w", ctx=ctx) as A:
+        A[np.array([1, 2], dtype="int32")] = {"a": np.array(["", ""], dtype=object)}
+    try:
+        with tiledb.open(uri, ctx=ctx) as A:
+            assert list(A[:]["a"]) == ["", ""]
+        read = True
+    except tiledb.TileDBError as e:
+        assert "no current buffer" in str(e)
+        read = False
+    assert read == reads
+    report = verify_report(formats.open(uri, key=key.encode() if encrypted else None))
+    found = [(f.status, f.code) for f in report.findings]
+    assert found == ([] if reads else [("warning", "empty-tile-unreadable")])
+    assert report.exit_code() == 0

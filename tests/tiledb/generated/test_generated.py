@@ -112,9 +112,24 @@ tiledb.Array.create(uri, schema, ctx=ctx)
 with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
     A[1:8] = {'a0': np.array(['a', 'bb', 'bb', '', 'ccc', 'a', 'a'], dtype=object)}
 """),
+    # libtiledb cannot read an empty var tile it wrote through ByteShuffle then AES: verify
+    # warns (empty-tile-unreadable) and the read is confirmed to fail
+    GenScript(key='0123456789abcdeF0123456789abcdeF', write_times=[1], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx({'sm.encryption_type': 'AES_256_GCM',
+                  'sm.encryption_key': '0123456789abcdeF0123456789abcdeF'})
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 1), tile=1, dtype='int8'), ctx=ctx)
+attrs = [tiledb.Attr('a1', dtype=str, var=True, filters=[tiledb.ByteShuffleFilter()])]
+schema = tiledb.ArraySchema(domain=dom, sparse=True, attrs=attrs, capacity=1, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
+    A[np.array([1], dtype='int8')] = {'a1': np.array([''], dtype=object)}
+"""),
 ]
 
 
-@pytest.mark.parametrize("script", REGRESSIONS, ids=["empty-tile-noop-md5", "rle-offsets-stats"])
+@pytest.mark.parametrize("script", REGRESSIONS, ids=["empty-tile-noop-md5", "rle-offsets-stats",
+                                                     "empty-tile-byteshuffle-aes"])
 def test_regression(script):
     run_one(script, known=False)
