@@ -102,33 +102,10 @@ class HexView(QAbstractScrollArea):
         self.ranges.set_node_ranges(primary, ancestors)
         self.viewport().update()
 
-    # ---- geometry (the layout's, for the window's features and tests) -----------------
+    # ---- geometry (the layout's; rows on screen at the viewport's height now) -----------
     @property
     def bpr(self) -> int:
         return self.table_layout.bpr
-
-    @property
-    def bpr_mode(self) -> int:
-        return self.table_layout.bpr_mode
-
-    @property
-    def lh(self) -> int:
-        return self.table_layout.lh
-
-    @property
-    def cw(self) -> float:
-        return self.table_layout.cw
-
-    @property
-    def header_h(self) -> int:
-        return self.table_layout.header_h
-
-    def hex_x(self, col: int) -> float:
-        return self.table_layout.hex_x(col)
-
-    @property
-    def total_rows(self) -> int:
-        return self.table_layout.total_rows
 
     @property
     def visible_rows(self) -> int:
@@ -212,7 +189,7 @@ class HexView(QAbstractScrollArea):
     def resizeEvent(self, e) -> None:
         super().resizeEvent(e)
         self._place_side()
-        if not self.bpr_mode:
+        if not self.table_layout.bpr_mode:
             self._fit_bpr()
         self._layout().clamp_top()
         self._update_bar()

@@ -90,9 +90,9 @@ def test_click_byte_selects_tree_node(qtbot, win, array_dir):
     view = win.tabs.current_view()
     target = tile["Chunk 1"]["Chunk metadata length"]
     off = target.offset + 2
-    row = off // view.bpr - view.top_row
-    x = int(view.hex_x(off % view.bpr) + view.cw)
-    y = int(view.header_h + row * view.lh + view.lh / 2)
+    lay = view.table_layout
+    x = int(lay.hex_x(off % lay.bpr) + lay.cw)
+    y = int(lay.row_y(off // lay.bpr) + lay.lh / 2)
     from PySide6.QtTest import QTest
 
     QTest.mouseClick(view.viewport(), Qt.LeftButton, Qt.NoModifier, QPoint(x, y))
@@ -222,7 +222,7 @@ def test_sparse_gigabyte_file_paints(qtbot, win, tmp_path):
     view.viewport().render(img)
     assert not img.isNull()
     view.set_cursor((1 << 30) - 1)
-    assert view.top_row + view.visible_rows >= view.total_rows
+    assert view.top_row + view.visible_rows >= view.table_layout.total_rows
     view.viewport().render(img)
     win.goto(0x1234_5678)
     assert view.cursor_offset == 0x1234_5678

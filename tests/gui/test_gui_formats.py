@@ -36,9 +36,9 @@ def _open(qtbot, win, path, verified=True):
 
 def _click_byte(view, off):
     view.scroll_to(off)
-    row = off // view.bpr - view.top_row
-    x = int(view.hex_x(off % view.bpr) + view.cw)
-    y = int(view.header_h + row * view.lh + view.lh / 2)
+    lay = view.table_layout
+    x = int(lay.hex_x(off % lay.bpr) + lay.cw)
+    y = int(lay.row_y(off // lay.bpr) + lay.lh / 2)
     QTest.mouseClick(view.viewport(), Qt.LeftButton, Qt.NoModifier, QPoint(x, y))
     assert view.cursor_offset == off
 

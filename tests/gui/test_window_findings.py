@@ -88,9 +88,10 @@ def test_hex_view_paints_marked_bytes_red(qtbot):
     view.set_cursor(200)                       # the cursor box away from both probes
     view.set_marks([(16, 32, "error")])        # the whole second row
     img = view.viewport().grab().toImage()
-    y = view.header_h + view.lh + view.lh // 2          # second row
-    y_clean = view.header_h + 3 * view.lh + view.lh // 2
-    x = int(view.hex_x(4) - view.cw * 0.3)              # between two hex cells: background
+    lay = view.table_layout
+    y = lay.header_h + lay.lh + lay.lh // 2             # second row
+    y_clean = lay.header_h + 3 * lay.lh + lay.lh // 2
+    x = int(lay.hex_x(4) - lay.cw * 0.3)                # between two hex cells: background
     marked, clean = img.pixelColor(x, y), img.pixelColor(x, y_clean)
     assert marked.red() > marked.green() + 20 and marked.red() > marked.blue() + 20
     assert abs(clean.red() - clean.green()) < 10

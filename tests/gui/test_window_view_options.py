@@ -32,7 +32,7 @@ def test_bytes_per_row_and_overview(qtbot, tmp_path):
     vo = win.view_options
     # Auto: 32 at this width, 64 on a wide screen, 8 in a narrow one
     view.resize(1400, 500)
-    assert view.bpr == 32 and view.bpr_mode == 0
+    assert view.bpr == 32 and view.table_layout.bpr_mode == 0
     view.resize(2400, 500)
     assert view.bpr == 64
     view.resize(520, 500)
