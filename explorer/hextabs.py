@@ -7,28 +7,21 @@ from typing import Dict, List, Optional
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QTabWidget
 
+from arrayscope.formats import registry
+
 from .hexview import HexView
-from .state import AppState, Event, SelectionChanged
+from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 MAX_FILE_TABS = 8   # more file tabs close the least recently used (stage outputs stay)
 
 
-def tab_title(source) -> str:
-    """A short title; the tab bar elides it in the middle when space runs out."""
+def tab_title(source, document=None) -> str:
+    """A short title (the format's, where a base name says too little); the tab bar elides
+    it in the middle when space runs out."""
     name = getattr(source, "name", str(source))
     if getattr(source, "origin", None) is not None or getattr(source, "parent", None) is not None:
         return "⤷ " + name
-    parts = name.split("/")
-    base = parts[-1]
-    if len(parts) > 1 and len(base) <= 4:
-        # a Zarr chunk key ("c/0/1", "0.1" under a group): the whole key says which chunk
-        return name if len(name) <= 28 else "…" + name[-27:]
-    if len(parts) > 1 and base.endswith(".tdb") and parts[-2].startswith("__") and len(parts[-2]) > 20:
-        # a fragment's file: say which fragment (its first timestamp's tail)
-        frag = parts[-2].split("_")
-        if len(frag) > 2 and frag[2].isdigit():
-            base = f"…{frag[2][-5:]}/{base}"
-    return base
+    return registry.source_title(document, name) or name.split("/")[-1]
 
 
 class HexTabs(QTabWidget):
@@ -49,6 +42,7 @@ class HexTabs(QTabWidget):
         self.tabCloseRequested.connect(self._close)
         self.currentChanged.connect(self._changed)
         self.on_new_view = None  # callback(view) to connect signals
+        self.document = None     # the open document (its format titles the tabs)
 
     def view_for(self, source, create: bool = True, activate: bool = True) -> Optional[HexView]:
         v = self._views.get(id(source))
@@ -61,7 +55,7 @@ class HexTabs(QTabWidget):
                 self.on_new_view(v)
             self.viewCreated.emit(v)
             self._evict()
-            i = self.addTab(v, tab_title(source))
+            i = self.addTab(v, tab_title(source, self.document))
             tip = getattr(source, "name", "")
             origin = getattr(source, "origin", None)
             if origin:
@@ -73,6 +67,8 @@ class HexTabs(QTabWidget):
         return v
 
     def state_changed(self, state: AppState, event: Event) -> None:
+        if isinstance(event, DocumentChanged):
+            self.document = state.session.document if state.session is not None else None
         if isinstance(event, SelectionChanged):
             self.show_node(event.node, event.origin)
 

@@ -190,8 +190,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self.stage_tabs.clear()
         self.state.open(Session(doc))
         self.path = doc.path
-        self.d_browser.setWindowTitle({"scdl": "Archive", "zarr": "Hierarchy"}.get(doc.format, "Array"))
-        self.d_browser.setVisible(doc.is_dir)
+        self._show_browser_dock(doc)
         self.verifier.cancel()
         if os.path.exists(doc.path):   # not a URL: verifying reads every tile (requests, bytes)
             self.diag.set_verifying(True)

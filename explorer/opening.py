@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
 
+from arrayscope.formats import registry
 from arrayscope.formats.remote import is_url
 
 from . import startpage
@@ -130,6 +131,11 @@ class OpeningMixin(QMainWindow):
         self.progress.setVisible(False)
         self.cancel_btn.setVisible(False)
 
+    def _show_browser_dock(self, doc) -> None:
+        """The Array dock, shown for a directory, titled with its format's word for one."""
+        self.d_browser.setWindowTitle(registry.browser_title(doc))
+        self.d_browser.setVisible(doc.is_dir)
+
     def _restore_browser(self) -> None:
         """After a cancelled or failed open: the Array dock shows the current document again
         (or nothing, hidden, when there is none)."""
@@ -141,8 +147,7 @@ class OpeningMixin(QMainWindow):
             self.d_browser.hide()
             return
         self.browser.set_root(doc)
-        self.d_browser.setWindowTitle({"scdl": "Archive", "zarr": "Hierarchy"}.get(doc.format, "Array"))
-        self.d_browser.setVisible(doc.is_dir)
+        self._show_browser_dock(doc)
         if self.current_node is not None:
             self.browser.select_file_of(self.current_node)
 

@@ -368,12 +368,20 @@ class FormatPlugin(Protocol):
     `open_model(document, path)` (the model without the tree, for `values`),
     `health` / `extents` / `space` (`formats.health`), `member_names` / `member_document`
     (a group's member arrays, `--array`), `array_summary(document) -> Optional[SummaryRow]`
-    (the array as a whole, for the Array dock; None: the dock lists the folders and files)."""
+    (the array as a whole, for the Array dock; None: the dock lists the folders and files),
+    `source_title(name) -> Optional[str]` (a hex tab's title for a file of the dataset,
+    where its base name says too little; None: the base name).
+
+    The window reads what it shows differently by format from these members
+    (`registry`), never from a format's name."""
 
     name: str
     detection: Detection
     # Shown in the pipeline panel when nothing is selected (what this format stores).
     pipeline_hint: str
+    # What the window calls a directory of this format ("Array", "Archive", "Hierarchy"):
+    # the title of the dock that lists it.
+    browser_title: str
 
     def container_of(self, path: str) -> Optional[str]: ...
 

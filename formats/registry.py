@@ -129,3 +129,16 @@ def array_summary(document):
 def pipeline_hint(document) -> str:
     p = plugin_named(getattr(document, "format", None))
     return getattr(p, "pipeline_hint", "") or "Select a tile or a chunk to see its filter pipeline."
+
+
+def browser_title(document) -> str:
+    """What the document's format calls a directory of it (the Array dock's title)."""
+    p = plugin_named(getattr(document, "format", None))
+    return getattr(p, "browser_title", "") or "Array"
+
+
+def source_title(document, name: str) -> Optional[str]:
+    """The format's short title for the dataset file `name`, None when its base name will do."""
+    p = plugin_named(getattr(document, "format", None))
+    fn = getattr(p, "source_title", None)
+    return fn(name) if fn is not None else None

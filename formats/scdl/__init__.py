@@ -22,6 +22,7 @@ class _ScdlPlugin:
     detection = _archive.DETECTION
     pipeline_hint = ("SCDL arrays are stored raw (no filters, no codecs): their values are the "
                      "tree's nodes and the hex view's bytes.")
+    browser_title = "Archive"
     open_dir = staticmethod(_archive.open_dir)
     container_of = staticmethod(_archive.container_of)
     open_file_in = staticmethod(_archive.open_file_in)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 from . import layout
 
@@ -10,6 +11,19 @@ class _TileDBPlugin:
     name = "tiledb"
     detection = layout.DETECTION
     pipeline_hint = "Select a tile or a chunk to see its filter pipeline."
+    browser_title = "Array"
+
+    @staticmethod
+    def source_title(name: str) -> Optional[str]:
+        """A fragment's file (`__t1_t2_uuid_v/a0.tdb`): which fragment, by the tail of its
+        first timestamp, beside the file."""
+        parts = name.split("/")
+        if len(parts) > 1 and parts[-1].endswith(".tdb") and parts[-2].startswith("__") \
+                and len(parts[-2]) > 20:
+            frag = parts[-2].split("_")
+            if len(frag) > 2 and frag[2].isdigit():
+                return f"…{frag[2][-5:]}/{parts[-1]}"
+        return None
 
     def open_dir(self, document, path: str):
         if not layout.is_array_dir(path) and layout.is_group_dir(path):

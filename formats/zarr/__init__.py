@@ -27,6 +27,15 @@ class ZarrPlugin:
     name = "zarr"
     detection = tree.DETECTION
     pipeline_hint = "Select a chunk file (or a record) to see its codec chain and its records."
+    browser_title = "Hierarchy"
+
+    @staticmethod
+    def source_title(name: str) -> Optional[str]:
+        """A chunk key ("c/0/1", "0.1" under a group): the whole key says which chunk."""
+        parts = name.split("/")
+        if len(parts) > 1 and len(parts[-1]) <= 4:
+            return name if len(name) <= 28 else "…" + name[-27:]
+        return None
 
     # ---- detection -----------------------------------------------------------------------
 
