@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTree
 
 from arrayscope.formats import registry
 from arrayscope.formats.plugin import generic_entry_text
+from arrayscope.formats.status import Status
 
 from . import theme
 from .background import BackgroundJob
@@ -127,8 +128,8 @@ class ArrayBrowser(QTreeWidget):
         if row.node is not None:
             it.setData(0, Qt.ItemDataRole.UserRole, row.node)
             self._items.setdefault(id(row.node), it)
-            worst = _worst(row.node) if row.node.kind != "dir" else "ok"
-            it.setIcon(0, theme.status_icon(worst) if worst != "ok"
+            worst = _worst(row.node) if row.node.kind != "dir" else Status.OK
+            it.setIcon(0, theme.status_icon(worst) if worst != Status.OK
                        else theme.kind_icon(row.node.kind))
         if row.load is not None:   # its rows are made (fragment footers read) when expanded
             it.setData(0, LAZY_ROW, row)
@@ -223,13 +224,13 @@ class ArrayBrowser(QTreeWidget):
             worst = _max(worst, self._add_children(it, node))
         else:
             worst = _worst(node)
-        it.setIcon(0, theme.status_icon(worst) if worst != "ok" else theme.kind_icon(node.kind))
-        if worst != "ok":
+        it.setIcon(0, theme.status_icon(worst) if worst != Status.OK else theme.kind_icon(node.kind))
+        if worst != Status.OK:
             it.setToolTip(0, f"{node.path()}\n{worst}s inside: see Diagnostics")
         return it, worst
 
-    def _add_children(self, it: QTreeWidgetItem, node) -> str:
-        worst = "ok"
+    def _add_children(self, it: QTreeWidgetItem, node) -> Status:
+        worst = Status.OK
         for c in node.iter_children():
             if c.kind in ("dir", "file"):
                 ci, w = self._add(it, c)
@@ -278,7 +279,7 @@ class ArrayBrowser(QTreeWidget):
         it.setText(1, generic_entry_text(node))   # now with what opening it found
         it.setText(2, f"{node.child_count()}")
         it.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if worst != "ok":
+        if worst != Status.OK:
             it.setIcon(0, theme.status_icon(worst))
 
     def select_file_of(self, node) -> None:
@@ -317,19 +318,18 @@ class ArrayBrowser(QTreeWidget):
             self.nodeActivated.emit(n)
 
 
-def _max(a: str, b: str) -> str:
-    rank = {"ok": 0, "warning": 1, "error": 2}
-    return a if rank[a] >= rank[b] else b
+def _max(a: Status, b: Status) -> Status:
+    return a if Status(a).rank >= Status(b).rank else b
 
 
-def _worst(node, limit: int = 20000) -> str:
+def _worst(node, limit: int = 20000) -> Status:
     """The worst status at or under `node` (non-lazy; bounded walk)."""
-    worst = "ok"
+    worst = Status.OK
     for i, n in enumerate(node.walk()):
-        if n.status == "error":
-            return "error"
-        if n.status == "warning":
-            worst = "warning"
+        if n.status == Status.ERROR:
+            return Status.ERROR
+        if n.status == Status.WARNING:
+            worst = Status.WARNING
         if i > limit:
             break
     return worst

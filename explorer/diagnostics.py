@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from arrayscope.formats.findings import AES_TAG, WRONG_KEY, Finding
+from arrayscope.formats.status import Status
 
 from . import theme
 from .state import AppState, DocumentChanged, Event, FindingsAdded
@@ -153,7 +154,7 @@ class DiagnosticsModel(QAbstractTableModel):
             return r
         if role == _USERROLE + 1:  # sort keys
             if c == 0:
-                return 0 if r.status == "error" else 1
+                return 0 if r.status == Status.ERROR else 1
             if c == 3:
                 return -1 if r.offset is None else r.offset
             return self.data(index, Qt.ItemDataRole.DisplayRole)
@@ -295,7 +296,7 @@ class DiagnosticsPanel(QWidget):
 
     def _update_summary(self) -> None:
         rows = self.model.rows
-        errors = sum(1 for r in rows if r.status == "error")
+        errors = sum(1 for r in rows if r.status == Status.ERROR)
         warns = len(rows) - errors
         state = getattr(self, "_verify_state", "")
         text = (f"{errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from arrayscope.formats.source import FileSource
+from arrayscope.formats.status import Status
 
 from .background import BackgroundJob
 from .bytediff import DiffRange, diff_ranges
@@ -153,7 +154,7 @@ class DiffView(QWidget):
                     else f"{left}{more}  →  {right}{more}")
             for c, t in enumerate((f"0x{r.start:X}", f"{r.size:,}", text)):
                 self.table.setItem(i, c, QTableWidgetItem(t))
-        marks = [(r.start, r.end, "warning") for r in self.ranges]
+        marks = [(r.start, r.end, Status.WARNING) for r in self.ranges]
         self.left.set_marks(marks)
         self.right.set_marks(marks)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolButton, QWidget
 
+from arrayscope.formats.status import Status
+
 from . import theme
 
 
@@ -20,15 +22,15 @@ class FindingLight(QToolButton):
     def set_counts(self, errors: int, warnings: int, checking: bool = False) -> None:
         """Show the worst state; `checking` while verify still runs (no verdict of green)."""
         if errors:
-            self.status = "error"
+            self.status = Status.ERROR
             text = f"{errors} error{'s' * (errors != 1)}"
             if warnings:
                 text += f", {warnings} warning{'s' * (warnings != 1)}"
         elif warnings:
-            self.status = "warning"
+            self.status = Status.WARNING
             text = f"{warnings} warning{'s' * (warnings != 1)}"
         else:
-            self.status = "info" if checking else "ok"
+            self.status = Status.INFO if checking else Status.OK
             text = "checking…" if checking else "no problems"
         self.setIcon(theme.status_icon(self.status))
         self.setText(text)

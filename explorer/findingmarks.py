@@ -12,17 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from arrayscope.formats.findings import Finding, Status
+from arrayscope.formats.findings import Finding, default_code
 from arrayscope.formats.node import Node
+from arrayscope.formats.status import Status
 
 from .nodepath import resolve_built
 
-RANK = {"info": 1, "warning": 2, "error": 3}
 Range = Tuple[int, int, str]   # start, end (exclusive), status
 
 
-def worse(a: Optional[str], b: Optional[str]) -> Optional[str]:
-    return a if RANK.get(a or "", 0) >= RANK.get(b or "", 0) else b
+def worse(a: Optional[Status], b: Optional[Status]) -> Optional[Status]:
+    """The worse of two statuses (None: nothing found)."""
+    return a if (Status(a).rank if a else 0) >= (Status(b).rank if b else 0) else b
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,11 @@ class FindingMarks:
         self.document = document
         self.node_at = node_at
         self.marks: List[Mark] = []
-        self._status: Dict[int, str] = {}        # id(node) -> worst status at or below it
+        self._status: Dict[int, Status] = {}        # id(node) -> worst status at or below it
         self._own: Dict[int, List[Finding]] = {}  # id(node) -> findings placed on it
         self._ranges: Dict[int, List[Range]] = {}  # id(source) -> ranges
         self._keep: Dict[int, object] = {}        # ids stay valid while the marks live
-        self._paths: Dict[str, str] = {}          # node path -> worst status at or below it
+        self._paths: Dict[str, Status] = {}        # node path -> worst status at or below it
         self._unplaced: List[Finding] = []        # in members not opened yet
 
     def clear(self) -> None:
@@ -83,9 +84,8 @@ class FindingMarks:
         for n in nodes:
             src = getattr(n, "source", None)
             name = src if isinstance(src, str) else getattr(src, "name", "") or ""
-            status: Status = "error" if n.status == "error" else \
-                "info" if n.status == "info" else "warning"
-            f = Finding(status, "parse-error" if status == "error" else "parse-warning", name,
+            status = Status.WARNING if n.status == Status.OK else Status(n.status)
+            f = Finding(status, default_code(status, None), name,
                         0 if isinstance(src, str) or src is None else n.offset, n.path(),
                         n.message or n.name)
             out.extend(self.add([f]))
@@ -155,7 +155,7 @@ class FindingMarks:
             self._record(m)
 
     # ---- asking ----------------------------------------------------------------------
-    def status_of(self, node: Node) -> Optional[str]:
+    def status_of(self, node: Node) -> Optional[Status]:
         """The worst status of the findings on `node` or anywhere under it."""
         st = self._status.get(id(node))
         if self._paths:
@@ -175,12 +175,12 @@ class FindingMarks:
         return list(self._ranges.get(id(source), ()))
 
     def counts(self) -> Tuple[int, int]:
-        errors = sum(1 for m in self.marks if m.finding.status == "error")
-        warnings = sum(1 for m in self.marks if m.finding.status == "warning")
+        errors = sum(1 for m in self.marks if m.finding.status == Status.ERROR)
+        warnings = sum(1 for m in self.marks if m.finding.status == Status.WARNING)
         return errors, warnings
 
-    def worst(self) -> Optional[str]:
-        w: Optional[str] = None
+    def worst(self) -> Optional[Status]:
+        w: Optional[Status] = None
         for m in self.marks:
             w = worse(w, m.finding.status)
         return w

@@ -11,6 +11,7 @@ import html
 from typing import List, Optional
 
 from arrayscope.formats.findings import Finding
+from arrayscope.formats.status import Status
 
 from . import theme
 from .findinglight import FindingLight
@@ -86,11 +87,11 @@ class FindingsInPlace:
     def node_shown(self, node) -> None:
         """The inspector says what verify found on this very node."""
         found = self.marks.findings_on(node)
-        if not found or node.status != "ok":
+        if not found or node.status != Status.OK:
             return   # a parse problem the inspector already shows
         parts = []
         for f in found:
-            c = theme.error_color() if f.status == "error" else theme.warning_color()
+            c = theme.error_color() if f.status == Status.ERROR else theme.warning_color()
             hint = f"<br><i>{html.escape(f.hint)}</i>" if f.hint else ""
             parts.append(f"<p style='color:{c.name()}'><b>{html.escape(f.status.upper())}</b> "
                          f"({html.escape(f.code)}): {html.escape(f.message)}{hint}</p>")

@@ -10,6 +10,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from arrayscope.formats.health import ArrayHealth, FragmentHealth
+from arrayscope.formats.status import Status
 
 STATE_COLOURS: Dict[str, str] = {
     "committed": "#43a047", "consolidated": "#7cb342", "vacuumable": "#90a4ae",
@@ -33,11 +34,11 @@ def problems_by_folder(findings) -> Dict[str, Tuple[int, int]]:
     (a fragment's row is found by its folder's name: its uuid makes it unique)."""
     out: Dict[str, Tuple[int, int]] = {}
     for f in findings:
-        if f.status not in ("error", "warning"):
+        if f.status not in (Status.ERROR, Status.WARNING):
             continue
         for part in set((f.node or "").split("/")[:-1]) | set((f.source or "").split("/")[:-1]):
             e, w = out.get(part, (0, 0))
-            out[part] = (e + 1, w) if f.status == "error" else (e, w + 1)
+            out[part] = (e + 1, w) if f.status == Status.ERROR else (e, w + 1)
     return out
 
 

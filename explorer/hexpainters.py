@@ -11,7 +11,7 @@ from typing import Callable, Iterable, List, Optional, Tuple
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette, QPen
 
-from arrayscope.formats.node import ERROR
+from arrayscope.formats.status import Status
 
 from . import theme
 from .hexlayout import HexLayout
@@ -233,12 +233,12 @@ class HexPainter:
 
         if leaves is not None and stop > start:
             for i, leaf in enumerate(leaves(start, stop)):
-                kind = "error" if leaf.status == ERROR else leaf.kind
+                kind = "error" if leaf.status == Status.ERROR else leaf.kind
                 if kind in ("dir", "file"):
                     continue
                 a, b = max(leaf.offset, start), min(leaf.offset + leaf.size, stop)
                 self.fill(p, a, b, theme.kind_color(kind, 0.8, alt=bool(i % 2)))
-                if leaf.status == ERROR:
+                if leaf.status == Status.ERROR:
                     mark_bad(a, b)
         # findings: a strong tint and red text, over the structure colours
         for a, b, status in ranges.marks:
@@ -247,10 +247,10 @@ class HexPainter:
             a, b = max(a, start), min(b, stop)
             if b <= a:
                 continue
-            tint = QColor(theme.error_color() if status == ERROR else theme.warning_color())
+            tint = QColor(theme.error_color() if status == Status.ERROR else theme.warning_color())
             tint.setAlpha(90)
             self.fill(p, a, b, tint)
-            if status == ERROR:
+            if status == Status.ERROR:
                 mark_bad(a, b)
         for a, b, colour in ranges.bookmarks:
             a, b = max(a, start), min(b, stop)

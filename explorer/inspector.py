@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from arrayscope.formats.specref import SpecLink, resolve
+from arrayscope.formats.status import Status
 
 from . import theme
 from .interpret import interpretations
@@ -114,8 +115,8 @@ class Inspector(QWidget):
         badge = (f"<span style='background:{kind_c}; color:white; padding:1px 4px'>&nbsp;{e(node.kind)}&nbsp;</span>")
         typ = f" &nbsp;<code>{e(node.type)}</code>" if node.type else ""
         parts.append(f"<p style='margin-top:2px'>{badge}{typ}</p>")
-        if node.status != "ok":
-            col = theme.error_color() if node.status == "error" else theme.warning_color()
+        if node.status != Status.OK:
+            col = theme.error_color() if node.status == Status.ERROR else theme.warning_color()
             parts.append(f"<p style='color:{col.name()}'><b>{e(node.status.upper())}</b>: "
                          f"{e(node.message or '')}</p>")
         disp = node.display_text()

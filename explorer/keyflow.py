@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from arrayscope.formats.context import KEY_HINT, KeyError_, load_key, parse_key
+from arrayscope.formats.status import Status
 
 from . import theme
 from .diagnostics import Row
@@ -43,7 +44,7 @@ def group_rows(have: List[Row], new: List[Row]) -> List[Row]:
     msg = (f"{n} encrypted chunk{'s' * (n != 1)} not decoded: no key given. "
            "File ▸ Set Key… (Ctrl+K) reloads with one.")
     first = keyed[0]
-    return [Row("warning", msg, first.source, first.offset, GROUP_PATH, node=first.node,
+    return [Row(Status.WARNING, msg, first.source, first.offset, GROUP_PATH, node=first.node,
                 finding=first.finding)] + rest
 
 
@@ -60,7 +61,7 @@ class KeyBar(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(8, 4, 8, 4)
         icon = QLabel(self)
-        icon.setPixmap(theme.status_icon("warning").pixmap(16, 16))
+        icon.setPixmap(theme.status_icon(Status.WARNING).pixmap(16, 16))
         lay.addWidget(icon)
         lay.addWidget(self.text, 1)
         lay.addWidget(self.button)

@@ -5,6 +5,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
+from arrayscope.formats.status import Status
+
 from . import theme
 
 # the kinds a user meets in the hex view, with what they are
@@ -62,9 +64,10 @@ class Legend(QScrollArea):
             row += 1
         grid.addWidget(QLabel("<b>Problems</b>", body), row, 0, 1, 3)
         row += 1
-        for status, what in (("error", "an error: red bytes, icon on the node and its ancestors"),
-                             ("warning", "a warning"), ("info", "information; verify still running"),
-                             ("ok", "checked, no problems")):
+        for status, what in ((Status.ERROR, "an error: red bytes, icon on the node and its ancestors"),
+                             (Status.WARNING, "a warning"),
+                             (Status.INFO, "information; verify still running"),
+                             (Status.OK, "checked, no problems")):
             icon = QLabel(body)
             icon.setPixmap(theme.status_icon(status).pixmap(16, 16))
             grid.addWidget(icon, row, 0, Qt.AlignmentFlag.AlignCenter)

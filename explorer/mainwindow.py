@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from arrayscope.formats.status import Status
+
 from . import screenfit, startpage, theme
 from .arraybrowser import ArrayBrowser
 from .diagnostics import DiagnosticsPanel
@@ -262,7 +264,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
     def _status_node(self, node) -> None:
         t = node.display_text()
         msg = f"{node.name} = {t[:120]}" if t else node.name
-        if node.status != "ok":
+        if node.status != Status.OK:
             msg += f"   [{node.status}: {node.message}]"
         self.st_value.setText(msg)
 

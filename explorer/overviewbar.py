@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QWidget
 
 from arrayscope.formats.source import FileSource
+from arrayscope.formats.status import Status
 
 from . import theme
 from .entropy import entropy_profile
@@ -125,7 +126,7 @@ class OverviewBar(QWidget):
             y = self._y(a)
             p.fillRect(QRectF(0, y, w / 2, max(2.0, self._y(b) - y)), QColor(colour))
         for a, b, status in self.marks:
-            c = theme.error_color() if status == "error" else theme.warning_color()
+            c = theme.error_color() if status == Status.ERROR else theme.warning_color()
             y = self._y(a)
             p.fillRect(QRectF(0, y, w, max(3.0, self._y(b) - y)), c)
         # the rows on screen

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from arrayscope.formats import registry
 from arrayscope.formats.node import Node
 from arrayscope.formats.plugin import ChunkView
+from arrayscope.formats.status import Status
 
 from . import theme
 from .cellspane import CellsPane
@@ -358,7 +359,7 @@ class PipelinePanel(QWidget):
             return
         res = st.forward_result(self._key)
         if res is None:
-            self._say("This format's codecs are not applied forward here.", "warning")
+            self._say("This format's codecs are not applied forward here.", Status.WARNING)
             return
         self._say(res.verdict, res.status, res.detail)
         node = res.node
@@ -369,8 +370,8 @@ class PipelinePanel(QWidget):
         self._refresh()
         self._trim()
 
-    def _say(self, text: str, status: str, detail: str = "") -> None:
-        col = {"ok": theme.ok_color(), "warning": theme.warning_color()}.get(
+    def _say(self, text: str, status: Status, detail: str = "") -> None:
+        col = {Status.OK: theme.ok_color(), Status.WARNING: theme.warning_color()}.get(
             status, theme.error_color()).name()
         self.verdict.setText(f"<span style='color:{col}'><b>Forward:</b> "
                              f"{html.escape(text, quote=False)}</span>")

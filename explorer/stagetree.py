@@ -13,6 +13,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
 from arrayscope.formats.plugin import StageRow
+from arrayscope.formats.status import Status
 
 from . import theme
 
@@ -53,7 +54,7 @@ class StageTree(QTreeWidget):
             if row.note_tooltip:
                 it.setToolTip(3, row.note_tooltip)
             if row.note_status is not None:
-                col = {"ok": theme.ok_color(), "warning": theme.warning_color()}.get(
+                col = {Status.OK: theme.ok_color(), Status.WARNING: theme.warning_color()}.get(
                     row.note_status, theme.error_color())
                 it.setForeground(3, QBrush(col))
             for mn in row.details:
@@ -102,9 +103,9 @@ def _tint() -> QColor:
 
 def _icon(row: StageRow):
     if row.status == "reversed":
-        return theme.status_icon("ok")
+        return theme.status_icon(Status.OK)
     if row.status == "failed":
-        return theme.status_icon("error")
+        return theme.status_icon(Status.ERROR)
     if row.status == "pending":
         return theme.kind_icon("padding")
     return theme.kind_icon(row.kind)

@@ -7,6 +7,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QIcon, QPainter, QPainterPath, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QApplication
 
+from arrayscope.formats.status import Status
+
 from . import qtfix  # noqa: F401  (must run before Qt calls pile up)
 
 # hue (0..359) per node kind; saturation/lightness come from the palette
@@ -99,14 +101,14 @@ def _status_icon(status: str, dark: bool) -> QIcon:
     pm.fill(Qt.GlobalColor.transparent)
     p = QPainter(pm)
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
-    if status == "error":
+    if status == Status.ERROR:
         p.setBrush(error_color())
         p.setPen(Qt.PenStyle.NoPen)
         p.drawEllipse(QRectF(1.5, 1.5, 13, 13))
         p.setPen(QPen(QColor("white"), 2))
         p.drawLine(QPointF(5.5, 5.5), QPointF(10.5, 10.5))
         p.drawLine(QPointF(10.5, 5.5), QPointF(5.5, 10.5))
-    elif status == "warning":
+    elif status == Status.WARNING:
         path = QPainterPath()
         path.moveTo(8, 1.5)
         path.lineTo(15, 14.5)
@@ -118,14 +120,14 @@ def _status_icon(status: str, dark: bool) -> QIcon:
         p.setPen(QPen(QColor("black"), 1.8))
         p.drawLine(QPointF(8, 5.5), QPointF(8, 10))
         p.drawPoint(QPointF(8, 12.4))
-    elif status == "info":
+    elif status == Status.INFO:
         p.setBrush(info_color())
         p.setPen(Qt.PenStyle.NoPen)
         p.drawEllipse(QRectF(1.5, 1.5, 13, 13))
         p.setPen(QPen(QColor("white"), 2))
         p.drawLine(QPointF(8, 7), QPointF(8, 11.5))
         p.drawPoint(QPointF(8, 4.5))
-    elif status == "ok":
+    elif status == Status.OK:
         p.setBrush(ok_color())
         p.setPen(Qt.PenStyle.NoPen)
         p.drawEllipse(QRectF(1.5, 1.5, 13, 13))

@@ -11,6 +11,8 @@ from typing import Callable, Dict, List, Optional
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, Qt, QThreadPool, Signal
 from PySide6.QtGui import QBrush, QFont
 
+from arrayscope.formats.status import Status
+
 from . import theme
 from .background import BackgroundJob
 from .intervals import child_position
@@ -330,14 +332,14 @@ class NodeTreeModel(QAbstractItemModel):
                     return f"{node.child_count()} entries"
                 return f"{node.size:,}"
         elif role == _DECORATIONROLE and col == 0:
-            if node.status != "ok":
+            if node.status != Status.OK:
                 return theme.status_icon(node.status)
             mark = self.mark_of(node) if self.mark_of is not None else None
             return theme.status_icon(mark) if mark else theme.kind_icon(node.kind)
         elif role == _TOOLTIPROLE:
             lines = [f"<b>{_esc(node.name)}</b> — {node.kind}"]
             if node.message:
-                colour = theme.error_color() if node.status == "error" else theme.warning_color()
+                colour = theme.error_color() if node.status == Status.ERROR else theme.warning_color()
                 lines.append(f"<span style='color:{colour.name()}'>{_esc(node.message)}</span>")
             if node.doc is not None:
                 lines.append(_esc(node.doc.description))
@@ -346,7 +348,7 @@ class NodeTreeModel(QAbstractItemModel):
                              f"{node.size:,} bytes")
             return "<br>".join(lines)
         elif role == _FOREGROUNDROLE:
-            if node.status == "error" and col in (0, 1):
+            if node.status == Status.ERROR and col in (0, 1):
                 return QBrush(theme.error_color())
             if node.kind in ("unparsed", "padding") and col in (0, 1):
                 return QBrush(theme.kind_solid("padding"))

@@ -15,6 +15,7 @@ import numpy as np
 
 from .fielddoc import FieldDoc
 from .node import ERROR, WARNING, LazyChildren, Node, hex_preview
+from .status import Status
 
 # Lists longer than this are not copied into `value` (the node's data keeps the array).
 MAX_VALUE_LIST = 4096
@@ -161,7 +162,7 @@ class Cursor:
             self.fail(name, f"{name}: expected {what} ({size} bytes), found {self.remaining} "
                             f"bytes before the {where}")
 
-    def check(self, node: Node, ok: bool, message: str, status: str = ERROR) -> bool:
+    def check(self, node: Node, ok: bool, message: str, status: Status = ERROR) -> bool:
         if not ok:
             node.mark(status, message)
         return ok

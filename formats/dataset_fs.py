@@ -23,6 +23,7 @@ from .confined import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, open_beneath, open_dir_
 from .findings import BROKEN_LINK, OBJECT_KEY_NOT_A_PATH, OUTSIDE_DATASET, SPECIAL_FILE, SYMLINK_LOOP, UNREADABLE_ENTRY
 from .node import ERROR, OK, WARNING, Node
 from .source import ByteSource, FileSource, SpecialFileError, open_regular
+from .status import Status
 
 # Entry kinds.
 FILE = "file"                # a regular file (possibly through a symlink inside the dataset)
@@ -64,7 +65,7 @@ class Entry:
     def is_dir(self) -> bool:
         return self.kind == DIR
 
-    def problem(self) -> Optional[Tuple[str, str, str]]:
+    def problem(self) -> Optional[Tuple[Status, str, str]]:
         """(status, stable code, message) when the entry cannot be walked; None when it can.
         A link out of the dataset is a warning (a git-annex or DVC checkout links every file
         into a store elsewhere: the bytes are fine, only not part of what was opened); a

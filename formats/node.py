@@ -5,9 +5,10 @@ import math
 from typing import Callable, Iterator, List, Optional, Union
 
 from .fielddoc import FieldDoc
+from .status import Status
 
-OK, WARNING, ERROR = "ok", "warning", "error"
-_RANK = {OK: 0, WARNING: 1, ERROR: 2}
+# A node's status, by the names the parsers use.
+OK, WARNING, ERROR = Status.OK, Status.WARNING, Status.ERROR
 
 # Node kinds. The GUI colours by kind; the CLI prints it.
 KINDS = (
@@ -150,7 +151,7 @@ class Node:
 
     def __init__(self, name: str, kind: str, source, offset: int, size: int, value=None,
                  display: Optional[str] = None, doc: Optional[FieldDoc] = None,
-                 status: str = OK, message: Optional[str] = None, type: Optional[str] = None,
+                 status: Status = OK, message: Optional[str] = None, type: Optional[str] = None,
                  children: Union[None, List["Node"], LazyChildren] = None, data=None,
                  code: Optional[str] = None):
         self.name = name
@@ -297,9 +298,9 @@ class Node:
         return "/".join(reversed(names))
 
     # ---- status ----------------------------------------------------------------------
-    def mark(self, status: str, message: str) -> "Node":
+    def mark(self, status: Status, message: str) -> "Node":
         """Raise the node's status (never lowers it) and append the message."""
-        if _RANK[status] >= _RANK[self.status]:
+        if Status(status).rank >= Status(self.status).rank:
             self.status = status
         self.message = message if not self.message else f"{self.message}; {message}"
         return self

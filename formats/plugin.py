@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Literal, Optional, Protocol, Sequence, Tuple, TypedDict, runtime_checkable
 
 from .node import Node
-
-Status = Literal["ok", "warning", "error"]
+from .status import Status
 
 
 # ---- detection ------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from typing import List, Optional, Tuple
 
 from .findings import PLUGIN_FAILED, Finding
 from .plugin import ChunkView, FormatPlugin
+from .status import Status
 
 PLUGIN_MODULES = (".tiledb", ".scdl", ".zarr")  # relative to this package
 _plugins: Optional[List[FormatPlugin]] = None
@@ -53,7 +54,7 @@ def plugins() -> List[FormatPlugin]:
                 name = mod.lstrip(".")
                 msg = f"the {name} format plugin failed to load: {type(e).__name__}: {e}"
                 log.error(msg)
-                _failures.append(Finding("error", PLUGIN_FAILED, "", 0, "", msg,
+                _failures.append(Finding(Status.ERROR, PLUGIN_FAILED, "", 0, "", msg,
                                          "reinstall arrayscope; report it if it persists"))
         _plugins = found
     return _plugins

@@ -29,6 +29,7 @@ from .findings import (
     default_code,
 )
 from .node import OK
+from .status import Status
 
 ProgressFn = Callable[[int, int, str], None]   # (bytes done, bytes planned, what)
 
@@ -206,7 +207,7 @@ def _collect(document) -> List[Finding]:
         try:
             items.extend(extra(document))
         except Exception as e:  # noqa: BLE001 - verify reports, never raises
-            items.append(Finding("error", CHECK_CRASHED, "", 0, "verify",
+            items.append(Finding(Status.ERROR, CHECK_CRASHED, "", 0, "verify",
                                  f"format checks could not finish: {type(e).__name__}: {e}",
                                  "a bug in arrayscope: please report it with this message"))
     return unique(it if isinstance(it, Finding) else finding(it, document)
@@ -313,7 +314,7 @@ def _collapse_keys(found: List[Finding], document) -> List[Finding]:
     out = [f for f in found if f.code not in (NO_KEY, AES_TAG)]
     if no_key:
         files = sorted({f.source for f in no_key})
-        out.append(Finding("warning", NO_KEY, files[0], 0, "",
+        out.append(Finding(Status.WARNING, NO_KEY, files[0], 0, "",
                            f"encrypted (AES-256-GCM) and no key given: {len(files)} files "
                            f"could not be checked", KEY_HINT))
     if tags:
@@ -323,7 +324,7 @@ def _collapse_keys(found: List[Finding], document) -> List[Finding]:
             by_file.setdefault(f.source, []).append(f)
         for src, fs in by_file.items():
             if wrong:
-                out.append(Finding("error", WRONG_KEY, src, fs[0].offset, fs[0].node,
+                out.append(Finding(Status.ERROR, WRONG_KEY, src, fs[0].offset, fs[0].node,
                                    f"the key given does not open this file ({len(fs)} encrypted "
                                    f"part{'s' * (len(fs) != 1)} fail{'s' * (len(fs) == 1)} "
                                    f"{'its' if len(fs) == 1 else 'their'} AES-GCM tag)", KEY_HINT))

@@ -38,6 +38,7 @@ from .context import key_name
 from .executors import Executor
 from .findings import CHECK_CRASHED, Finding
 from .node import OK, Node
+from .status import Status
 
 IndexPath = Tuple[int, ...]
 TASKS_PER_WORKER = 4          # enough to even out uneven tasks, few enough to keep overhead low
@@ -180,7 +181,7 @@ def _document(task: Task):
 
 
 def _crash(task: Task, message: str) -> Finding:
-    return Finding(status="error", code=CHECK_CRASHED, source="", offset=0, node="",
+    return Finding(status=Status.ERROR, code=CHECK_CRASHED, source="", offset=0, node="",
                    message=f"verify task ({len(task.units)} unit(s) of {task.kind}) could not "
                            f"finish: {message}")
 
@@ -436,7 +437,7 @@ def _tiledb_findings(document, tasks: List[Task], results: List[Any]) -> List[An
             by_file[file_key] = [f for a in sorted(got_parts) for f in got_parts[a] or ()]
     out: List[Any] = []
     if missed:
-        out.append(Finding("warning", CHECK_CRASHED, "", 0, "",
+        out.append(Finding(Status.WARNING, CHECK_CRASHED, "", 0, "",
                            f"{len(missed)} verify task part(s) could not run on the workers and "
                            f"were checked in this process: {missed[0]}",
                            "check that every worker reads the same dataset (path, "
@@ -458,7 +459,7 @@ def _run(executor: Executor, tasks: List[Task]) -> List[Any]:
         why = f"verify workers failed: {type(e).__name__}: {e}"
         if tasks and tasks[0].kind == TILEDB_FRAGMENTS:
             return [[why] * len(t.units) for t in tasks]   # the caller checks them itself
-        return [[Finding(status="error", code=CHECK_CRASHED, source="", offset=0, node="",
+        return [[Finding(status=Status.ERROR, code=CHECK_CRASHED, source="", offset=0, node="",
                          message=why)] for _t in tasks]
     here = _here()
     tal = tally()
@@ -474,5 +475,5 @@ def _guarded(fn: Callable[[], List[Any]]) -> List[Any]:
     try:
         return list(fn())
     except Exception as e:  # noqa: BLE001 - verify reports, never raises
-        return [Finding(status="error", code=CHECK_CRASHED, source="", offset=0, node="verify",
+        return [Finding(status=Status.ERROR, code=CHECK_CRASHED, source="", offset=0, node="verify",
                         message=f"format checks could not finish: {type(e).__name__}: {e}")]

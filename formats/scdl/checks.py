@@ -24,6 +24,7 @@ from ..findings import (
 )
 from ..node import ERROR, WARNING, Node
 from ..source import ByteSource
+from ..status import Status
 from .enums import ARRAY_FILES, HEADER_FILE
 from .model import Archive, ArrayFile
 
@@ -112,7 +113,7 @@ def _consistent(af: Optional[ArrayFile]) -> Optional[_Items]:
     return _Items(d.name, af.source, af.node, af.items)
 
 
-def _error(af: _Items, index: int, message: str, status: str = ERROR,
+def _error(af: _Items, index: int, message: str, status: Status = ERROR,
            code: str = SCDL_ROW_POINTERS) -> Node:
     isz = af.items.itemsize
     n = len(af.items)

@@ -37,6 +37,7 @@ from ..findings import (
     WRITER_QUIRK,
     Finding,
 )
+from ..status import Status
 from ..verify import tally
 from . import tile_cache, writer_stats
 from .data_files import file_role, over_limit, tile_bounds, tile_offsets_for
@@ -80,17 +81,17 @@ class _Out:
         n = self.count.get(k, 0) + 1
         self.count[k] = n
         if n <= MAX_PER_KIND:
-            self.items.append(Finding("error", code, source, offset, "", message, hint))
+            self.items.append(Finding(Status.ERROR, code, source, offset, "", message, hint))
 
     def note(self, code: str, source: str, offset: int, message: str) -> None:
         """An info finding: what a writer does that is not damage."""
-        self.items.append(Finding("info", code, source, offset, "", message, ""))
+        self.items.append(Finding(Status.INFO, code, source, offset, "", message, ""))
 
     def finish(self) -> List[Finding]:
         out = list(self.items)
         for (src, code), n in self.count.items():
             if n > MAX_PER_KIND:
-                out.append(Finding("error", code, src, 0, "",
+                out.append(Finding(Status.ERROR, code, src, 0, "",
                                    f"{n - MAX_PER_KIND} more findings of this kind in this file"))
         return out
 

@@ -36,6 +36,7 @@ from ..forward_check import DIFFERENT, FAILED, TOLERATED, check_forward
 from ..node import ERROR, OK, WARNING, Node
 from ..standin import HEAD as STAND_IN_HEAD
 from ..standin import stand_in
+from ..status import Status
 from ..verify import folder_bytes, tally
 from . import layout, tile_cache
 from .data_files import TileRun, data_file_stem
@@ -43,7 +44,7 @@ from .rawtile import TileError, join_chunks
 from .tile import ChunkInfo, TileInfo
 
 
-def finding(source, offset: int, status: str, message: str, name: str = "verify",
+def finding(source, offset: int, status: Status, message: str, name: str = "verify",
             code: Optional[str] = None) -> Node:
     n = Node(name, "error" if status == ERROR else "field", source, offset, 0, code=code)
     n.status, n.message = status, message
@@ -208,14 +209,14 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
         where = ci.metadata_offset if fe.where is None else ci.metadata_offset + fe.where
         kind = getattr(fe, "kind", None)
         if kind == FilterError.NO_KEY:
-            out.append(Finding("warning", NO_KEY, src, ci.data_offset, "",
+            out.append(Finding(Status.WARNING, NO_KEY, src, ci.data_offset, "",
                                f"chunk {ci.index + 1} is encrypted and was not checked",
                                KEY_HINT))
         elif kind == FilterError.NO_CODEC:
-            out.append(Finding("warning", UNCHECKED, src, ci.data_offset, "",
+            out.append(Finding(Status.WARNING, UNCHECKED, src, ci.data_offset, "",
                                f"{PER_CHUNK}not checked: {fe}", str(fe)))
         elif kind == FilterError.TAG:
-            out.append(Finding("error", AES_TAG, src, where, "",
+            out.append(Finding(Status.ERROR, AES_TAG, src, where, "",
                                f"chunk {ci.index + 1}: {fe}", KEY_HINT))
         elif not (tile is not None and tile.tree_decoded):  # else the tree says it
             stage = ci.specs[run.failed_at].name if run.failed_at is not None and \
@@ -227,7 +228,7 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
                         "longer last string is stored with a truncated length (libtiledb "
                         "cannot read this tile either)")
                 hint = "rewrite the array without RLE on var-length strings, from a good copy"
-            out.append(Finding("error", CHUNK_DECODE, src, where, "", msg, hint))
+            out.append(Finding(Status.ERROR, CHUNK_DECODE, src, where, "", msg, hint))
         return out
     if run.unread > 0:
         out.append(_unread_finding(ci, run.unread))
@@ -249,14 +250,14 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
                 off = ci.metadata_offset + o if o < ci.metadata_length else \
                     ci.data_offset + (o - ci.metadata_length)
             out.append(Finding(
-                "error", FORWARD_MISMATCH if c.status == DIFFERENT else FORWARD_FAILED, src, off,
+                Status.ERROR, FORWARD_MISMATCH if c.status == DIFFERENT else FORWARD_FAILED, src, off,
                 "", f"chunk {ci.index + 1}: {c.message}",
                 "the decoded cells do not give the stored bytes back: damage, or a writer "
                 "arrayscope does not model (report it with the writer's version)"))
             continue
         if c.ok:
             for note in c.notes:
-                out.append(Finding("warning", WRITER_BUG, src, ci.data_offset, "",
+                out.append(Finding(Status.WARNING, WRITER_BUG, src, ci.data_offset, "",
                                    f"{PER_CHUNK}{c.filter}: {note}",
                                    "rewrite the array with a fixed libtiledb from a good copy"))
         if c.ok and c.quirk:
@@ -265,7 +266,7 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
                         f"window stored unreduced) hold other values; not damage")
             else:
                 text = f"{c.filter} encoded as by {c.rule}"
-            out.append(Finding("info", WRITER_QUIRK, src, ci.data_offset, "",
+            out.append(Finding(Status.INFO, WRITER_QUIRK, src, ci.data_offset, "",
                                f"{PER_CHUNK}{text}"))
     return out
 
@@ -275,7 +276,7 @@ def _unread_finding(ci: ChunkInfo, unread: int) -> Finding:
     libtiledb reads the chunk alike but never writes such bytes."""
     read = ci.metadata_length - unread
     return Finding(
-        "warning", CHUNK_METADATA_UNREAD, _src_name(ci), ci.metadata_offset + read, "",
+        Status.WARNING, CHUNK_METADATA_UNREAD, _src_name(ci), ci.metadata_offset + read, "",
         f"chunk {ci.index + 1}: {unread} bytes of chunk metadata after the {read} its filters "
         f"read; libtiledb ignores them on read (the cells decode alike) and never writes any",
         "the chunk was edited after writing (its metadata length grew): compare with a good "

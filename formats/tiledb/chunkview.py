@@ -16,8 +16,9 @@ from .. import filters as F
 from ..cursor import Cursor
 from ..engine import fill_gaps
 from ..node import LazyChildren, Node, hex_preview
-from ..plugin import CheckStatus, ForwardCheck, ForwardResult, StageRow, Status
+from ..plugin import CheckStatus, ForwardCheck, ForwardResult, StageRow
 from ..source import ByteSource
+from ..status import Status
 from . import tile_cells as TC
 from .cell_coords import TileCoords, tile_coords
 from .cellstable import PairedCells, TypedCells
@@ -134,7 +135,7 @@ def cells_node(src: ByteSource, offset: int, size: int, info: F.DataInfo) -> Nod
                 type=f"{name}[{count}]", data=arr)
     node.set_lazy(LazyChildren(count, make, elements=True))
     if count * per < size:
-        node.mark("warning", f"{size - count * per} trailing bytes are not a whole cell")
+        node.mark(Status.WARNING, f"{size - count * per} trailing bytes are not a whole cell")
     return node
 
 
@@ -166,15 +167,15 @@ def forward_verdict(checks, stored_size: int) -> Tuple[Status, str]:
     filter does not reproduce its stage; re-encoding codecs and writer quirks are info."""
     bad = [c for c in checks if not c.ok]
     if bad:
-        return "error", f"✗ differs from the stored bytes: {bad[0].message}"
+        return Status.ERROR, f"✗ differs from the stored bytes: {bad[0].message}"
     recoded = [c for c in checks if c.status == "re-encoded"]
     if recoded:
-        return "warning", (f"≈ re-encoded differently ({recoded[0].message}) — not damage: "
-                           f"the stored bytes decode to these cells")
+        return Status.WARNING, (f"≈ re-encoded differently ({recoded[0].message}) — not damage: "
+                                f"the stored bytes decode to these cells")
     quirks = [c for c in checks if c.quirk]
     if quirks:
-        return "ok", f"✓ matches the stored {stored_size:,} B (writer quirk: {quirks[0].message})"
-    return "ok", f"✓ forward reproduces the stored {stored_size:,} B exactly"
+        return Status.OK, f"✓ matches the stored {stored_size:,} B (writer quirk: {quirks[0].message})"
+    return Status.OK, f"✓ forward reproduces the stored {stored_size:,} B exactly"
 
 
 class TileDBChunkView:
@@ -341,11 +342,11 @@ class TileDBChunkView:
         ci = self.ci
         stored = ci.metadata_length + ci.filtered_length
         if not ci.specs:
-            return ForwardResult(None, "ok", "no filters: the stored bytes are the cells")
+            return ForwardResult(None, Status.OK, "no filters: the stored bytes are the cells")
         self.open(key)
         run = self.run
         if run is None or run.error is not None or run.stages[0] is None:
-            return ForwardResult(None, "error", f"✗ cannot apply forward: {self.cells_message()}")
+            return ForwardResult(None, Status.ERROR, f"✗ cannot apply forward: {self.cells_message()}")
         self.forward_check(key)
         checks = self.stage_checks
         status, verdict = forward_verdict(checks, stored)

@@ -19,6 +19,7 @@ from urllib.parse import unquote
 from ..dataset_fs import ALIAS, BROKEN, DIR, FILE, LOOP, MISSING, SYMLINK_OUT, UNREADABLE, DatasetFS
 from ..findings import GROUP_MEMBER_MISSING, GROUP_MEMBER_OUTSIDE, GROUP_MEMBER_TYPE
 from ..remote import absolute, normpath
+from ..status import Status
 from . import layout
 from .group_details import ARRAY, GROUP, GroupDetails, MemberEntry
 
@@ -32,7 +33,7 @@ class Member:
     entry: MemberEntry
     file: str                    # the details file of that entry
     path: Optional[str] = None   # absolute local path, when it resolves inside the group
-    problem: Optional[Tuple[str, str, str]] = None  # (status, code, message)
+    problem: Optional[Tuple[Status, str, str]] = None  # (status, code, message)
     history: List[Tuple[str, MemberEntry]] = field(default_factory=list)  # (file, entry)
 
     @property
@@ -118,11 +119,11 @@ def resolve(group_dir: str, member: Member, fs: DatasetFS,
     label = f"member {member.name!r} ({e.uri})"
     path, why = uri_to_path(group_dir, e)
     if path is None:
-        member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
+        member.problem = (Status.WARNING, GROUP_MEMBER_OUTSIDE,
                           f"{label} is {why}: not followed; open it on its own")
         return member
     if not _inside(path, absolute(group_dir)):
-        member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
+        member.problem = (Status.WARNING, GROUP_MEMBER_OUTSIDE,
                           f"{label} points outside the group's directory: not followed; open "
                           f"it on its own")
         return member
@@ -135,18 +136,18 @@ def resolve(group_dir: str, member: Member, fs: DatasetFS,
         what = {MISSING: f"no file or directory at {path}",
                 BROKEN: f"a broken symbolic link at {path} (to {entry.detail})",
                 UNREADABLE: f"{path} cannot be examined ({entry.detail})"}[entry.kind]
-        member.problem = ("error", GROUP_MEMBER_MISSING, f"{label} points to nothing: {what}")
+        member.problem = (Status.ERROR, GROUP_MEMBER_MISSING, f"{label} points to nothing: {what}")
         return member
     real = entry.real or path
     if entry.kind in (SYMLINK_OUT, LOOP) or not _inside(real, real_path(fs, group_dir)):
-        member.problem = ("warning", GROUP_MEMBER_OUTSIDE,
+        member.problem = (Status.WARNING, GROUP_MEMBER_OUTSIDE,
                           f"{label} leads outside the group's directory through a symbolic link "
                           f"(to {entry.detail or real}): not followed")
         return member
     if entry.kind == ALIAS:
         path = real  # a link to a folder of the group: opened where it really is
     elif entry.kind != DIR:
-        member.problem = ("error", GROUP_MEMBER_TYPE,
+        member.problem = (Status.ERROR, GROUP_MEMBER_TYPE,
                           f"{label} is recorded as {e.type_name}, but {path} is "
                           f"{'a file' if entry.kind == FILE else 'a ' + entry.detail}")
         return member
@@ -160,7 +161,7 @@ def resolve(group_dir: str, member: Member, fs: DatasetFS,
             want not in (ARRAY, GROUP):
         found = "an array" if is_array else "a group" if is_group else \
             "a directory that is neither an array nor a group"
-        member.problem = ("error", GROUP_MEMBER_TYPE,
+        member.problem = (Status.ERROR, GROUP_MEMBER_TYPE,
                           f"{label} is recorded as {e.type_name}, but {path} is {found}")
         return member
     member.path = path

@@ -14,6 +14,7 @@ from ..fielddoc import FieldDoc, doc
 from ..findings import UNCHECKED
 from ..jsontree import JsonDoc, element, member, value_node
 from ..node import ERROR, WARNING, Node
+from ..status import Status
 from .codecs import OBJECT_CODECS, CodecSpec
 from .dtype import D_DTYPE_V2, D_DTYPE_V3, D_FIELD, DtypeError, RecordType, from_v2, from_v3, has_multibyte
 from .fill import D_FILL, FillError, encode
@@ -158,7 +159,7 @@ def _doc_members(obj_node: Node, docs: Dict[str, FieldDoc]) -> None:
             n.doc = docs[k]
 
 
-def _fail(meta: ArrayMeta, node: Optional[Node], message: str, status: str = ERROR) -> None:
+def _fail(meta: ArrayMeta, node: Optional[Node], message: str, status: Status = ERROR) -> None:
     target = value_node(node) if node is not None else meta.node
     if target is not None:
         target.mark(status, message)

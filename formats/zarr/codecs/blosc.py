@@ -25,6 +25,7 @@ from ...fielddoc import doc
 from ...filters.bits import bitunshuffle_whole_blocks, byteunshuffle_rows
 from ...findings import ZARR_TRAILING
 from ...node import ERROR, Node
+from ...status import Status
 from . import blosclz
 from .base import Codec, CodecError, CodecSpec, register
 from .shuffle import bitunshuffle
@@ -334,7 +335,7 @@ class Blosc(Codec):
         if ts is not None and spec.itemsize and \
                 ts.value not in (spec.itemsize, 1, spec.config.get("typesize")) \
                 and (lay.flags & 0x05):
-            ts.mark("warning", f"typesize {ts.value} is neither the record size "
+            ts.mark(Status.WARNING, f"typesize {ts.value} is neither the record size "
                                f"{spec.itemsize} nor 1: the shuffle groups bytes across fields")
         if lay.memcpyed:
             cur.raw("Memcpyed data", lay.nbytes, D_RAW).kind = "payload"
@@ -356,15 +357,15 @@ class Blosc(Codec):
                         cur.fail(f"Block {blk.index + 1}", f"block {blk.index + 1} starts at "
                                  f"{blk.start}, inside the previous block")
                     cur.raw("gap", base + blk.start - cur.pos).mark(
-                        "warning", "bytes between blocks that no bstart points to")
+                        Status.WARNING, "bytes between blocks that no bstart points to")
                 g = cur.group(f"Block {blk.index + 1}", streams, size=end - blk.start, kind="chunk")
                 g.display = f"{blk.nbytes} B in {len(blk.streams)} stream(s)"
         if lay.cbytes < len(data):
             if cur.pos < base + lay.cbytes:
                 cur.raw("gap", base + lay.cbytes - cur.pos).mark(
-                    "warning", "bytes inside the frame that no block uses")
+                    Status.WARNING, "bytes inside the frame that no block uses")
             t = cur.raw("Trailing bytes", len(data) - lay.cbytes)
-            t.mark("warning", f"{len(data) - lay.cbytes} bytes after the blosc frame's end "
+            t.mark(Status.WARNING, f"{len(data) - lay.cbytes} bytes after the blosc frame's end "
                               f"(cbytes {lay.cbytes}): no part of it; readers ignore them")
             t.code = ZARR_TRAILING
         return lay, base
