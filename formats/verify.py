@@ -100,7 +100,7 @@ class Report:
     verifiable: bool = True
     why_not: str = ""        # when not verifiable: what to do
 
-    def count(self, status: str) -> int:
+    def count(self, status: Status) -> int:
         return sum(1 for f in self.findings if f.status == status)
 
     @property
@@ -132,7 +132,7 @@ class Report:
     def summary(self) -> str:
         t = self.tally
         by = ", ".join(f"{self.count(s)} {s}{'s' * (self.count(s) != 1)}"
-                       for s in ("error", "warning", "info"))
+                       for s in (Status.ERROR, Status.WARNING, Status.INFO))
         text = (f"{len(t.files)} files, {t.tiles} tiles, {_size(t.nbytes)} checked: {by} "
                 f"in {self.seconds:.2f} s")
         for reason, n in sorted(self.unchecked.items()):

@@ -7,6 +7,7 @@ import sys
 from typing import Optional
 
 from arrayscope.formats.printable import printable
+from arrayscope.formats.status import Status
 
 from .common import add_key_file, count, key_of, open_path
 
@@ -33,7 +34,7 @@ def _dump_text(root, out, depth: int, max_depth: Optional[int], indent: str = ""
         if pending and getattr(node.children, "owner_fields", False):
             node.ensure_built()   # its own fields come with its children (a lazily opened file)
         src = getattr(node.source, "name", node.source) or ""
-        status = "" if node.status == "ok" else f"  [{node.status}: {node.message}]"
+        status = "" if node.status == Status.OK else f"  [{node.status}: {node.message}]"
         disp = node.display_text()
         disp = f" = {disp}" if disp else ""
         line = f"{node.name} <{node.kind}> {src}@{node.offset}+{node.size}{disp}{status}"

@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Any, Dict
 
+from arrayscope.formats.status import Status
+
 from .common import add_key_file, fail, key_of, open_path
 
 HELP = "decode one attribute, dimension, SCDL array or Zarr field (JSON or raw bytes)"
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         names = plugin.field_names(doc)
     if not names:
         # nothing to decode: say why (an undecryptable schema, a damaged file...)
-        why = next((n.message for n in doc.diagnostics() if n.status == "error"), None) or \
+        why = next((n.message for n in doc.diagnostics() if n.status == Status.ERROR), None) or \
             next((n.message for n in doc.diagnostics()), None) or "no fields found"
         return fail(f"{args.path}: no field can be decoded: {why}")
     if args.field not in names:

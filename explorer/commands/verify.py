@@ -12,6 +12,7 @@ import time
 from typing import Optional
 
 from arrayscope.formats.printable import printable
+from arrayscope.formats.status import Status
 
 from .common import add_key_file, count, fail, key_of, open_path
 
@@ -119,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         # the same bytes whatever the run (local or --workers, time): the summary, which
         # says how long it took, goes to stderr
-        json.dump({"path": args.path, "errors": report.count("error"),
-                   "warnings": report.count("warning"), "infos": report.count("info"),
+        json.dump({"path": args.path, "errors": report.count(Status.ERROR),
+                   "warnings": report.count(Status.WARNING), "infos": report.count(Status.INFO),
                    "exit": code, "verifiable": report.verifiable,
                    "unchecked": report.unchecked,
                    "findings": [f.to_json() for f in findings]},
