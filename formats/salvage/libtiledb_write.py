@@ -78,12 +78,10 @@ class ScratchArray:
                 q.set_subarray(sub)
             held = []   # the buffers stay alive until the query is submitted
             for name, fc in cells.items():
-                fld = A.schema.attr(name) if A.schema.has_attr(name) else \
-                    A.schema.domain.dim(name)
                 data, offsets, validity = fc.buffers()
-                width = fld.dtype.itemsize if fld.dtype.kind not in "SUO" else 1
                 held += [data, offsets, validity]
-                q.set_data_buffer(name, data, len(data) // max(1, width))
+                # counted in values of the field's datatype (not cells, not bytes)
+                q.set_data_buffer(name, data, len(data) // max(1, fc.element))
                 if offsets is not None:
                     q.set_offsets_buffer(name, offsets, len(offsets))
                 if validity is not None:

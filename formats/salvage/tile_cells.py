@@ -33,6 +33,7 @@ class FieldCells:
     starts: Optional[np.ndarray] = None     # var: int64 per cell
     ends: Optional[np.ndarray] = None
     validity: Optional[np.ndarray] = None   # uint8 per cell
+    element: int = 1                        # bytes per value of the field's datatype
 
     def __len__(self) -> int:
         if self.fixed is not None:
@@ -43,7 +44,7 @@ class FieldCells:
         """The cells at positions `idx`, in that order."""
         val = None if self.validity is None else self.validity[idx]
         if self.fixed is not None:
-            return FieldCells(fixed=self.fixed[idx], validity=val)
+            return FieldCells(fixed=self.fixed[idx], validity=val, element=self.element)
         assert self.starts is not None and self.ends is not None and self.data is not None
         s, e = self.starts[idx], self.ends[idx]
         lens = e - s
@@ -52,7 +53,7 @@ class FieldCells:
         # byte k of new cell j comes from s[j] + k: one gather, no loop over cells
         src = np.repeat(s - new_starts, lens) + np.arange(int(lens.sum()), dtype=np.int64)
         return FieldCells(data=self.data[src], starts=new_starts, ends=new_starts + lens,
-                          validity=val)
+                          validity=val, element=self.element)
 
     def buffers(self) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
         """(data bytes, u64 cell offsets or None, validity bytes or None): what a write
@@ -68,13 +69,14 @@ class FieldCells:
             return FieldCells(fixed=np.zeros((0, 1), np.uint8))
         val = None if parts[0].validity is None else np.concatenate([p.validity for p in parts])
         if parts[0].fixed is not None:
-            return FieldCells(fixed=np.concatenate([p.fixed for p in parts]), validity=val)
+            return FieldCells(fixed=np.concatenate([p.fixed for p in parts]), validity=val,
+                              element=parts[0].element)
         datas = [p.data if p.data is not None else np.zeros(0, np.uint8) for p in parts]
         base = np.cumsum(np.array([0] + [len(d) for d in datas[:-1]], np.int64))
         return FieldCells(data=np.concatenate(datas),
                           starts=np.concatenate([p.starts + b for p, b in zip(parts, base)]),
                           ends=np.concatenate([p.ends + b for p, b in zip(parts, base)]),
-                          validity=val)
+                          validity=val, element=parts[0].element)
 
 
 class NotTileLevel(Exception):
@@ -156,14 +158,14 @@ class FragmentTiles:
             if len(starts) and (starts[0] != 0 or (ends < starts).any() or ends[-1] > len(data)):
                 raise TileError(f"{name}: tile {tile + 1}: cell offsets do not fit its var tile")
             cells = FieldCells(data=np.frombuffer(data, np.uint8), starts=starts, ends=ends,
-                               validity=val)
+                               validity=val, element=datatype_size(fld.datatype))
         else:
             size = datatype_size(fld.datatype) * max(1, fld.cell_val_num)
             if len(fixed) % size:
                 raise TileError(f"{name}: tile {tile + 1}: {len(fixed)} B is no whole number "
                                 f"of {size} B cells")
             cells = FieldCells(fixed=np.frombuffer(fixed, np.uint8).reshape(-1, size),
-                               validity=val)
+                               validity=val, element=datatype_size(fld.datatype))
         if val is not None and len(val) != len(cells):
             raise TileError(f"{name}: tile {tile + 1}: {len(val)} validity bytes for "
                             f"{len(cells)} cells")
