@@ -54,31 +54,45 @@ def rewrite(job: Job, document, schema: ArraySchema, fm: FragmentMetadata, frag_
     if len(parts) != 6 or not (parts[2].isdigit() and parts[3].isdigit()):
         raise NotTileLevel(f"{name}: not a timestamped fragment name")
     t1, t2, uuid = int(parts[2]), int(parts[3]), parts[4]
-    pieces: List[Piece]
-    tiles = FragmentTiles(document, schema, fm, frag_path, name, job.key)
-    lost = tiles.damaged(why, _join(array_rel, frag_rel))
-    cells, kept_tiles = tiles.kept(lost, frag_rel)
-    if not kept_tiles:
-        raise NotTileLevel("every tile of it is damaged")
-    schema_files = _schema_files(job, os.path.dirname(os.path.dirname(frag_path))
-                                 if frag_rel.startswith(layout.FRAGMENTS_DIR + "/")
-                                 else os.path.dirname(frag_path), fm)
-    scratch = ScratchArray(schema_files, job.key)
-    out = Rewrite(tiles=lost)
+    if job.key is not None and not all(0 < b < 0x80 for b in job.key):
+        raise NotTileLevel("libtiledb takes the key as configuration text, which cannot "
+                           "carry this key's bytes")
+    scratch: Optional[ScratchArray] = None
     try:
+        tiles = FragmentTiles(document, schema, fm, frag_path, name, job.key)
+        lost = tiles.damaged(why, _join(array_rel, frag_rel))
+        cells, kept_tiles = tiles.kept(lost, frag_rel)
+        if not kept_tiles:
+            raise NotTileLevel("every tile of it is damaged")
+        array_path = os.path.dirname(frag_path)
+        if frag_rel.startswith(layout.FRAGMENTS_DIR + "/"):
+            array_path = os.path.dirname(array_path)
+        pieces: List[Piece]
         if fm.dense:
             pieces = _dense_pieces(schema, fm, tiles.tile_num, cells, kept_tiles, lost)
             total = math.prod(int(hi) - int(lo) + 1 for lo, hi in fm.non_empty_domain or [])
         else:
-            pieces = [(None, cells)]   # sparse: one write, no box   # type: ignore[list-item]  # sparse: no box
+            pieces = [(None, cells)]   # sparse: one write of every kept cell
             total = fm.cell_num or 0
-        for nth, (rect, piece) in enumerate(pieces):
-            made = scratch.write(t2, piece, rect)
-            new = fragment_name(t1, t2, uuid, os.path.basename(made), nth)
+        scratch = ScratchArray(_schema_files(job, array_path, fm), job.key)
+        # every piece written before anything reaches OUT: a failed write leaves no trace
+        made = [scratch.write(t2, piece, rect) for rect, piece in pieces]
+    except NotTileLevel:
+        if scratch is not None:
+            scratch.close()
+        raise
+    except Exception as e:  # noqa: BLE001 - the library refused a write: the fragment is lost
+        if scratch is not None:
+            scratch.close()
+        raise NotTileLevel(f"it could not be rewritten: {type(e).__name__}: {e}") from e
+    out = Rewrite(tiles=lost)
+    try:
+        root = os.path.realpath(scratch.root)
+        for nth, ((_rect, piece), folder) in enumerate(zip(pieces, made)):
+            new = fragment_name(t1, t2, uuid, os.path.basename(folder), nth)
             new_rel = f"{layout.FRAGMENTS_DIR}/{new}"
-            root = os.path.realpath(scratch.root)
-            for f in sorted(os.listdir(made)):
-                job.out.copy(os.path.realpath(os.path.join(made, f)), root,
+            for f in sorted(os.listdir(folder)):
+                job.out.copy(os.path.realpath(os.path.join(folder, f)), root,
                              _join(out_rel, new_rel, f))
             job.out.write(_join(out_rel, layout.COMMITS_DIR, f"{new}.wrt"), b"")
             out.fragments.append(new_rel)

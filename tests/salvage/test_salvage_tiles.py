@@ -141,3 +141,35 @@ def test_without_tiledb_py_the_fragment_is_left_out_whole(tmp_path, capsys, monk
     with tiledb.open(out) as A:
         assert A.nonempty_domain() is None
     assert verify_exit(out) == (0, [])
+
+
+def test_a_refused_write_leaves_the_fragment_out_whole(tmp_path, capsys, monkeypatch):
+    """libtiledb refusing the second box's write: nothing of the fragment reaches OUT (no
+    half-rewritten fragment), the fragment is reported lost whole with the library's word."""
+    from arrayscope.formats.salvage import libtiledb_write
+
+    real = libtiledb_write.ScratchArray.write
+    calls = []
+
+    def second_fails(self, timestamp, cells, rect=None):
+        calls.append(rect)
+        if len(calls) == 2:
+            raise tiledb.TileDBError("refused for the test")
+        return real(self, timestamp, cells, rect)
+
+    monkeypatch.setattr(libtiledb_write.ScratchArray, "write", second_fails)
+    src, out = str(tmp_path / "d"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 29), tile=10, dtype=np.int32))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=ZSTD)]))
+    with tiledb.open(src, "w", timestamp=1) as A:
+        A[:] = np.arange(30, dtype=np.int64)
+    break_zstd_frame(os.path.join(_frag(src, 1), "a0.tdb"), nth=1)   # the middle tile
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3 and len(calls) == 2                # boxes x 0..9 and x 20..29
+    (lost,) = lost_parts(rep)
+    assert lost["kind"] == "fragment" and lost["cells"] == 30
+    assert any("TileDBError: refused for the test" in n for n in rep["notes"])
+    assert os.listdir(os.path.join(out, "__fragments")) == []
+    assert os.listdir(os.path.join(out, "__commits")) == []
+    assert verify_exit(out) == (0, [])
