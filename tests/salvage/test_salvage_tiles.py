@@ -173,3 +173,37 @@ def test_a_refused_write_leaves_the_fragment_out_whole(tmp_path, capsys, monkeyp
     assert os.listdir(os.path.join(out, "__fragments")) == []
     assert os.listdir(os.path.join(out, "__commits")) == []
     assert verify_exit(out) == (0, [])
+
+
+def test_consolidated_dense_fragment_keeps_its_timestamp_range(tmp_path, capsys):
+    """A consolidated (and vacuumed) dense fragment __1_3 with its 5th tile damaged: the
+    pieces written back are named __1_3_<uuid>, __1_3_<uuid + 1> (so a reader at any time
+    sees them when it saw the original); 80 of 90 cells kept."""
+    src, out = str(tmp_path / "c"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 89), tile=10, dtype=np.int32))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=ZSTD)]))
+    for k in range(3):
+        with tiledb.open(src, "w", timestamp=k + 1) as A:
+            A[k * 30:k * 30 + 30] = np.arange(30) + 100 * k
+    tiledb.consolidate(src)
+    tiledb.vacuum(src)
+    with tiledb.open(src) as A:
+        before = A[:]["a"]
+    (cons,) = glob.glob(os.path.join(src, "__fragments", "__1_3_*"))
+    break_zstd_frame(os.path.join(cons, "a0.tdb"), nth=4)        # x 40..49
+    _refused(src)
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3 and rep["totals"]["."]["a"] == {"kept": 80, "lost": 10}
+    name = os.path.basename(cons)
+    uuid = name.split("_")[4]
+    bumped = f"{int(uuid, 16) + 1:032x}"
+    assert sorted(os.listdir(os.path.join(out, "__fragments"))) == \
+        [name, name.replace(uuid, bumped)]
+    with tiledb.open(out) as A:
+        got = A[:]["a"]
+    hole = np.zeros(90, bool)
+    hole[40:50] = True
+    assert np.array_equal(got[~hole], before[~hole])
+    assert (got[hole] == np.iinfo(np.int64).min).all()
+    assert verify_exit(out) == (0, [])
