@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from ..tiledb.data_files import POSITIONAL_NAMES_FROM, data_file_stem, file_role, tile_offsets_for
+from ..tiledb.data_files import (
+    POSITIONAL_NAMES_FROM,
+    SPECIAL_FILES,
+    data_file_stem,
+    file_role,
+    tile_offsets_for,
+)
 from ..tiledb.enums import VAR_NUM, datatype_size
-from ..tiledb.model import ArraySchema, Fragment, FragmentMetadata
+from ..tiledb.model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
 from ..tiledb.rawtile import TileError
 from ..tiledb.tile_cells import FieldTile, decode_part
 from .report import Loss
@@ -79,6 +85,9 @@ class FieldCells:
                           validity=val, element=parts[0].element)
 
 
+TIMESTAMPS = SPECIAL_FILES["t"]   # the slot of a fragment's per-cell write times
+
+
 class NotTileLevel(Exception):
     """The fragment cannot be salvaged tile by tile (the reason is the message)."""
 
@@ -91,23 +100,31 @@ class FragmentTiles:
         if fm.version is None or fm.version < POSITIONAL_NAMES_FROM:
             raise NotTileLevel(f"format {fm.version}: tile-level salvage reads format "
                                f"{POSITIONAL_NAMES_FROM} and later")
-        if fm.has_timestamps or fm.has_delete_meta:
-            raise NotTileLevel("it holds per-cell timestamps or delete metadata, which a "
-                               "write cannot give back")
+        if fm.has_delete_meta:
+            raise NotTileLevel("it holds delete metadata, which a write cannot give back")
+        if fm.has_timestamps and fm.dense:
+            raise NotTileLevel("a dense fragment with per-cell timestamps")
         self.document, self.schema, self.fm, self.key = document, schema, fm, key
         self.fragment = Fragment(name, path)
         self.fields = list(schema.attributes) if fm.dense else \
             list(schema.dimensions) + list(schema.attributes)
         self.tiles: Dict[str, FieldTile] = {}   # field name -> its fixed-part tile 0
         counts = set()
-        for fld in self.fields:
-            stem = data_file_stem(schema, fm.version, fld)
+        # a consolidated sparse fragment's per-cell write times (`t.tdb`): decoded with the
+        # fields, they say which write each cell came from (the writes are made again)
+        stems: List[Tuple[Optional[Union[Attribute, Dimension]], str]] = \
+            [(fld, data_file_stem(schema, fm.version, fld)) for fld in self.fields]
+        if fm.has_timestamps:
+            stems.append((None, "t"))
+        for fld, stem in stems:
             role = file_role(schema, fm, f"{stem}.tdb")
             offs, why = tile_offsets_for(fm, role) if role is not None else (None, "no slot")
             if role is None or offs is None:
-                raise NotTileLevel(f"{fld.name}: its tiles cannot be located ({why})")
-            kind = "attribute" if fld in schema.attributes else "dimension"
-            self.tiles[fld.name] = FieldTile(fld.name, kind, fld, self.fragment, fm, schema,
+                raise NotTileLevel(f"{stem}.tdb: its tiles cannot be located ({why})")
+            obj = fld if fld is not None else role.obj
+            kind = "attribute" if fld in schema.attributes else \
+                "dimension" if fld is not None else "special"
+            self.tiles[obj.name] = FieldTile(obj.name, kind, obj, self.fragment, fm, schema,
                                              stem, "fixed", role, 0, len(offs))
             counts.add(len(offs))
         if len(counts) != 1:
@@ -173,14 +190,15 @@ class FragmentTiles:
 
     def kept(self, lost: Dict[int, List[Loss]], frag_rel: str
              ) -> Tuple[Dict[str, FieldCells], List[int]]:
-        """Every field's cells of the tiles not in `lost` (a tile that fails to decode in
-        any field is added to `lost`), and the tiles they came from, in order."""
+        """Every field's cells (and `TIMESTAMPS`, when the fragment has them) of the tiles
+        not in `lost` (a tile that fails to decode in any field is added to `lost`), and
+        the tiles they came from, in order."""
         tiles = [t for t in range(self.tile_num) if t not in lost]
-        parts: Dict[str, List[FieldCells]] = {f.name: [] for f in self.fields}
+        parts: Dict[str, List[FieldCells]] = {n: [] for n in self.tiles}
         kept_tiles: List[int] = []
         for t in tiles:
             try:
-                got = {f.name: self.tile_cells(f.name, t) for f in self.fields}
+                got = {n: self.tile_cells(n, t) for n in self.tiles}
             except TileError as e:   # verify passed it, the decode did not: lost all the same
                 lost[t] = [Loss("tile-decode-failed", os.path.join(frag_rel, ""), e.offset or 0,
                                 f"tile {t + 1}", str(e))]

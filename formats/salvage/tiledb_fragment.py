@@ -8,8 +8,9 @@ and written back through libtiledb (`libtiledb_write`) under the fragment's time
 - dense: one fragment per box of intact tiles (a dense write covers a box), the boxes
   clipped to the fragment's non-empty domain, so the damaged tiles' cells read as what
   lies beneath them (an older fragment's cells, or the fill value).
-Anything else (a finding outside the tiles, an old format, per-cell timestamps, no
-tiledb-py) leaves the fragment out whole, with the reason."""
+- a consolidated sparse fragment with per-cell write times: one fragment per time.
+Anything else (a finding outside the tiles, an old format, delete metadata, a write the
+library refuses, no tiledb-py) leaves the fragment out whole, with the reason."""
 from __future__ import annotations
 
 import math
@@ -25,10 +26,11 @@ from ..tiledb.model import ArraySchema, FragmentMetadata
 from .job import Job
 from .libtiledb_write import ScratchArray, fragment_name, rectangles, unavailable
 from .report import Loss
-from .tile_cells import FieldCells, FragmentTiles, NotTileLevel
+from .tile_cells import TIMESTAMPS, FieldCells, FragmentTiles, NotTileLevel
 
-# one write: the box it covers (dense; None for sparse) and its cells
-Piece = Tuple[Optional[List[Tuple[int, int]]], Dict[str, FieldCells]]
+# one write: the box it covers (dense; None for sparse), its cells, and the time its cells
+# were written when the fragment says so per cell (None: the fragment's own timestamps)
+Piece = Tuple[Optional[List[Tuple[int, int]]], Dict[str, FieldCells], Optional[int]]
 
 
 @dataclass
@@ -72,11 +74,11 @@ def rewrite(job: Job, document, schema: ArraySchema, fm: FragmentMetadata, frag_
             pieces = _dense_pieces(schema, fm, tiles.tile_num, cells, kept_tiles, lost)
             total = math.prod(int(hi) - int(lo) + 1 for lo, hi in fm.non_empty_domain or [])
         else:
-            pieces = [(None, cells)]   # sparse: one write of every kept cell
+            pieces = _sparse_pieces(cells)
             total = fm.cell_num or 0
         scratch = ScratchArray(_schema_files(job, array_path, fm), job.key)
         # every piece written before anything reaches OUT: a failed write leaves no trace
-        made = [scratch.write(t2, piece, rect) for rect, piece in pieces]
+        made = [scratch.write(at or t2, piece, rect) for rect, piece, at in pieces]
     except NotTileLevel:
         if scratch is not None:
             scratch.close()
@@ -88,8 +90,9 @@ def rewrite(job: Job, document, schema: ArraySchema, fm: FragmentMetadata, frag_
     out = Rewrite(tiles=lost)
     try:
         root = os.path.realpath(scratch.root)
-        for nth, ((_rect, piece), folder) in enumerate(zip(pieces, made)):
-            new = fragment_name(t1, t2, uuid, os.path.basename(folder), nth)
+        for nth, ((_rect, piece, at), folder) in enumerate(zip(pieces, made)):
+            a, b = (at, at) if at else (t1, t2)
+            new = fragment_name(a, b, uuid, os.path.basename(folder), nth)
             new_rel = f"{layout.FRAGMENTS_DIR}/{new}"
             for f in sorted(os.listdir(folder)):
                 job.out.copy(os.path.realpath(os.path.join(folder, f)), root,
@@ -133,6 +136,22 @@ def _read(job: Job, path: str) -> bytes:
     return data
 
 
+def _sparse_pieces(cells: Dict[str, FieldCells]) -> List[Piece]:
+    """One write of every kept cell; for a fragment with per-cell write times (consolidated
+    sparse), one write per time, made at that time: a reader at any T then reads exactly
+    the cells it read in the consolidated fragment (libtiledb's writer cannot be handed
+    per-cell times)."""
+    stamps = cells.pop(TIMESTAMPS, None)
+    if stamps is None or stamps.fixed is None:
+        return [(None, cells, None)]
+    times = stamps.fixed.reshape(-1).view("<u8")
+    out: List[Piece] = []
+    for at in np.unique(times):
+        idx = np.flatnonzero(times == at)
+        out.append((None, {n: c.take(idx) for n, c in cells.items()}, int(at)))
+    return out
+
+
 def _dense_pieces(schema: ArraySchema, fm: FragmentMetadata, tile_num: int,
                   cells: Dict[str, FieldCells], kept_tiles: List[int],
                   lost: Dict[int, List[Loss]]
@@ -165,5 +184,5 @@ def _dense_pieces(schema: ArraySchema, fm: FragmentMetadata, tile_num: int,
         order = idx[np.lexsort(tuple(kc[idx, d] for d in reversed(range(ndim))))]
         if len(order) != math.prod(hi - lo + 1 for lo, hi in rect):
             raise NotTileLevel(f"box {rect}: its intact tiles do not cover it")
-        out.append((rect, {n: c.take(order) for n, c in cells.items()}))
+        out.append((rect, {n: c.take(order) for n, c in cells.items()}, None))
     return out

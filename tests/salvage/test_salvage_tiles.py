@@ -207,3 +207,39 @@ def test_consolidated_dense_fragment_keeps_its_timestamp_range(tmp_path, capsys)
     assert np.array_equal(got[~hole], before[~hole])
     assert (got[hole] == np.iinfo(np.int64).min).all()
     assert verify_exit(out) == (0, [])
+
+
+def test_consolidated_sparse_fragment_with_cell_timestamps(tmp_path, capsys):
+    """A consolidated, vacuumed sparse fragment __1_3 (per-cell write times, 120 cells of
+    three overlapping writes) with its 4th tile damaged: written back as one fragment per
+    write time (__1_1, __2_2, __3_3), so a reader at every T reads what it read before,
+    less the tile's cells: global order holds x 0..19 once, then x 20..59 twice, so tile
+    4 (capacity 10: cells 30..39) is x 25..29 of writes 1 and 2."""
+    src, out = str(tmp_path / "c"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 89), tile=10, dtype=np.int32))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, sparse=True, capacity=10, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=ZSTD)]))
+    for k in range(3):
+        with tiledb.open(src, "w", timestamp=k + 1) as A:
+            A[np.arange(k * 20, k * 20 + 40, dtype=np.int32)] = np.arange(40) + 100 * k
+    tiledb.consolidate(src)
+    tiledb.vacuum(src)
+    before = {}
+    for t in (1, 2, 3):
+        with tiledb.open(src, timestamp=t) as A:
+            before[t] = A[:]
+    (cons,) = glob.glob(os.path.join(src, "__fragments", "__1_3_*"))
+    assert "t.tdb" in os.listdir(cons)
+    break_zstd_frame(os.path.join(cons, "a0.tdb"), nth=3)
+    _refused(src)
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3 and rep["totals"]["."]["a"] == {"kept": 110, "lost": 10}
+    assert [f[:5] for f in sorted(os.listdir(os.path.join(out, "__fragments")))] == \
+        ["__1_1", "__2_2", "__3_3"]
+    for t in (1, 2, 3):
+        with tiledb.open(out, timestamp=t) as A:
+            got = A[:]
+        keep = ~np.isin(before[t]["x"], np.arange(25, 30))
+        assert np.array_equal(got["x"], before[t]["x"][keep])
+        assert np.array_equal(got["a"], before[t]["a"][keep])
+    assert verify_exit(out) == (0, [])
