@@ -9,7 +9,6 @@ hold (fixed cells, var bytes with their extents, validity bytes), so they are wr
 exactly as they were read, whatever their type (a NaN stays a NaN, a null stays a null)."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Tuple, Union
 
@@ -151,7 +150,7 @@ class FragmentTiles:
         for loss in losses:
             folder, _sep, file_name = loss.source.rpartition("/")
             tile = self.tile_of(file_name, loss.offset) \
-                if folder.endswith(frag_rel) and loss.offset is not None else None
+                if folder == frag_rel and loss.offset is not None else None
             if tile is None:
                 raise NotTileLevel(f"{loss.code} in {loss.source} at {loss.offset} is in no "
                                    f"data tile")
@@ -200,8 +199,8 @@ class FragmentTiles:
             try:
                 got = {n: self.tile_cells(n, t) for n in self.tiles}
             except TileError as e:   # verify passed it, the decode did not: lost all the same
-                lost[t] = [Loss("tile-decode-failed", os.path.join(frag_rel, ""), e.offset or 0,
-                                f"tile {t + 1}", str(e))]
+                lost[t] = [Loss("tile-decode-failed", frag_rel, e.offset or 0, f"tile {t + 1}",
+                                str(e))]
                 continue
             if len({len(c) for c in got.values()}) != 1:
                 lost[t] = [Loss("tile-cell-count", frag_rel, 0, f"tile {t + 1}",

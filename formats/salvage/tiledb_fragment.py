@@ -62,8 +62,9 @@ def rewrite(job: Job, document, schema: ArraySchema, fm: FragmentMetadata, frag_
     scratch: Optional[ScratchArray] = None
     try:
         tiles = FragmentTiles(document, schema, fm, frag_path, name, job.key)
-        lost = tiles.damaged(why, _join(array_rel, frag_rel))
-        cells, kept_tiles = tiles.kept(lost, frag_rel)
+        full = _join(array_rel, frag_rel)   # as findings name it: from the dataset root
+        lost = tiles.damaged(why, full)
+        cells, kept_tiles = tiles.kept(lost, full)
         if not kept_tiles:
             raise NotTileLevel("every tile of it is damaged")
         array_path = os.path.dirname(frag_path)
