@@ -243,3 +243,37 @@ def test_consolidated_sparse_fragment_with_cell_timestamps(tmp_path, capsys):
         assert np.array_equal(got["x"], before[t]["x"][keep])
         assert np.array_equal(got["a"], before[t]["a"][keep])
     assert verify_exit(out) == (0, [])
+
+
+def test_string_and_datetime_dimensions_hilbert_complex(tmp_path, capsys):
+    """A sparse fragment keyed by an ASCII string and a datetime, Hilbert order, duplicates,
+    a complex64 attribute (2 values per cell): tile 3 of 5 damaged, the other 18 cells
+    written back exactly (a buffer counts values of the datatype, not cells)."""
+    src, out = str(tmp_path / "m"), str(tmp_path / "out")
+    dom = tiledb.Domain(
+        tiledb.Dim("name", domain=(None, None), tile=None, dtype="ascii"),
+        tiledb.Dim("t", domain=(np.datetime64("2020-01-01"), np.datetime64("2030-01-01")),
+                   tile=np.timedelta64(100, "D"), dtype="datetime64[D]"))
+    tiledb.Array.create(src, tiledb.ArraySchema(
+        domain=dom, sparse=True, capacity=5, allows_duplicates=True, cell_order="hilbert",
+        attrs=[tiledb.Attr("p", dtype=np.complex64, filters=ZSTD),
+               tiledb.Attr("c", dtype=np.int16, filters=ZSTD)]))
+    n = 23
+    with tiledb.open(src, "w", timestamp=4) as A:
+        A[np.array([f"key{i % 7}" for i in range(n)], dtype="S"),
+          np.datetime64("2021-01-01") + np.arange(n).astype("timedelta64[D]") * 9] = {
+            "p": (np.arange(n) - 1j * np.arange(n)).astype(np.complex64),
+            "c": np.arange(n, dtype=np.int16)}
+    with tiledb.open(src) as A:
+        before = A.query(order="G")[:]
+    break_zstd_frame(os.path.join(_frag(src, 4), "a1.tdb"), nth=2)
+    _refused(src)
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3 and rep["totals"]["."]["p"] == {"kept": 18, "lost": 5}
+    with tiledb.open(out) as A:
+        got = A.query(order="G")[:]
+    keep = np.ones(n, bool)
+    keep[10:15] = False                      # tile 3 in global (Hilbert) order
+    for f in ("name", "t", "p", "c"):
+        assert np.array_equal(got[f], before[f][keep]), f
+    assert verify_exit(out) == (0, [])
