@@ -1,7 +1,8 @@
 """File ▸ Salvage…: a new dataset holding what of the opened one verifies clean
 (`formats.salvage`), run in a worker process (`taskprocess.TaskProcess`), never in the
 window's. A dry run's report comes first as a preview; Write then writes OUT and shows
-the final report. `install(window)` registers it."""
+the final report (closing that dialog lets the write finish; the status bar tells).
+`install(window)` registers it."""
 from __future__ import annotations
 
 import os
@@ -102,7 +103,8 @@ class Salvage:
     def _write(self, dry: T.SalvageTask) -> None:
         job = T.SalvageTask(dry.path, dry.out, dry.key_id, dry=False)
         dlg = SalvageDialog(self.win, f"Salvaged to {os.path.basename(job.out)}")
-        dlg.rejected.connect(self.worker.kill)
+        # closing it does not stop the write (a killed write would leave OUT half made):
+        # the status bar says when it is done
         self.dialog = dlg
         self._run(job, dlg)
         dlg.show()
