@@ -14,6 +14,7 @@ from . import (
     findingsinplace,
     healthdock,
     keyflow,
+    salvageaction,
     viewkeeper,
     viewoptions,
     windowfit,
@@ -28,6 +29,7 @@ FEATURES = (
     findalldock,
     contextmenus,
     diffs,            # after contextmenus: adds to the node menu
+    salvageaction,    # File ▸ Salvage…
     windowfit,        # after the docks it fits (scrolls the pipeline's and health's)
     viewkeeper,
     keyflow,

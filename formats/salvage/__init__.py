@@ -87,6 +87,19 @@ def _dispatch(job: Job, path: str, fmt: Optional[str], model) -> bool:
 
         salvage_zarr(job, path, dict(getattr(model, "arrays", {}) or {}))
         return True
+    if fmt == "scdl":
+        job.report.failure = SCDL_REFUSED
+        return False
     job.report.failure = (f"salvage knows TileDB and Zarr datasets; this one is "
                           f"{fmt or 'no format arrayscope recognises'}")
     return False
+
+
+# Why an SCDL archive is not salvaged: an empty row could stand for a lost one, but nothing
+# locates the lost rows. Its arrays are raw memory maps with no checksum, so verify sees
+# structure only (row pointers, column indices, lengths; the first bad index of each row
+# block, with a count), never a damaged value: a copy of the rows it does not flag could
+# pass damaged values off as intact.
+SCDL_REFUSED = ("SCDL archives are not salvaged: their arrays are raw, unchecksummed memory "
+                "maps, so verify can flag broken structure but not locate every damaged row "
+                "or value; copy the archive and repair it with bionemo-scdl instead")
