@@ -40,6 +40,16 @@ def _int(v) -> int:
     return int(a)
 
 
+def as_tiledb_py(cell):
+    """A text cell (utf-8, ascii, char) as tiledb-py's read gives it: its var-cell unpacking
+    (core.cc) turns a cell of one NUL byte into the empty string, so the stored b'\\x00' (the
+    fill libtiledb writes in a dense cell nobody wrote, also inside a consolidated fragment's
+    non-empty domain) and an empty cell read alike."""
+    if cell in ("\x00", b"\x00"):
+        return cell[:0]
+    return cell
+
+
 def fragment_cells(uri: str, frag, name: str, key=None):
     """(cells in stored order, covered mask or None). Nullable fields come masked."""
     ctx = ctx_for(key)

@@ -16,7 +16,7 @@ from arrayscope import formats
 from arrayscope.formats import health as H
 from arrayscope.formats.tiledb import values as V
 from arrayscope.formats.verify import open_for_verify, verify_report
-from tests.support.tiledb_oracle import fragment_cells
+from tests.support.tiledb_oracle import as_tiledb_py, fragment_cells
 from tests.tiledb.test_tiledb_values import _check_entry, _norm
 
 from .strategies import GenScript
@@ -24,12 +24,9 @@ from .strategies import GenScript
 # Failure classes another branch is fixing (issue 30; /work/notes/gen_failures.md): owner,
 # then a pattern every line of the failure matches. Emptied as the fixes land.
 KNOWN: List[Tuple[str, str]] = [
-    # open (gen_failures.md #8, #9): a consolidated dense var string cell tiledb-py reads
-    # as '' where values gives '\x00'; an unvacuumed sparse consolidation stores a cell
-    # once per version (per-cell timestamps) where tiledb-py's read of its range gives the
-    # latest only: the oracle must drop superseded versions
-    ("open: values of a consolidated dense var cell (#8)",
-     r"^values __\d+_\d+_\w+/\w+: cell \d+: '\\x00' != ''$"),
+    # open (gen_failures.md #9): an unvacuumed sparse consolidation stores a cell once per
+    # version (per-cell timestamps) where tiledb-py's read of its range gives the latest
+    # only: the oracle must drop superseded versions
     ("open: values cell count (#9)", r"^values \S+: \d+ values, tiledb-py stored \d+$"),
 ]
 
@@ -138,7 +135,8 @@ def check_values(script: GenScript, doc, key: Optional[bytes]) -> Dict[str, Dict
                 # writes what its reader gives there): held against the attribute's fill
                 _check_padding(e, covered, schema.attr(field), var, f"values {label}")
                 if var:
-                    _check_var_cells(e, expected, covered, f"values {label}")
+                    _check_var_cells(e, expected, covered, schema.attr(field),
+                                     f"values {label}")
                     counts.setdefault(name, {})[field] = len(expected)
                     sizes[field] = _cell_size(schema, field)
                     continue
@@ -177,15 +175,16 @@ def _only(entry, covered: np.ndarray):
     return out
 
 
-def _check_var_cells(entry, expected, covered: np.ndarray, label: str) -> None:
+def _check_var_cells(entry, expected, covered: np.ndarray, attr, label: str) -> None:
     vals = entry["values"]
+    text = np.dtype(attr.dtype).kind in "US"
     assert len(vals) == len(expected), f"{label}: {len(vals)} values, tiledb-py {len(expected)}"
     mask = np.ma.getmaskarray(expected) if np.ma.isMaskedArray(expected) else \
         np.zeros(len(expected), bool)
     data = np.ma.getdata(expected)
     for i in np.flatnonzero(covered):
         want = None if mask[i] else _norm(data[i])
-        got = None if vals[i] is None else _norm(vals[i])
+        got = None if vals[i] is None else _norm(as_tiledb_py(vals[i]) if text else vals[i])
         assert got == want, f"{label}: cell {i}: {vals[i]!r} != {data[i]!r}"
 
 
