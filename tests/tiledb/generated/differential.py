@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -160,8 +162,27 @@ def _check_padding(entry, covered: np.ndarray, attr, var: bool, label: str) -> N
     if attr.isnullable:   # null, whatever its value bytes (tiledb-py gives no fill here)
         assert all(vals[i] is None for i in pad), f"{label}: padding cells are not null"
         return
-    fill = np.frombuffer(np.asarray(attr.fill, dtype=attr.dtype).tobytes(), np.uint8)
+    fill = np.frombuffer(_stored_fill(attr).tobytes(), np.uint8)
     assert (ours == fill).all(), f"{label}: padding cells are not the fill value {attr.fill!r}"
+
+
+def _stored_fill(attr) -> np.ndarray:
+    """The fill value as the attribute's filters store it, from libtiledb itself: one cell
+    written and read back through the same pipeline. A lossy filter keeps only what it can
+    (FloatScale casts NaN to an integer: on x86 INT_MIN of its byte width, which reads back
+    as scale * INT_MIN + offset), and the consolidator writes the fill through it."""
+    d = tempfile.mkdtemp(prefix="asgen-fill-")
+    try:
+        uri = os.path.join(d, "f")
+        dom = tiledb.Domain(tiledb.Dim(name="d", domain=(0, 0), tile=1, dtype="int8"))
+        a = tiledb.Attr("v", dtype=attr.dtype, filters=attr.filters)
+        tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[a]))
+        with tiledb.open(uri, "w") as A:
+            A[0:1] = {"v": np.asarray(attr.fill, dtype=attr.dtype).reshape(1)}
+        with tiledb.open(uri) as A:
+            return np.asarray(A[0:1]["v"], dtype=attr.dtype)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _only(entry, covered: np.ndarray):

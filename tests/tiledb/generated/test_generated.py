@@ -143,11 +143,31 @@ with tiledb.open(uri, 'w', timestamp=3, ctx=ctx) as A:
     A[1:3, 3:5] = {'a0': (np.array(['x', 'yy', 'z', 'w'], dtype=object)).reshape((2, 2))}
 tiledb.consolidate(uri, config=tiledb.Config({'sm.consolidation.mode': 'fragments'}), ctx=ctx)
 """),
+    # the consolidator writes the fill (NaN) of a tile's padding through FloatScale, which
+    # stores it as INT_MIN of its byte width: the padding reads back as scale*INT_MIN+offset
+    GenScript(key=None, write_times=[1, 2], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 9), tile=4, dtype='int16'), ctx=ctx)
+attrs = [tiledb.Attr('a0', dtype='float32', filters=[tiledb.FloatScaleFilter(0.5, 1.0, 4)]),
+         tiledb.Attr('a1', dtype='float64',
+                     filters=[tiledb.FloatScaleFilter(0.5, 1.0, 8), tiledb.ZstdFilter(3)])]
+schema = tiledb.ArraySchema(domain=dom, sparse=False, attrs=attrs, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
+    A[1:3] = {'a0': np.array([1.0, 2.5], dtype='float32'), 'a1': np.array([1.0, 2.5], dtype='float64')}
+with tiledb.open(uri, 'w', timestamp=2, ctx=ctx) as A:
+    A[2:6] = {'a0': np.array([2.0, 3.0, 4.0, 5.0], dtype='float32'),
+              'a1': np.array([2.0, 3.0, 4.0, 5.0], dtype='float64')}
+tiledb.consolidate(uri, config=tiledb.Config({'sm.consolidation.mode': 'fragments'}), ctx=ctx)
+"""),
 ]
 
 
 @pytest.mark.parametrize("script", REGRESSIONS, ids=["empty-tile-noop-md5", "rle-offsets-stats",
                                                      "empty-tile-byteshuffle-aes",
-                                                     "consolidated-var-nul-cell"])
+                                                     "consolidated-var-nul-cell",
+                                                     "consolidated-floatscale-padding"])
 def test_regression(script):
     run_one(script, known=False)
