@@ -50,8 +50,10 @@ def as_tiledb_py(cell):
     return cell
 
 
-def fragment_cells(uri: str, frag, name: str, key=None):
-    """(cells in stored order, covered mask or None). Nullable fields come masked."""
+def fragment_cells(uri: str, frag, name: str, key=None, times=()):
+    """(cells in stored order, covered mask or None). Nullable fields come masked.
+    `times`: the array's write timestamps (a consolidated sparse fragment may store a cell
+    once per version written in its range)."""
     ctx = ctx_for(key)
     with tiledb.open(uri, timestamp=frag.timestamp_range, ctx=ctx) as A:
         schema = A.schema
@@ -59,7 +61,10 @@ def fragment_cells(uri: str, frag, name: str, key=None):
         if frag.sparse:
             q = A.query(order="G", attrs=[name] if is_attr else [],
                         dims=None if is_attr else [name])
-            return q[:][name], None
+            cells = q[:][name]
+            if frag.cell_num > len(cells):
+                return _versions(uri, frag, name, schema, times, ctx), None
+            return cells, None
         dom = schema.domain
         exts, tiles, lows, sel, region = [], [], [], [], []
         for d in range(dom.ndim):
@@ -93,3 +98,38 @@ def fragment_cells(uri: str, frag, name: str, key=None):
         m = mask.reshape(-1)[perm]
         out = np.ma.masked_array(flat, mask=m) if m.any() else flat
         return out, covered.reshape(-1)[perm]
+
+
+def _versions(uri: str, frag, name: str, schema, times, ctx):
+    """Every version a consolidated sparse fragment of an array without duplicates stores
+    (libtiledb consolidates with per-cell timestamps, `sm.consolidation.with_timestamps`,
+    so time travel inside its range still works): a read of the range gives the latest
+    version of each cell only; a read at one write timestamp gives the versions written
+    then. Stored order: the cells' global order, a cell's versions newest first."""
+    dims = [schema.domain.dim(i).name for i in range(schema.domain.ndim)]
+    is_attr = schema.has_attr(name)
+    t1, t2 = frag.timestamp_range
+
+    def read(ts):
+        with tiledb.open(uri, timestamp=ts, ctx=ctx) as A:
+            return A.query(order="G", attrs=[name] if is_attr else [], dims=dims)[:]
+
+    def keys(r):
+        return [tuple(_key(r[d][i]) for d in dims) for i in range(len(r[dims[0]]))]
+
+    order = {k: i for i, k in enumerate(keys(read(frag.timestamp_range)))}
+    parts, picks = [], []
+    for t in sorted({t for t in times if t1 <= t <= t2}):
+        r = read((t, t))
+        parts.append(r[name])
+        picks += [(order[k], -t, len(parts) - 1, i) for i, k in enumerate(keys(r))]
+    picks.sort()
+    flat = np.ma.concatenate(parts) if any(np.ma.isMaskedArray(p) for p in parts) else \
+        np.concatenate(parts)
+    starts = np.cumsum([0] + [len(p) for p in parts])
+    return flat[[int(starts[p] + i) for _o, _t, p, i in picks]]
+
+
+def _key(v):
+    v = v.item() if isinstance(v, np.generic) else v
+    return v.encode() if isinstance(v, str) else v

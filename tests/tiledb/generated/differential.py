@@ -26,12 +26,7 @@ from .strategies import GenScript
 
 # Failure classes another branch is fixing (issue 30; /work/notes/gen_failures.md): owner,
 # then a pattern every line of the failure matches. Emptied as the fixes land.
-KNOWN: List[Tuple[str, str]] = [
-    # open (gen_failures.md #9): an unvacuumed sparse consolidation stores a cell once per
-    # version (per-cell timestamps) where tiledb-py's read of its range gives the latest
-    # only: the oracle must drop superseded versions
-    ("open: values cell count (#9)", r"^values \S+: \d+ values, tiledb-py stored \d+$"),
-]
+KNOWN: List[Tuple[str, str]] = []
 
 
 def known_failure(message: str) -> Optional[str]:
@@ -131,7 +126,7 @@ def check_values(script: GenScript, doc, key: Optional[bytes]) -> Dict[str, Dict
             assert not e.get("error"), f"values {label}: {e['error']}"
             if not f.sparse and not is_attr:
                 continue   # dense coordinates are implied (test_tiledb_dense_coords.py)
-            expected, covered = fragment_cells(uri, f, field, script.key)
+            expected, covered = fragment_cells(uri, f, field, script.key, script.write_times)
             var = schema.attr(field).isvar if is_attr else schema.domain.dim(field).isvar
             if not is_attr and str(expected.dtype) == "object":
                 var = True

@@ -175,6 +175,24 @@ tiledb.Array.create(uri, schema, ctx=ctx)
 with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
     A[np.array([1, 2], dtype='int32')] = {'a0': np.array(['', ''], dtype=object)}
 """),
+    # an unvacuumed consolidation of a sparse array without duplicates stores every version
+    # of a cell (per-cell timestamps), newest first; the read of its range gives the latest
+    GenScript(key=None, write_times=[1, 2, 4], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 9), tile=2, dtype='int8'), ctx=ctx)
+attrs = [tiledb.Attr('a0', dtype='int32', filters=[])]
+schema = tiledb.ArraySchema(domain=dom, sparse=True, attrs=attrs, capacity=1, allows_duplicates=False, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
+    A[np.array([1, 3], dtype='int8')] = {'a0': np.array([10, 30], dtype='int32')}
+with tiledb.open(uri, 'w', timestamp=2, ctx=ctx) as A:
+    A[np.array([1, 5], dtype='int8')] = {'a0': np.array([11, 50], dtype='int32')}
+with tiledb.open(uri, 'w', timestamp=4, ctx=ctx) as A:
+    A[np.array([3, 1], dtype='int8')] = {'a0': np.array([34, 14], dtype='int32')}
+tiledb.consolidate(uri, config=tiledb.Config({'sm.consolidation.mode': 'fragments'}), ctx=ctx)
+"""),
 ]
 
 
@@ -182,6 +200,7 @@ with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
                                                      "empty-tile-byteshuffle-aes",
                                                      "consolidated-var-nul-cell",
                                                      "consolidated-floatscale-padding",
-                                                     "empty-tile-delta-md5"])
+                                                     "empty-tile-delta-md5",
+                                                     "unvacuumed-versions"])
 def test_regression(script):
     run_one(script, known=False)
