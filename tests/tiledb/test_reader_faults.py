@@ -137,6 +137,26 @@ def test_consolidation_without_vac_in_an_array_with_duplicates(clean):
     assert report.exit_code() == 1
 
 
+@pytest.mark.parametrize("vacuum", [False, True], ids=["unvacuumed", "vacuumed"])
+def test_back_dated_write_after_consolidation_is_read_once(clean, vacuum):
+    """A write at an earlier timestamp after a consolidation lies inside the consolidated
+    fragment's time range, but the consolidation did not replace it (its `.vac` does not
+    list it; once vacuumed, the fragments that span the range are gone): readers read its
+    cells once, verify says nothing."""
+    uri = clean(sparse=True, dups=True)
+    _consolidate(uri)
+    if vacuum:
+        tiledb.vacuum(uri)
+    before = _read(uri)[0]
+    with tiledb.open(uri, "w", timestamp=2) as A:
+        A[np.array([0, 21])] = np.array([-1, -2])
+    assert np.array_equal(np.sort(_read(uri)[0]), np.sort(np.concatenate([before, [-1, -2]])))
+    names = [os.path.basename(f) for f in _fragments(uri)]
+    assert sum(n.startswith("__2_2_") for n in names) == (1 if vacuum else 2)
+    report, found = _verify(uri)
+    assert found == [] and report.exit_code() == 0
+
+
 def test_consolidation_without_vac_in_a_dense_array_reads_correctly(clean):
     uri = clean()
     expect = _read(uri)[0]
