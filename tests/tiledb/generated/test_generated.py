@@ -193,6 +193,24 @@ with tiledb.open(uri, 'w', timestamp=4, ctx=ctx) as A:
     A[np.array([3, 1], dtype='int8')] = {'a0': np.array([34, 14], dtype='int32')}
 tiledb.consolidate(uri, config=tiledb.Config({'sm.consolidation.mode': 'fragments'}), ctx=ctx)
 """),
+    # RLE / DICTIONARY var strings: a tile of '' cells only has 0 var bytes, its offsets are
+    # rebuilt from the var tile's runs all the same (values gave 0 cells)
+    GenScript(key=None, write_times=[2, 4], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 9), tile=5, dtype='int64'), ctx=ctx)
+attrs = [tiledb.Attr('a0', dtype='ascii', var=True, filters=[tiledb.DictionaryFilter(), tiledb.LZ4Filter()]),
+         tiledb.Attr('a1', dtype=str, var=True, filters=[tiledb.RleFilter()])]
+schema = tiledb.ArraySchema(domain=dom, sparse=True, attrs=attrs, capacity=2, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=2, ctx=ctx) as A:
+    A[np.array([5, 6], dtype='int64')] = {'a0': np.array(['', ''], dtype=object),
+                                          'a1': np.array(['', ''], dtype=object)}
+with tiledb.open(uri, 'w', timestamp=4, ctx=ctx) as A:
+    A[np.array([1, 3, 6], dtype='int64')] = {'a0': np.array(['', '', 'dddd'], dtype=object),
+                                             'a1': np.array(['', 'x', ''], dtype=object)}
+"""),
 ]
 
 
@@ -201,6 +219,7 @@ tiledb.consolidate(uri, config=tiledb.Config({'sm.consolidation.mode': 'fragment
                                                      "consolidated-var-nul-cell",
                                                      "consolidated-floatscale-padding",
                                                      "empty-tile-delta-md5",
-                                                     "unvacuumed-versions"])
+                                                     "unvacuumed-versions",
+                                                     "rle-dict-empty-strings-tile"])
 def test_regression(script):
     run_one(script, known=False)
