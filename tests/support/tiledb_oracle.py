@@ -45,7 +45,7 @@ def as_tiledb_py(cell):
     (core.cc) turns a cell of one NUL byte into the empty string, so the stored b'\\x00' (the
     fill libtiledb writes in a dense cell nobody wrote, also inside a consolidated fragment's
     non-empty domain) and an empty cell read alike."""
-    if cell in ("\x00", b"\x00"):
+    if isinstance(cell, (str, bytes)) and cell in ("\x00", b"\x00"):
         return cell[:0]
     return cell
 

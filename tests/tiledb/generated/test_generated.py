@@ -211,6 +211,26 @@ with tiledb.open(uri, 'w', timestamp=4, ctx=ctx) as A:
     A[np.array([1, 3, 6], dtype='int64')] = {'a0': np.array(['', '', 'dddd'], dtype=object),
                                              'a1': np.array(['', 'x', ''], dtype=object)}
 """),
+    # a sparse consolidation across a schema evolution that added a var string attribute
+    # stores its fill (one NUL byte) for the cells written before; tiledb-py reads it as ''
+    GenScript(key=None, write_times=[3, 7], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 8), tile=3, dtype='int8'), ctx=ctx)
+schema = tiledb.ArraySchema(domain=dom, sparse=True, attrs=[], capacity=1, allows_duplicates=True, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=3, ctx=ctx) as A:
+    A[np.array([3, 7, 5], dtype='int8')] = {}
+se = tiledb.ArraySchemaEvolution(ctx)
+se.add_attribute(tiledb.Attr('n1', dtype=str, var=True, filters=[]))
+se.timestamp(6)
+se.array_evolve(uri)
+with tiledb.open(uri, 'w', timestamp=7, ctx=ctx) as A:
+    A[np.array([7, 2], dtype='int8')] = {'n1': np.array(['x', 'a'], dtype=object)}
+tiledb.consolidate(uri, config=tiledb.Config({'sm.consolidation.mode': 'fragments'}), ctx=ctx)
+tiledb.vacuum(uri, config=tiledb.Config({'sm.vacuum.mode': 'fragments'}), ctx=ctx)
+"""),
 ]
 
 
@@ -220,6 +240,7 @@ with tiledb.open(uri, 'w', timestamp=4, ctx=ctx) as A:
                                                      "consolidated-floatscale-padding",
                                                      "empty-tile-delta-md5",
                                                      "unvacuumed-versions",
-                                                     "rle-dict-empty-strings-tile"])
+                                                     "rle-dict-empty-strings-tile",
+                                                     "evolved-var-attr-fill-consolidated"])
 def test_regression(script):
     run_one(script, known=False)
