@@ -67,6 +67,7 @@ def test_generated_many(script):
         print(f"\nAS_GEN_SEED={_SEED} AS_GEN_EXAMPLES={_MANY}")
         _PRINTED = True
     note(f"AS_GEN_SEED={_SEED}")
+    _current(script)
     try:
         run_one(script, cli_verify=True)
     except UnsatisfiedAssumption:   # libtiledb refused the script: no example
@@ -75,6 +76,15 @@ def test_generated_many(script):
         _progress(f"FAIL {type(e).__name__}: {str(e)[:2000]}\n{script}")
         raise
     _progress("ok")
+
+
+def _current(script: GenScript) -> None:
+    """The example being run, to AS_GEN_PROGRESS + '.current' (replaced each time): when
+    tiledb-py itself crashes the process (a SIGSEGV in a write), the script that did it."""
+    path = os.environ.get("AS_GEN_PROGRESS")
+    if path:
+        with open(path + ".current", "w") as fh:
+            fh.write(repr(script) + "\n")
 
 
 def _progress(line: str) -> None:
