@@ -428,7 +428,7 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
             n = vb - va
             rebuilt = rle_offs[i]
             # RLE / DICTIONARY string tiles: an empty offsets tile, the offsets rebuilt
-            src = rebuilt if fb == fa and n and rebuilt is not None else whole[fa:fb]
+            src = rebuilt if fb == fa and rebuilt is not None else whole[fa:fb]
             offs = np.frombuffer(src, "<u8", count=len(src) // 8)
             if len(offs) and (int(offs[-1]) > n or np.any(offs[1:] < offs[:-1])):
                 raise ValuesError(f"tile {i + 1}: cell offsets are not increasing within the "
@@ -517,11 +517,11 @@ class _FileJob:
     def result(self) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[np.ndarray]]]:
         """(the cells, tile bounds, per tile the u64 offsets RLE/DICTIONARY rebuilt as
         uint8 bytes — the decoder's own array when one chunk made them — or None)."""
+        offs = [(o[0] if len(o) == 1 else np.concatenate(o)).view(np.uint8) if o else None
+                for o in self.toffs]   # (tiles of '' cells only: offsets and no bytes)
         if self.buf is None or not self.size:
-            return b"", self.bounds, [None] * len(self.bounds)  # type: ignore[return-value]
-        cells = self.buf.data[self.base:self.base + self.size]
-        return cells, self.bounds, [(o[0] if len(o) == 1 else np.concatenate(o)).view(np.uint8)
-                                    if o else None for o in self.toffs]
+            return b"", self.bounds, offs  # type: ignore[return-value]
+        return self.buf.data[self.base:self.base + self.size], self.bounds, offs
 
 
 def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str) -> _FileJob:
@@ -595,7 +595,7 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
     order): the common pipelines in batches (`filters.batch`), over every core when there
     are many chunks, then what the batch path left, chunk by chunk. Errors are recorded on
     the job (the first failing chunk in file order), never raised."""
-    live = [j for j in jobs if j.size]
+    live = [j for j in jobs if j.chunks]   # chunks of 0 bytes too: RLE / DICTIONARY offsets
     total = sum(j.size for j in live)
     compiled.prepare(total)   # the filters' kernels run chunk by chunk (64 KiB pieces)
     buf = np.empty(total, np.uint8)  # large: numpy asks for huge pages (few page faults)

@@ -248,6 +248,7 @@ def fragment_rows(snap: Snapshot, start: int, end: int) -> Tuple[List[FragmentHe
     read_error: Optional[str] = None
     committed_consolidated = [f for f in b.committed
                               if f in rels and (_range(f)[0] or 0) < (_range(f)[1] or 0)]
+    replaced = _replaced_unlisted(b, rels, committed_consolidated, listed_in_vac)
 
     for name, fd in sorted(snap.listing.fragments.items(),
                            key=lambda kv: (kv[1].t1 or 0, kv[1].t2 or 0, kv[0])):
@@ -291,8 +292,7 @@ def fragment_rows(snap: Snapshot, start: int, end: int) -> Tuple[List[FragmentHe
             row.reason = "missing " + ", ".join(missing)
         else:
             row.state = "committed"
-            cover = next((c for c in committed_consolidated if c != rel and c not in
-                          listed_in_vac and _covers(c, rel)), None)
+            cover = replaced.get(rel)
             if cover is not None:
                 row.state = "consolidated"
                 row.consolidated_into = cover.rsplit("/", 1)[-1]
@@ -338,6 +338,29 @@ def fragment_rows(snap: Snapshot, start: int, end: int) -> Tuple[List[FragmentHe
     rows.extend(_stray_files(snap))
     conds = _conditions(snap, b, start, end, rows, visible, rels)
     return rows, conds, open_error, read_error, notes
+
+
+def _replaced_unlisted(b: Bookkeeping, rels: Dict[str, str], consolidated: List[str],
+                       listed_in_vac: Dict[str, str]) -> Dict[str, str]:
+    """Committed fragments that a consolidated fragment replaced while no `.vac` lists
+    them: fragment rel -> the consolidated one. libtiledb names a consolidated fragment by
+    the first and last timestamps of the fragments it read and writes its own `.vac` listing
+    them; so a fragment inside its range is one of them only when that `.vac` is gone and
+    the unlisted fragments in the range span it from end to end. Otherwise it was written
+    later at an earlier timestamp (a back-dated write), which readers rightly read."""
+    own_vac = {_stem(v, ".vac").rsplit("/", 1)[-1] for v in b.vac_files}
+    out: Dict[str, str] = {}
+    for c in consolidated:
+        if c.rsplit("/", 1)[-1] in own_vac:
+            continue   # its .vac says which fragments it replaced: the listed ones
+        inside = [f for f in b.committed if f in rels and f != c and f not in listed_in_vac
+                  and _covers(c, f)]
+        t1, t2, _ = _range(c)
+        if inside and min(_range(f)[0] or 0 for f in inside) == t1 and \
+                max(_range(f)[1] or 0 for f in inside) == t2:
+            for f in inside:
+                out.setdefault(f, c)
+    return out
 
 
 def _covers(outer: str, inner: str) -> bool:

@@ -40,8 +40,20 @@ def _int(v) -> int:
     return int(a)
 
 
-def fragment_cells(uri: str, frag, name: str, key=None):
-    """(cells in stored order, covered mask or None). Nullable fields come masked."""
+def as_tiledb_py(cell):
+    """A text cell (utf-8, ascii, char) as tiledb-py's read gives it: its var-cell unpacking
+    (core.cc) turns a cell of one NUL byte into the empty string, so the stored b'\\x00' (the
+    fill libtiledb writes in a dense cell nobody wrote, also inside a consolidated fragment's
+    non-empty domain) and an empty cell read alike."""
+    if isinstance(cell, (str, bytes)) and cell in ("\x00", b"\x00"):
+        return cell[:0]
+    return cell
+
+
+def fragment_cells(uri: str, frag, name: str, key=None, times=()):
+    """(cells in stored order, covered mask or None). Nullable fields come masked.
+    `times`: the array's write timestamps (a consolidated sparse fragment may store a cell
+    once per version written in its range)."""
     ctx = ctx_for(key)
     with tiledb.open(uri, timestamp=frag.timestamp_range, ctx=ctx) as A:
         schema = A.schema
@@ -49,7 +61,10 @@ def fragment_cells(uri: str, frag, name: str, key=None):
         if frag.sparse:
             q = A.query(order="G", attrs=[name] if is_attr else [],
                         dims=None if is_attr else [name])
-            return q[:][name], None
+            cells = q[:][name]
+            if frag.cell_num > len(cells):
+                return _versions(uri, frag, name, schema, times, ctx), None
+            return cells, None
         dom = schema.domain
         exts, tiles, lows, sel, region = [], [], [], [], []
         for d in range(dom.ndim):
@@ -83,3 +98,38 @@ def fragment_cells(uri: str, frag, name: str, key=None):
         m = mask.reshape(-1)[perm]
         out = np.ma.masked_array(flat, mask=m) if m.any() else flat
         return out, covered.reshape(-1)[perm]
+
+
+def _versions(uri: str, frag, name: str, schema, times, ctx):
+    """Every version a consolidated sparse fragment of an array without duplicates stores
+    (libtiledb consolidates with per-cell timestamps, `sm.consolidation.with_timestamps`,
+    so time travel inside its range still works): a read of the range gives the latest
+    version of each cell only; a read at one write timestamp gives the versions written
+    then. Stored order: the cells' global order, a cell's versions newest first."""
+    dims = [schema.domain.dim(i).name for i in range(schema.domain.ndim)]
+    is_attr = schema.has_attr(name)
+    t1, t2 = frag.timestamp_range
+
+    def read(ts):
+        with tiledb.open(uri, timestamp=ts, ctx=ctx) as A:
+            return A.query(order="G", attrs=[name] if is_attr else [], dims=dims)[:]
+
+    def keys(r):
+        return [tuple(_key(r[d][i]) for d in dims) for i in range(len(r[dims[0]]))]
+
+    order = {k: i for i, k in enumerate(keys(read(frag.timestamp_range)))}
+    parts, picks = [], []
+    for t in sorted({t for t in times if t1 <= t <= t2}):
+        r = read((t, t))
+        parts.append(r[name])
+        picks += [(order[k], -t, len(parts) - 1, i) for i, k in enumerate(keys(r))]
+    picks.sort()
+    flat = np.ma.concatenate(parts) if any(np.ma.isMaskedArray(p) for p in parts) else \
+        np.concatenate(parts)
+    starts = np.cumsum([0] + [len(p) for p in parts])
+    return flat[[int(starts[p] + i) for _o, _t, p, i in picks]]
+
+
+def _key(v):
+    v = v.item() if isinstance(v, np.generic) else v
+    return v.encode() if isinstance(v, str) else v

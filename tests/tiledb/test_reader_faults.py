@@ -137,6 +137,26 @@ def test_consolidation_without_vac_in_an_array_with_duplicates(clean):
     assert report.exit_code() == 1
 
 
+@pytest.mark.parametrize("vacuum", [False, True], ids=["unvacuumed", "vacuumed"])
+def test_back_dated_write_after_consolidation_is_read_once(clean, vacuum):
+    """A write at an earlier timestamp after a consolidation lies inside the consolidated
+    fragment's time range, but the consolidation did not replace it (its `.vac` does not
+    list it; once vacuumed, the fragments that span the range are gone): readers read its
+    cells once, verify says nothing."""
+    uri = clean(sparse=True, dups=True)
+    _consolidate(uri)
+    if vacuum:
+        tiledb.vacuum(uri)
+    before = _read(uri)[0]
+    with tiledb.open(uri, "w", timestamp=2) as A:
+        A[np.array([0, 21])] = np.array([-1, -2])
+    assert np.array_equal(np.sort(_read(uri)[0]), np.sort(np.concatenate([before, [-1, -2]])))
+    names = [os.path.basename(f) for f in _fragments(uri)]
+    assert sum(n.startswith("__2_2_") for n in names) == (1 if vacuum else 2)
+    report, found = _verify(uri)
+    assert found == [] and report.exit_code() == 0
+
+
 def test_consolidation_without_vac_in_a_dense_array_reads_correctly(clean):
     uri = clean()
     expect = _read(uri)[0]
@@ -273,22 +293,36 @@ def test_split_into_tasks_gives_the_same_findings(clean):
     assert split == whole
 
 
-_EMPTY_TILE_CASES = [   # (filters of the var attribute, encrypted, libtiledb 2.30 reads it)
-    (("BS", "MD5"), False, False),
-    (("XOR", "SHA"), False, False),
-    (("BitS",), True, False),
-    (("BS", "NoOp", "MD5"), False, False),
-    (("NoOp", "BS", "MD5"), False, True),
-    (("BS", "Zstd", "MD5"), False, True),
-    (("BS",), False, True),
+_EMPTY_TILE_CASES = [   # (filters of the var attribute, encrypted, libtiledb 2.30's read error)
+    (("BS", "MD5"), False, "no current buffer"),
+    (("XOR", "SHA"), False, "no current buffer"),
+    (("BitS",), True, "no current buffer"),
+    (("BS", "NoOp", "MD5"), False, "no current buffer"),
+    (("BS", "NoOp"), False, "no current buffer"),
+    (("MD5", "BS"), True, "no current buffer"),
+    (("NoOp", "D", "BS", "MD5"), False, "no current buffer"),
+    (("D", "MD5"), False, "overflow"),
+    (("DD",), False, "overflow"),
+    (("BS", "D"), False, "overflow"),
+    (("NoOp", "Zstd", "D"), False, "overflow"),
+    (("D",), True, "overflow"),
+    (("NoOp", "BS", "MD5"), False, None),
+    (("BS", "Zstd", "MD5"), False, None),
+    (("BS",), False, None),
+    (("NoOp", "D"), False, None),
+    (("MD5", "Zstd", "D"), False, None),
+    (("Zstd", "DD", "MD5"), False, None),
 ]
 
 
-@pytest.mark.parametrize("names, encrypted, reads", _EMPTY_TILE_CASES,
+@pytest.mark.parametrize("names, encrypted, fails", _EMPTY_TILE_CASES,
                          ids=["-".join(c[0]) + ("-aes" if c[1] else "") for c in _EMPTY_TILE_CASES])
-def test_empty_var_tile_libtiledb_cannot_read(tmp_path, names, encrypted, reads):
-    """A var tile of '' cells written through a shuffle and then a checksum or AES: libtiledb
-    writes it and cannot read it back; verify warns (a writer bug), and only then."""
+def test_empty_var_tile_libtiledb_cannot_read(tmp_path, names, encrypted, fails):
+    """A var tile of '' cells that libtiledb writes and cannot read back (an empty part a
+    shuffle declares and a later stage drops; a delta given an empty part): verify warns
+    (a writer bug) with libtiledb's own error, and only then. The rule
+    (reader_faults.empty_tile_read_error) matched libtiledb on ~240 distinct pipelines
+    (414 runs, 99 unreadable)."""
     import numpy as np
     import tiledb
 
@@ -298,7 +332,7 @@ def test_empty_var_tile_libtiledb_cannot_read(tmp_path, names, encrypted, reads)
     made = {"BS": tiledb.ByteShuffleFilter, "BitS": tiledb.BitShuffleFilter,
             "XOR": tiledb.XORFilter, "MD5": tiledb.ChecksumMD5Filter,
             "SHA": tiledb.ChecksumSHA256Filter, "NoOp": tiledb.NoOpFilter,
-            "Zstd": tiledb.ZstdFilter}
+            "Zstd": tiledb.ZstdFilter, "D": tiledb.DeltaFilter, "DD": tiledb.DoubleDeltaFilter}
     key = "0123456789abcdeF0123456789abcdeF"
     ctx = tiledb.Ctx({"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": key}
                      if encrypted else {})
@@ -312,12 +346,15 @@ def test_empty_var_tile_libtiledb_cannot_read(tmp_path, names, encrypted, reads)
     try:
         with tiledb.open(uri, ctx=ctx) as A:
             assert list(A[:]["a"]) == ["", ""]
-        read = True
+        error = None
     except tiledb.TileDBError as e:
-        assert "no current buffer" in str(e)
-        read = False
-    assert read == reads
+        error = str(e)
+    assert (error is None) == (fails is None), error
+    if fails:
+        assert fails in error
     report = verify_report(formats.open(uri, key=key.encode() if encrypted else None))
     found = [(f.status, f.code) for f in report.findings]
-    assert found == ([] if reads else [("warning", "empty-tile-unreadable")])
+    assert found == ([] if fails is None else [("warning", "empty-tile-unreadable")])
+    if fails:
+        assert fails in report.findings[0].line()
     assert report.exit_code() == 0

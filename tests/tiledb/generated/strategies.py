@@ -138,8 +138,9 @@ _ANY = ["tiledb.NoOpFilter()", "tiledb.ChecksumMD5Filter()", "tiledb.ChecksumSHA
 
 def _filter_choices(kind: str) -> List[str]:
     """Filters libtiledb accepts for cells of this kind (first in the pipeline)."""
-    if kind in ("str", "ascii"):
-        return _ANY + ["tiledb.RleFilter()", "tiledb.DictionaryFilter()"]
+    if kind in ("str", "ascii"):   # deltas too: libtiledb takes the bytes as uint8
+        return _ANY + ["tiledb.RleFilter()", "tiledb.DictionaryFilter()",
+                       "tiledb.DeltaFilter()", "tiledb.DoubleDeltaFilter()"]
     if kind in ("int", "date"):
         return _ANY + ["tiledb.DoubleDeltaFilter()", "tiledb.DeltaFilter()",
                        "tiledb.BitWidthReductionFilter()",

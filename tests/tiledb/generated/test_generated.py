@@ -67,6 +67,7 @@ def test_generated_many(script):
         print(f"\nAS_GEN_SEED={_SEED} AS_GEN_EXAMPLES={_MANY}")
         _PRINTED = True
     note(f"AS_GEN_SEED={_SEED}")
+    _current(script)
     try:
         run_one(script, cli_verify=True)
     except UnsatisfiedAssumption:   # libtiledb refused the script: no example
@@ -75,6 +76,15 @@ def test_generated_many(script):
         _progress(f"FAIL {type(e).__name__}: {str(e)[:2000]}\n{script}")
         raise
     _progress("ok")
+
+
+def _current(script: GenScript) -> None:
+    """The example being run, to AS_GEN_PROGRESS + '.current' (replaced each time): when
+    tiledb-py itself crashes the process (a SIGSEGV in a write), the script that did it."""
+    path = os.environ.get("AS_GEN_PROGRESS")
+    if path:
+        with open(path + ".current", "w") as fh:
+            fh.write(repr(script) + "\n")
 
 
 def _progress(line: str) -> None:
@@ -126,10 +136,121 @@ tiledb.Array.create(uri, schema, ctx=ctx)
 with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
     A[np.array([1], dtype='int8')] = {'a1': np.array([''], dtype=object)}
 """),
+    # a consolidated dense fragment stores one NUL byte in a var cell nobody wrote inside its
+    # non-empty domain; tiledb-py reads a one-NUL text cell as b'' (gen_failures.md #8)
+    GenScript(key=None, write_times=[2, 3], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 7), tile=4, dtype='int16'),
+                    tiledb.Dim(name='d1', domain=(0, 7), tile=4, dtype='int16'), ctx=ctx)
+attrs = [tiledb.Attr('a0', dtype='ascii', var=True, filters=[])]
+schema = tiledb.ArraySchema(domain=dom, sparse=False, attrs=attrs, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=2, ctx=ctx) as A:
+    A[0:2, 0:2] = {'a0': (np.array(['a', 'bb', '', 'ccc'], dtype=object)).reshape((2, 2))}
+with tiledb.open(uri, 'w', timestamp=3, ctx=ctx) as A:
+    A[1:3, 3:5] = {'a0': (np.array(['x', 'yy', 'z', 'w'], dtype=object)).reshape((2, 2))}
+tiledb.consolidate(uri, config=tiledb.Config({'sm.consolidation.mode': 'fragments'}), ctx=ctx)
+"""),
+    # the consolidator writes the fill (NaN) of a tile's padding through FloatScale, which
+    # stores it as INT_MIN of its byte width: the padding reads back as scale*INT_MIN+offset
+    GenScript(key=None, write_times=[1, 2], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 9), tile=4, dtype='int16'), ctx=ctx)
+attrs = [tiledb.Attr('a0', dtype='float32', filters=[tiledb.FloatScaleFilter(0.5, 1.0, 4)]),
+         tiledb.Attr('a1', dtype='float64',
+                     filters=[tiledb.FloatScaleFilter(0.5, 1.0, 8), tiledb.ZstdFilter(3)])]
+schema = tiledb.ArraySchema(domain=dom, sparse=False, attrs=attrs, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
+    A[1:3] = {'a0': np.array([1.0, 2.5], dtype='float32'), 'a1': np.array([1.0, 2.5], dtype='float64')}
+with tiledb.open(uri, 'w', timestamp=2, ctx=ctx) as A:
+    A[2:6] = {'a0': np.array([2.0, 3.0, 4.0, 5.0], dtype='float32'),
+              'a1': np.array([2.0, 3.0, 4.0, 5.0], dtype='float64')}
+tiledb.consolidate(uri, config=tiledb.Config({'sm.consolidation.mode': 'fragments'}), ctx=ctx)
+"""),
+    # libtiledb cannot read an empty var tile it wrote through a delta ("Write would overflow
+    # buffer"): verify warns empty-tile-unreadable (no forward-mismatch error)
+    GenScript(key=None, write_times=[1], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 9), tile=10, dtype='int32'), ctx=ctx)
+attrs = [tiledb.Attr('a0', dtype=str, var=True, filters=[tiledb.DeltaFilter(), tiledb.ChecksumMD5Filter()])]
+schema = tiledb.ArraySchema(domain=dom, sparse=True, attrs=attrs, capacity=10, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
+    A[np.array([1, 2], dtype='int32')] = {'a0': np.array(['', ''], dtype=object)}
+"""),
+    # an unvacuumed consolidation of a sparse array without duplicates stores every version
+    # of a cell (per-cell timestamps), newest first; the read of its range gives the latest
+    GenScript(key=None, write_times=[1, 2, 4], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 9), tile=2, dtype='int8'), ctx=ctx)
+attrs = [tiledb.Attr('a0', dtype='int32', filters=[])]
+schema = tiledb.ArraySchema(domain=dom, sparse=True, attrs=attrs, capacity=1, allows_duplicates=False, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=1, ctx=ctx) as A:
+    A[np.array([1, 3], dtype='int8')] = {'a0': np.array([10, 30], dtype='int32')}
+with tiledb.open(uri, 'w', timestamp=2, ctx=ctx) as A:
+    A[np.array([1, 5], dtype='int8')] = {'a0': np.array([11, 50], dtype='int32')}
+with tiledb.open(uri, 'w', timestamp=4, ctx=ctx) as A:
+    A[np.array([3, 1], dtype='int8')] = {'a0': np.array([34, 14], dtype='int32')}
+tiledb.consolidate(uri, config=tiledb.Config({'sm.consolidation.mode': 'fragments'}), ctx=ctx)
+"""),
+    # RLE / DICTIONARY var strings: a tile of '' cells only has 0 var bytes, its offsets are
+    # rebuilt from the var tile's runs all the same (values gave 0 cells)
+    GenScript(key=None, write_times=[2, 4], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 9), tile=5, dtype='int64'), ctx=ctx)
+attrs = [tiledb.Attr('a0', dtype='ascii', var=True, filters=[tiledb.DictionaryFilter(), tiledb.LZ4Filter()]),
+         tiledb.Attr('a1', dtype=str, var=True, filters=[tiledb.RleFilter()])]
+schema = tiledb.ArraySchema(domain=dom, sparse=True, attrs=attrs, capacity=2, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=2, ctx=ctx) as A:
+    A[np.array([5, 6], dtype='int64')] = {'a0': np.array(['', ''], dtype=object),
+                                          'a1': np.array(['', ''], dtype=object)}
+with tiledb.open(uri, 'w', timestamp=4, ctx=ctx) as A:
+    A[np.array([1, 3, 6], dtype='int64')] = {'a0': np.array(['', '', 'dddd'], dtype=object),
+                                             'a1': np.array(['', 'x', ''], dtype=object)}
+"""),
+    # a sparse consolidation across a schema evolution that added a var string attribute
+    # stores its fill (one NUL byte) for the cells written before; tiledb-py reads it as ''
+    GenScript(key=None, write_times=[3, 7], text="""import numpy as np
+import tiledb
+
+ctx = tiledb.Ctx()
+dom = tiledb.Domain(tiledb.Dim(name='d0', domain=(0, 8), tile=3, dtype='int8'), ctx=ctx)
+schema = tiledb.ArraySchema(domain=dom, sparse=True, attrs=[], capacity=1, allows_duplicates=True, ctx=ctx)
+tiledb.Array.create(uri, schema, ctx=ctx)
+with tiledb.open(uri, 'w', timestamp=3, ctx=ctx) as A:
+    A[np.array([3, 7, 5], dtype='int8')] = {}
+se = tiledb.ArraySchemaEvolution(ctx)
+se.add_attribute(tiledb.Attr('n1', dtype=str, var=True, filters=[]))
+se.timestamp(6)
+se.array_evolve(uri)
+with tiledb.open(uri, 'w', timestamp=7, ctx=ctx) as A:
+    A[np.array([7, 2], dtype='int8')] = {'n1': np.array(['x', 'a'], dtype=object)}
+tiledb.consolidate(uri, config=tiledb.Config({'sm.consolidation.mode': 'fragments'}), ctx=ctx)
+tiledb.vacuum(uri, config=tiledb.Config({'sm.vacuum.mode': 'fragments'}), ctx=ctx)
+"""),
 ]
 
 
 @pytest.mark.parametrize("script", REGRESSIONS, ids=["empty-tile-noop-md5", "rle-offsets-stats",
-                                                     "empty-tile-byteshuffle-aes"])
+                                                     "empty-tile-byteshuffle-aes",
+                                                     "consolidated-var-nul-cell",
+                                                     "consolidated-floatscale-padding",
+                                                     "empty-tile-delta-md5",
+                                                     "unvacuumed-versions",
+                                                     "rle-dict-empty-strings-tile",
+                                                     "evolved-var-attr-fill-consolidated"])
 def test_regression(script):
     run_one(script, known=False)
