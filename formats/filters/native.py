@@ -5,13 +5,13 @@ decompresses in about 15 µs, so threads spend their time handing the GIL back a
 (two threads ran slower than one). A kernel that loops over a whole file's chunks and calls
 the C library itself holds no GIL at all, on every core.
 
-The libraries are the ones already installed — no new one: libzstd as built into
-python-zstandard (its cffi module `zstandard._cffi`, shipped in the same wheel; cffi is a
-dependency), liblz4 inside python-lz4's extension module (which exports its symbols), and
-the system zlib and libbz2 that Python's own `zlib` and `bz2` modules load. Each codec is
-called exactly as its Python binding calls it, so both give the same bytes. Addresses are
-plain integers, so the kernels that take them stay cacheable on disk
-(`formats/filters/nativekernels.py`). A library that cannot be found gives None and the
+Only the public C API of the system's shared libraries is called — libzstd, liblz4,
+libbz2 (found by `ctypes.util.find_library`, as a C program links them) — never a private
+module or a struct layout of another Python package. Each codec is called as libtiledb calls
+it, so the kernels and the Python paths (`compression.py`, python-zstandard's and python-lz4's
+public API) give the same bytes; a chunk the kernel does not decode exactly is left to the
+Python path. Addresses are plain integers, so the kernels that take them stay cacheable on
+disk (`formats/filters/nativekernels.py`). A library that cannot be found gives None and the
 callers keep their Python paths. AES-256-GCM (`aes_gcm`, at the end) comes from the
 system's OpenSSL libcrypto, on Linux.
 """
@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import importlib
 import sys
 import threading
 from enum import IntEnum
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 
 class Codec(IntEnum):
@@ -31,13 +30,13 @@ class Codec(IntEnum):
 
     ZSTD = 0    # ZSTD_decompressDCtx, ZSTD_findFrameCompressedSize, ZSTD_getFrameContentSize
     LZ4 = 1     # LZ4_decompress_safe (what lz4.block.decompress calls)
-    ZLIB = 2    # zlib-ng's inflate, or uncompress2 (a zlib stream, as zlib.decompressobj() reads it)
+    ZLIB = 2    # none: the Python path (see _LOADERS)
     BZIP2 = 3   # BZ2_bzBuffToBuffDecompress (one stream, as bz2.BZ2Decompressor reads it)
 
 
 _lock = threading.Lock()
 _found: Dict[Codec, Optional[Tuple[int, ...]]] = {}
-_zstd_cffi: Any = None
+_libs: Dict[str, Any] = {}
 _local = threading.local()
 
 
@@ -45,105 +44,35 @@ def _address(fn: Any) -> int:
     return int(ctypes.cast(fn, ctypes.c_void_p).value or 0)
 
 
+def _library(name: str) -> Any:
+    """The system's shared library `name` (as the linker names it: "zstd" for libzstd)."""
+    if name not in _libs:
+        path = ctypes.util.find_library(name)
+        if path is None:
+            raise OSError(f"lib{name} not found")
+        _libs[name] = ctypes.CDLL(path)
+    return _libs[name]
+
+
+def _system(name: str, *symbols: str) -> Tuple[int, ...]:
+    lib = _library(name)
+    return tuple(_address(getattr(lib, symbol)) for symbol in symbols)
+
+
 def _zstd() -> Tuple[int, ...]:
-    global _zstd_cffi
-    found = importlib.import_module("zstandard._cffi")   # the wheel's cffi build of libzstd
-    ffi, lib = found.ffi, found.lib
-    _zstd_cffi = found
-    return tuple(int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
-                 for name in ("ZSTD_decompressDCtx", "ZSTD_findFrameCompressedSize",
-                              "ZSTD_getFrameContentSize"))
+    lib = _library("zstd")
+    lib.ZSTD_createDCtx.restype = ctypes.c_void_p
+    lib.ZSTD_freeDCtx.argtypes = [ctypes.c_void_p]
+    return _system("zstd", "ZSTD_decompressDCtx", "ZSTD_findFrameCompressedSize",
+                   "ZSTD_getFrameContentSize")
 
 
-def _lz4() -> Tuple[int, ...]:
-    ext = importlib.import_module("lz4.block._block")
-    return (_address(ctypes.CDLL(ext.__file__).LZ4_decompress_safe),)
-
-
-def _system(name: str, symbol: str) -> Tuple[int, ...]:
-    path = ctypes.util.find_library(name)
-    if path is None:
-        raise OSError(f"lib{name} not found")
-    return (_address(getattr(ctypes.CDLL(path), symbol)),)
-
-
-# ---- zlib: zlib-ng's inflate where its wheel is installed, else the system's uncompress2 -----
-# zlib-ng inflates the same deflate streams about 1.9× faster than the system zlib here (it
-# was the one codec at which libtiledb kept up with us). Its wheel (`zlib_ng`, a runtime
-# dependency) links zlib-ng into its extension module and exports the native API
-# (`zng_` names), which has no uncompress2: the kernels drive a `zng_stream` — one per
-# thread (`context`), reset per part — with inflate(Z_FINISH), and take only a complete
-# stream of exactly the declared size, as uncompress2's caller does.
-ZNG_STREAM_BYTES = 104          # sizeof(zng_stream) on LP64
-ZNG_NEXT_IN, ZNG_AVAIL_IN, ZNG_NEXT_OUT, ZNG_AVAIL_OUT, ZNG_TOTAL_OUT = 0, 8, 24, 32, 40
-Z_FINISH, Z_STREAM_END = 4, 1
-_zng: Any = None
-
-
-def _zlib() -> Tuple[int, ...]:
-    """(uncompress2 or 0, zng_inflateReset or 0, zng_inflate or 0)."""
-    global _zng
-    try:
-        ext = importlib.import_module("zlib_ng.zlib_ng")
-        lib = ctypes.CDLL(ext.__file__)
-        lib.zng_inflateInit2.argtypes = [ctypes.c_void_p, ctypes.c_int32]
-        lib.zng_inflateEnd.argtypes = [ctypes.c_void_p]
-        lib.zng_inflateReset.argtypes = [ctypes.c_void_p]
-        lib.zng_inflate.argtypes = [ctypes.c_void_p, ctypes.c_int32]
-        if _zng_works(lib):
-            _zng = lib
-            return (0, _address(lib.zng_inflateReset), _address(lib.zng_inflate))
-    except (ImportError, OSError, AttributeError):   # no wheel, or not the API we know
-        pass
-    return _system("z", "uncompress2") + (0, 0)
-
-
-class _InflateStream:
-    """One thread's zng_stream (not thread-safe), ended with the thread's locals."""
-
-    def __init__(self, lib: Any) -> None:
-        self.lib = lib
-        self.buffer = ctypes.create_string_buffer(ZNG_STREAM_BYTES)
-        self.address = ctypes.addressof(self.buffer)
-        if lib.zng_inflateInit2(self.address, 15) != 0:
-            self.address = 0
-            raise MemoryError("zng_inflateInit2 failed")
-
-    def __del__(self) -> None:
-        if self.address:
-            self.lib.zng_inflateEnd(self.address)
-
-
-def _zng_inflate(lib: Any, stream: _InflateStream, src: bytes, n: int) -> Optional[bytes]:
-    """What a kernel does with one part (`nativekernels._part`), from Python: the check
-    that this zlib-ng has the stream layout above."""
-    import struct
-    out = ctypes.create_string_buffer(max(1, n))
-    inp = ctypes.create_string_buffer(src, len(src))
-    if lib.zng_inflateReset(stream.address) != 0:
-        return None
-    struct.pack_into("<Q", stream.buffer, ZNG_NEXT_IN, ctypes.addressof(inp))
-    struct.pack_into("<I", stream.buffer, ZNG_AVAIL_IN, len(src))
-    struct.pack_into("<Q", stream.buffer, ZNG_NEXT_OUT, ctypes.addressof(out))
-    struct.pack_into("<I", stream.buffer, ZNG_AVAIL_OUT, n)
-    if lib.zng_inflate(stream.address, Z_FINISH) != Z_STREAM_END or \
-            struct.unpack_from("<Q", stream.buffer, ZNG_TOTAL_OUT)[0] != n:
-        return None
-    return out.raw[:n]
-
-
-def _zng_works(lib: Any) -> bool:
-    import zlib
-    plain = bytes(range(256)) * 64
-    try:
-        stream = _InflateStream(lib)
-    except MemoryError:
-        return False
-    return _zng_inflate(lib, stream, zlib.compress(plain, 6) + b"tail", len(plain)) == plain \
-        and _zng_inflate(lib, stream, zlib.compress(plain, 1)[:-9], len(plain)) is None
-
-
-_LOADERS = {Codec.ZSTD: _zstd, Codec.LZ4: _lz4, Codec.ZLIB: _zlib,
+# ZLIB has no kernel: the Python path (`compression.Gzip`, the `zlib_ng` wheel's public API,
+# which releases the GIL) inflates faster than the system zlib called from a kernel — zlib-ng
+# is about 1.9× zlib, more than the GIL costs a codec this slow (16M float64 cells, 2 cores:
+# 429 ms of CPU against 552 ms).
+_LOADERS = {Codec.ZSTD: _zstd, Codec.LZ4: lambda: _system("lz4", "LZ4_decompress_safe"),
+            Codec.ZLIB: lambda: None,
             Codec.BZIP2: lambda: _system("bz2", "BZ2_bzBuffToBuffDecompress")}
 
 
@@ -161,10 +90,7 @@ def functions(codec: Codec) -> Optional[Tuple[int, ...]]:
             if codec not in _found:
                 try:
                     got: Optional[Tuple[int, ...]] = _LOADERS[codec]()
-                    # (zlib: uncompress2, or zlib-ng's two functions, 0 for the others)
-                    whole = got is not None and (all(got) if codec != Codec.ZLIB
-                                                 else bool(got[0]) or all(got[1:]))
-                    if not whole:
+                    if got is not None and not all(got):
                         got = None
                 except Exception:   # no such library or symbol: the Python path
                     got = None
@@ -172,30 +98,32 @@ def functions(codec: Codec) -> Optional[Tuple[int, ...]]:
     return _found[codec]
 
 
+class _DecompressionContext:
+    """One thread's ZSTD_DCtx (not thread-safe), freed with the thread's locals."""
+
+    def __init__(self) -> None:
+        self.lib = _library("zstd")
+        self.address = int(self.lib.ZSTD_createDCtx() or 0)
+        if not self.address:
+            raise MemoryError("ZSTD_createDCtx failed")
+
+    def __del__(self) -> None:
+        if self.address:
+            self.lib.ZSTD_freeDCtx(self.address)
+
+
 def context(codec: Codec) -> int:
     """This thread's decompression context for `codec` (0 when it needs none): a libzstd
-    context, or zlib-ng's stream. Neither is thread-safe; each is freed when the thread ends. Default parameters: the
-    window limit and checksum checks of `zstandard.ZstdDecompressor()`."""
-    if codec == Codec.ZLIB:
-        fns = functions(Codec.ZLIB)
-        if fns is None or not fns[2]:
-            return 0   # the system's uncompress2 needs none
-        stream = getattr(_local, "inflate", None)
-        if stream is None:
-            stream = _local.inflate = _InflateStream(_zng)
-        return stream.address
+    context with default parameters (the window limit and checksum checks of
+    `zstandard.ZstdDecompressor()`); not thread-safe, freed when the thread ends."""
     if codec != Codec.ZSTD:
         return 0
     held = getattr(_local, "dctx", None)
     if held is None:
         if functions(Codec.ZSTD) is None:
             raise RuntimeError("libzstd is not available")
-        ffi, lib = _zstd_cffi.ffi, _zstd_cffi.lib
-        made = ffi.gc(lib.ZSTD_createDCtx(), lib.ZSTD_freeDCtx)
-        if made == ffi.NULL:
-            raise MemoryError("ZSTD_createDCtx failed")
-        held = _local.dctx = made
-    return int(_zstd_cffi.ffi.cast("uintptr_t", held))
+        held = _local.dctx = _DecompressionContext()
+    return held.address
 
 
 # ---- AES-256-GCM: OpenSSL's EVP interface, for decrypting without the GIL -----------------
@@ -268,61 +196,3 @@ def aes_context() -> int:
     if held is None:
         held = _local.evp = _CipherContext()
     return held.address
-
-# ---- libzstd called from Python: the Zstd filter's own decoding (compression.Zstd), and
-# the Zarr zstd codec's (formats/zarr/codecs/zstd.py) -----------------------------------------
-def libzstd() -> Optional[Tuple[Any, Any]]:
-    """(ffi, lib) of the libzstd in python-zstandard's wheel, or None when not reachable."""
-    if functions(Codec.ZSTD) is None:
-        return None
-    return _zstd_cffi.ffi, _zstd_cffi.lib
-
-
-def zstd_dctx() -> Any:
-    """This thread's libzstd decompression context (default parameters)."""
-    context(Codec.ZSTD)   # made on first use in this thread
-    return _local.dctx
-
-
-_ZSTD_SIZE_ERROR = 2 ** 64 - 2   # ZSTD_CONTENTSIZE_ERROR: sizes from here on are errors
-
-
-def zstd_decompress(data: Any, capacity: int) -> Optional[Tuple[Optional[bytearray], str]]:
-    """`ZSTD_decompressDCtx` over all of `data` into at most `capacity` bytes: the call
-    libtiledb's `ZStd::decompress` makes (tiledb/sm/compressors/zstd_compressor.cc), so
-    the part is read by libzstd's rule — every frame in turn, skippable frames skipped, an
-    error for anything else after them. (the bytes written, "") or (None, libzstd's error
-    name); None when libzstd is not reachable here."""
-    if functions(Codec.ZSTD) is None:
-        return None
-    ffi, lib = _zstd_cffi.ffi, _zstd_cffi.lib
-    src = ffi.from_buffer(data)
-    # never more room than the frames can fill (a declared size is not trusted further):
-    # their bound, or when they do not parse (the call fails anyway) room for a usual chunk
-    bound = lib.ZSTD_decompressBound(src, len(data))
-    capacity = min(capacity, bound if bound < _ZSTD_SIZE_ERROR else 1 << 20)
-    out = bytearray(capacity)
-    got = lib.ZSTD_decompressDCtx(zstd_dctx(), ffi.from_buffer(out), capacity, src,
-                                  len(data))
-    if lib.ZSTD_isError(got):
-        return None, ffi.string(lib.ZSTD_getErrorName(got)).decode("ascii", "replace")
-    del out[got:]
-    return out, ""
-
-
-def zstd_frames(data: Any) -> Tuple[List[Tuple[int, int]], int]:
-    """The whole frames at the start of `data` — (bytes, content size or -1 when the frame
-    does not say it) each, skippable frames with content 0 — and where the bytes that are
-    not one begin (`len(data)` when there are none). libzstd must be reachable."""
-    ffi, lib = _zstd_cffi.ffi, _zstd_cffi.lib
-    src = ffi.from_buffer(data)
-    frames: List[Tuple[int, int]] = []
-    pos = 0
-    while pos < len(data):
-        size = lib.ZSTD_findFrameCompressedSize(src + pos, len(data) - pos)
-        if lib.ZSTD_isError(size):
-            break
-        content = lib.ZSTD_getFrameContentSize(src + pos, len(data) - pos)
-        frames.append((int(size), -1 if content >= _ZSTD_SIZE_ERROR else int(content)))
-        pos += size
-    return frames, pos

@@ -22,17 +22,7 @@ from .kernels import (
     unscale,
     unshuffle,
 )
-from .native import (
-    Z_FINISH,
-    Z_STREAM_END,
-    ZNG_AVAIL_IN,
-    ZNG_AVAIL_OUT,
-    ZNG_NEXT_IN,
-    ZNG_NEXT_OUT,
-    ZNG_STREAM_BYTES,
-    ZNG_TOTAL_OUT,
-    Codec,
-)
+from .native import Codec
 from .simd import bitunshuffle_blocks, store_fence, unshuffle_into
 from .unread import metadata_decodes
 
@@ -45,7 +35,7 @@ _unshuffle: Any = unshuffle.get()
 # the shuffle before the codec (`fused.FusedPlan.shuffle`)
 NONE, BYTES, BITS = 0, 1, 2
 
-ZSTD, LZ4, ZLIB, BZIP2 = int(Codec.ZSTD), int(Codec.LZ4), int(Codec.ZLIB), int(Codec.BZIP2)
+ZSTD, LZ4, BZIP2 = int(Codec.ZSTD), int(Codec.LZ4), int(Codec.BZIP2)
 
 
 def _c_function(widths: Tuple[int, ...], ret: int, variadic: bool = False) -> Any:
@@ -72,10 +62,7 @@ def _c_function(widths: Tuple[int, ...], ret: int, variadic: bool = False) -> An
 
 _size_t5 = _c_function((64, 64, 64, 64, 64), 64)   # ZSTD_decompressDCtx
 _lz4_safe = _c_function((64, 64, 32, 32), 32)      # LZ4_decompress_safe(src, dst, n, cap)
-_uncompress2 = _c_function((64, 64, 64, 64), 32)   # uncompress2(dst, &dlen, src, &slen)
 _bz2_buff = _c_function((64, 64, 64, 32, 32, 32), 32)   # BZ2_bzBuffToBuffDecompress
-_reset = _c_function((64,), 32)                    # zng_inflateReset(stream)
-_inflate = _c_function((64, 32), 32)               # zng_inflate(stream, flush)
 
 _U = np.uint64
 _INT_MAX = 0x7FFFFFFF
@@ -85,28 +72,6 @@ _INT_MAX = 0x7FFFFFFF
 def _u32(a: Any, i: int) -> Any:
     return (np.int64(a[i]) | (np.int64(a[i + 1]) << 8) | (np.int64(a[i + 2]) << 16)
             | (np.int64(a[i + 3]) << 24))
-
-
-def _pointer_typer(typingctx: Any, address: Any) -> Any:
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
-    return types.CPointer(types.uint8)(types.uint64), codegen
-
-
-# `_as_pointer(address)`: the uint8 pointer at an integer address (for `numba.carray`)
-_as_pointer: Any = intrinsic(_pointer_typer)
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _put64(a: Any, at: int, value: int) -> None:
-    for k in range(8):
-        a[at + k] = (value >> (8 * k)) & 0xFF
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _put32(a: Any, at: int, value: int) -> None:
-    for k in range(4):
-        a[at + k] = (value >> (8 * k)) & 0xFF
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -125,8 +90,8 @@ def _part(codec: int, fns: Any, ctx: int, src: int, size: int, dst: int, n: int,
     libtiledb's rule for what follows the data: ZSTD the whole part through
     `ZSTD_decompressDCtx`, as libtiledb and `compression.Zstd` call it (frames in turn,
     skippable ones skipped, anything else after them an error); LZ4 a block of exactly
-    `n`; ZLIB and BZIP2 one complete stream of exactly `n` (what follows its end is
-    ignored, by libtiledb and the Python decompressors). Anything else: False — the
+    `n`; BZIP2 one complete stream of exactly `n` (what follows its end is ignored, by
+    libtiledb and the Python decompressor). Anything else: False — the
     Python path then decodes the part and says what is wrong. `lengths` is a uint64[2]
     scratch for in/out lengths."""
     if codec == ZSTD:
@@ -138,21 +103,6 @@ def _part(codec: int, fns: Any, ctx: int, src: int, size: int, dst: int, n: int,
             return False
         return _lz4_safe(fns[0], (_U(src), _U(dst), _U(size), _U(n))) == n
     at = lengths.ctypes.data
-    if codec == ZLIB and fns[2] != 0:   # zlib-ng: a stream reset, then inflate to the end
-        if n > 0xFFFFFFFF or size > 0xFFFFFFFF or _reset(fns[1], (_U(ctx),)) != 0:
-            return False
-        stream = numba.carray(_as_pointer(ctx), ZNG_STREAM_BYTES)
-        _put64(stream, ZNG_NEXT_IN, src)
-        _put32(stream, ZNG_AVAIL_IN, size)
-        _put64(stream, ZNG_NEXT_OUT, dst)
-        _put32(stream, ZNG_AVAIL_OUT, n)
-        return _inflate(fns[2], (_U(ctx), _U(Z_FINISH))) == Z_STREAM_END \
-            and _get64(stream, ZNG_TOTAL_OUT) == n
-    if codec == ZLIB:
-        lengths[0] = n
-        lengths[1] = size
-        ok = _uncompress2(fns[0], (_U(dst), _U(at), _U(src), _U(at + 8))) == 0
-        return ok and lengths[0] == n
     if codec == BZIP2:
         if n > 0xFFFFFFFF or size > 0xFFFFFFFF:
             return False

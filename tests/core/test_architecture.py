@@ -86,3 +86,63 @@ def test_the_walk_sees_relative_and_nested_imports(tmp_path):
     names = [n for _l, n in imports_of("arrayscope.explorer.panel", str(f))]
     assert "arrayscope.formats.tiledb" in names and "arrayscope.formats.tiledb.enums" in names
     assert "zarr" in names
+
+
+# ---- other packages: public API only (issue 26) ----------------------------------------------
+def _private_names(module: str, path: str) -> List[Tuple[int, str]]:
+    """(line, name) of every import of another package's private module or name: a dotted
+    segment after the first that starts with one underscore (`zstandard._cffi`,
+    `lz4.block._block`), or a top-level module of one (`_zstd_cffi`). Also the literal names
+    given to `importlib.import_module`."""
+    names = list(imports_of(module, path))
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) \
+                in ("import_module", "__import__") and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            names.append((node.lineno, node.args[0].value))
+    return [(line, n) for line, n in names
+            if n and not _under(n, ("arrayscope", "__future__"))
+            and any(s.startswith("_") and not s.startswith("__") for s in n.split("."))]
+
+
+def test_no_private_module_of_another_package():
+    bad = [f"{os.path.relpath(path, REPO)}:{line}: imports {name}"
+           for folder in ("formats", "explorer") for module, path in _modules(folder)
+           for line, name in _private_names(module, path)]
+    assert bad == []
+
+
+def _loads(node: ast.Call) -> bool:
+    f = node.func
+    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    return name in ("CDLL", "PyDLL", "LoadLibrary", "WinDLL")
+
+
+def test_shared_libraries_are_the_systems_never_another_packages_file():
+    """ctypes loads only what `ctypes.util.find_library` names (a system library, as a C
+    program links it) or a literal library name — never a file inside an installed package
+    (`some_module.__file__`, a path built from one)."""
+    bad = []
+    for folder in ("formats", "explorer"):
+        for _module, path in _modules(folder):
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read(), path)
+            for fn in ast.walk(tree):
+                if not isinstance(fn, (ast.FunctionDef, ast.Module)):
+                    continue
+                found = {t.id for a in ast.walk(fn) if isinstance(a, ast.Assign)
+                         and isinstance(a.value, ast.Call) and "find_library" in ast.unparse(a.value)
+                         for t in a.targets if isinstance(t, ast.Name)}
+                for call in ast.walk(fn):
+                    if not (isinstance(call, ast.Call) and _loads(call) and call.args):
+                        continue
+                    arg = call.args[0]
+                    text = ast.unparse(arg)
+                    ok = "__file__" not in text and (
+                        "find_library" in text or isinstance(arg, ast.Constant)
+                        or (isinstance(arg, ast.Name) and arg.id in found))
+                    if not ok:
+                        bad.append(f"{os.path.relpath(path, REPO)}:{call.lineno}: {text}")
+    assert bad == []

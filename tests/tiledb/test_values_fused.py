@@ -35,7 +35,7 @@ def path(request, monkeypatch):
     else:
         monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
         assert compiled._load() is not None, "numba is a runtime dependency"
-        assert fused.decoder(1) is not None, "the wheel's libzstd is reachable"
+        assert fused.decoder(1) is not None, "numba loads"
         real = fused.decode_chunks
 
         def spy(kernel, plan, src, chunks, positions, out):
@@ -108,7 +108,7 @@ def test_scaled_and_xor_match_tiledb(tmp_path, path, stack, dtype):
     theirs = _write(uri, dtype, SCALED[stack]())
     raw = V.values(formats.open(uri), "a", with_values=False)[0]["raw"]
     assert bytes(raw) == theirs.tobytes()
-    if name == "fused":
+    if name == "fused" and "gzip" not in stack:   # GZIP: no kernel (filters/native.py)
         assert sum(n for n, _ in calls) >= 4 and all(left == 0 for _, left in calls), calls
 
 
@@ -121,7 +121,7 @@ def test_matches_tiledb(tmp_path, path, stack, dtype):
     raw = V.values(formats.open(uri), "a", with_values=False)[0]["raw"]
     assert bytes(raw) == theirs.tobytes()
     taken = np.dtype(dtype).itemsize == 8 if "delta" in stack else np.dtype(dtype).itemsize > 1
-    if name == "fused" and (stack not in _TYPED_STACKS or taken):
+    if name == "fused" and "gzip" not in stack and (stack not in _TYPED_STACKS or taken):
         # every chunk decoded by the kernel, none left
         assert sum(n for n, _ in calls) >= 4 and all(left == 0 for _, left in calls), calls
 
@@ -276,7 +276,7 @@ def test_kernel_refuses_ranges_outside_the_file(tmp_path):
 
 
 CODECS = {"byteshuffle_zstd": native.Codec.ZSTD, "byteshuffle_lz4": native.Codec.LZ4,
-          "byteshuffle_gzip": native.Codec.ZLIB, "byteshuffle_bzip2": native.Codec.BZIP2}
+          "byteshuffle_bzip2": native.Codec.BZIP2}   # GZIP: no kernel (filters/native.py)
 
 
 @pytest.mark.parametrize("stack", list(CODECS))

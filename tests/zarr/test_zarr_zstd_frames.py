@@ -214,16 +214,6 @@ def test_output_bounded_by_the_limit():
         assert peak < 256 << 10, peak
 
 
-def test_without_libzstd_functions_usual_chunks_still_read(monkeypatch):
-    """A zstandard without its cffi module: the stream reader, right on what writers make."""
-    from arrayscope.formats.filters import native
-    monkeypatch.setitem(native._found, native.Codec.ZSTD, None)   # libzstd not reachable
-    for name in ("one frame", "one frame, checksum", "two frames", "frame + skippable",
-                 "unsized"):
-        assert arrayscope_reads(VARIANTS[name]) == DATA, name
-    assert isinstance(arrayscope_reads(VARIANTS["bad checksum"]), CodecError)
-
-
 def test_blosc_inner_zstd_stream_of_two_frames():
     """c-blosc reads an inner zstd stream in one ZSTD_decompress call: every frame."""
     a = np.arange(2000, dtype="<i4")

@@ -1,6 +1,6 @@
 """Zstandard frames (RFC 8878): magic, frame header, 3-byte block headers, checksum.
 
-Decoding is libzstd's (the build inside python-zstandard), called as numcodecs calls it:
+Decoding is libzstd's (python-zstandard's public API), by numcodecs' rules:
 zarr v2's `zstd` compressor and zarr v3's `zstd` codec both decode with numcodecs' `Zstd`,
 so a chunk reads as `numcodecs_decode` reads it. The annotation walks the frames itself so
 every byte is named. numcodecs `Zstd` and zarr v3 `zstd` write one frame (single segment,
@@ -8,14 +8,11 @@ content size present; `checksum: true` adds FHD bit 2 and a 4-byte XXH64-low32 t
 """
 from __future__ import annotations
 
-import io
-from typing import Any, List, Optional, Tuple, cast
-
-import zstandard
+from typing import List, Optional, Tuple, cast
 
 from ...cursor import Cursor
 from ...fielddoc import doc
-from ...filters import native
+from ...filters import zstdframes
 from ...node import ERROR, Node
 from .base import Codec, CodecError, CodecSpec, register
 
@@ -160,33 +157,13 @@ def parse_frame(cur: Cursor) -> dict:
     return info
 
 
-# ---- decoding: libzstd's own calls, made as numcodecs and c-blosc make them ----------------
-# The libzstd built into python-zstandard's wheel, reached through its cffi module (the
-# functions numcodecs calls are not in zstandard's public API, whose one-call decompress
-# reads the first frame only). None when that module is missing: `_approximate` then.
-_CONTENTSIZE_UNKNOWN = 2 ** 64 - 1
-_CONTENTSIZE_ERROR = 2 ** 64 - 2
-# calls without progress after which numcodecs' loop is known never to end (libzstd gives up
-# by itself, "no progress", when the input ends inside a block, not inside a frame header)
-_STALLS = 64
-# (ffi, lib) of that libzstd, or None (filters/native.py: the one place it is reached)
-_libzstd = native.libzstd
+# ---- decoding: libzstd's rules, made as numcodecs and c-blosc make them ---------------------
+# Through python-zstandard's public API only (`filters/zstdframes.py`): the frames are found
+# by their structure, each decoded into a bounded output.
 
-
-def _error(ffi: Any, lib: Any, code: int) -> str:
-    return ffi.string(lib.ZSTD_getErrorName(code)).decode("ascii", "replace")
-
-
-def _approximate(data: bytes, limit: int) -> bytes:
-    """Without libzstd's own functions: every frame in turn through python-zstandard's
-    stream reader, at most `limit` + 1 bytes (the edge cases of the rules below differ)."""
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
-    try:
-        return reader.read(limit + 1)
-    except zstandard.ZstdError as e:
-        raise CodecError(f"zstd: {e}")
-    finally:
-        reader.close()
+# the first bytes of a zstd frame and of a skippable frame (its first byte is 0x50..0x5F)
+_ZSTD_PREFIX = zstdframes.ZSTD_MAGIC.to_bytes(4, "little")
+_SKIP_PREFIX = zstdframes.SKIPPABLE_MAGIC.to_bytes(4, "little")
 
 
 def decode_all(data: bytes, capacity: int) -> bytes:
@@ -194,13 +171,7 @@ def decode_all(data: bytes, capacity: int) -> bytes:
     turn, skippable frames skipped, anything else after them an error, more than `capacity`
     bytes an error. c-blosc reads an inner zstd stream so (zstd_wrap_decompress, capacity the
     stream's size); numcodecs so when every frame declares its size (capacity their sum)."""
-    got = native.zstd_decompress(data, capacity)
-    if got is None:
-        out = _approximate(data, capacity)
-        if len(out) > capacity:
-            raise CodecError(f"zstd: decompresses to more than {capacity} bytes")
-        return out
-    buf, error = got
+    buf, error = zstdframes.decompress_all(data, capacity)
     if buf is None:
         raise CodecError(f"zstd: {error}")
     # a bytearray (no copy into bytes, which made large chunks half as slow again): the
@@ -208,58 +179,56 @@ def decode_all(data: bytes, capacity: int) -> bytes:
     return cast(bytes, buf)
 
 
-def _total_content(ffi: Any, lib: Any, data: bytes) -> Optional[int]:
+def _total_content(data: bytes) -> Optional[int]:
     """numcodecs' findTotalContentSize: the content sizes of the frames summed (skippable
     frames count 0), None at the first frame that does not declare one (the frames after it
     are not looked at); bytes that are not a whole frame are refused."""
-    src = ffi.from_buffer(data)
-    total = pos = k = 0
-    while pos < len(data):
-        size = lib.ZSTD_findFrameCompressedSize(src + pos, len(data) - pos)
-        if lib.ZSTD_isError(size):
-            what = f"the {len(data) - pos} bytes after frame {k} are" if k else "the chunk is"
-            raise CodecError(f"zstd: {what} not a whole zstd frame "
-                             f"({_error(ffi, lib, size)}): numcodecs refuses it", pos)
-        n = lib.ZSTD_getFrameContentSize(src + pos, size)
-        if n == _CONTENTSIZE_ERROR:
-            raise CodecError(f"zstd: frame {k + 1} has no readable header: numcodecs refuses "
-                             f"it", pos)
-        if n == _CONTENTSIZE_UNKNOWN:
+    w = zstdframes.walk(data)
+    total = 0
+    for f in w.frames:
+        if f.content < 0:
             return None
-        total, pos, k = total + n, pos + size, k + 1
+        total += f.content
+    if w.end < len(data):
+        k = len(w.frames)
+        what = f"the {len(data) - w.end} bytes after frame {k} are" if k else "the chunk is"
+        why = "the data ends inside it" if w.why == "header" else w.why
+        raise CodecError(f"zstd: {what} not a whole zstd frame ({why}): numcodecs refuses it",
+                         w.end)
     return total
 
 
-def _stream(ffi: Any, lib: Any, data: bytes, limit: int) -> bytes:
+def _waits_for_more(tail: bytes) -> bool:
+    """libzstd's streaming decoder waits for more input (numcodecs' loop then never ends)
+    on these last bytes: the start of a magic number, or of a frame header."""
+    if len(tail) < 4:
+        return _ZSTD_PREFIX.startswith(tail) or (
+            tail[:1] >= b"\x50" and tail[:1] <= b"\x5f" and _SKIP_PREFIX[1:].startswith(tail[1:]))
+    return True   # a whole magic: what follows is a frame header cut short
+
+
+def _stream(data: bytes, limit: int) -> bytes:
     """numcodecs' stream_decompress loop (ZSTD_decompressStream until it returns 0 with the
     input used up), into at most `limit` + 1 bytes instead of a buffer that grows."""
-    ds = ffi.gc(lib.ZSTD_createDStream(), lib.ZSTD_freeDStream)
-    if ds == ffi.NULL:
-        raise MemoryError("ZSTD_createDStream failed")
-    status = lib.ZSTD_initDStream(ds)
-    if lib.ZSTD_isError(status):
-        raise CodecError(f"zstd: {_error(ffi, lib, status)}")
-    out = bytearray(limit + 1)
-    src = ffi.from_buffer(data)
-    with ffi.from_buffer(out) as dst:   # released before the bytearray is cut
-        ob = ffi.new("ZSTD_outBuffer *", {"dst": dst, "size": len(out), "pos": 0})
-        ib = ffi.new("ZSTD_inBuffer *", {"src": src, "size": len(data), "pos": 0})
-        status, stalls = 1, 0
-        while status > 0 or ib.pos < ib.size:
-            before = (ib.pos, ob.pos)
-            status = lib.ZSTD_decompressStream(ds, ob, ib)
-            if lib.ZSTD_isError(status):
-                raise CodecError(f"zstd: {_error(ffi, lib, status)} (streaming decode)")
-            if ob.pos > limit:
-                raise CodecError(f"zstd: decompresses to more than the {limit} bytes a chunk "
-                                 f"can hold")
-            stalls = stalls + 1 if (ib.pos, ob.pos) == before else 0
-            if stalls >= _STALLS:   # libzstd 1.5.6 waits for the rest of a frame header
-                raise CodecError("zstd: the chunk ends inside a frame header after a frame "
-                                 "that does not declare its content size: numcodecs' "
-                                 "streaming decode never returns on it", ib.pos)
-        size = ob.pos
-    del out[size:]
+    w = zstdframes.walk(data)
+    view = memoryview(data)
+    out = bytearray()
+    for f in w.frames:
+        if f.skippable:
+            continue
+        err = zstdframes.frame_into(view[f.start:f.start + f.size], limit - len(out), out)
+        if err == zstdframes.DST_SMALL:
+            raise CodecError(f"zstd: decompresses to more than the {limit} bytes a chunk "
+                             f"can hold")
+        if err:
+            raise CodecError(f"zstd: {err} (streaming decode)", f.start)
+    if w.end < len(data):
+        if w.why == "header" and _waits_for_more(bytes(view[w.end:w.end + 4])):
+            raise CodecError("zstd: the chunk ends inside a frame header after a frame "
+                             "that does not declare its content size: numcodecs' "
+                             "streaming decode never returns on it", w.end)
+        why = zstdframes.UNKNOWN_FRAME if w.why == "header" else w.why
+        raise CodecError(f"zstd: {why} (streaming decode)", w.end)
     return cast(bytes, out)
 
 
@@ -270,13 +239,9 @@ def numcodecs_decode(data: bytes, limit: int) -> bytes:
     content size, all of them are decoded in one call into their total (0 is refused);
     otherwise the whole chunk is decoded as a stream. Never more than `limit` + 1 bytes are
     allocated for the output, whatever the frames declare."""
-    found = _libzstd()
-    if found is None:
-        return _approximate(data, limit)
-    ffi, lib = found
-    total = _total_content(ffi, lib, data)
+    total = _total_content(data)
     if total is None:
-        return _stream(ffi, lib, data, limit)
+        return _stream(data, limit)
     if total == 0:
         raise CodecError("zstd: the frames declare no content (a total content size of 0): "
                          "numcodecs refuses it (invalid input data)")
