@@ -2,6 +2,7 @@
 (typed cells, cells paired with sibling tiles, records: whatever the chunk view gives)."""
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from arrayscope.formats.plugin import CellTable
@@ -9,6 +10,9 @@ from arrayscope.formats.plugin import CellTable
 from .celltable import CellTableModel
 
 HINT = "Select a tile, a chunk or a cell to see its values."
+MIN_COLUMN = 36    # px: a one-digit coordinate with its header elided
+MAX_COLUMN = 320   # px: a long value or byte run elides (whole in its tooltip)
+PAD = 6           # px each side of a cell's text
 
 
 class CellsPane(QWidget):
@@ -21,7 +25,8 @@ class CellsPane(QWidget):
         self.view.setAlternatingRowColors(True)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
-        self.view.horizontalHeader().setStretchLastSection(True)
+        self.view.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.view.horizontalHeader().setResizeContentsPrecision(50)   # the first rows' widths
         self.label = QLabel(HINT, self)
         self.label.setWordWrap(True)
         cl = QVBoxLayout(self)
@@ -37,13 +42,17 @@ class CellsPane(QWidget):
             return
         self.model.set_table(table)
         self.label.setText(table.caption)
-        h = self.view.horizontalHeader()
-        wide = len(table.columns) > 4
-        h.setStretchLastSection(not wide)
-        if wide:
-            self.view.resizeColumnsToContents()
-        else:
-            self.view.resizeColumnToContents(0)   # coordinates / the value: read in full
+        # the coordinates and the values lead a row: each column as wide as its cells on
+        # screen (a long header elides; its tooltip says it), so that in a narrow dock (the
+        # 1024-px layout) a cell's coordinates and value are seen together
+        self.view.horizontalHeader().setStretchLastSection(False)
+        n = table.row_count()
+        fm = self.view.fontMetrics()
+        for c in range(len(table.columns)):
+            # the first rows and the last (the largest coordinates of a tile)
+            last = fm.horizontalAdvance(table.text(n - 1, c)) + 2 * PAD if n else 0
+            w = max(self.view.sizeHintForColumn(c), last)
+            self.view.setColumnWidth(c, max(MIN_COLUMN, min(MAX_COLUMN, w)))
 
     def show_message(self, text: str) -> None:
         self.model.set_table(None)
