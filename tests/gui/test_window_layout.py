@@ -198,6 +198,16 @@ def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
                     timeout=WAIT_MS)
     qtbot.wait(50)
     assert cells.viewport().height() // cells.rowHeight(0) >= 8
+    # a row leads with the cell's coordinates (a column per dimension) and its value, and
+    # both are on screen in the narrow dock (it showed one or the other)
+    table = cells.model().table
+    dims = len(table.coords.names)
+    assert [c.name for c in table.columns[:dims]] == table.coords.names
+    value = dims   # the value column after the coordinates
+    right = cells.horizontalHeader().sectionViewportPosition(value) + cells.columnWidth(value)
+    assert right <= cells.viewport().width()
+    shown = cells.model().data(cells.model().index(0, value))
+    assert cells.fontMetrics().horizontalAdvance(shown) < cells.columnWidth(value)
 
 
 def test_docks_scale_at_2560_by_1440(qtbot, tmp_path):
