@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import (
     bookmarksdock,
     contextmenus,
+    datasetsearchdock,
     diffs,
     findalldock,
     findingsinplace,
@@ -26,6 +27,7 @@ FEATURES = (
     findingsinplace,
     bookmarksdock,
     findalldock,
+    datasetsearchdock,  # Edit ▸ Search Dataset: names, values, bytes, in a worker process
     contextmenus,
     diffs,            # after contextmenus: adds to the node menu
     windowfit,        # after the docks it fits (scrolls the pipeline's and health's)
