@@ -288,6 +288,13 @@ def test_clicking_a_var_cell_selects_offset_and_var_bytes(qtbot, win, var_array)
     # the validity byte: 1 (not null)
     assert val.length == 1 and val.source.read(val.offset, 1) == b"\x01"
     assert _selected(win, val) == (val.offset, val.offset + 1)
+    # the offset entry and the var bytes shown together, under the table (issue 28 item 9:
+    # they were in two tabs, one behind the other)
+    lines = panel.cells_pane.bytes.text().splitlines()
+    assert panel.cells_pane.bytes.isVisible() and [ln.split()[0] for ln in lines] == ["var", "offset", "validity"]
+    entry = int.from_bytes(off.source.read(off.offset, 8), "little")
+    assert lines[0].endswith("76 76 = 'vv'")
+    assert f"@0x{off.offset:X}: " in lines[1] and lines[1].endswith(f"= {entry:,}")
     # a null cell: its validity byte is 0
     nul = table.cell_ranges(2)[2]
     assert nul.part == "validity" and nul.source.read(nul.offset, 1) == b"\x00"
