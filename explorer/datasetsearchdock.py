@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -220,8 +220,23 @@ class DatasetSearchPanel(QWidget):
         self.edit.selectAll()
 
 
+class _EndOnClose(QObject):
+    """The window closed: its search's worker ends now (quitting waits for no search)."""
+
+    def __init__(self, window, panel: DatasetSearchPanel):
+        super().__init__(panel)
+        self.panel = panel
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Close:
+            self.panel.reset()
+        return False
+
+
 def install(window) -> DatasetSearchPanel:
     panel = DatasetSearchPanel(window)
+    _EndOnClose(window, panel)   # a child of the panel: lives as long as it
     dock = bottom_dock(window, "Search Dataset", "dock_dataset_search", panel)
     window.d_dataset_search, window.dataset_search = dock, panel
     on_document(window.state, lambda _doc: panel.reset())

@@ -94,3 +94,6 @@ def test_a_new_search_or_cancel_drops_the_answers_of_the_old_one(qtbot, tmp_path
     qtbot.wait(200)
     assert panel.model.hits == []
     assert [h.what for h in _search(qtbot, panel, NEEDLE)].count(DS.BYTES) == 1
+    assert panel.worker.pid != 0
+    win.close()     # the window's close ends the search's worker (quit waits for none)
+    assert panel.worker.pid == 0
