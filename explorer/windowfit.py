@@ -21,7 +21,7 @@ from .state import on_document
 
 NAME_MAX_SHARE = 0.6    # the Name column takes at most this share of the tree's width
 NARROW_TREE = 420       # a tree narrower than this (a 1024-px screen): names first
-NARROW_NAME_SHARE = 0.6
+NARROW_NAME_SHARE = 0.7
 VALUE_MIN = 80          # px: the Value column's least width in a narrow tree
 NARROW_INDENT = 12
 SHORT_WINDOW = 800      # a window lower than this (a 700-px screen): the short layout
