@@ -149,8 +149,9 @@ def _walk(node) -> Iterator:
     stack = [node]
     while stack:
         n = stack.pop()
+        kids = _children(n)   # built first: a file's value is known once its fields are
         yield n
-        stack.extend(reversed(_children(n)))
+        stack.extend(reversed(kids))
 
 
 def _deepest(f, offset: int):

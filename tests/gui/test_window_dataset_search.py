@@ -97,3 +97,19 @@ def test_a_new_search_or_cancel_drops_the_answers_of_the_old_one(qtbot, tmp_path
     assert panel.worker.pid != 0
     win.close()     # the window's close ends the search's worker (quit waits for none)
     assert panel.worker.pid == 0
+
+
+def test_values_of_files_parsed_on_the_way_are_searched():
+    """A tiledbsoma-written experiment: its X member's dimension file is found by the
+    dimension's name (its value once parsed; the fragment's files are listed unparsed)."""
+    from tests.support.paths import DATA
+
+    exp = os.path.join(DATA, "soma", "pbmc68k")
+    with tiledb.open(os.path.join(exp, "ms", "RNA", "X", "data")) as A:
+        dim = A.schema.domain.dim(1).name
+    assert dim == "soma_dim_1"
+    units = DS.run(DS.SearchTask(exp, None, None, dim))
+    hits = units.hits + [h for u in units.units for h in DS.run(DS.SearchTask(exp, None, None, dim, u))]
+    found = [h for h in hits if h.what == DS.VALUE and h.node.endswith("/d1.tdb")]
+    x = [h for h in found if h.node.startswith("pbmc68k/ms/RNA/X/data/__fragments/")]
+    assert len(x) == 1 and all(h.shown.startswith(f"{dim} ") for h in found)
