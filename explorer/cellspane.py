@@ -2,13 +2,21 @@
 (typed cells, cells paired with sibling tiles, records: whatever the chunk view gives)."""
 from __future__ import annotations
 
+from typing import List, cast
+
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from arrayscope.formats.plugin import CellTable
+from arrayscope.formats.plugin import CellRange, CellTable
+from arrayscope.formats.source import ByteSource
 
+from . import theme
 from .celltable import CellTableModel
 
 HINT = "Select a tile, a chunk or a cell to see its values."
+MIN_COLUMN = 36    # px: a one-digit coordinate with its header elided
+MAX_COLUMN = 320   # px: a long value or byte run elides (whole in its tooltip)
+PAD = 6           # px each side of a cell's text
 
 
 class CellsPane(QWidget):
@@ -21,13 +29,21 @@ class CellsPane(QWidget):
         self.view.setAlternatingRowColors(True)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
-        self.view.horizontalHeader().setStretchLastSection(True)
+        self.view.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.view.horizontalHeader().setResizeContentsPrecision(50)   # the first rows' widths
         self.label = QLabel(HINT, self)
         self.label.setWordWrap(True)
+        # a clicked cell's bytes, every part in one place: a var cell's offset entry beside
+        # its var bytes (each is also selected in its own hex tab), its validity byte
+        self.bytes = QLabel(self)
+        self.bytes.setFont(theme.mono_font())
+        self.bytes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.bytes.setVisible(False)
         cl = QVBoxLayout(self)
         cl.setContentsMargins(0, 0, 0, 0)
         cl.addWidget(self.label)
         cl.addWidget(self.view, 1)
+        cl.addWidget(self.bytes)
 
     def clear(self) -> None:
         self.show_message(HINT)
@@ -35,19 +51,32 @@ class CellsPane(QWidget):
     def show_table(self, table: CellTable) -> None:
         if self.model.table is table:
             return
+        self.show_ranges([])
         self.model.set_table(table)
         self.label.setText(table.caption)
-        h = self.view.horizontalHeader()
-        wide = len(table.columns) > 4
-        h.setStretchLastSection(not wide)
-        if wide:
-            self.view.resizeColumnsToContents()
-        else:
-            self.view.resizeColumnToContents(0)   # coordinates / the value: read in full
+        # the coordinates and the values lead a row: each column as wide as its cells on
+        # screen (a long header elides; its tooltip says it), so that in a narrow dock (the
+        # 1024-px layout) a cell's coordinates and value are seen together
+        self.view.horizontalHeader().setStretchLastSection(False)
+        n = table.row_count()
+        fm = self.view.fontMetrics()
+        for c in range(len(table.columns)):
+            # the first rows and the last (the largest coordinates of a tile)
+            last = fm.horizontalAdvance(table.text(n - 1, c)) + 2 * PAD if n else 0
+            w = max(self.view.sizeHintForColumn(c), last)
+            self.view.setColumnWidth(c, max(MIN_COLUMN, min(MAX_COLUMN, w)))
 
     def show_message(self, text: str) -> None:
         self.model.set_table(None)
         self.label.setText(text)
+        self.show_ranges([])
+
+    def show_ranges(self, ranges: List[CellRange]) -> None:
+        """The bytes of a cell's parts, one line each: where (tab, offset) and what."""
+        lines = [range_line(r) for r in ranges]
+        self.bytes.setText("\n".join(lines))
+        self.bytes.setToolTip("\n".join(lines))
+        self.bytes.setVisible(bool(lines))
 
     def select_row(self, row: int) -> None:
         """Follow the selection: make `row` current, without emitting `clicked`."""
@@ -57,3 +86,21 @@ class CellsPane(QWidget):
             self.view.setCurrentIndex(idx)
             self.view.scrollTo(idx)
             self.view.blockSignals(False)
+
+
+SHOWN_BYTES = 16
+
+
+def range_line(r: CellRange) -> str:
+    """`offset   a0.tdb @0x28: 10 00 00 00 00 00 00 00 = 16`: a part of a cell, its bytes
+    and what they say (an offset entry's u64, var bytes as text)."""
+    src = cast(ByteSource, r.source)   # a CellRange's source is a byte source
+    data = src.read(r.offset, min(r.length, SHOWN_BYTES))
+    more = " …" if r.length > SHOWN_BYTES else ""
+    said = ""
+    if r.part == "offset" and len(data) == 8:
+        said = f" = {int.from_bytes(data, 'little'):,}"
+    elif r.part == "var":
+        said = f" = {data.decode('utf-8', 'replace')!r}{more}"
+    name = getattr(r.source, "name", "")
+    return f"{r.part:<8} {name} @0x{r.offset:X}: {data.hex(' ')}{more}{said}"

@@ -4,7 +4,7 @@ as a tab beside the hex tabs. `install(window)` registers it."""
 from __future__ import annotations
 
 import os
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu
@@ -68,10 +68,13 @@ class Diffs:
         except OSError as e:
             self.win.st_value.setText(f"Cannot compare: {e}")
             return None
-        return self.compare(sa, sb)
+        return self.compare(sa, sb, titles=distinct_titles(a, b))
 
-    def compare(self, a, b) -> DiffView:
-        dv = DiffView(a, b, self.win.tabs)
+    def compare(self, a, b, titles: Optional[Tuple[str, str]] = None,
+                nodes: Optional[Tuple[Node, Node]] = None) -> DiffView:
+        """A diff tab of sources `a` and `b`; `nodes`: their files' nodes (the fields that
+        differ listed by name); `titles`: the panes' (each file's path in the dataset)."""
+        dv = DiffView(a, b, self.win.tabs, titles=titles, nodes=nodes)
         tabs = self.win.tabs
         i = tabs.addTab(dv, f"⇆ {_short(a.name)} ↔ {_short(b.name)}")
         tabs.setTabToolTip(i, f"{a.name}\n↔ {b.name}")
@@ -89,8 +92,14 @@ class Diffs:
             sub.addAction(label, self._compare_with(node, other))
         sub.addAction("Another file…", lambda: self._pick_other(node))
 
+    def compare_nodes(self, node: Node, other: Node) -> DiffView:
+        """Two files of the document: panes titled with their paths (member, fragment),
+        the differing fields listed."""
+        return self.compare(node.source, other.source, titles=(node.path(), other.path()),
+                            nodes=(node, other))
+
     def _compare_with(self, node: Node, other: Node) -> Callable[[], None]:
-        return lambda: (self.compare(node.source, other.source), None)[1]
+        return lambda: (self.compare_nodes(node, other), None)[1]
 
     def _pick_other(self, node: Node) -> None:
         start = os.path.dirname(getattr(node.source, "path", "") or os.getcwd())
@@ -100,6 +109,16 @@ class Diffs:
                 self.compare(node.source, FileSource(b))
             except OSError as e:
                 self.win.st_value.setText(f"Cannot compare: {e}")
+
+
+def distinct_titles(a: str, b: str) -> Tuple[str, str]:
+    """Two files' paths from the folder they share: what tells them apart (the fragment,
+    the member), not two equal base names."""
+    try:
+        common = os.path.commonpath([os.path.dirname(a), os.path.dirname(b)])
+    except ValueError:   # different drives
+        return a, b
+    return os.path.relpath(a, common), os.path.relpath(b, common)
 
 
 def _short(name: str) -> str:

@@ -3,7 +3,8 @@ together, differing bytes are marked, and the list of differing ranges selects a
 both. The comparison runs in a worker thread, in constant memory (bytediff)."""
 from __future__ import annotations
 
-from typing import List, Optional
+import html
+from typing import List, Optional, Tuple
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import (
@@ -15,15 +16,18 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from arrayscope.formats.node import Node
 from arrayscope.formats.source import FileSource
 from arrayscope.formats.status import Status
 
 from .background import BackgroundJob
 from .bytediff import DiffRange, diff_ranges
+from .fielddiff import FieldDiff, field_diffs
 from .hexview import HexView
 
 MAX_RANGES = 100_000
@@ -72,7 +76,10 @@ class DiffView(QWidget):
 
     finished = Signal()
 
-    def __init__(self, a, b, parent: Optional[QWidget] = None):
+    def __init__(self, a, b, parent: Optional[QWidget] = None,
+                 titles: Optional[Tuple[str, str]] = None, nodes: Optional[Tuple[Node, Node]] = None):
+        """`titles`: what each side is (a path that tells them apart: the member, the
+        fragment); `nodes`: the two files' nodes, for the field-by-field list."""
         super().__init__(parent)
         self.a, self.b = a, b
         self.ranges: List[DiffRange] = []
@@ -83,8 +90,9 @@ class DiffView(QWidget):
             v.selectionChanged.connect(lambda _a, _b, src=v: self._sync_selection(src))
         self._syncing = False
         self.title_a, self.title_b = QLabel(self), QLabel(self)
-        for lab, s in ((self.title_a, a), (self.title_b, b)):
-            lab.setText(f"<b>{s.name}</b> — {s.size:,} bytes")
+        names = titles or (a.name, b.name)
+        for lab, s, name in ((self.title_a, a, names[0]), (self.title_b, b, names[1])):
+            lab.setText(f"<b>{html.escape(name)}</b> — {s.size:,} bytes")
             lab.setToolTip(getattr(s, "path", s.name))
             lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget(0, 3, self)
@@ -119,7 +127,32 @@ class DiffView(QWidget):
         top.addWidget(self.summary, 1)
         top.addWidget(self.bar)
         ll.addLayout(top)
-        ll.addWidget(self.table, 1)
+        self.fields: List[FieldDiff] = field_diffs(*nodes) if nodes is not None else []
+        self.field_table = QTableWidget(len(self.fields), 3, self)
+        self.field_table.setHorizontalHeaderLabels(["Field", "Left", "Right"])
+        self.field_table.verticalHeader().setVisible(False)
+        self.field_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.field_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.field_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.field_table.setWordWrap(False)
+        self.field_table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        fh = self.field_table.horizontalHeader()
+        fh.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        fh.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        fh.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
+        for i, d in enumerate(self.fields):
+            for c, t in enumerate((d.path, FieldDiff.shown(d.left), FieldDiff.shown(d.right))):
+                item = QTableWidgetItem(t)
+                item.setToolTip(t)
+                self.field_table.setItem(i, c, item)
+        self.field_table.currentCellChanged.connect(lambda r, _c, _pr, _pc: self.go_field(r))
+        self.lists = QTabWidget(self)
+        if nodes is not None:   # the fields first: they say what differs
+            self.lists.addTab(self.field_table, f"Fields ({len(self.fields):,})")
+        else:
+            self.field_table.hide()
+        self.lists.addTab(self.table, "Byte ranges")
+        ll.addWidget(self.lists, 1)
         vsplit = QSplitter(Qt.Orientation.Vertical, self)
         vsplit.addWidget(split)
         vsplit.addWidget(lower)
@@ -190,6 +223,19 @@ class DiffView(QWidget):
             if other.size_bytes > a:
                 other.select_range(a, min(b, other.size_bytes), scroll=False)
                 other.set_top_row(src.top_row)
+        finally:
+            self._syncing = False
+
+    def go_field(self, row: int) -> None:
+        """Select the field's bytes on each side it is on."""
+        if not 0 <= row < len(self.fields):
+            return
+        d = self.fields[row]
+        self._syncing = True   # each side its own field's range, not the other's offsets
+        try:
+            for v, n in ((self.left, d.left), (self.right, d.right)):
+                if n is not None and n.source is v.source and n.size > 0:
+                    v.select_range(n.offset, n.end)
         finally:
             self._syncing = False
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import (
     bookmarksdock,
     contextmenus,
+    datasetsearchdock,
     diffs,
     findalldock,
     findingsinplace,
@@ -27,6 +28,7 @@ FEATURES = (
     findingsinplace,
     bookmarksdock,
     findalldock,
+    datasetsearchdock,  # Edit ▸ Search Dataset: names, values, bytes, in a worker process
     contextmenus,
     diffs,            # after contextmenus: adds to the node menu
     salvageaction,    # File ▸ Salvage…

@@ -78,6 +78,7 @@ class _Job(PathJob):
             first = first_file(doc.root)   # built here, not on the GUI thread
             if first is not None:
                 first.child_count()        # its fields (deferred children) too
+                warm_first_screen(doc, first)
         self.emit("finished", self.job_id, doc, time.perf_counter() - t0)
 
 
@@ -97,6 +98,18 @@ def first_file(root):
         if not n.is_lazy:
             stack.extend(reversed(list(n.iter_children())))
     return None
+
+
+def warm_first_screen(doc, first) -> None:
+    """What the first selection's panels compute for `first` (the pipeline's chunk view:
+    its modules imported, its tile found), done once here so the GUI thread's first
+    selection finds it warm. Only a cost moved: the result is dropped, an error ignored
+    (the panel meets and shows it)."""
+    from arrayscope.formats import registry
+    try:
+        registry.chunk_view(doc, first)
+    except Exception:  # noqa: BLE001 - the panel reports what goes wrong with it
+        pass
 
 
 class Loader(JobRunner):

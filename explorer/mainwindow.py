@@ -185,9 +185,10 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         sb.addPermanentWidget(self.cancel_btn)
 
     def set_document(self, doc, first_later: bool = False) -> None:
-        """Show `doc` and select its first file; `first_later`: on the next turn of the
-        event loop (a background open: the panels' reset and the selection's work, tree
-        expansion, hex view, pipeline, are two shorter stalls, not one)."""
+        """Show `doc` and select its first file; `first_later`: in later turns of the event
+        loop (a background open), so that no turn does it all: the panels' reset here, the
+        tree opened down to the file in the next turn, the selection (hex view, pipeline)
+        in the one after, each painted before the next starts."""
         self.tabs.clear_all()   # before closing the old sources: no view may read them after
         self.stage_tabs.clear()
         self.state.open(Session(doc))
@@ -207,15 +208,26 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
             if doc.is_dir:
                 target = first_file(root) or root   # built by the loader's thread
             if first_later:
-                QTimer.singleShot(0, self, lambda: self._select_first(doc, target))
+                self._later(lambda: self._select_first(doc, target, reveal_only=True))
             else:
                 self.select_node(target)
 
-    def _select_first(self, doc, target) -> None:
-        """The first selection of `doc`, unless another document or selection came first."""
-        if self.session is not None and self.session.document is doc and \
-                self.current_node is None:
-            self.select_node(target)
+    def _later(self, fn) -> None:
+        """`fn` in a later turn of the event loop, after the input, timers and paints
+        pending now (a 0 ms single shot is a posted call, run before them)."""
+        QTimer.singleShot(1, self, fn)
+
+    def _select_first(self, doc, target, reveal_only: bool = False) -> None:
+        """The first selection of `doc`, unless another document or selection came first;
+        `reveal_only`: the tree opened down to `target` now (a folder of 1 000 fragments
+        is the expensive part), the selection in a later turn."""
+        if self.session is None or self.session.document is not doc or \
+                self.current_node is not None:
+            return
+        if reveal_only and self.tree.reveal(target):
+            self._later(lambda: self._select_first(doc, target))
+            return
+        self.select_node(target)
 
     def close_document(self) -> None:
         self.verifier.cancel()

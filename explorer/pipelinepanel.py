@@ -431,6 +431,7 @@ class PipelinePanel(QWidget):
         if node is not None:
             self.nodeRequested.emit(node)
         ranges = table.cell_ranges(index.row())
+        self.cells_pane.show_ranges(ranges)
         if ranges:
             self.rangesRequested.emit(ranges)
             self.follow_source(ranges[0].source)   # the tab put in front

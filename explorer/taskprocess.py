@@ -14,6 +14,7 @@ import struct
 from collections import deque
 from typing import Any, Callable, Deque, Optional
 
+import shiboken6
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
 from arrayscope.formats.childproc import SAFE_CWD, child_env, python_module_command
@@ -124,8 +125,8 @@ class TaskProcess(QObject):
             self._ended(proc, -1)
 
     def _ended(self, proc: QProcess, code: int) -> None:
-        if proc is not self._proc:
-            return
+        if proc is not self._proc or not shiboken6.isValid(proc):
+            return   # not ours any more, or being destroyed with this object (the window's)
         self._proc = None
         self.pid = 0
         self._buf.clear()

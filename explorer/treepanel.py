@@ -130,22 +130,34 @@ class TreePanel(QWidget):
         if node is not None:
             self.nodeSelected.emit(node)
 
+    def reveal(self, node) -> bool:
+        """Expand the tree down to `node` (its row shown, not selected); False when it is
+        not in the tree."""
+        idx = self.model.index_for_node(node)
+        if not idx.isValid():
+            return False
+        self._reveal(idx)
+        return True
+
+    def _reveal(self, idx: QModelIndex) -> None:
+        p = idx.parent()
+        chain = []
+        while p.isValid():
+            chain.append(p)
+            p = p.parent()
+        for a in reversed(chain):
+            self.view.expand(a)
+        self.view.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
+
     def select_node(self, node, emit: bool = False) -> bool:
         idx = self.model.index_for_node(node)
         if not idx.isValid():
             return False
         self._quiet = not emit
         try:
-            p = idx.parent()
-            chain = []
-            while p.isValid():
-                chain.append(p)
-                p = p.parent()
-            for a in reversed(chain):
-                self.view.expand(a)
+            self._reveal(idx)
             self.view.selectionModel().setCurrentIndex(
                 idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-            self.view.scrollTo(idx, QAbstractItemView.ScrollHint.EnsureVisible)
         finally:
             self._quiet = False
         return True

@@ -21,7 +21,8 @@ from .state import on_document
 
 NAME_MAX_SHARE = 0.6    # the Name column takes at most this share of the tree's width
 NARROW_TREE = 420       # a tree narrower than this (a 1024-px screen): names first
-NARROW_NAME_SHARE = 0.82
+NARROW_NAME_SHARE = 0.7
+VALUE_MIN = 80          # px: the Value column's least width in a narrow tree
 NARROW_INDENT = 12
 SHORT_WINDOW = 800      # a window lower than this (a 700-px screen): the short layout
 SHORT_BOTTOM = 150      # the bottom docks' height in the short layout
@@ -84,8 +85,9 @@ def scroll_dock(dock: QDockWidget) -> QScrollArea:
 
 def fit_name_column(window) -> None:
     """The Name column follows its content (the rows on screen), up to a share of the tree;
-    in a narrow tree the names take nearly all of it (values and offsets scroll) and levels
-    indent less."""
+    in a narrow tree (a 1024-px screen) levels indent less, the names (elided in the
+    middle) take at most NARROW_NAME_SHARE and the Value column the rest of the width, so
+    that a row's name and value are read together (type, offset and size scroll)."""
     view = window.tree.view
     vw = view.viewport().width()
     narrow = vw < NARROW_TREE
@@ -94,6 +96,8 @@ def fit_name_column(window) -> None:
     cap = int(vw * (NARROW_NAME_SHARE if narrow else NAME_MAX_SHARE))
     if cap > 120 and view.columnWidth(0) > cap:
         view.setColumnWidth(0, cap)
+    if narrow and not view.isColumnHidden(1):
+        view.setColumnWidth(1, max(VALUE_MIN, vw - view.columnWidth(0)))
 
 
 def install(window) -> None:

@@ -48,13 +48,16 @@ class TileCoords:
     def text(self, i: int) -> str:
         if not 0 <= i < self.count():
             return ""
-        parts = []
-        for d, c in enumerate(self.columns):
-            if isinstance(c, TileCells):
-                parts.append(c.text(i, limit=40))
-            else:
-                parts.append(_short(scalar_text(self.datatypes[d], c[i])))
-        return "(" + ", ".join(parts) + ")"
+        return "(" + ", ".join(self.part_text(i, d) for d in range(len(self.columns))) + ")"
+
+    def part_text(self, i: int, d: int) -> str:
+        """Cell i's coordinate on dimension d, as the cells table shows it."""
+        if not 0 <= i < self.count():
+            return ""
+        c = self.columns[d]
+        if isinstance(c, TileCells):
+            return c.text(i, limit=40)
+        return _short(scalar_text(self.datatypes[d], c[i]))
 
 
 def _len(c) -> int:

@@ -18,18 +18,20 @@ from .tile_cells import FieldTile, TileCells, scalar_text
 Buffer = Tuple[object, int]   # (source, offset of the tile's first decoded byte in it)
 
 
-def coords_column(coords: Optional[TileCoords]) -> List[Column]:
+def coords_columns(coords: Optional[TileCoords]) -> List[Column]:
+    """A column per dimension, first in a row: a cell's coordinates beside its value."""
     if coords is None:
         return []
-    tip = "coordinates of the cell" + (f" ({coords.error})" if coords.error else
-                                       " (implied by the tile's position for dense fragments)")
-    return [Column(f"Coords {coords.header}", tip, mono=True)]
+    tip = "coordinate of the cell" + (f" ({coords.error})" if coords.error else
+                                      " (implied by the tile's position for dense fragments)")
+    return [Column(name, f"{name}: {tip}", numeric=True) for name in coords.names]
 
 
 class TypedCells:
-    """The cells of one chunk: coordinates (when known), an Offset column, one column per
-    value of a cell, the bytes. `first` is the chunk's first cell's index in its tile;
-    `buffer` where the chunk's cells are (the stage-0 source, or the file when unfiltered)."""
+    """The cells of one chunk: coordinates (when known, a column per dimension), one column
+    per value of a cell, the cell's offset in the chunk, its bytes. `first` is the chunk's
+    first cell's index in its tile; `buffer` where the chunk's cells are (the stage-0
+    source, or the file when unfiltered)."""
 
     def __init__(self, arr: np.ndarray, datatype: int, caption: str, cells_node: Optional[Node],
                  coords: Optional[TileCoords] = None, first: int = 0,
@@ -44,8 +46,8 @@ class TypedCells:
         name = DATATYPE_NAMES.get(datatype, "value")
         values = [Column(name, numeric=True)] if self.per_row == 1 else \
             [Column(f"{name} [{i}]", numeric=True) for i in range(self.per_row)]
-        self.lead = coords_column(coords)
-        self.columns: List[Column] = [*self.lead, Column("Offset", mono=True), *values,
+        self.lead = coords_columns(coords)
+        self.columns: List[Column] = [*self.lead, *values, Column("Offset", mono=True),
                                       Column("Bytes", mono=True)]
 
     @property
@@ -78,15 +80,15 @@ class TypedCells:
 
     def text(self, row: int, col: int) -> str:
         r = self.arr[row]
-        if self.lead:
-            if col == 0:
-                return self.coords.text(self.first + row) if self.coords is not None else ""
-            col -= 1
-        if col == 0:
+        lead = len(self.lead)
+        if col < lead:
+            return self.coords.part_text(self.first + row, col) if self.coords is not None else ""
+        col -= lead
+        if col < self.per_row:
+            return self.value_text(r if self.arr.ndim == 1 else r[col])
+        if col == self.per_row:
             return f"0x{row * self.arr.itemsize * self.per_row:X}"
-        if col == len(self.columns) - 1 - len(self.lead):
-            return np.ascontiguousarray(r).tobytes().hex(" ")
-        return self.value_text(r if self.arr.ndim == 1 else r[col - 1])
+        return np.ascontiguousarray(r).tobytes().hex(" ")
 
     def muted(self, row: int, col: int) -> bool:
         return False
@@ -118,7 +120,7 @@ class PairedCells:
         self._buf: Dict[str, Optional[Buffer]] = {}
         name = DATATYPE_NAMES.get(tc.datatype, "value")
         var = tc.var is not None
-        self.lead = coords_column(coords)
+        self.lead = coords_columns(coords)
         self.columns: List[Column] = [
             *self.lead,
             Column(f"{where.field_name} ({name}{', var' if var else ''})"),
@@ -169,10 +171,10 @@ class PairedCells:
 
     def text(self, row: int, col: int) -> str:
         tc = self.tc
-        if self.lead:
-            if col == 0:
-                return self.coords.text(row) if self.coords is not None else ""
-            col -= 1
+        lead = len(self.lead)
+        if col < lead:
+            return self.coords.part_text(row, col) if self.coords is not None else ""
+        col -= lead
         if col == 0:
             return tc.text(row)
         if col == 1:

@@ -124,9 +124,10 @@ def test_pipeline_byteshuffle_zstd_against_tiledb(qtbot, win, array_dir):
     assert cells_src.read(0, cells_src.size) == expected.astype("<i8").tobytes()
     model = panel.cells
     assert model.rowCount() == TILE
-    for r in (0, 1, 517, TILE - 1):   # coordinates (dense: implied), offset, value
-        assert model.data(model.index(r, 0)) == f"({r})"
-        assert model.data(model.index(r, 2)) == str(int(expected[r]))
+    for r in (0, 1, 517, TILE - 1):   # coordinate (dense: implied), value, offset
+        assert model.data(model.index(r, 0)) == str(r)
+        assert model.data(model.index(r, 1)) == str(int(expected[r]))
+        assert model.data(model.index(r, 2)) == f"0x{8 * r:X}"
     # the stage nodes hang under the chunk and selecting one switches tabs (Wireshark style)
     stage1 = panel.state.nodes[1]
     assert stage1.parent is chunk

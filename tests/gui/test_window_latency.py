@@ -2,13 +2,14 @@
 
 - The window's process killed while its verify worker runs: the worker ends itself (no
   orphan), in a real `arrayscope PATH` process (offscreen).
-- Event-loop latency on a many-fragment array (tiledb-py, one write per fragment): the
-  longest gap between the ticks of a 10 ms QTimer while the window opens it, verifies it
-  and computes its health, asserted ≤ 100 ms (DESIGN.md's budget) in the slow run, with
-  1 000 fragments. The default run asserts what keeps it there, without a clock: the
-  health work runs in a process that is not the window's, and the GUI thread's jobs whose
-  size the fragment count sets (the timeline's paint, the tree's name-column fit) touch
-  only the rows on screen."""
+- Event-loop turns on a many-fragment array (tiledb-py, one write per fragment) while the
+  window opens it, verifies it and computes its health: the GUI thread's CPU time in each
+  turn of the event loop (between the ticks of a 10 ms QTimer) stays bounded. Without a
+  wall clock: the figure against DESIGN.md's 100 ms, on 1 000 fragments, is the
+  benchmark's (tests/benchmarks/test_bench_window_latency.py). What keeps it there is
+  asserted too: the health work runs in a process that is not the window's, and the GUI
+  thread's jobs whose size the fragment count sets (the timeline's paint, the tree's
+  name-column fit) touch only the rows on screen."""
 from __future__ import annotations
 
 import os
@@ -23,6 +24,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tiledb  # noqa: E402
 
+from tests.support.eventloop import LoopProbe  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 
 
@@ -86,20 +88,16 @@ def test_killed_window_leaves_no_verify_worker(tmp_path):
             gui.kill()
 
 
-def _max_gap_ms(qtbot, tmp_path, uri) -> float:
-    from PySide6.QtCore import QTimer
-
+def probed_open(qtbot, tmp_path, uri) -> LoopProbe:
+    """The event loop's turns while a window opens `uri`, verifies it and computes its
+    health (`tests.support.eventloop.LoopProbe`)."""
     win = open_window(qtbot, tmp_path)
-    ticks = []
-    timer = QTimer(win)
-    timer.setInterval(10)
-    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
-    timer.start()
+    probe = LoopProbe(win)
     qtbot.wait(50)
+    probe.start()
     _settled(qtbot, win, uri)
-    timer.stop()
-    gaps = np.diff(np.asarray(ticks)) * 1000
-    return float(gaps.max())
+    probe.stop()
+    return probe
 
 
 def _settled(qtbot, win, uri) -> None:
@@ -151,10 +149,14 @@ def test_many_fragments_keep_the_gui_thread_to_the_rows_on_screen(qtbot, tmp_pat
     assert 0 < len(asked) <= on_screen < n
 
 
-@pytest.mark.slow
-def test_event_loop_latency_1000_fragments_within_budget(qtbot, tmp_path):
-    uri = _fragments(tmp_path, 1000)
-    gap = _max_gap_ms(qtbot, tmp_path, uri)
-    print(f"\nevent loop, 1000 fragments (open, verify, health): longest stall {gap:.0f} ms "
-          f"(budget 100 ms; cores: {os.cpu_count()})")
-    assert gap <= 100
+def test_open_verify_and_health_take_short_turns_of_the_gui_thread(qtbot, tmp_path):
+    """No turn of the event loop does the open's, verify's or health's work at once: the
+    GUI thread's CPU time per turn (not the wall clock, which the machine's load sets) stays
+    under a bound far below what a fragment-sized job on the GUI thread costs (seconds on
+    1 000 fragments; the ~100 ms target and the wall clock: tests/benchmarks/
+    test_bench_window_latency.py)."""
+    probe = probed_open(qtbot, tmp_path, _fragments(tmp_path, 60))
+    cpu = probe.longest_turn_cpu_ms()
+    print(f"\n60 fragments: longest turn {cpu:.0f} ms of GUI-thread CPU, "
+          f"longest gap {probe.longest_gap_ms():.0f} ms")
+    assert 0 < cpu <= 400

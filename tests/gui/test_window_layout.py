@@ -116,9 +116,11 @@ def test_about_names_the_version(qtbot, tmp_path, monkeypatch):
     assert shown and f"arrayscope {_version()}" in shown[0]
 
 
-def test_names_take_the_tree_at_1024_by_700(qtbot, tmp_path):
-    """A 1024×700 screen: the Structure tree's Name column gets nearly all of the tree
-    (it read "a0.…" before), levels indent less, the pipeline panel does not widen its dock."""
+def test_names_and_values_share_the_tree_at_1024_by_700(qtbot, tmp_path):
+    """A 1024×700 screen: the Structure tree's Name column gets most of the tree (it read
+    "a0.…" before) and the Value column the rest (it showed 1-5 characters: issue 28 item
+    4), so a row's name and value are read together; levels indent less; the pipeline panel
+    does not widen its dock."""
     from arrayscope.explorer.windowfit import NARROW_INDENT, NARROW_NAME_SHARE, share_docks
 
     win = open_window(qtbot, tmp_path)
@@ -133,7 +135,10 @@ def test_names_take_the_tree_at_1024_by_700(qtbot, tmp_path):
     vw = view.viewport().width()
     assert vw < 420
     assert view.columnWidth(0) >= min(view.sizeHintForColumn(0), int(vw * NARROW_NAME_SHARE)) - 1
-    assert view.columnWidth(0) > int(vw * 0.6)
+    assert int(vw * 0.5) < view.columnWidth(0) <= int(vw * NARROW_NAME_SHARE)
+    # the Value column ends at the tree's right edge: its text is on screen, not scrolled
+    assert view.columnWidth(0) + view.columnWidth(1) >= vw - 1 and view.columnWidth(1) >= vw * 0.25
+    assert view.header().sectionViewportPosition(1) + view.columnWidth(1) <= vw + 1
     area = win.d_pipeline.widget()
     assert area.widget().width() <= area.viewport().width()
 
@@ -193,6 +198,16 @@ def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
                     timeout=WAIT_MS)
     qtbot.wait(50)
     assert cells.viewport().height() // cells.rowHeight(0) >= 8
+    # a row leads with the cell's coordinates (a column per dimension) and its value, and
+    # both are on screen in the narrow dock (it showed one or the other)
+    table = cells.model().table
+    dims = len(table.coords.names)
+    assert [c.name for c in table.columns[:dims]] == table.coords.names
+    value = dims   # the value column after the coordinates
+    right = cells.horizontalHeader().sectionViewportPosition(value) + cells.columnWidth(value)
+    assert right <= cells.viewport().width()
+    shown = cells.model().data(cells.model().index(0, value))
+    assert cells.fontMetrics().horizontalAdvance(shown) < cells.columnWidth(value)
 
 
 def test_docks_scale_at_2560_by_1440(qtbot, tmp_path):

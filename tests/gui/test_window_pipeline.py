@@ -72,8 +72,9 @@ def test_unfiltered_chunk_shows_cells_without_a_click(qtbot, win, arrays):
     m = panel.cells
     expected = np.arange(100, dtype=np.int64) * 3 - 50
     assert m.rowCount() == 10
-    assert [m.data(m.index(r, 2)) for r in range(10)] == [str(v) for v in expected[10:20]]
-    assert [m.data(m.index(r, 0)) for r in (0, 9)] == ["(10)", "(19)"]
+    # a row: the cell's coordinate, then its value
+    assert [m.data(m.index(r, 0)) for r in range(10)] == [str(i) for i in range(10, 20)]
+    assert [m.data(m.index(r, 1)) for r in range(10)] == [str(v) for v in expected[10:20]]
     assert "unfiltered" in panel.cells_label.text()
     # its cells are the stored bytes: clicking one selects it in the file itself
     _click_row(panel, 3)
@@ -93,7 +94,7 @@ def test_filtered_tiledb_chunk_is_reversed_at_selection_like_zarr(qtbot, win, sh
     assert st.lowest() == 0 and st.stage_count() == 2
     expected = (np.arange(100, dtype=np.int64) ** 2) - 7
     m = panel.cells
-    assert m.rowCount() == 100 and m.data(m.index(57, 2)) == str(int(expected[57]))
+    assert m.rowCount() == 100 and m.data(m.index(57, 1)) == str(int(expected[57]))
     # the stages hang under the chunk, but no tab was opened for them: the chunk stays in front
     assert st.nodes[0].parent is chunk and st.nodes[1].parent is chunk
     assert win.tabs.current_view().source is chunk.source
@@ -208,12 +209,13 @@ def test_dense_2d_coordinates_match_tiledb(qtbot, win, arrays, name):
     for t in range(1, 5):
         win.select_node(_frag(doc)["a0.tdb"][f"Tile {t}"]["Chunk 1"])
         table = panel.cells.table
-        assert table.columns[0].name == "Coords (rows, cols)"
+        assert [c.name for c in table.columns[:3]] == ["rows", "cols", "INT32"]
         assert table.row_count() == 4
         for i in range(4):
             r, c = table.coords.value(i, 0), table.coords.value(i, 1)
             assert int(table.arr[i]) == int(a[r - 1, c - 1])
-            assert panel.cells.data(panel.cells.index(i, 0)) == f"({r}, {c})"
+            row = [panel.cells.data(panel.cells.index(i, k)) for k in range(3)]
+            assert row == [str(r), str(c), str(int(a[r - 1, c - 1]))]
             seen.add((r, c))
     assert seen == {(r, c) for r in range(1, 5) for c in range(1, 5)}
 
@@ -233,14 +235,14 @@ def test_sparse_coordinates_come_from_the_dimension_tiles(qtbot, win, arrays):
             continue
         win.select_node(tile["Chunk 1"])
         table = panel.cells.table
-        assert table.columns[0].name == "Coords (x, y)"
+        assert [c.name for c in table.columns[:2]] == ["x", "y"]
         for i in range(table.row_count()):
             got[(table.coords.value(i, 0), table.coords.value(i, 1))] = float(table.arr[i])
     assert got.keys() == want.keys() and len(got) == len(q["x"])
     for xy, v in want.items():
         assert got[xy] == v or (np.isnan(v) and np.isnan(got[xy]))
     x0, y0 = table.coords.value(0, 0), table.coords.value(0, 1)
-    assert panel.cells.data(panel.cells.index(0, 0)) == f"({x0}, {y0})"
+    assert [panel.cells.data(panel.cells.index(0, k)) for k in range(2)] == [str(x0), str(y0)]
 
 
 # ---- 6. a clicked var / nullable cell selects its bytes -----------------------------------
@@ -286,6 +288,13 @@ def test_clicking_a_var_cell_selects_offset_and_var_bytes(qtbot, win, var_array)
     # the validity byte: 1 (not null)
     assert val.length == 1 and val.source.read(val.offset, 1) == b"\x01"
     assert _selected(win, val) == (val.offset, val.offset + 1)
+    # the offset entry and the var bytes shown together, under the table (issue 28 item 9:
+    # they were in two tabs, one behind the other)
+    lines = panel.cells_pane.bytes.text().splitlines()
+    assert panel.cells_pane.bytes.isVisible() and [ln.split()[0] for ln in lines] == ["var", "offset", "validity"]
+    entry = int.from_bytes(off.source.read(off.offset, 8), "little")
+    assert lines[0].endswith("76 76 = 'vv'")
+    assert f"@0x{off.offset:X}: " in lines[1] and lines[1].endswith(f"= {entry:,}")
     # a null cell: its validity byte is 0
     nul = table.cell_ranges(2)[2]
     assert nul.part == "validity" and nul.source.read(nul.offset, 1) == b"\x00"
@@ -297,7 +306,7 @@ def test_clicking_a_nullable_cell_selects_value_and_validity_byte(qtbot, win, va
     win.select_node(_frag(doc)["a1.tdb"]["Tile 1"]["Chunk 1"])
     assert panel.cells.data(panel.cells.index(1, 1)) == "null"
     assert panel.cells.data(panel.cells.index(3, 1)) == "21"
-    assert panel.cells.data(panel.cells.index(3, 0)) == "(3)"
+    assert panel.cells.data(panel.cells.index(3, 0)) == "3"
     _click_row(panel, 3, 1)
     value, validity = panel.cells.table.cell_ranges(3)
     assert (value.part, validity.part) == ("value", "validity")

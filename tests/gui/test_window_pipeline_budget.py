@@ -55,7 +55,7 @@ def _chunk(doc, tile):
 
 def _cells(panel):
     m = panel.cells
-    return [int(m.data(m.index(r, 2))) for r in range(m.rowCount())]
+    return [int(m.data(m.index(r, 1))) for r in range(m.rowCount())]   # after the coordinate
 
 
 def test_default_budget_is_256_mib():

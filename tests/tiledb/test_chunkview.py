@@ -36,13 +36,15 @@ def test_stages_reverse_to_the_cells_tiledb_reads():
         lows = [int(A.schema.domain.dim(i).domain[0]) for i in range(2)]
     expected = grid.ravel()
     n = table.row_count()
-    assert [c.name for c in table.columns] == ["Coords (row, col)", "Offset", "INT64", "Bytes"]
+    # a cell's coordinates (a column per dimension) beside its value
+    assert [c.name for c in table.columns] == ["row", "col", "INT64", "Offset", "Bytes"]
     assert [table.text(r, 2) for r in range(n)] == [str(int(x)) for x in expected[:n]]
     # each cell's implied coordinates hold the value tiledb-py reads there
     for r in range(n):
         i, j = table.coords.value(r, 0) - lows[0], table.coords.value(r, 1) - lows[1]
         assert int(grid[i, j]) == int(table.arr[r])
-    assert table.text(0, 0) == f"({lows[0]}, {lows[1]})"
+    assert (table.text(0, 0), table.text(0, 1)) == (str(lows[0]), str(lows[1]))
+    assert table.text(1, 3) == "0x8"
     assert table.node_of_row(3).value == int(expected[3])
     # a closed tab: the stage is forgotten, and can be made again
     src = v.stage_source(0)
