@@ -6,7 +6,7 @@ tests match on it, never on the message) and what to do (`hint`)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Dict, Literal, Optional
+from typing import Dict, Iterable, List, Literal, Optional, Set, Tuple
 
 Status = Literal["error", "warning", "info"]
 
@@ -124,3 +124,23 @@ def default_code(status: str, code: Optional[str]) -> str:
     if code:
         return code
     return PARSE_ERROR if status == "error" else PARSE_WARNING
+
+
+def of_node(node, document) -> Finding:
+    """The finding a warning or error node of `document`'s tree stands for."""
+    return Finding(status=node.status, code=default_code(node.status, node.code),
+                   source=document.source_name(node.source) if node.source is not None else "",
+                   offset=node.offset, node=node.path(), message=node.message or node.name,
+                   hint=getattr(node.doc, "hint", "") or "")
+
+
+def unique(findings: Iterable[Finding]) -> List[Finding]:
+    """The findings in order, each place and message once."""
+    seen: Set[Tuple[str, int, str]] = set()
+    out: List[Finding] = []
+    for f in findings:
+        key = (f.source, f.offset, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out

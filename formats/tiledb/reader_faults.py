@@ -28,7 +28,7 @@ from .snapshot import take_bookkeeping
 
 
 def check_reader_faults(document, array) -> List[Node]:
-    from .checks import finding
+    from .check_findings import finding
 
     out: List[Node] = []
     schema = array.latest_schema
@@ -96,7 +96,7 @@ def empty_tile_unreadable(types: List[int], encrypted: bool) -> bool:
 
 def check_unreadable_empty_tiles(document, array, frag) -> List[Node]:
     """A warning per var-sized field of `frag` holding empty tiles libtiledb cannot read."""
-    from .checks import finding
+    from .check_findings import finding
 
     fm = frag.metadata
     schema = array.schema_for(getattr(fm, "schema_name", None)) if fm is not None else None
