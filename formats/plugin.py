@@ -400,8 +400,9 @@ class VerifyUnits(Protocol):
         ...
 
     def merge(self, document, units: List[VerifyUnit], results: List[object]) -> List[object]:
-        """The findings (or finding nodes) of the plugin's `verify`, in its order, from the
-        units' results (a `NotDone`: checked here)."""
+        """Every finding (or finding node) of the document — the tree's own diagnostics and
+        the plugin's checks — in single-process verify's order, from the units' results (a
+        `NotDone`: checked here)."""
         ...
 
 

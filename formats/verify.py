@@ -101,11 +101,12 @@ def verify_report(document, progress: Optional[ProgressFn] = None, executor=None
     tal = Tally(progress=progress)
     tal.planned = _stored_bytes(document)
     with counting_into(tal):
+        found = None
         if executor is not None:
             from .verify_tasks import verify_with
 
             found = verify_with(document, executor)
-        else:
+        if found is None:   # nothing split into tasks
             found = _collect(document)
     tal.complete(getattr(document, "path", ""))
     for src in getattr(document, "sources", []):   # every file parsed is a file checked

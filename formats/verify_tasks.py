@@ -179,21 +179,12 @@ def plan(document, workers: int) -> List[Tuple[Task, Tuple[VerifyUnit, ...]]]:
             for run in group(units, workers)]
 
 
-def verify_with(document, executor) -> List[Finding]:
+def verify_with(document, executor) -> Optional[List[Finding]]:
     """`formats.verify.verify(document)`, with the format's work spread over `executor`:
-    the same findings in the same order."""
-    from .remote import build_read_deferred
-
-    build_read_deferred(document.root)
-    head = [of_node(n, document) for n in document.diagnostics() if n.status != OK]
+    the same findings in the same order; None when the format splits nothing here."""
     planned = plan(document, executor.workers)
     if not planned:
-        from . import registry
-
-        plugin = registry.plugin_named(document.format) if document.format else None
-        extra = getattr(plugin, "verify", None)
-        body = guarded(lambda: extra(document)) if extra is not None else []
-        return unique(head + _findings(body, document))
+        return None
     if document.ctx.key:
         executor.share_key(document.ctx.key)
     tasks = [t for t, _u in planned]
@@ -214,8 +205,7 @@ def verify_with(document, executor) -> List[Finding]:
                             "check that every worker reads the same dataset (path, "
                             "credentials)"))
     merge = _units_of(document.format).merge
-    body = guarded(lambda: merge(document, units, flat))
-    return unique(head + said + _findings(body, document))
+    return unique(said + _findings(guarded(lambda: merge(document, units, flat)), document))
 
 
 def _findings(items: List[Any], document) -> List[Finding]:

@@ -4,7 +4,8 @@ the bookkeeping and the cells against the fragment metadata — over a whole tre
 from __future__ import annotations
 
 import os
-from typing import Dict, List
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
 
 from ..findings import Finding, of_node
 from ..node import OK, Node
@@ -31,112 +32,184 @@ def verify_array(document) -> List[object]:
 
 
 # ---- streamed: one fragment built at a time -----------------------------------------------
-def verify_streamed(document) -> List[object]:
+@dataclass(frozen=True)
+class FolderFindings:
+    """What checking one fragment folder of a lazily opened array gives, in the streamed
+    verify's places: its subtree's diagnostics (tree order), its chunk findings, and its
+    bookkeeping and cell findings (None: its metadata did not load; the caller checks it)."""
+
+    diagnostics: Tuple[Finding, ...]
+    chunks: Tuple[Finding, ...]
+    book: Optional[Tuple[Finding, ...]]
+
+
+def verify_streamed(document, done: Optional[Dict[str, FolderFindings]] = None) -> List[object]:
     """What `document.diagnostics()` followed by `verify_array` give on a fully built tree,
     in the same order, for a lazily opened array: each fragment folder is built, its
     diagnostics, chunk checks and bookkeeping taken, and released before the next (memory:
-    one fragment's tree, not 10 000 of them)."""
-    from ..node import BuildDeferred
+    one fragment's tree, not 10 000 of them). `done`: the folders (by name) already checked
+    elsewhere (`verify_units`: by workers, `check_folder`), put in their places unbuilt."""
     from .array import _CommitsDeferred, _FragmentDeferred
 
     root = document.root
-    array = document.model
-    key = document.ctx.key
+    run = _Streamed(document)
     diags: List[object] = []
     splices: Dict[int, Splice] = {}
     book: Dict[str, List[object]] = {}
-    checkable = array is not None and hasattr(array, "fragments") and \
-        document.fs.stat(getattr(array, "path", "")).is_dir
-    frags = {os.path.basename(f.path): f for f in array.fragments} if checkable else {}
-    known = _commits_of(document, array) if checkable else None
 
-    def visit(n: Node) -> None:
-        stack: list = [n]
-        while stack:
-            m = stack.pop()
-            if m.__class__ is _Done:
-                m.finish()
-                continue
-            kids = m._children
-            if type(kids) is list:   # the common case, in short (every node of the tree)
-                if m.status != OK:
-                    diags.append(of_node(m, document))
-                for c in kids:
-                    if c.parent is None:   # what `iter_children` does
-                        c.parent = m
-                stack.extend(reversed(kids))
-                continue
-            if isinstance(kids, BuildDeferred):
-                m.ensure_built()
-                d = m._deferred
-                if isinstance(d, _FragmentDeferred) and not isinstance(d, _CommitsDeferred):
-                    stack.append(_Done(m))   # after its subtree: check it, then release it
-            if m.status != OK:
-                diags.append(of_node(m, document))
-            if m.is_lazy:
-                continue
-            stack.extend(reversed(list(m.iter_children())))
+    def fragment(m: Node, kids) -> object:
+        if not isinstance(kids, _FragmentDeferred) or isinstance(kids, _CommitsDeferred):
+            return None
+        got = done.get(m.name) if done else None
+        if got is None:
+            return _Done(m)
+        diags.extend(got.diagnostics)
+        splices[id(m)] = Splice(list(got.chunks))
+        frag = run.frags.get(m.name)
+        if frag is not None and got.book is not None:
+            book[frag.path] = list(got.book)
+            tally().finished(folder_bytes(frag.path), document.relname(frag.path))
+        return SKIP
 
     class _Done:
         def __init__(self, node: Node):
             self.node = node
 
         def finish(self) -> None:
-            node = self.node
-            found = verify_chunks(document, node, pool=pool())
-            splices[id(node)] = Splice([f if isinstance(f, Finding) else of_node(f, document)
-                                         for f in found])
-            frag = frags.get(node.name)
-            if frag is not None and frag.metadata is not None and known is not None:
-                mine: List[object] = []
-                where = document.relname(frag.path)
-                guard(mine, where, lambda: check_fragments_one(document, array, frag, known),
-                       document=document)
-                guard(mine, where, lambda: check_fragment_cells(document, array, frag, key),
-                       document=document)
-                book[frag.path] = [f if isinstance(f, Finding) else of_node(f, document)
-                                   for f in mine]
-                tally().finished(folder_bytes(frag.path), document.relname(frag.path))
-            node.release_deferred()
-            young.collect()
+            got = run.check(self.node)
+            splices[id(self.node)] = Splice(list(got.chunks))
+            frag = run.frags.get(self.node.name)
+            if frag is not None and got.book is not None:
+                book[frag.path] = list(got.book)
+            self.node.release_deferred()
+            run.young.collect()
 
-    from .cell_checks import check_fragment_cells
-
-    shared: list = []
-
-    def pool():
-        """One thread pool for every fragment's chunks (not two threads started for each)."""
-        if not shared:
-            from concurrent.futures import ThreadPoolExecutor
-
-            workers = thread_count()
-            shared.append(ThreadPoolExecutor(workers) if workers > 1 else None)
-        return shared[0]
-
-    token = tile_cache.use(tile_cache.TileCache())
-    young = _YoungCollections()
     try:
-        visit(root)
+        _visit(document, root, diags, fragment)
         out: List[object] = list(diags)
         out += verify_chunks(document, root, walk_chunks(root, runs=True, splices=splices))
-        if checkable:
+        if run.checkable:
+            array = document.model
             for frag in array.fragments:
                 if frag.path in book:
                     out += book[frag.path]
                     continue
-                where = document.relname(frag.path)
-                guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known),
-                       document=document)
-                guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key),
-                       document=document)
+                out += run.bookkeeping(frag)
             guard(out, document.relname(array.path), check_array, document, array,
-                   document=document)
+                  document=document)
         return out
     finally:
-        young.close()
-        tile_cache.reset(token)
-        if shared and shared[0] is not None:
-            shared[0].shutdown()
+        run.close()
+
+
+def check_folder(document, node: Node) -> FolderFindings:
+    """One fragment folder of a lazily opened array checked as `verify_streamed` checks it
+    (a worker's unit): built, its diagnostics, chunks and bookkeeping taken, released."""
+    run = _Streamed(document)
+    try:
+        diags: List[object] = []
+        node.ensure_built()   # then its subtree as the streamed walk takes it
+        _visit(document, node, diags, lambda m, kids: None)
+        got = run.check(node)
+        node.release_deferred()
+        return FolderFindings(tuple(diags), got.chunks, got.book)   # type: ignore[arg-type]
+    finally:
+        run.close()
+
+
+SKIP = object()   # `_visit`'s `fragment` answer: done elsewhere, neither built nor entered
+
+
+def _visit(document, n: Node, diags: List[object], fragment) -> None:
+    """The tree's diagnostics under `n`, in tree order, into `diags`, building what is
+    deferred; `fragment(node, deferred)` is asked first of each deferred node: an object
+    with `finish()` to run after its subtree, SKIP, or None (built and entered)."""
+    from ..node import BuildDeferred
+
+    stack: list = [n]
+    while stack:
+        m = stack.pop()
+        if not isinstance(m, Node):
+            m.finish()
+            continue
+        kids = m._children
+        if type(kids) is list:   # the common case, in short (every node of the tree)
+            if m.status != OK:
+                diags.append(of_node(m, document))
+            for c in kids:
+                if c.parent is None:   # what `iter_children` does
+                    c.parent = m
+            stack.extend(reversed(kids))
+            continue
+        if isinstance(kids, BuildDeferred):
+            after = fragment(m, kids)
+            if after is SKIP:
+                continue
+            m.ensure_built()
+            if after is not None:
+                stack.append(after)   # after its subtree: check it, then release it
+        if m.status != OK:
+            diags.append(of_node(m, document))
+        if m.is_lazy:
+            continue
+        stack.extend(reversed(list(m.iter_children())))
+
+
+class _Streamed:
+    """What the streamed checks of one lazily opened array share: its fragments by folder
+    name, its commits (read once), a tile cache, one thread pool for every fragment's
+    chunks (not two threads started for each), the collections between fragments."""
+
+    def __init__(self, document):
+        self.document = document
+        array = document.model
+        self.checkable = array is not None and hasattr(array, "fragments") and \
+            document.fs.stat(getattr(array, "path", "")).is_dir
+        self.frags = {os.path.basename(f.path): f for f in array.fragments} \
+            if self.checkable else {}
+        self.known = _commits_of(document, array) if self.checkable else None
+        self.token = tile_cache.use(tile_cache.TileCache())
+        self.young = _YoungCollections()
+        self._pool: list = []
+
+    def pool(self):
+        if not self._pool:
+            from concurrent.futures import ThreadPoolExecutor
+
+            workers = thread_count()
+            self._pool.append(ThreadPoolExecutor(workers) if workers > 1 else None)
+        return self._pool[0]
+
+    def check(self, node: Node) -> FolderFindings:
+        """The built fragment folder's chunk checks and bookkeeping (no diagnostics)."""
+        document = self.document
+        found = verify_chunks(document, node, pool=self.pool())
+        chunks = tuple(f if isinstance(f, Finding) else of_node(f, document) for f in found)
+        frag = self.frags.get(node.name)
+        book = None
+        if frag is not None and frag.metadata is not None and self.known is not None:
+            book = tuple(self.bookkeeping(frag))
+            tally().finished(folder_bytes(frag.path), document.relname(frag.path))
+        return FolderFindings((), chunks, book)
+
+    def bookkeeping(self, frag) -> List[Finding]:
+        from .cell_checks import check_fragment_cells
+
+        document, array = self.document, self.document.model
+        mine: List[object] = []
+        where = document.relname(frag.path)
+        guard(mine, where, lambda: check_fragments_one(document, array, frag, self.known),
+              document=document)
+        guard(mine, where, lambda: check_fragment_cells(document, array, frag,
+                                                        document.ctx.key),
+              document=document)
+        return [f if isinstance(f, Finding) else of_node(f, document) for f in mine]
+
+    def close(self) -> None:
+        self.young.close()
+        tile_cache.reset(self.token)
+        if self._pool and self._pool[0] is not None:
+            self._pool[0].shutdown()
 
 
 class _YoungCollections:

@@ -261,19 +261,33 @@ class TileDBVerifyUnits:
     calling process: no units)."""
 
     def units(self, document, workers: int) -> Optional[List[VerifyUnit]]:
+        """A lazily opened array (`can_stream`): one unit a fragment folder, listed from
+        the model (nothing built here); else the data files of the built tree."""
+        from . import PLUGIN
         from .group_walk import is_group_document
 
         if document.root is None or is_group_document(document):
             return None
+        if PLUGIN.can_stream(document):
+            from ..verify_tally import folder_bytes
+
+            return [VerifyUnit(folder_bytes(f.path), FolderWork(document.relname(f.path)))
+                    for f in document.model.fragments]
         return fragment_units(document, slots(document, document.root), workers)
 
     def open(self, path: str, key: Optional[bytes], as_format: Optional[str], stamp: str):
-        """The model only: no tree (the files each unit names are parsed on demand)."""
+        """Lazily (folders are units: built one at a time, as the caller's streamed
+        verify would) — the tree's nodes are needed for the folder's diagnostics."""
         from .. import open as open_dataset
 
-        return open_dataset(path, key=key, as_format=as_format, tree=False)
+        return open_dataset(path, key=key, as_format=as_format, lazy=True)
 
-    def run(self, document, work: FragmentWork) -> FragmentResult:
+    def run(self, document, work) -> FragmentResult:
+        if isinstance(work, FolderWork):
+            return _run_folder(document, work)
+        return self._run_files(document, work)
+
+    def _run_files(self, document, work: FragmentWork) -> FragmentResult:
         """The checks of `work` in this worker, the chunk and cell checks sharing a tile
         cache (as in `array_verify.verify_array`)."""
         from . import tile_cache
@@ -299,8 +313,20 @@ class TileDBVerifyUnits:
               ) -> List[object]:
         """`array_verify.verify_array`'s findings in its order: the chunk checks slot by
         slot (a data file a worker checked, or the caller's own), then the bookkeeping with
-        the workers' cell checks. What a worker did not do is done here."""
+        the workers' cell checks, after the tree's own diagnostics; for fragment folders,
+        `array_verify.verify_streamed` with the workers' folders in their places. What a
+        worker did not do is done here."""
+        from ..remote import build_read_deferred
         from .verify_chunks import verify_chunks
+
+        if units and isinstance(units[0].work, FolderWork):
+            from .array_verify import verify_streamed
+
+            done = {posixpath.basename(u.work.folder): r   # type: ignore[attr-defined]
+                    for u, r in zip(units, results) if not isinstance(r, NotDone)}
+            return verify_streamed(document, done)
+        build_read_deferred(document.root)
+        head: List[object] = [n for n in document.diagnostics() if n.status != OK]
 
         parts: Dict[Tuple[str, str], Dict[int, Optional[List[Finding]]]] = {}  # file -> a -> found
         cells: Dict[str, List[Finding]] = {}
@@ -320,11 +346,33 @@ class TileDBVerifyUnits:
         for file_key, got_parts in parts.items():
             if all(f is not None for f in got_parts.values()):   # else: this file, here
                 by_file[file_key] = [f for a in sorted(got_parts) for f in got_parts[a] or ()]
-        out: List[object] = []
+        out: List[object] = head
         for where, node in slots(document, document.root):
             got = by_file.get(where) if where is not None else None
             out.extend(got if got is not None else verify_chunks(document, node))
         return out + bookkeeping_with(document, cells)
+
+
+@dataclasses.dataclass(frozen=True)
+class FolderWork:
+    """A fragment folder of a lazily opened array, by its path relative to the array:
+    checked whole in the worker as the streamed verify checks it (diagnostics, chunks,
+    bookkeeping and cells), so the caller builds no fragment's tree."""
+
+    folder: str
+
+
+def _run_folder(document, work: FolderWork):
+    """`array_verify.check_folder` of the folder; NotDone where it is not in this tree."""
+    from .array_verify import check_folder
+
+    node = document.root
+    for name in work.folder.split("/"):
+        node = node.find(name) if node is not None else None
+    if node is None:
+        return NotDone(f"no fragment folder {work.folder} here: another copy, or changed "
+                       f"meanwhile")
+    return check_folder(document, node)
 
 
 def fragment_units(document, found: List[Slot], workers: int) -> List[VerifyUnit]:

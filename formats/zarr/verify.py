@@ -108,9 +108,12 @@ class ZarrVerifyUnits:
 
     def merge(self, document, units: List[VerifyUnit], results: List[object]) -> List[object]:
         """The chunks' findings in unit order (tree order); a chunk a worker did not check
-        is checked here."""
+        is checked here; after the tree's own diagnostics."""
+        from ..remote import build_read_deferred
+
+        build_read_deferred(document.root)
+        out: List[object] = [n for n in document.diagnostics() if n.status != OK]
         tally_chunks(document)   # as a single-process verify counts them
-        out: List[object] = []
         for unit, got in zip(units, results):
             if isinstance(got, list):
                 out.extend(got)

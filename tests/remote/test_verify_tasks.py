@@ -190,6 +190,33 @@ def test_damage_in_several_fragments_is_found_by_the_workers(damaged, reference)
     assert verify(formats.open(path), InProcess()) == found
 
 
+def test_lazily_opened_arrays_split_by_fragment_folder(damaged):
+    """What the command line opens (`open_for_verify`: lazily, for a local array) splits
+    into one unit a fragment folder, checked whole by the worker (diagnostics, chunks,
+    bookkeeping, cells: the caller builds no fragment's tree): the single-process findings,
+    in this process and on 2 local processes."""
+    from arrayscope.formats.tiledb.verify_units import FolderWork
+    from arrayscope.formats.verify import open_for_verify
+
+    for name in ("fragments", "many_tiles", "encrypted"):
+        path, key = damaged[name]
+        ref = verify(open_for_verify(path, key))
+        assert [f for f in ref if f.status == "error"], name
+        doc = open_for_verify(path, key)
+        assert doc.lazy
+        works = [w for t, _u in verify_tasks.plan(doc, 2) for w in t.units]
+        assert works and all(isinstance(w, FolderWork) for w in works)
+        ex = InProcess()
+        ex.workers = 2
+        assert verify(open_for_verify(path, key), ex) == ref, name
+    ex = LocalProcesses(2)
+    try:
+        path, key = damaged["fragments"]
+        assert verify(open_for_verify(path, key), ex) == verify(open_for_verify(path, key))
+    finally:
+        ex.close()
+
+
 def test_in_process_tasks_equal_single_process(damaged, reference):
     for name, (p, k) in damaged.items():   # all: in this process this costs little
         assert verify(formats.open(p, key=k), InProcess()) == reference[name], name
