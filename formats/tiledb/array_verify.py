@@ -82,8 +82,10 @@ def verify_streamed(document, done: Optional[Dict[str, FolderFindings]] = None) 
             if frag is not None and got.book is not None:
                 book[frag.path] = list(got.book)
             self.node.release_deferred()
-            run.young.collect()
+            young.collect()
 
+    token = tile_cache.use(tile_cache.TileCache())
+    young = _YoungCollections()
     try:
         _visit(document, root, diags, fragment)
         out: List[object] = list(diags)
@@ -99,13 +101,21 @@ def verify_streamed(document, done: Optional[Dict[str, FolderFindings]] = None) 
                   document=document)
         return out
     finally:
+        young.close()
+        tile_cache.reset(token)
         run.close()
 
 
 def check_folder(document, node: Node) -> FolderFindings:
     """One fragment folder of a lazily opened array checked as `verify_streamed` checks it
-    (a worker's unit): built, its diagnostics, chunks and bookkeeping taken, released."""
-    run = _Streamed(document)
+    (a worker's unit): built, its diagnostics, chunks and bookkeeping taken, released. What
+    the folders of one document share (its fragments, its commits read once) is kept for
+    the next folder; the chunks are checked on this thread (a worker is one of many)."""
+    run = _SHARED.get(id(document))
+    if run is None or run.document is not document:
+        _SHARED.clear()
+        run = _SHARED[id(document)] = _Streamed(document, threads=False)
+    token = tile_cache.use(tile_cache.TileCache())
     try:
         diags: List[object] = []
         node.ensure_built()   # then its subtree as the streamed walk takes it
@@ -114,7 +124,10 @@ def check_folder(document, node: Node) -> FolderFindings:
         node.release_deferred()
         return FolderFindings(tuple(diags), got.chunks, got.book)   # type: ignore[arg-type]
     finally:
-        run.close()
+        tile_cache.reset(token)
+
+
+_SHARED: Dict[int, "_Streamed"] = {}   # the last document `check_folder` was given
 
 
 SKIP = object()   # `_visit`'s `fragment` answer: done elsewhere, neither built nor entered
@@ -157,22 +170,23 @@ def _visit(document, n: Node, diags: List[object], fragment) -> None:
 
 class _Streamed:
     """What the streamed checks of one lazily opened array share: its fragments by folder
-    name, its commits (read once), a tile cache, one thread pool for every fragment's
-    chunks (not two threads started for each), the collections between fragments."""
+    name, its commits (read once), one thread pool for every fragment's chunks (not two
+    threads started for each; none with `threads` False)."""
 
-    def __init__(self, document):
+    def __init__(self, document, threads: bool = True):
         self.document = document
+        self.threads = threads
         array = document.model
         self.checkable = array is not None and hasattr(array, "fragments") and \
             document.fs.stat(getattr(array, "path", "")).is_dir
         self.frags = {os.path.basename(f.path): f for f in array.fragments} \
             if self.checkable else {}
         self.known = _commits_of(document, array) if self.checkable else None
-        self.token = tile_cache.use(tile_cache.TileCache())
-        self.young = _YoungCollections()
         self._pool: list = []
 
     def pool(self):
+        if not self.threads:
+            return None
         if not self._pool:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -206,8 +220,6 @@ class _Streamed:
         return [f if isinstance(f, Finding) else of_node(f, document) for f in mine]
 
     def close(self) -> None:
-        self.young.close()
-        tile_cache.reset(self.token)
         if self._pool and self._pool[0] is not None:
             self._pool[0].shutdown()
 
