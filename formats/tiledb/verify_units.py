@@ -263,12 +263,12 @@ class TileDBVerifyUnits:
     def units(self, document, workers: int) -> Optional[List[VerifyUnit]]:
         """A lazily opened array (`can_stream`): one unit a fragment folder, listed from
         the model (nothing built here); else the data files of the built tree."""
-        from . import PLUGIN
+        from ..registry import plugin_named
         from .group_walk import is_group_document
 
         if document.root is None or is_group_document(document):
             return None
-        if PLUGIN.can_stream(document):
+        if plugin_named("tiledb").can_stream(document):   # type: ignore[union-attr]
             from ..verify_tally import folder_bytes
 
             return [VerifyUnit(folder_bytes(f.path) + FOLDER_COST,
