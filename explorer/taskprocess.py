@@ -94,7 +94,7 @@ class TaskProcess(QObject):
             self._hand_key()
 
     def _hand_key(self) -> None:
-        from arrayscope.formats.verify_tasks import remember_key
+        from arrayscope.formats.context import remember_key
 
         self._send((remember_key, self._key), None)
 

@@ -5,7 +5,7 @@ import copy
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import Any, Optional, Type, TypeVar
+from typing import Any, Dict, Optional, Type, TypeVar
 
 KEY_ENV = "ARRAYSCOPE_KEY"
 KEY_HINT = (f"give the 32-byte key with --key-file FILE or the {KEY_ENV} environment variable "
@@ -56,6 +56,31 @@ def key_name(key: bytes) -> str:
     import hashlib
 
     return hashlib.blake2b(key, digest_size=16, person=b"arrayscope-key").hexdigest()
+
+
+# Keys handed to this process for the tasks it runs (`Executor.share_key`): a task names its
+# key (`key_name`), never carries it.
+_KEYS: Dict[str, bytes] = {}   # key_name -> key, in this process only
+
+
+def remember_key(key: bytes) -> None:
+    """Make `key` available to the tasks run in this process (`Executor.share_key`)."""
+    _KEYS[key_name(key)] = key
+
+
+def key_named(key_id: Optional[str]) -> Optional[bytes]:
+    """The key a task names: handed to this process, or in its $ARRAYSCOPE_KEY."""
+    if not key_id:
+        return None
+    if key_id not in _KEYS:
+        env = load_key()
+        if env is not None:
+            remember_key(env)
+    if key_id not in _KEYS:
+        raise RuntimeError("this worker has no key for the encrypted dataset: set "
+                           "ARRAYSCOPE_KEY in the environment of the processes that run "
+                           "the workers")
+    return _KEYS[key_id]
 
 
 class FormatContext:

@@ -37,7 +37,7 @@ class InProcess:
         return [fn(x) for x in items]
 
     def share_key(self, key: bytes) -> None:
-        from .verify_tasks import remember_key
+        from .context import remember_key
 
         remember_key(key)
 
@@ -65,8 +65,8 @@ class LocalProcesses:
             self._hand_key(proc)
 
     def _hand_key(self, proc) -> None:
+        from .context import remember_key
         from .taskworker import receive, send
-        from .verify_tasks import remember_key
 
         send(proc.stdin, (remember_key, self._key))
         receive(proc.stdout)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from enum import Enum
-from typing import Dict, Optional
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from .status import Status
 
@@ -229,3 +229,23 @@ def default_code(status: Status, code: Optional[str]) -> str:
     if code:
         return code
     return Code.PARSE_ERROR if status == Status.ERROR else Code.PARSE_WARNING
+
+
+def of_node(node, document) -> Finding:
+    """The finding a warning or error node of `document`'s tree stands for."""
+    return Finding(status=node.status, code=default_code(node.status, node.code),
+                   source=document.source_name(node.source) if node.source is not None else "",
+                   offset=node.offset, node=node.path(), message=node.message or node.name,
+                   hint=getattr(node.doc, "hint", "") or "")
+
+
+def unique(findings: Iterable[Finding]) -> List[Finding]:
+    """The findings in order, each place and message once."""
+    seen: Set[Tuple[str, int, str]] = set()
+    out: List[Finding] = []
+    for f in findings:
+        key = (f.source, f.offset, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out

@@ -6,7 +6,7 @@ So the window sends a `HealthTask` (plain, picklable: the array's path, its form
 name of its key, never a node or a document) to a process of its own, which opens a light
 document there and answers with plain data (`formats.health`'s dataclasses). An encrypted
 array's key never travels in a task: it is handed to the worker once
-(`verify_tasks.remember_key`), the task names it (`context.key_name`).
+(`context.remember_key`), the task names it (`context.key_name`).
 """
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ class HealthTask:
 
 def run(task: HealthTask) -> Any:
     """The answer to `task` (None when there is none: not an array with fragments)."""
+    from .context import key_named
     from .document import Document
-    from .verify_tasks import key_named
 
     doc = Document(task.path, Context(key=key_named(task.key_id)))
     doc.format = task.format

@@ -7,7 +7,8 @@ through these types; the window imports this module, never a plugin module
 
     FormatPlugin   detection (declarative `Detection`, plus an optional magic sniff),
                    opening a directory or a file into a Node tree, the `values` command,
-                   extra `verify` checks, the words the array browser shows for an entry
+                   extra `verify` checks (`VerifyUnits`: them as units for workers), the
+                   words the array browser shows for an entry
                    (`describe_entry`), the chunk views it offers for a node (`chunk_view`)
     ChunkView      one chunk or codec chain, stage by stage: stage k is the bytes before
                    filter/codec k was applied (stage 0 the cells, stage n the stored bytes);
@@ -358,6 +359,52 @@ class SummaryRow:
         return self.children
 
 
+# ---- verify as units of work -----------------------------------------------------------------
+@dataclass(frozen=True)
+class VerifyUnit:
+    """One independent piece of a format's verify work (plain, picklable data: it travels
+    to worker processes), with its cost in stored bytes, by which the core sizes tasks."""
+
+    cost: int
+    work: object
+
+
+@dataclass(frozen=True)
+class NotDone:
+    """A unit a worker did not check: the caller checks it itself. `reason` says why when
+    the worker could not do its part (the dataset does not open there, its files differ);
+    empty when the data stopped it (then the caller's own check says what is wrong)."""
+
+    reason: str = ""
+
+
+class VerifyUnits(Protocol):
+    """How a format's verify splits into units that run anywhere (`verify --workers N`,
+    `--dask`): the core (formats/verify_tasks.py) plans, groups units into tasks, runs them
+    on an executor and hands the results back here to merge, in order. The results must
+    give exactly the findings of the plugin's single-process `verify`, in its order."""
+
+    def units(self, document, workers: int) -> Optional[List[VerifyUnit]]:
+        """The units of the document's verify work, in verify order; None: nothing to split
+        (the plugin's `verify` runs in the calling process)."""
+        ...
+
+    def open(self, path: str, key: Optional[bytes], as_format: Optional[str], stamp: str):
+        """A worker's document of the dataset at `path`, to run units on (opened once per
+        worker process). `stamp` is the caller's `verify_tasks.fingerprint`."""
+        ...
+
+    def run(self, document, work: object) -> object:
+        """Check one unit's `work`: its result as plain data, or a `NotDone`."""
+        ...
+
+    def merge(self, document, units: List[VerifyUnit], results: List[object]) -> List[object]:
+        """Every finding (or finding node) of the document — the tree's own diagnostics and
+        the plugin's checks — in single-process verify's order, from the units' results (a
+        `NotDone`: checked here)."""
+        ...
+
+
 # ---- the plugin -----------------------------------------------------------------------------
 class FormatPlugin(Protocol):
     """One format. Members beyond `name` and `detection` may be missing where a format has
@@ -369,7 +416,10 @@ class FormatPlugin(Protocol):
     (a group's member arrays, `--array`), `array_summary(document) -> Optional[SummaryRow]`
     (the array as a whole, for the Array dock; None: the dock lists the folders and files),
     `source_title(name) -> Optional[str]` (a hex tab's title for a file of the dataset,
-    where its base name says too little; None: the base name).
+    where its base name says too little; None: the base name),
+    `verify_units` (a `VerifyUnits`: verify split into units for workers; absent: verify runs
+    in the calling process), `can_stream` / `verify_streamed(document)` (verify of a lazily
+    opened dataset, one part of the tree built at a time).
 
     The window reads what it shows differently by format from these members
     (`registry`), never from a format's name."""

@@ -3,22 +3,22 @@
 `verify(document)` gives the findings (the window's diagnostics panel takes them);
 `verify_report(document)` also gives what was checked (files, tiles, bytes, time) and what
 could not be (`unchecked`), which the command line turns into its summary and exit code.
-Format checks count their work through `tally()` (a no-op outside a report)."""
+Format checks count their work through `verify_tally.tally()` (a no-op outside a report);
+with an executor the work runs as tasks (formats/verify_tasks.py). Plugins never import
+this module: what they share with it is in `verify_tally` and `findings`."""
 from __future__ import annotations
 
-import contextvars
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
 
 from . import registry
 from .context import KEY_HINT
 from .finding_nodes import with_nodes
 from .findings import (
     AES_TAG,
-    CHECK_CRASHED,
     NO_KEY,
     NOT_VERIFIABLE,
     UNCHECKED,
@@ -26,70 +26,12 @@ from .findings import (
     WRITER_QUIRK,
     WRONG_KEY,
     Finding,
-    default_code,
+    of_node,
+    unique,
 )
 from .node import OK
 from .status import Status
-
-ProgressFn = Callable[[int, int, str], None]   # (bytes done, bytes planned, what)
-
-
-@dataclass
-class Tally:
-    """What a verify run checked, and what it could not."""
-
-    files: Set[str] = field(default_factory=set)
-    tiles: int = 0
-    nbytes: int = 0          # stored bytes decoded and checked
-    planned: int = 0         # stored bytes to check (progress total: every file's size)
-    progress: Optional[ProgressFn] = None
-    # Progress counts in the total's terms: the whole size of each folder checked to the
-    # end (`finished`: a fragment's data files with their chunk headers, its metadata) plus
-    # the chunk bytes checked since. Chunk bytes alone never reach the total (headers,
-    # metadata, schema: 56 % of an array of one-cell tiles); `complete` ends it at 100 %.
-    _done: int = 0
-    _since: int = 0
-
-    def tile(self, source: str, nbytes: int) -> None:
-        self.batch(source, 1, nbytes)
-
-    def batch(self, source: str, count: int, nbytes: int) -> None:
-        """`count` tiles of `source` checked in one batch (`nbytes` stored bytes)."""
-        self.files.add(source)
-        self.tiles += count
-        self.nbytes += nbytes
-        self._since += nbytes
-        self._report(source)
-
-    def finished(self, nbytes: int, what: str) -> None:
-        """Everything in `nbytes` stored bytes (a fragment's folder) is checked: counted
-        whole, in place of its chunk bytes counted so far."""
-        self._done += nbytes
-        self._since = 0
-        self._report(what)
-
-    def complete(self, what: str = "") -> None:
-        """The run is over: progress at the total."""
-        self._done, self._since = max(self.planned, self._done), 0
-        self._report(what)
-
-    def _report(self, what: str) -> None:
-        if self.progress is not None:
-            done = self._done + self._since
-            self.progress(done, max(self.planned, done), what)
-
-    def file(self, source: str) -> None:
-        self.files.add(source)
-
-
-_TALLY: contextvars.ContextVar[Optional[Tally]] = contextvars.ContextVar("arrayscope_tally",
-                                                                          default=None)
-
-
-def tally() -> Tally:
-    """The running report's tally (a throwaway one outside `verify_report`)."""
-    t = _TALLY.get()
-    return t if t is not None else Tally()
+from .verify_tally import ProgressFn, Tally, counting_into, folder_bytes
 
 
 @dataclass
@@ -148,14 +90,6 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def finding(node, document) -> Finding:
-    """The finding a warning or error node stands for."""
-    return Finding(status=node.status, code=default_code(node.status, node.code),
-                   source=document.source_name(node.source) if node.source is not None else "",
-                   offset=node.offset, node=node.path(), message=node.message or node.name,
-                   hint=getattr(node.doc, "hint", "") or "")
-
-
 def verify(document, executor=None) -> List[Finding]:
     """Every finding of the document, tree order first, then the format's own checks.
     With an `executor` (formats/executors.py) the decoding runs as tasks there
@@ -167,16 +101,14 @@ def verify_report(document, progress: Optional[ProgressFn] = None, executor=None
     t0 = time.perf_counter()
     tal = Tally(progress=progress)
     tal.planned = _stored_bytes(document)
-    token = _TALLY.set(tal)
-    try:
+    with counting_into(tal):
+        found = None
         if executor is not None:
             from .verify_tasks import verify_with
 
             found = verify_with(document, executor)
-        else:
+        if found is None:   # nothing split into tasks
             found = _collect(document)
-    finally:
-        _TALLY.reset(token)
     tal.complete(getattr(document, "path", ""))
     for src in getattr(document, "sources", []):   # every file parsed is a file checked
         tal.file(document.source_name(src))
@@ -198,19 +130,16 @@ def _collect(document) -> List[Finding]:
     plugin = registry.plugin_named(document.format) if document.format else None
     streamed = _streamed(plugin, document)
     if streamed is not None:
-        return unique(it if isinstance(it, Finding) else finding(it, document)
+        return unique(it if isinstance(it, Finding) else of_node(it, document)
                       for it in streamed if getattr(it, "status", OK) != OK)
     build_read_deferred(document.root)   # a remote dataset's tiles: the tree verify checks
     items: list = list(document.diagnostics())
     extra = getattr(plugin, "verify", None)
     if extra is not None:
-        try:
-            items.extend(extra(document))
-        except Exception as e:  # noqa: BLE001 - verify reports, never raises
-            items.append(Finding(Status.ERROR, CHECK_CRASHED, "", 0, "verify",
-                                 f"format checks could not finish: {type(e).__name__}: {e}",
-                                 "a bug in arrayscope: please report it with this message"))
-    return unique(it if isinstance(it, Finding) else finding(it, document)
+        from .verify_tasks import guarded
+
+        items.extend(guarded(lambda: extra(document)))
+    return unique(it if isinstance(it, Finding) else of_node(it, document)
                   for it in items if getattr(it, "status", OK) != OK)
 
 
@@ -238,18 +167,6 @@ def _streamed(plugin, document) -> Optional[list]:
         return fn(document)
     except Exception:  # noqa: BLE001 - the whole-tree path gives the findings (and says why)
         return None
-
-
-def unique(findings: Iterable[Finding]) -> List[Finding]:
-    """The findings in order, each place and message once."""
-    seen: Set[Tuple[str, int, str]] = set()
-    out: List[Finding] = []
-    for f in findings:
-        key = (f.source, f.offset, f.message)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
 
 
 # Findings said once per file with a count: the same writer quirk, writer bug or unchecked
@@ -289,21 +206,6 @@ def _stored_bytes(document) -> int:
         # a lazy open has opened few files yet: the progress total is every file's size
         return max(opened, folder_bytes(path))
     return opened
-
-
-def folder_bytes(path: str) -> int:
-    """The size of every file under local folder `path` (links not followed; 0 for a
-    remote path): what the progress total counts of it."""
-    if "://" in path:
-        return 0
-    total = 0
-    for dirpath, _dirs, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.lstat(os.path.join(dirpath, f)).st_size
-            except OSError:
-                pass
-    return total
 
 
 def _collapse_keys(found: List[Finding], document) -> List[Finding]:

@@ -14,7 +14,7 @@ from typing import Optional
 from arrayscope.formats.printable import printable
 from arrayscope.formats.status import Status
 
-from .common import add_key_file, count, fail, key_of, open_path
+from .common import add_key_file, count, fail, key_of
 
 HELP = "check everything that can be checked and report each problem with its place"
 SLOW = 1.0   # seconds before progress is shown
@@ -97,9 +97,8 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, KeyError_) as e:
         return fail(f"key: {e}")
     try:
-        # --workers/--dask split the whole tree into tasks; alone, one fragment at a time
-        doc = open_path(args.path, key) if _wants_executor(args) else \
-            open_for_verify(args.path, key)
+        # one fragment at a time where the format can (--workers/--dask: one a worker)
+        doc = open_for_verify(args.path, key)
     except OpenError as e:   # says what and why already
         return fail(str(e))
     except Exception as e:  # noqa: BLE001 - the command reports, never raises
@@ -135,10 +134,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(report.summary(), file=sys.stderr)
     return code
-
-
-def _wants_executor(args: argparse.Namespace) -> bool:
-    return getattr(args, "workers", None) is not None or getattr(args, "dask", None) is not None
 
 
 def _executor(args: argparse.Namespace):

@@ -139,9 +139,15 @@ class _TileDBPlugin:
 
         if is_group_document(document):
             return verify_group(document)
-        from .checks import verify_array
+        from .array_verify import verify_array
 
         return verify_array(document)
+
+    @property
+    def verify_units(self):
+        from .verify_units import VERIFY_UNITS
+
+        return VERIFY_UNITS
 
     def can_stream(self, document) -> bool:
         """Whether `verify_streamed` applies: a lazily opened local array (a group's members
@@ -158,7 +164,7 @@ class _TileDBPlugin:
         not apply (`can_stream`)."""
         if not self.can_stream(document):
             return None
-        from .checks import verify_streamed
+        from .array_verify import verify_streamed
 
         return verify_streamed(document)
 

@@ -38,7 +38,7 @@ from ..findings import (
     Finding,
 )
 from ..status import Status
-from ..verify import tally
+from ..verify_tally import tally
 from . import tile_cache, writer_stats
 from .data_files import file_role, over_limit, tile_bounds, tile_offsets_for
 from .enums import Datatype, FilterType

@@ -143,8 +143,8 @@ def stage_checks(specs, stages, info: F.DataInfo, key: Optional[bytes] = None,
                  original_length: Optional[int] = None, offsets: Optional[bytes] = None):
     """Apply each filter forward to the reversed stage before it and compare with the stage
     after it (the on-disk bytes for the last filter): the core's one forward check
-    (formats/forward_check.py), which knows each released writer's rules."""
-    from ..forward_check import check_forward
+    (forward_check.py), which knows each released writer's rules."""
+    from .forward_check import check_forward
 
     return check_forward(specs, stages, info, F.RunContext(key, original_length, offsets=offsets))
 

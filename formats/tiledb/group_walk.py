@@ -84,7 +84,7 @@ def member_document(document, member_path: str) -> MemberView:
 def verify_group(document) -> List[object]:
     """Findings of every member, member by member (opened, checked, released): the member's
     own tree diagnostics and, for an array, the array checks; in tree order."""
-    from .checks import verify_array
+    from .array_verify import verify_array
 
     out: List[object] = []
 

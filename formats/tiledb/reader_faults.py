@@ -29,7 +29,7 @@ from .snapshot import take_bookkeeping
 
 
 def check_reader_faults(document, array) -> List[Node]:
-    from .checks import finding
+    from .check_findings import finding
 
     out: List[Node] = []
     schema = array.latest_schema
@@ -147,7 +147,7 @@ def empty_tile_read_error(types: List[int], encrypted: bool) -> Optional[str]:
 
 def check_unreadable_empty_tiles(document, array, frag) -> List[Node]:
     """A warning per var-sized field of `frag` holding empty tiles libtiledb cannot read."""
-    from .checks import finding
+    from .check_findings import finding
 
     fm = frag.metadata
     schema = array.schema_for(getattr(fm, "schema_name", None)) if fm is not None else None

@@ -1,6 +1,6 @@
 """Tiles `verify` decoded once, kept for its cell checks.
 
-The chunk checks (checks.py) reverse every chunk of every tile; the cell checks
+The chunk checks (verify_chunks.py) reverse every chunk of every tile; the cell checks
 (cell_checks.py) need the same tiles' cells. While one `verify_array` runs, the chunk checks
 put each tile that decoded whole here and the cell checks take it back instead of decoding
 it again. Bounded: once `budget` decoded bytes are held, further tiles are not kept (they

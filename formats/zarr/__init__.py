@@ -157,47 +157,15 @@ class ZarrPlugin:
         return [values(meta, field, entry_name, with_values=with_values, fs=document.fs)]
 
     def verify(self, document) -> List[Node]:
-        """Decode every chunk the tree has not decoded (a large array opens without
-        decoding), one at a time, and return what decoding found — error nodes under the
-        chunk's "decoded" node, marks on its frame (Content_Checksum) — then release it, so
-        verify never holds more than one decoded chunk."""
-        if document.root is None:
-            return []
-        tally_chunks(document)
-        out: List[Node] = []
-        for node in pending_chunks(document.root):
-            out.extend(verify_chunk(node))
-        return out
+        from .verify import verify
 
+        return verify(document)
 
-def tally_chunks(document) -> None:
-    """Count every chunk of the tree in the verify tally (its stored bytes): here, whoever
-    decodes the chunks (this process or verify tasks on workers)."""
-    from ..verify import tally
-    from .chunk import D_CHUNK
+    @property
+    def verify_units(self):
+        from .verify import VERIFY_UNITS
 
-    tal = tally()
-    for n in document.root.walk():
-        if n.doc is D_CHUNK and n.source is not None:
-            tal.tile(document.source_name(n.source), n.size)
-
-
-def pending_chunks(root: Node) -> List[Node]:
-    """The "decoded" nodes not built yet, in tree order (verify decodes each once)."""
-    return [n for n in root.walk() if n.name == "decoded" and n.pending]
-
-
-def verify_chunk(node: Node) -> List[Node]:
-    """Decode one chunk ("decoded" node), return what decoding found, release it again."""
-    chunk = node.parent
-    if chunk is None or not node.pending:
-        return []
-    before = {id(n) for n in chunk.walk() if n.status != "ok"}
-    node.ensure_built()
-    try:
-        return [n for n in chunk.walk() if n.status != "ok" and id(n) not in before]
-    finally:
-        node.release_deferred()
+        return VERIFY_UNITS
 
 
 PLUGIN = ZarrPlugin()

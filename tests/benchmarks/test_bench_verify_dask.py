@@ -86,7 +86,7 @@ def test_verify_dask_speedup(benchmark, big_dense):
         values._WORKERS = threads
     assert got == ref
     doc = formats.open(big_dense)
-    tasks = verify_tasks.plan(doc, 2)[1]
+    tasks = verify_tasks.plan(doc, 2)
     print(f"\ncpu_count={os.cpu_count()}  load average={os.getloadavg()[0]:.1f}  "
           f"{FRAGMENTS} fragments, {_stored(big_dense) / 1e6:.0f} MB stored, "
           f"{len(tasks)} tasks for 2 workers\n"
@@ -102,8 +102,8 @@ def test_verify_dask_speedup(benchmark, big_dense):
             assert got == ref
             warm, c_warm, got = _timed(lambda: verify(formats.open(big_dense), ex), client)
             assert got == ref
-            empty = [verify_tasks.Task(big_dense, verify_tasks.TILEDB_FRAGMENTS, (), None,
-                                       "tiledb", verify_tasks.fingerprint(doc))
+            empty = [verify_tasks.Task(big_dense, "tiledb", (), None, "tiledb",
+                                       verify_tasks.fingerprint(doc))
                      for _ in range(200)]
             ex.map(verify_tasks.run_task, empty)                     # warm the workers
             t_empty, _c, _ = _timed(lambda: ex.map(verify_tasks.run_task, empty))

@@ -10,7 +10,7 @@ import numpy as np
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.tiledb.checks import iter_chunks
+from arrayscope.formats.tiledb.chunk_walk import iter_chunks
 from arrayscope.formats.verify import verify
 
 

@@ -10,7 +10,7 @@ import tiledb
 
 from arrayscope import formats
 from arrayscope.formats.filters import DataInfo, RunContext, get, reverse_chunk
-from arrayscope.formats.forward_check import check_forward
+from arrayscope.formats.tiledb.forward_check import check_forward
 from arrayscope.formats.verify import verify_report
 from tests.support.filter_arrays import fragment_files, walk
 

@@ -1,4 +1,4 @@
-"""verify split into tasks (formats/verify_tasks.py) gives the single-process findings, in
+"""verify split into tasks (formats/verify_tasks.py, the plugins' `verify_units`) gives the single-process findings, in
 the same order: in this process, on 2 local processes, and on a Dask LocalCluster of 2
 worker processes. The datasets are written by tiledb-py and zarr and then damaged, so the
 findings compared are many and real."""
@@ -133,7 +133,7 @@ def test_slots_cover_every_chunk_in_verify_order(damaged):
     """Concatenating the slots' chunks is exactly `iter_chunks(root)`; the data files are
     slots named by fragment and file (what a worker checks), and the plan hands each out
     once, with its fragment's cell checks."""
-    from arrayscope.formats.tiledb.checks import iter_chunks
+    from arrayscope.formats.tiledb.chunk_walk import iter_chunks
     from arrayscope.formats.tiledb.verify_units import slots
 
     path, key = damaged["many_tiles"]
@@ -146,8 +146,8 @@ def test_slots_cover_every_chunk_in_verify_order(damaged):
     assert sorted({f for f, _n in files}) == frags and len(frags) == 2
     # a, b, s (offsets and var data) in each of the two fragments
     assert sorted(n for _f, n in files) == sorted(["a0.tdb", "a1.tdb", "a2.tdb", "a2_var.tdb"] * 2)
-    kind, tasks = verify_tasks.plan(doc, 2)
-    assert kind == verify_tasks.TILEDB_FRAGMENTS
+    tasks = [t for t, _u in verify_tasks.plan(doc, 2)]
+    assert {t.format for t in tasks} == {"tiledb"}
     works = [w for t in tasks for w in t.units]
     assert sorted({(w.fragment, n) for w in works for n in w.files}) == sorted(files)
     assert sorted(w.fragment for w in works if w.cells) == frags
@@ -172,7 +172,7 @@ def test_damage_in_several_fragments_is_found_by_the_workers(damaged, reference)
            if any(f.status == "error" and name in f.source for f in found)}
     assert {0, 2, 3, 4, 5} <= hit, found
     doc = formats.open(path)
-    kind, tasks = verify_tasks.plan(doc, 2)
+    tasks = [t for t, _u in verify_tasks.plan(doc, 2)]
     works = [w for t in tasks for w in t.units]
     assert len(tasks) >= 4
     big = [w for w in works if w.fragment == frags[0]]
@@ -188,6 +188,33 @@ def test_damage_in_several_fragments_is_found_by_the_workers(damaged, reference)
         assert all(p[1] == q[0] for p, q in zip(parts, parts[1:])), (name, parts)
     assert all(len(w.files) == 4 and w.cells for w in works if w.fragment != frags[0])
     assert verify(formats.open(path), InProcess()) == found
+
+
+def test_lazily_opened_arrays_split_by_fragment_folder(damaged):
+    """What the command line opens (`open_for_verify`: lazily, for a local array) splits
+    into one unit a fragment folder, checked whole by the worker (diagnostics, chunks,
+    bookkeeping, cells: the caller builds no fragment's tree): the single-process findings,
+    in this process and on 2 local processes."""
+    from arrayscope.formats.tiledb.verify_units import FolderWork
+    from arrayscope.formats.verify import open_for_verify
+
+    for name in ("fragments", "many_tiles", "encrypted"):
+        path, key = damaged[name]
+        ref = verify(open_for_verify(path, key))
+        assert [f for f in ref if f.status == "error"], name
+        doc = open_for_verify(path, key)
+        assert doc.lazy
+        works = [w for t, _u in verify_tasks.plan(doc, 2) for w in t.units]
+        assert works and all(isinstance(w, FolderWork) for w in works)
+        ex = InProcess()
+        ex.workers = 2
+        assert verify(open_for_verify(path, key), ex) == ref, name
+    ex = LocalProcesses(2)
+    try:
+        path, key = damaged["fragments"]
+        assert verify(open_for_verify(path, key), ex) == verify(open_for_verify(path, key))
+    finally:
+        ex.close()
 
 
 def test_in_process_tasks_equal_single_process(damaged, reference):
@@ -248,8 +275,8 @@ def test_the_key_never_travels_in_a_task(damaged, reference, monkeypatch):
     import distributed
 
     path, key = damaged["encrypted"]
-    kind, tasks = verify_tasks.plan(formats.open(path, key=key), 2)
-    assert kind == verify_tasks.TILEDB_FRAGMENTS and tasks
+    tasks = [t for t, _u in verify_tasks.plan(formats.open(path, key=key), 2)]
+    assert tasks and {t.format for t in tasks} == {"tiledb"}
     blob = pickle.dumps(tasks)
     assert key not in blob and key.hex().encode() not in blob
     assert {t.key_id for t in tasks} == {formats.context.key_name(key)}
@@ -261,7 +288,7 @@ def test_the_key_never_travels_in_a_task(damaged, reference, monkeypatch):
         ex.close()
 
     monkeypatch.delenv("ARRAYSCOPE_KEY", raising=False)
-    monkeypatch.setattr(verify_tasks, "_KEYS", {})
+    monkeypatch.setattr(formats.context, "_KEYS", {})
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
         ex = DaskCluster(cluster.scheduler_address)
@@ -277,16 +304,19 @@ def test_the_key_never_travels_in_a_task(damaged, reference, monkeypatch):
 
 
 def test_a_task_that_cannot_open_reports_it():
-    """A Zarr task says so as a finding; a TileDB task gives each part back with the reason
-    (the caller checks those itself and says the workers could not)."""
-    task = verify_tasks.Task("/nonexistent/arrayscope/dataset", verify_tasks.ZARR_CHUNKS, ((0,),))
-    [f] = verify_tasks.run_task(task)
-    assert f.code == "check-crashed" and "cannot open" in f.message
-    work = verify_tasks.FragmentWork("__1_1_x_22", ("a0.tdb",), True)
-    task = verify_tasks.Task("/nonexistent/arrayscope/dataset", verify_tasks.TILEDB_FRAGMENTS,
-                             (work, work))
+    """A task gives each unit back not done, with the reason (the caller checks those
+    itself and says the workers could not), whatever the format."""
+    from arrayscope.formats.plugin import NotDone
+    from arrayscope.formats.tiledb.verify_units import FragmentWork
+
+    task = verify_tasks.Task("/nonexistent/arrayscope/dataset", "zarr", ((0,),))
+    [got] = verify_tasks.run_task(task)
+    assert isinstance(got, NotDone) and "cannot open" in got.reason
+    work = FragmentWork("__1_1_x_22", ("a0.tdb",), True)
+    task = verify_tasks.Task("/nonexistent/arrayscope/dataset", "tiledb", (work, work))
     got = verify_tasks.run_task(task)
-    assert len(got) == 2 and all(isinstance(g, str) and "cannot open" in g for g in got)
+    assert len(got) == 2 and all(isinstance(g, NotDone) and "cannot open" in g.reason
+                                 for g in got)
 
 
 def test_unreachable_scheduler_is_a_message(damaged, capsys, monkeypatch):
@@ -320,7 +350,7 @@ def test_a_group_verifies_member_by_member_with_an_executor(tmp_path):
     serial = verify(formats.open(path))
     assert [f for f in serial if f.status == "error" and f.source.startswith("ms/RNA/X/data/")]
     assert verify(formats.open(path), InProcess()) == serial
-    assert verify_tasks.plan(formats.open(path), 2) == ("", [])
+    assert verify_tasks.plan(formats.open(path), 2) == []
 
 
 def test_a_worker_with_another_copy_leaves_its_part_to_the_caller(damaged, reference, tmp_path):
@@ -336,22 +366,24 @@ def test_a_worker_with_another_copy_leaves_its_part_to_the_caller(damaged, refer
     for name in os.listdir(fdir):
         with open(os.path.join(fdir, name, "a0.tdb"), "ab") as f:
             f.write(b"\0" * 8)
-    doc = formats.open(path)
-    kind, tasks = verify_tasks.plan(doc, 2)
-    moved = [dataclasses.replace(t, path=other) for t in tasks]
-    results = [verify_tasks.run_task(t) for t in moved]
-    reasons = [r for res in results for r in res if isinstance(r, str)]
-    assert reasons and all("a0.tdb is not the caller's file here" in r for r in reasons)
-    found = verify_tasks._tiledb_findings(doc, moved, results)
-    [warn] = [f for f in found if isinstance(f, verify_tasks.Finding) and f.code == "check-crashed"]
-    assert warn.status == "warning" and "checked in this process" in warn.message
-    from arrayscope.formats.finding_nodes import with_nodes
-    from arrayscope.formats.verify import finding, unique
+    from arrayscope.formats.plugin import NotDone
 
-    head = [finding(n, doc) for n in doc.diagnostics() if n.status != "ok"]
-    rest = [f if isinstance(f, verify_tasks.Finding) else finding(f, doc)
-            for f in found if f is not warn and getattr(f, "status", "ok") != "ok"]
-    assert with_nodes(unique(head + rest), doc) == reference["fragments"]
+    doc = formats.open(path)
+    moved = [dataclasses.replace(t, path=other) for t, _u in verify_tasks.plan(doc, 2)]
+    results = [verify_tasks.run_task(t) for t in moved]
+    reasons = [r.reason for res in results for r in res if isinstance(r, NotDone)]
+    assert reasons and all("a0.tdb is not the caller's file here" in r for r in reasons)
+
+    class Moved(InProcess):   # two workers, reading the other copy
+        workers = 2
+
+        def map(self, fn, tasks):
+            return super().map(fn, [dataclasses.replace(t, path=other) for t in tasks])
+
+    found = verify(formats.open(path), Moved())
+    [warn] = [f for f in found if f.code == "check-crashed"]
+    assert warn.status == "warning" and "checked in this process" in warn.message
+    assert [f for f in found if f is not warn] == reference["fragments"]
 
 
 def test_a_task_leaves_the_workers_allocator_as_it_found_it():

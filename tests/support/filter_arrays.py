@@ -10,8 +10,8 @@ import numpy as np
 import tiledb
 
 from arrayscope.formats.filters import DataInfo, FilterSpec, RunContext, reverse_chunk
-from arrayscope.formats.forward_check import RE_ENCODED, check_forward
 from arrayscope.formats.source import BytesSource
+from arrayscope.formats.tiledb.forward_check import RE_ENCODED, check_forward
 from arrayscope.formats.tiledb.rawtile import chunk_table
 from arrayscope.formats.tiledb.tile_layout import CHUNK_HEADER, NUM_CHUNKS
 

@@ -235,7 +235,7 @@ def test_old_dense_padding_windows_stored_unreduced(opened, cid):
     INT64_MIN padding beside the written values, a window whose range overflows INT64. The
     old writer stored it with bit width 64 (unreduced: its data is the 48 input bytes), and
     the written cells read back as tiledb-py read them."""
-    from arrayscope.formats.tiledb.checks import iter_chunks_with_tiles
+    from arrayscope.formats.tiledb.chunk_walk import iter_chunks_with_tiles
 
     case = os.path.join(ROOT, cid)
     exp = _expected(case)

@@ -1,4 +1,4 @@
-"""verify decodes the chunks of multi-chunk tiles in windows (`checks._FastChunks`,
+"""verify decodes the chunks of multi-chunk tiles in windows (`verify_chunks._FastChunks`,
 `tile_batch.decode_chunks`: `filters.batch.reverse_into` a slice per thread) for
 [shuffle, codec], [codec] and [shuffle] pipelines, and gives exactly what the per-chunk
 checks give: on arrays tiledb-py 0.36.1 writes (64 KiB chunks, tiles of 4 and 8 chunks),
@@ -17,7 +17,7 @@ import tiledb
 
 from arrayscope import formats
 from arrayscope.formats.findings import TILE_STAT
-from arrayscope.formats.tiledb import checks, tile_batch, tile_cache
+from arrayscope.formats.tiledb import tile_batch, tile_cache, verify_chunks
 from arrayscope.formats.verify import open_for_verify, verify_report
 
 N = 4 * 65536     # cells: int64 tiles of 32768 cells = 4 chunks of 64 KiB
@@ -74,7 +74,7 @@ def _both(uri, monkeypatch):
 
 def test_windows_taken_and_same_as_per_chunk(dense, jit, threads, monkeypatch):
     calls = {"windows": 0, "full": 0}
-    real_decode, real_one = tile_batch.decode_chunks, checks._check_chunk
+    real_decode, real_one = tile_batch.decode_chunks, verify_chunks.check_one
 
     def decode(specs, *a, **k):
         if [s.name for s in specs] != ["GZIP"]:   # not the fragment metadata's tiles
@@ -86,7 +86,7 @@ def test_windows_taken_and_same_as_per_chunk(dense, jit, threads, monkeypatch):
             calls["full"] += 1
         return real_one(ci, *a, **k)
     monkeypatch.setattr(tile_batch, "decode_chunks", decode)
-    monkeypatch.setattr(checks, "_check_chunk", one)
+    monkeypatch.setattr(verify_chunks, "check_one", one)
     fast = _run(dense)
     # 2 fragments x 4 files of 4 tiles (4, 4, 2 and 1 chunks): the first chunk of each
     # file checked in full (the probe), the rest in one window a file

@@ -1,4 +1,4 @@
-"""`verify` on a lazily opened array builds one fragment at a time (checks.verify_streamed)
+"""`verify` on a lazily opened array builds one fragment at a time (array_verify.verify_streamed)
 and gives exactly what the whole tree gives: the same findings in the same order, the same
 tiles and bytes, on arrays tiledb-py 0.36.1 wrote, clean and with planted damage; and it
 lets each fragment's nodes go once checked."""

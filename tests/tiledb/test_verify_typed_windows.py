@@ -20,7 +20,7 @@ from arrayscope.formats.filters import FilterSpec, get
 from arrayscope.formats.filters.base import DataInfo
 from arrayscope.formats.filters.forward_kernels import typed_check
 from arrayscope.formats.findings import FORWARD_MISMATCH
-from arrayscope.formats.tiledb import checks, tile_batch
+from arrayscope.formats.tiledb import tile_batch, verify_chunks
 from arrayscope.formats.tiledb.enums import Datatype as D
 from arrayscope.formats.tiledb.enums import FilterType
 from arrayscope.formats.verify import open_for_verify, verify_report
@@ -81,13 +81,13 @@ def test_typed_windows_taken_and_same_as_per_chunk(typed, jit, threads, monkeypa
     """Clean: every typed file's first chunk checked in full, the rest in windows; no
     finding, the same tally as the per-chunk checks."""
     full = {"n": 0}
-    real_one = checks._check_chunk
+    real_one = verify_chunks.check_one
 
     def one(ci, *a, **k):
         if os.path.basename(ci.source.name).startswith("a"):   # the data files' chunks
             full["n"] += 1
         return real_one(ci, *a, **k)
-    monkeypatch.setattr(checks, "_check_chunk", one)
+    monkeypatch.setattr(verify_chunks, "check_one", one)
     fast = _run(typed)
     assert fast[0] == []
     # 4 files of 8 tiles (4 chunks of int64, 2 of int32): one probe a file

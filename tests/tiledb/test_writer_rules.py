@@ -21,14 +21,14 @@ from arrayscope import formats
 from arrayscope.formats.filters import RunContext
 from arrayscope.formats.filters.deltas import DD_DELTAS_OF_DELTAS_ONLY, DD_FIRST_DELTA_COUNTED
 from arrayscope.formats.filters.windows import BWR_CHECKED_RANGE, BWR_WRAPPING_RANGE
-from arrayscope.formats.forward_check import (
+from arrayscope.formats.tiledb.chunk_walk import iter_chunks_with_tiles
+from arrayscope.formats.tiledb.forward_check import (
     DIFFERENT,
     IDENTICAL,
     TOLERATED,
     check_forward,
     diff_ranges,
 )
-from arrayscope.formats.tiledb.checks import iter_chunks_with_tiles
 from arrayscope.formats.verify import verify_report
 from tests.support import paths
 

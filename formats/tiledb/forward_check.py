@@ -21,7 +21,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
-from .filters import DataInfo, FilterSpec, RunContext, Stage, get, stage_infos
+from ..filters import DataInfo, FilterSpec, RunContext, Stage, get, stage_infos
 
 IDENTICAL = "identical"    # forward reproduces the stored bytes exactly
 TOLERATED = "tolerated"    # identical except bytes the writer leaves uninitialised
