@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sys
 import threading
+import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
 
 
 @dataclass(frozen=True)
@@ -131,8 +133,49 @@ def _configure(numba: Any) -> None:
         return
     if own.cache_dir is not None:
         numba.config.CACHE_DIR = own.cache_dir
+        prune_caches(own.cache_dir)
     if own.notice is not None and not _has_cache(own.cache_dir or numba.config.CACHE_DIR):
         own.notice(COMPILE_NOTE)
+
+
+# another version's cache untouched this long is an old install's: removed. (Not at once:
+# two installs in use side by side, sharing the user's cache folder, keep theirs.)
+STALE_CACHE_S = 3600.0
+
+
+def prune_caches(current: str, now: Optional[float] = None) -> List[str]:
+    """Remove the kernel caches of other versions of the sources (the sibling folders of
+    `current` under the user's cache folder) that nothing wrote for `STALE_CACHE_S`: every
+    reinstall makes a new one. Returns the folders removed; an error leaves a folder."""
+    parent = os.path.dirname(current)
+    now = time.time() if now is None else now
+    removed: List[str] = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        folder = os.path.join(parent, name)
+        if folder == current or len(name) != 12 or not os.path.isdir(folder) \
+                or os.path.islink(folder):
+            continue
+        newest = _newest_mtime(folder)
+        if newest is not None and now - newest > STALE_CACHE_S:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _newest_mtime(folder: str) -> Optional[float]:
+    newest: Optional[float] = None
+    for root, _dirs, files in os.walk(folder):
+        for n in [root] + [os.path.join(root, f) for f in files]:
+            try:
+                m = os.lstat(n).st_mtime
+            except OSError:
+                continue
+            newest = m if newest is None or m > newest else newest
+    return newest
 
 
 def _has_cache(folder: str) -> bool:

@@ -19,3 +19,9 @@ def printable(text: str) -> str:
     """`text` as one line safe to print: each character that could spoof a terminal or a
     log written as `\\xNN` / `\\uNNNN` (the same string when clean)."""
     return _UNPRINTABLE.sub(_escape, text) if _UNPRINTABLE.search(text) else text
+
+
+def printable_name(name: str) -> str:
+    """A member or file name from a dataset, printed alone: `printable`, and its `/` and
+    `\\` written `\\x2f` / `\\x5c`, so that a name never reads as a path (`../x`, `a/b`)."""
+    return printable(name.replace("\\", "\\x5c").replace("/", "\\x2f"))

@@ -31,32 +31,68 @@ from __future__ import annotations
 
 import importlib
 import logging
-from typing import List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from .findings import PLUGIN_FAILED, Finding
-from .plugin import ChunkView, FormatPlugin
+from .plugin import ChunkView, Detection, FormatPlugin
 from .status import Status
 
-PLUGIN_MODULES = (".tiledb", ".scdl", ".zarr")  # relative to this package
+
+class Declared(NamedTuple):
+    """A format plugin as the registry knows it before importing it: its name, its module
+    (relative to this package) and what marks a directory as one of its containers. A
+    directory is matched against these declarations, and only the plugin whose markers it
+    holds is imported (a command on a TileDB array never imports the Zarr or SCDL code).
+    Each plugin's `detection` is its declaration's (one place: `declared(name)`)."""
+
+    name: str
+    module: str
+    detection: Detection
+
+
+DECLARED: Tuple[Declared, ...] = (
+    # an array's schema folder or (format < 10) schema file; a group's marker file or details
+    # folder; fragments or commits without a schema (an array that lost it: tiledb/layout.py)
+    Declared("tiledb", ".tiledb", Detection(dir_markers=(
+        ("__schema/",), ("__array_schema.tdb",), ("__tiledb_group.tdb",), ("__group/",),
+        ("__fragments/",), ("__commits/",)))),
+    # header.sch, or the three core arrays of a header-less archive (scdl/enums.py)
+    Declared("scdl", ".scdl", Detection(dir_markers=(
+        ("header.sch",), ("data.npy", "row_ptr.npy", "col_ptr.npy")))),
+    Declared("zarr", ".zarr", Detection(dir_markers=((".zarray",), ("zarr.json",),
+                                                     (".zgroup",)))),
+)
+PLUGIN_MODULES = tuple(d.module for d in DECLARED)   # relative to this package
+_loaded: Dict[str, Optional[FormatPlugin]] = {}       # module -> plugin (None: failed)
 _plugins: Optional[List[FormatPlugin]] = None
 _failures: List[Finding] = []
 log = logging.getLogger(__name__)
 
 
+def declared(name: str) -> Declared:
+    return next(d for d in DECLARED if d.name == name)
+
+
+def _load(mod: str) -> Optional[FormatPlugin]:
+    """The plugin of module `mod`, imported on first use; None (and a finding) on failure."""
+    if mod not in _loaded:
+        try:
+            _loaded[mod] = importlib.import_module(mod, __package__).PLUGIN
+        except Exception as e:  # noqa: BLE001 - any failure is reported, none is fatal
+            name = mod.lstrip(".")
+            msg = f"the {name} format plugin failed to load: {type(e).__name__}: {e}"
+            log.error(msg)
+            _failures.append(Finding(Status.ERROR, PLUGIN_FAILED, "", 0, "", msg,
+                                     "reinstall arrayscope; report it if it persists"))
+            _loaded[mod] = None
+    return _loaded[mod]
+
+
 def plugins() -> List[FormatPlugin]:
+    """Every plugin, all imported (the window's menus; a path no declaration matched)."""
     global _plugins
     if _plugins is None:
-        found: List[FormatPlugin] = []
-        for mod in PLUGIN_MODULES:
-            try:
-                found.append(importlib.import_module(mod, __package__).PLUGIN)
-            except Exception as e:  # noqa: BLE001 - any failure is reported, none is fatal
-                name = mod.lstrip(".")
-                msg = f"the {name} format plugin failed to load: {type(e).__name__}: {e}"
-                log.error(msg)
-                _failures.append(Finding(Status.ERROR, PLUGIN_FAILED, "", 0, "", msg,
-                                         "reinstall arrayscope; report it if it persists"))
-        _plugins = found
+        _plugins = [p for p in (_load(mod) for mod in PLUGIN_MODULES) if p is not None]
     return _plugins
 
 
@@ -67,16 +103,20 @@ def load_failures() -> List[Finding]:
 
 
 def plugin_named(name: Optional[str]) -> Optional[FormatPlugin]:
-    for p in plugins():
-        if p.name == name:
-            return p
+    """The plugin called `name`, importing only it."""
+    for d in DECLARED:
+        if d.name == name and d.module in PLUGIN_MODULES:
+            return _load(d.module)
     return None
 
 
 def for_dir(path: str) -> Optional[FormatPlugin]:
-    for p in plugins():
-        if p.detection.matches_dir(path):
-            return p
+    """The plugin whose declared markers `path` holds, importing only that one."""
+    for d in DECLARED:
+        if d.module in PLUGIN_MODULES and d.detection.matches_dir(path):
+            p = _load(d.module)
+            if p is not None:
+                return p
     return None
 
 

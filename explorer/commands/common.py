@@ -78,7 +78,8 @@ def open_path(path: str, key: Optional[bytes], tree: bool = True, lazy: bool = F
 
 
 def fail(msg: str, code: int = 2) -> int:
-    print(f"arrayscope: {msg}", file=sys.stderr)
+    from arrayscope.formats.printable import printable
+    print(printable(f"arrayscope: {msg}"), file=sys.stderr)
     return code
 
 
@@ -90,6 +91,7 @@ def emit(report, lines: Iterable[str], as_json: bool, default=None) -> int:
         json.dump(report.to_json(), sys.stdout, indent=1, default=default)
         sys.stdout.write("\n")
     else:
+        from arrayscope.formats.printable import printable
         for line in lines:
-            print(line)
+            print(printable(line))   # names and values come from the dataset
     return 0

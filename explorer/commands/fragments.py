@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import List
 
+from arrayscope.formats.printable import printable_name
+
 from .common import add_key_file, emit, fail, key_of
 
 HELP = "list the fragments a reader sees at time T, why not the others, and version verdicts"
@@ -94,7 +96,7 @@ def group_lines(group) -> List[str]:
     """One section per member array (its path as the header), then the group's files."""
     out: List[str] = []
     for member, report in group.members:
-        out.append(f"== {member} ==")
+        out.append(f"== {printable_name(member)} ==")
         out.extend(text_lines(report))
         out.append("")
     if not group.members:

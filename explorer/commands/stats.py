@@ -7,6 +7,8 @@ import json
 import sys
 from typing import List
 
+from arrayscope.formats.printable import printable, printable_name
+
 from .common import add_key_file, emit, fail, key_of
 from .fragments import add_array_option, open_light
 
@@ -40,12 +42,12 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write("\n")
         else:
             for member, r in group.members:
-                print(f"== {member} ==")
+                print(f"== {printable_name(member)} ==")
                 for line in text_lines(r):
-                    print(line)
+                    print(printable(line))
                 print()
             for n in group.notes:
-                print(f"note: {n}")
+                print(printable(f"note: {n}"))
             print(f"group total {group.total} B in {len(group.members)} member array(s)")
         return 0
     return emit(report, text_lines(report), args.json)

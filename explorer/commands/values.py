@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any, Dict
 
+from arrayscope.formats.printable import printable, printable_name
 from arrayscope.formats.status import Status
 
 from .common import add_key_file, fail, key_of, open_path
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                 fh.write(ent.get("raw", b""))
         errs = [f"{ent['name']}: {ent['error']}" for ent in entries if ent.get("error")]
         for err in errs:  # the bytes written are what could be decoded; say what could not
-            print(f"arrayscope: {err}", file=sys.stderr)
+            print(printable(f"arrayscope: {err}"), file=sys.stderr)
         return 1 if errs else 0
     if args.json:
         from arrayscope.formats.node import json_value
@@ -89,13 +90,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         for ent in entries:
             vals = ent["values"]
-            print(f"{ent['name']}: {len(vals)} values")
+            print(f"{printable_name(ent['name'])}: {len(vals)} values")
             for v in vals[:1000]:
                 print(f"  {v!r}")
             if len(vals) > 1000:
                 print(f"  … {len(vals) - 1000} more")
             if ent.get("error"):
-                print(f"  error: {ent['error']}")
+                print(printable(f"  error: {ent['error']}"))
     return 1 if any(ent.get("error") for ent in entries) else 0
 
 

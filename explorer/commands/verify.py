@@ -130,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
         for f in findings:
             print(f.line())
     if not report.verifiable:
-        print(f"arrayscope: {args.path}: nothing verifiable: {report.why_not}", file=sys.stderr)
+        print(printable(f"arrayscope: {args.path}: nothing verifiable: {report.why_not}"),
+              file=sys.stderr)
     else:
         print(report.summary(), file=sys.stderr)
     return code

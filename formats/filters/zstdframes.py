@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import threading
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple, Union
 
 import zstandard
 
@@ -140,7 +140,7 @@ def frame_into(frame: memoryview, room: int, out: bytearray) -> str:
         return _zstd_reason(e)
 
 
-def decompress_all(data: object, capacity: int) -> Tuple[Optional[bytearray], str]:
+def decompress_all(data: object, capacity: int) -> Tuple[Optional[Union[bytes, bytearray]], str]:
     """`ZSTD_decompressDCtx(dst, capacity, src, size)`'s result: every frame in turn,
     skippable frames skipped, anything else after them an error ("Src size is incorrect"
     once a frame was read), frames holding more than `capacity` an error. (the bytes, "")
@@ -152,8 +152,7 @@ def decompress_all(data: object, capacity: int) -> Tuple[Optional[bytearray], st
     if len(frames) == 1 and w.end == len(view) and 0 < frames[0].content <= capacity \
             and not frames[0].skippable:
         try:
-            got = _dctx().decompress(view)
-            return bytearray(got), ""
+            return _dctx().decompress(view), ""   # bytes: no copy
         except zstandard.ZstdError as e:
             return None, _zstd_reason(e)
     out = bytearray()

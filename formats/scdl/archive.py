@@ -16,13 +16,12 @@ from ..fielddoc import doc
 from ..node import WARNING, Node
 from ..npy import MAGIC as NPY_MAGIC
 from ..npy import open_npy
-from ..plugin import Detection
+from ..registry import declared
 from ..remote import absolute
 from . import checks
 from .arrays import parse_array_file
 from .enums import (
     ARRAY_FILES,
-    CORE_ARRAYS,
     FEATURE_DIRS,
     HEADER_FILE,
     LEGACY_DTYPES,
@@ -68,7 +67,8 @@ PARQUET_DOC = doc("One feature block (dataframe_<i>.parquet): the var table (one
 
 # ---- detection ------------------------------------------------------------------------------
 # An archive: header.sch, or the raw core arrays of a header-less legacy archive.
-DETECTION = Detection(dir_markers=((HEADER_FILE,), tuple(ARRAY_FILES[n] for n in CORE_ARRAYS)))
+DETECTION = declared("scdl").detection   # the registry's: matched before import (the
+# header, or the core arrays: tests/core/test_plugin.py)
 detect_dir = DETECTION.matches_dir
 
 

@@ -15,7 +15,7 @@ from ..fielddoc import doc
 from ..findings import ZARR_KEY_SEPARATOR, ZARR_LOST_METADATA, ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
 from ..node import ERROR, WARNING, LazyChildren, Node
 from ..plain import file_node
-from ..plugin import Detection
+from ..registry import declared
 from . import consolidated
 from .chunk import chunk_file_node
 from .meta import D_ATTRS, D_ZGROUP, ArrayMeta, from_zarr_json, from_zarray
@@ -54,7 +54,7 @@ class ZarrModel:
 
 
 # A Zarr node: v2 array or group metadata, or v3 metadata (array or group).
-DETECTION = Detection(dir_markers=((".zarray",), ("zarr.json",), (".zgroup",)))
+DETECTION = declared("zarr").detection   # declared in the registry: matched before import
 
 
 def node_kind(path: str, fs: Optional[DatasetFS] = None) -> Optional[str]:

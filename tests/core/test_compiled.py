@@ -2,6 +2,8 @@
 numpy path is taken instead, and that a compiled kernel computes what its Python source does."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from arrayscope.formats import compiled
@@ -118,3 +120,29 @@ def test_cache_folder_changes_with_any_kernel_module():
     finally:
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert compiled.kernel_sources_stamp() == before
+
+
+def test_old_kernel_caches_pruned_current_and_recent_kept(tmp_path):
+    """Every reinstall makes a cache folder of its own (`kernel_sources_stamp`): another
+    version's folder nothing wrote for an hour is removed; the current one, a recent one (a
+    second install in use) and anything that is not a stamp folder stay."""
+    import time
+
+    from arrayscope.formats import compiled
+    now = time.time()
+    folders = {}
+    for name, age in (("aaaaaaaaaaaa", 0), ("bbbbbbbbbbbb", 7200), ("cccccccccccc", 60),
+                      ("notastamp", 7200)):
+        d = tmp_path / name
+        (d / "sub").mkdir(parents=True)
+        f = d / "sub" / "k.nbi"
+        f.write_bytes(b"x" * 10)
+        for p in (f, d / "sub", d):
+            os.utime(p, (now - age, now - age))
+        folders[name] = d
+    current = str(folders["aaaaaaaaaaaa"])
+    os.utime(current, (now - 9000, now - 9000))   # the current one, however old: kept
+    removed = compiled.prune_caches(current, now)
+    assert removed == [str(folders["bbbbbbbbbbbb"])]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["aaaaaaaaaaaa", "cccccccccccc",
+                                                          "notastamp"]

@@ -16,9 +16,11 @@ def broken_registry(monkeypatch):
     """A registry whose module list holds one that cannot be imported."""
     monkeypatch.setattr(registry, "PLUGIN_MODULES", (".tiledb", ".no_such_format"))
     monkeypatch.setattr(registry, "_plugins", None)
+    monkeypatch.setattr(registry, "_loaded", {})
     monkeypatch.setattr(registry, "_failures", [])
     yield
     registry._plugins = None
+    registry._loaded = {}
 
 
 def test_every_plugin_declares_the_protocol_members():
@@ -86,3 +88,41 @@ def test_zarr_and_scdl_entries_use_their_own_file_names():
     assert registry.describe_entry(z, z.root[".zarray"]) == "Zarr v2 array metadata"
     s = formats.open(os.path.join(SAMPLES, "scdl"))
     assert registry.describe_entry(s, s.root["version.json"]) == "SCDL version"
+
+
+def test_declared_markers_are_the_plugins_own():
+    """The registry matches directories before importing a plugin: its declarations name the
+    files each plugin's layout module defines."""
+    from arrayscope.formats.scdl.enums import ARRAY_FILES, CORE_ARRAYS, HEADER_FILE
+    from arrayscope.formats.tiledb import layout
+    assert registry.declared("tiledb").detection.dir_markers == \
+        layout.ARRAY_MARKERS + layout.GROUP_MARKERS + layout.SCHEMALESS_MARKERS
+    assert registry.declared("scdl").detection.dir_markers == \
+        ((HEADER_FILE,), tuple(ARRAY_FILES[n] for n in CORE_ARRAYS))
+    for p in registry.plugins():
+        assert p.detection is registry.declared(p.name).detection
+
+
+def test_a_small_values_imports_neither_numba_nor_the_other_plugins(tmp_path):
+    """`values` of a 100-cell TileDB array, in a child process: the Zarr and SCDL plugins
+    and numba stay unimported (issue 26: start-up)."""
+    import subprocess
+    import sys
+
+    import numpy as np
+    import tiledb
+    uri = str(tmp_path / "tiny")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=100, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=[tiledb.ZstdFilter()])]))
+    with tiledb.open(uri, "w") as A:
+        A[:] = np.arange(100)
+    code = ("import sys; from arrayscope.explorer.cli import main; rc = main(['values', "
+            "'--field', 'a', sys.argv[1]]); "
+            "print(sorted(m for m in sys.modules if m.startswith(('numba', "
+            "'arrayscope.formats.zarr', 'arrayscope.formats.scdl'))))")
+    out = subprocess.run([sys.executable, "-c", code, uri], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert "99" in out.stdout and lines[-1] == "[]", out.stdout[-2000:]

@@ -154,7 +154,7 @@ def test_metadata_after_the_table_reads_alike_and_is_a_warning(written, tmp_path
     assert isinstance(theirs, np.ndarray) and np.array_equal(theirs, CELLS)   # libtiledb
     entry, found = _ours(uri, calls)
     assert "error" not in entry and bytes(entry["raw"]) == CELLS.tobytes()
-    if jit == "jit":
+    if jit == "jit" and _has_kernel(uri):
         assert calls == [(1, 0)], calls     # the kernel decoded the chunk, as Python does
     n = extra["n"]
     assert [(f.status, f.code, f.source, f.offset, f.node, f.message) for f in found] == [
@@ -200,13 +200,18 @@ def _edit_after(codec: str, make, got: dict, cells: np.ndarray = CELLS):
     return edit
 
 
+def _has_kernel(uri: str) -> bool:
+    """GZIP chunks have no compiled kernel (filters/native.py): the Python path decodes them."""
+    return os.path.basename(uri) != "gzip"
+
+
 def _decoded_alike(uri, theirs, entry, found, jit, calls, cells=CELLS, also=()):
     """tiledb-py and arrayscope (both paths) read `cells`; verify finds only `also` (and
     the padding after the table when there is some)."""
     assert isinstance(theirs, np.ndarray) and np.array_equal(theirs, cells)
     assert "error" not in entry and bytes(entry["raw"]) == cells.tobytes()
     assert {f.code for f in found} - {CHUNK_METADATA_UNREAD} == set(also), found
-    if jit == "jit":
+    if jit == "jit" and _has_kernel(uri):
         assert calls == [(1, 0)], calls
 
 
@@ -217,7 +222,7 @@ def _refused(uri, entry, found, jit, calls, codec: str, why: str, got: dict):
         ("error", CHUNK_DECODE, _frag_file(uri), DATA_AT + got["pad"],
          _chunk_node(uri, "Chunk filtered data"),
          f"chunk 1: reversing {codec} failed: {why}")]
-    if jit == "jit":
+    if jit == "jit" and _has_kernel(uri):
         assert calls == [(1, 1)], calls     # left to the Python path, which says why
 
 
