@@ -227,8 +227,11 @@ def _attrs(draw, n_min: int, sparse: bool, var_nulls: bool) -> Tuple[List[_Attr]
     for i in range(n):
         # tiledb-py 0.36 crashes (SIGSEGV) on some dense writes of blobs and var-sized
         # number lists (object arrays of bytes / arrays): sparse only
+        # and a dense write of three attributes, one of them a var ascii, crashes it
+        # (SIGSEGV; two attributes write fine): no ascii beside two others in dense arrays
         t = draw(st.sampled_from([t for t in ATTR_TYPES
-                                  if sparse or not (t.endswith("-list") or t == "blob")]))
+                                  if sparse or not (t.endswith("-list") or t == "blob" or
+                                                    (t == "ascii" and n == 3))]))
         a = _Attr(f"a{i}", t)
         if t.endswith("-list"):
             a.dtype, a.var = t[:-5], True
@@ -349,7 +352,9 @@ def scripts(draw) -> GenScript:
                 L.append(f"    A.query(cond={cond!r}).submit()")
                 out.delete_times.append(t)
                 t += 1
-        if not evolved and w and key is None and not labels and draw(st.integers(0, 5)) == 0:
+        ascii_dense = not sparse and any(a.dtype == "ascii" for a in attrs)   # (the SIGSEGV)
+        if not evolved and w and key is None and not labels and not ascii_dense and \
+                draw(st.integers(0, 5)) == 0:
             # schema evolution at its own timestamp: the writes after it use the new schema
             evolved = True
             new = _Attr(f"n{w}", draw(st.sampled_from(["int32", "float64", "str"])))
