@@ -203,7 +203,7 @@ SELECTION = ["tests/tiledb/test_tiledb_values.py",
 
 def test_values_and_verify_tests_pass_with_numba_blocked():
     r = _child("import pytest\n"
-               f"code = pytest.main(['-x', '-q', '-p', 'no:cacheprovider', '-k', 'not jit', "
+               f"code = pytest.main(['-x', '-q', '-n', '0', '-p', 'no:cacheprovider', '-k', 'not jit', "
                f"*{SELECTION!r}])\n"
                "assert code == 0, code\n", block=True)
     assert _imported(r) == [], r.stdout[-3000:]
