@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
+from .. import compiled
 from ..context import KEY_HINT
 from ..dataset_fs import fs_of, unreadable_node
 from ..filters import FilterError, RunContext
@@ -39,7 +40,8 @@ from ..standin import stand_in
 from ..verify import folder_bytes, tally
 from . import layout, tile_cache
 from .data_files import TileRun, data_file_stem
-from .rawtile import TileError, join_chunks
+from .decode import join_chunks
+from .rawtile import TileError
 from .tile import ChunkInfo, TileInfo
 
 
@@ -558,9 +560,7 @@ def _src_name_of(source) -> str:
 
 
 def _workers() -> int:
-    from .values import _WORKERS
-
-    return _WORKERS
+    return compiled.TUNING.workers
 
 
 _SILENT_FROM: Dict[Tuple[int, ...], int] = {}   # filter types -> _silent_from
@@ -659,7 +659,7 @@ _WINDOW_CELLS = 64 << 20  # decoded bytes of one window (plus one chunk)
 class _FastChunks:
     """Chunks of one file and pipeline gathered into a window (up to `tile_batch.WINDOW`
     stored bytes, `_WINDOW_CELLS` decoded), then decoded together by
-    `tile_batch.decode_chunks`; each comes out clean (no finding, its cells) or through the
+    `decode.Planned` (a `clean` run); each comes out clean (no finding, its cells) or through the
     per-chunk checks, which say what is wrong."""
 
     def __init__(self, key, pool, workers: int):
@@ -709,9 +709,7 @@ class _FastChunks:
         number = self._plan(ci)[2]
         ends = self.codecs.get(number)
         if ends is None:
-            from .tile_batch import ENABLED
-
-            ends = self.codecs[number] = ENABLED and _silent_from(ci.specs) < len(ci.specs)
+            ends = self.codecs[number] = compiled.TUNING.planned and _silent_from(ci.specs) < len(ci.specs)
         if not ends or ci.blocked is not None or not hasattr(ci.source, "path"):
             return _SLOW
         state = self.lasts.get((_src_name(ci), number))
@@ -732,12 +730,10 @@ class _FastChunks:
             err is None and r is not None and not r.findings and r.decoded is not None
 
     def add(self, ci: ChunkInfo, tile: Optional[TileInfo]) -> Iterable[Result]:
-        from .tile_batch import WINDOW
-
         group = (id(ci.source), self._plan(ci)[2])
         start, end = ci.metadata_offset, ci.data_offset + ci.filtered_length
         lo, hi = (min(self.lo, start), max(self.hi, end)) if self.items else (start, end)
-        if self.items and (group != self.group or hi - lo > WINDOW or
+        if self.items and (group != self.group or hi - lo > compiled.TUNING.window or
                            self.cells + ci.original_length > _WINDOW_CELLS):
             yield from self.flush()
             lo, hi = start, end
@@ -752,25 +748,26 @@ class _FastChunks:
             return
         import numpy as np
 
-        from .tile_batch import decode_chunks
+        from .decode import Piece, Planned, Run
+        from .rawtile import Chunk
 
         first = items[0][0]
         src = first.source
-        p = self._plan(first)[0]
         view = src.view(lo, hi - lo)   # what a file that shrank lacks, the chunks it cuts
-        chunks = []                    # fail in `reverse_into` and are checked in full
+        pieces = []                    # are declined and checked in full
         at = 0
         for ci, _t in items:
-            m, d = ci.metadata_offset - lo, ci.data_offset - lo
-            chunks.append((view[m:m + ci.metadata_length], view[d:d + ci.filtered_length],
-                           ci.original_length, at))
+            pieces.append(Piece(view, Chunk(ci.original_length, ci.filtered_length,
+                                            ci.metadata_offset - lo, ci.metadata_length,
+                                            ci.data_offset - lo), at))
             at += ci.original_length
         out = np.empty(at, np.uint8)
-        left = set(decode_chunks(first.specs, first.info, p, chunks, out, self.pool,
-                                 self.workers))
+        run = Run(first.specs, first.info, pieces, self.key, clean=True)
+        left = set(Planned(self.workers, self.pool).decode(run, out))
         done = stored = 0
         results: List[Result] = []
-        for (ci, tile), (_m, _d, n, pos) in zip(items, chunks):
+        for (ci, tile), pc in zip(items, pieces):
+            n, pos = pc.chunk.original, pc.at
             if len(results) in left:
                 results.append((ci, tile) + _run_one(ci, self.key, tile))
                 continue
