@@ -20,9 +20,11 @@ writes the cells of every chunk it takes and returns the indices of those it dec
 
 | the run | decoder |
 | --- | --- |
+| `TUNING.planned` off (the differential tests) | `Reference` |
 | no filters (a chunk is its cells) | `Reference` (a copy: nothing to plan) |
-| a pipeline `Planned` has a plan for (`planned_for`) | `Planned` |
+| a pipeline `Planned` has a plan for (`planned_for`; for a `clean` run, `tile_batch.chunk_plan`) | `Planned` |
 | anything else | `Reference` |
+| (`decode_tile`) one chunk of one tile asked alone | `Reference` (a plan costs more than it saves) |
 
 What the caller does with what `Planned` declines is always the same: `Reference` on those
 chunks. Whether `Planned` runs compiled kernels or their numpy twins is `compiled.py`'s

@@ -321,19 +321,12 @@ class _Deferred:
         self.fld, self.frag, self.fm, self.role, self.file_name = fld, frag, fm, role, file_name
 
 
-def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
-                    key: Optional[bytes], with_values: bool = True) -> Tuple[list, Buffer]:
-    """(values, raw bytes) of field `name` in one fragment."""
-    r = _fragment_values(document, array, frag, name, key, with_values)
-    assert not isinstance(r, _Deferred)
-    return r
-
-
 def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
                      key: Optional[bytes], with_values: bool = True, defer: bool = False,
                      roles: Optional[dict] = None):
-    """fragment_values; with `defer`, a fixed-size attribute's file is only located (its
-    tiles decoded later with other fragments'): a `_Deferred`. `roles` keeps the roles of
+    """(values, raw bytes) of field `name` in one fragment; with `defer`, a fixed-size
+    attribute's file is only located (its tiles decoded later with other fragments'): a
+    `_Deferred`. `roles` keeps the roles of
     such files across the fragments of one `values` call (`_shared_role`)."""
     fm = _metadata(document, array, frag)
     if fm.footer is None or not fm.footer.complete:
