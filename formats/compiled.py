@@ -37,23 +37,90 @@ import shutil
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, List, Optional
+
+
+def _cores() -> int:
+    """The cores this process may run on (at most 8: past that, the decode is bound by
+    memory bandwidth and the per-chunk Python)."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(8, n or 1))
 
 
 @dataclass(frozen=True)
 class Tuning:
-    """When compiled kernels pay for importing numba (and, on a first run, compiling)."""
+    """Every number that tunes the decode of TileDB tiles (`tiledb/decode.py`, `values`,
+    verify's tile batches): when compiled kernels pay for importing numba, how the work is
+    cut for the threads, what memory it may hold. None changes a result, only its speed and
+    memory; tests replace the object (`dataclasses.replace`) to reach the edge cases."""
 
     # decoded bytes of one job from which numba is loaded: below, importing it (~0.5 s)
     # costs more than numpy's slower loops on the whole job
     min_bytes: int = 1 << 20
+    # False: every chunk through the reference decoder (`tiledb/decode.py`), verify's tile
+    # batches off — what the differential tests compare the planned path with
+    planned: bool = True
     # fragments from which `values` reads them with the compiled bulk reader: below, the
     # Python path's per-file cost is small beside loading numba and batching
     min_files: int = 64
+    # decode threads (zstd, zlib, bz2, lz4, numpy, the kernels and the AES of
+    # `cryptography` release the GIL)
+    workers: int = field(default_factory=_cores)
+    # chunks from which a run is cut for the threads (fewer: one thread, no pool)
+    thread_min_chunks: int = 8
+    # stored chunks decoded between releases of their mapped pages (64 KiB chunks: 16 MiB);
+    # also the most chunks of one fused kernel call
+    release_every: int = 256
+    # kernel calls per thread at least, when there are enough chunks: a slow stretch holds
+    # up one call, not a fixed share of the file
+    runs_per_worker: int = 8
+    # a file of at most this many chunks is packed with others into one kernel call (a
+    # call costs some microseconds to set up), up to `pack_bytes` stored bytes a call
+    pack_chunks: int = 8
+    pack_bytes: int = 16 << 20
+    # encrypted chunks per thread's slice at most (a slow thread holds up less)
+    aes_slice: int = 128
+    # `values` of many fragments: deferred files are decoded together in batches of about
+    # this many stored bytes, decoded bytes or files (their mapped pages stay resident until
+    # the batch is decoded), each batch while the next one's fragments are read (`overlap`;
+    # False: one after the other, for A/B measurements)
+    batch_stored: int = 16 << 20
+    batch_decoded: int = 8 << 20
+    batch_files: int = 128
+    overlap: bool = True
+    # fragments located together (their tile offsets decoded together): fewer than
+    # FileSource keeps open (128), so each metadata file is read once
+    locate_batch: int = 32
+    # a format whose fragments did not read like its bulk plan is planned again this often
+    replans: int = 8
+    # `values --raw` of a var-sized field checks its offsets tiles this many bytes at a time
+    offsets_piece: int = 4 << 20
+    # the compiled bulk reader: fragments per batch, and the largest data file it reads
+    bulk_fragments: int = 32
+    bulk_file_limit: int = 1 << 20
+    # verify's tile batches: bytes of a file read at once, tiles per window (progress is
+    # reported at least this often), decoded tiles kept for the cell checks
+    window: int = 32 << 20
+    window_tiles: int = 65536
+    tile_cache: int = 256 << 20
+    # the numpy un-shuffle: equal-sized chunks per call (64 KiB chunks: 1 MiB, about L2),
+    # sizes grouped at once (a scratch array each), the largest chunk grouped
+    unshuffle_group: int = 32
+    unshuffle_sizes: int = 2
+    unshuffle_group_max: int = 1 << 20
+    # encrypted chunks decrypted before their lower filters run (bounds what is held)
+    aes_group: int = 32
+    # an output from this size on is written with streaming stores (past the caches)
+    stream_bytes: int = 16 << 20
 
 
 TUNING = Tuning()
+
+
+def tuned(**changes: Any) -> Tuning:
+    """`TUNING` with some numbers changed (tests put it in `TUNING`'s place)."""
+    return replace(TUNING, **changes)
 MIN_BYTES = TUNING.min_bytes   # a default size for callers that ask "once loaded, compiled?"
 
 _lock = threading.RLock()

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Set
 from . import engine
 from .context import Context
 from .dataset_fs import DatasetFS, LocalFS
-from .node import ERROR, Node
+from .node import Node
 from .remote import is_url, store_for
 from .source import ByteSource, BytesSource
 
@@ -130,9 +130,6 @@ class Document:
     # ---- results -----------------------------------------------------------------------
     def diagnostics(self) -> List[Node]:
         return engine.diagnostics(self.root) if self.root is not None else []
-
-    def has_errors(self) -> bool:
-        return any(n.status == ERROR for n in self.diagnostics())
 
     def coverage(self) -> Dict[str, tuple]:
         """{source name: (covered bytes, size)} for every file source."""

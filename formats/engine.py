@@ -154,7 +154,3 @@ def diagnostics(root: Node) -> List[Node]:
     """Every node with a warning or error, in tree order (lazy children are not expanded:
     they are built from already-validated arrays)."""
     return [n for n in root.walk() if n.status != OK]
-
-
-def has_errors(root: Node) -> bool:
-    return any(n.status == ERROR for n in root.walk())

@@ -16,7 +16,7 @@ Extensions (all optional, defaults keep the old behaviour):
   BIT_WIDTH_REDUCTION / POSITIVE_DELTA from 20)
 - `Stage.offsets` / `ChunkRun.offsets`: the u64 cell offsets RLE/DICTIONARY rebuilt (the
   offsets tile of such an attribute is written with 0 chunks)
-- `Stage.uninitialised`, `Stage.unverifiable`, `Stage.same_as(other)`: bytes libtiledb
+- `Stage.uninitialised`, `Stage.unverifiable`: bytes libtiledb
   leaves uninitialised (BIT_WIDTH_REDUCTION full-range window offsets), for comparing a
   forward stage with the stored one
 

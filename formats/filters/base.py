@@ -120,15 +120,6 @@ class Stage:
     # passed on (libtiledb ignores them too: `unread.py`)
     unread: int = 0
 
-    def same_as(self, other: "Stage") -> bool:
-        """Equal bytes (metadata and data), ignoring this stage's uninitialised ranges."""
-        a, b = bytearray(self.metadata_bytes), bytearray(other.metadata_bytes)
-        if len(a) != len(b) or self.data_bytes != other.data_bytes:
-            return False
-        for off, n in self.uninitialised:
-            a[off:off + n] = b[off:off + n]
-        return a == b
-
     @property
     def metadata_bytes(self) -> bytes:
         return b"".join(self.metadata)

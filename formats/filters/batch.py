@@ -5,7 +5,7 @@ attribute only needs the cell bytes. For the common pipelines — an optional BY
 BITSHUFFLE followed by one compressor (ZSTD, LZ4, GZIP, BZIP2 or another
 `CompressionFilter` that keeps the standard framing), or either alone — `reverse_into`
 decodes chunk after chunk without Stage objects: the compressor's own `decompress_part`
-(the same checks as `CompressionFilter.reverse`), then the un-shuffle of up to `GROUP`
+(the same checks as `CompressionFilter.reverse`), then the un-shuffle of up to `TUNING.unshuffle_group`
 equal-sized chunks in one vectorised call (`bits.byteunshuffle_rows` /
 `bits.bitunshuffle_rows`), written where the cells belong.
 
@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .. import compiled
 from ..tiledb.enums import FilterType
 from . import get, stage_infos
 from .base import DataInfo, FilterSpec
@@ -31,9 +32,6 @@ from .unread import metadata_decodes
 
 _UNSHUFFLE_ROWS = {FilterType.BYTESHUFFLE: byteunshuffle_rows,
                    FilterType.BITSHUFFLE: bitunshuffle_rows}
-GROUP = 32  # chunks un-shuffled per numpy call (64 KiB chunks: 1 MiB, about L2)
-_SIZES = 2  # chunk sizes grouped at once (a scratch array each)
-_GROUP_MAX = 1 << 20  # a bigger chunk is un-shuffled alone (bounds the scratch arrays)
 
 _II = struct.Struct("<II")
 _IIII = struct.Struct("<IIII")
@@ -108,6 +106,7 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
     if p is None:
         return list(range(len(chunks)))
     left: List[int] = []
+    tuning = compiled.TUNING
     comp, cspec, cinfo, esize = p.comp, p.spec, p.info, p.esize
     rows_fn = _UNSHUFFLE_ROWS[FilterType(p.shuffle)] if p.shuffle else byteunshuffle_rows
     is_bit = p.shuffle == FilterType.BITSHUFFLE
@@ -118,7 +117,7 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
         _bit_direct if p.shuffle == FilterType.BITSHUFFLE and \
         bitunshuffle_blocks.get(total) is not None else None
     md_cache: Dict[Any, Any] = {}
-    # pending groups of equal-sized chunks, one per size (at most `_SIZES`: the full chunks
+    # pending groups of equal-sized chunks, one per size (at most `unshuffle_sizes`: the full chunks
     # of many small fragments alternate with their short last chunks), rows anywhere in `out`
     groups: Dict[int, Tuple[np.ndarray, List[int], int]] = {}   # size -> rows, positions, slot
 
@@ -155,20 +154,20 @@ def reverse_into(specs: List[FilterSpec], info: DataInfo,
         if direct is not None:
             direct(np.frombuffer(plain, np.uint8, orig), esize, out[pos:pos + orig])
             continue
-        if orig < esize * 64 or orig > _GROUP_MAX:  # small or big chunk: alone
+        if orig < esize * 64 or orig > tuning.unshuffle_group_max:  # small or big chunk: alone
             src = np.frombuffer(plain, np.uint8, orig).reshape(1, orig)
             rows_fn(src, esize, out[pos:pos + orig].reshape(1, orig))
             continue
         g = groups.get(orig)
         if g is None:
-            if len(groups) == _SIZES:
+            if len(groups) == tuning.unshuffle_sizes:
                 flush(next(iter(groups)))   # the oldest size
-            slot = min(set(range(_SIZES)) - {v[2] for v in groups.values()})
-            g = groups[orig] = (_scratch(f"batch rows {slot}", (GROUP, orig), np.uint8), [], slot)
+            slot = min(set(range(tuning.unshuffle_sizes)) - {v[2] for v in groups.values()})
+            g = groups[orig] = (_scratch(f"batch rows {slot}", (tuning.unshuffle_group, orig), np.uint8), [], slot)
         rows, at, _slot = g
         rows[len(at)] = np.frombuffer(plain, np.uint8, orig)
         at.append(pos)
-        if len(at) == GROUP:
+        if len(at) == tuning.unshuffle_group:
             flush(orig)
     for size in list(groups):
         flush(size)

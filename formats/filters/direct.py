@@ -16,13 +16,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .. import compiled
 from ..tiledb.enums import FilterType
 from . import _run_for, fused, native
 from .base import DataInfo, FilterSpec, RunContext
 from .batch import Plan, plan, reverse_into
 from .strkernels import reverse_strings_into, string_filter, strings_stage
-
-GROUP = 32   # encrypted chunks decrypted before their lower filters run (bounds what is held)
 
 
 class DirectPlan:
@@ -94,10 +93,11 @@ def _aes(p: DirectPlan, key: bytes, chunks: Sequence[Chunk], out: np.ndarray) ->
         return _aes_native(p, key, chunks, out, fplan, kernel)
     if fplan is None:
         kernel = None
-    for g in range(0, len(chunks), GROUP):
+    group = compiled.TUNING.aes_group   # decrypted before their lower filters run
+    for g in range(0, len(chunks), group):
         plain: List[Chunk] = []
         where: List[int] = []
-        for i in range(g, min(g + GROUP, len(chunks))):
+        for i in range(g, min(g + group, len(chunks))):
             md, data, orig, pos = chunks[i]
             into = out[pos:pos + orig] if not below else None
             got = decrypt_chunk(aes, md, data, into)

@@ -190,9 +190,8 @@ def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
         scratch = np.empty(int(orig.max()) + _ENC_MAX + _TYPED_SLACK, np.uint8)
         typed_chunks(*args, plan.typed, scratch, status)
     else:
-        from .simd import STREAM_BYTES
         scratch = np.empty(int(orig.max()) if plan.shuffle else 0, np.uint8)
-        kernel(*args, plan.shuffle, plan.esize, scratch, status, out.nbytes >= STREAM_BYTES)
+        kernel(*args, plan.shuffle, plan.esize, scratch, status, out.nbytes >= compiled.TUNING.stream_bytes)
     return np.flatnonzero(status).tolist()
 
 

@@ -29,7 +29,6 @@ from numba.extending import intrinsic
 # a destination at least this large is written with streaming stores (`fused.decode_chunks`):
 # larger than the last-level caches of most machines, so regular stores would reach memory
 # anyway
-STREAM_BYTES = 16 << 20
 
 _BLOCK = 16    # elements per unshuffle step (one 16-byte vector per byte plane)
 _I8, _I32, _I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)

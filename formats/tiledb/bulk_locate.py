@@ -43,8 +43,6 @@ METADATA_FILE = "__fragment_metadata.tdb"
 
 # Fragments per batch (one bulk read, one kernel call each step), and the largest file the
 # bulk read takes (larger ones go the Python path, which maps them).
-BATCH_FRAGMENTS = 32
-FILE_LIMIT = 1 << 20
 
 # the generic tile header's size and where its persisted size, encryption type and
 # pipeline size are (`locate_kernels.footer_tiles`)
@@ -100,7 +98,7 @@ def plan_from(deferred: Any) -> Optional[Plan]:
     if loader is None or footer is None or not footer.complete or fm.encrypted or \
             role is None or role.part != "fixed" or fm.version is None:
         return None
-    if role.slot >= len(fm.file_sizes) or fm.file_sizes[role.slot] > FILE_LIMIT:
+    if role.slot >= len(fm.file_sizes) or fm.file_sizes[role.slot] > compiled.TUNING.bulk_file_limit:
         return None   # files this big: the Python path maps them
     data_fused = fused.fused_plan(role.specs, role.info) if role.specs else None
     if data_fused is None:
@@ -146,7 +144,8 @@ def run_batch(plan: Plan, folders: List[str], root: str) -> Batch:
     cells = np.zeros((n, 2), np.int64)
     kernel = fused.decoder(1 << 30)
     got = bulkread.read_files([f + os.sep + METADATA_FILE for f in folders] +
-                              [f + os.sep + plan.file_name for f in folders], FILE_LIMIT, root)
+                              [f + os.sep + plan.file_name for f in folders],
+                              compiled.TUNING.bulk_file_limit, root)
     if got is None or kernel is None:
         return Batch(status, cells, np.empty(0, np.uint8))
     from . import locate_kernels as K
@@ -247,7 +246,7 @@ class FastValues:
             self._submit()
         self.queued_plan = p
         self.queued.append((entry, frag, folder))
-        if len(self.queued) >= BATCH_FRAGMENTS:
+        if len(self.queued) >= compiled.TUNING.bulk_fragments:
             self._submit()
 
     def _submit(self) -> None:

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .. import compiled
 from ..findings import (
     CELL_COUNT,
     COORD_DOMAIN,
@@ -41,9 +42,10 @@ from ..status import Status
 from ..verify_tally import tally
 from . import tile_cache, writer_stats
 from .data_files import file_role, over_limit, tile_bounds, tile_offsets_for
+from .decode import decode_tile
 from .enums import Datatype, FilterType
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
-from .rawtile import TileError, chunk_table, decode_generic_tile, decode_tile_ex
+from .rawtile import TileError, chunk_table, decode_generic_tile
 from .tile_stats import var_extremes
 
 # False: the statistics, domain and MBR checks tile by tile, the reference the vectorised
@@ -140,7 +142,7 @@ def _decode_all(document, frag: Fragment, fm: FragmentMetadata, schema: ArraySch
         try:
             if over_limit(role, sum(c[0] for c in chunk_table(src, a, b)), i) is not None:
                 return None   # the chunk checks report it (size-over-limit): not decoded
-            data, rle = decode_tile_ex(src, a, b, role.specs, role.info, key)
+            data, rle = decode_tile(src, a, b, role.specs, role.info, key)
         except (TileError, Exception):  # noqa: BLE001 - reported by the chunk checks
             return None
         return _Tile(i, a, bytes(data), rle)
@@ -154,14 +156,13 @@ def _map_tiles(fn, items: List[int], stored: int) -> List[Optional[_Tile]]:
     """`fn` over the tiles, on a thread pool when there are many and they are not tiny
     (decoding releases the GIL; Python-bound tiny tiles would only fight over it); results
     in order."""
-    from .values import _WORKERS
-
-    if _WORKERS <= 1 or len(items) < 8 or stored < 16384 * len(items):
+    workers = compiled.TUNING.workers
+    if workers <= 1 or len(items) < 8 or stored < 16384 * len(items):
         return [fn(i) for i in items]
     from concurrent.futures import ThreadPoolExecutor
 
-    step = max(1, min(256, -(-len(items) // (4 * _WORKERS))))
-    with ThreadPoolExecutor(_WORKERS) as ex:
+    step = max(1, min(256, -(-len(items) // (4 * workers))))
+    with ThreadPoolExecutor(workers) as ex:
         parts = ex.map(lambda k: [fn(i) for i in items[k:k + step]], range(0, len(items), step))
         return [t for part in parts for t in part]
 
@@ -586,18 +587,18 @@ def _group_stats(groups: List[List[_Tile]], masks, dt: np.dtype):
     several (numpy's reductions run without the GIL), at most one group's temporaries per
     thread."""
     from .tile_stats import tile_stats
-    from .values import _WORKERS
+    workers = compiled.TUNING.workers
 
     def one(tiles: List[_Tile]):
         return tile_stats([t.data for t in tiles], [t.index for t in tiles],
                           [masks[t.index] for t in tiles], dt)
-    if _WORKERS <= 1 or len(groups) < 2:
+    if workers <= 1 or len(groups) < 2:
         for g in groups:
             yield one(g)
         return
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(min(_WORKERS, len(groups))) as ex:
+    with ThreadPoolExecutor(min(workers, len(groups))) as ex:
         yield from ex.map(one, groups)
 
 

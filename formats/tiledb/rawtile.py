@@ -3,14 +3,12 @@
 The annotated views (`tile.parse_tile`, `tile.parse_generic_tile`) build a node per field; the
 `values` command and the fragment-metadata model only need the decoded bytes, so they use
 these helpers, which read the same on-disk layout (format_spec/tile.md, generic_tile.md) with
-`struct` and run the same filters (`formats.filters.reverse_chunk`)."""
+`struct`; the chunks are decoded by `decode.py`."""
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
-import numpy as np
-
-from ..filters import DataInfo, FilterSpec, RunContext, reverse_chunk
+from ..filters import DataInfo, FilterSpec
 from .tile_layout import CHUNK_HEADER, GENERIC_HEADER, NUM_CHUNKS
 
 GT_HEAD_SIZE = GENERIC_HEADER.size  # 34
@@ -24,9 +22,20 @@ class TileError(Exception):
         self.offset = offset
 
 
-def chunk_table(source, offset: int, end: int) -> List[Tuple[int, int, int, int, int]]:
-    """[(original length, filtered length, md offset, md length, data offset)] of the bare tile
-    at `offset` (which must end by `end`)."""
+class Chunk(NamedTuple):
+    """One chunk of a bare tile as its header gives it (format_spec/tile.md): its cells'
+    length, its stored (filtered) length, where its filter metadata and its data lie (offsets
+    in the tile's source)."""
+
+    original: int
+    filtered: int
+    md_offset: int
+    md_length: int
+    data_offset: int
+
+
+def chunk_table(source, offset: int, end: int) -> List[Chunk]:
+    """The chunks of the bare tile at `offset` (which must end by `end`)."""
     end = min(end, source.size)
     head, entry = NUM_CHUNKS.size, CHUNK_HEADER.size
     if offset + head > end:
@@ -48,13 +57,12 @@ def chunk_table(source, offset: int, end: int) -> List[Tuple[int, int, int, int,
         if data + filt > end:
             raise TileError(f"tile at {offset}: chunk at {pos} ({mdl} B metadata + {filt} B data) "
                             f"runs past the tile end {end}", pos)
-        out.append((orig, filt, md, mdl, data))
+        out.append(Chunk(orig, filt, md, mdl, data))
         pos = data + filt
     return out
 
 
-def exact_chunk_table(source, start: int, size: int, end: int
-                      ) -> Optional[List[Tuple[int, int, int, int, int]]]:
+def exact_chunk_table(source, start: int, size: int, end: int) -> Optional[List[Chunk]]:
     """`chunk_table` of the bare tile at `start` when it reads cleanly and its chunks fill
     exactly its `size` bytes (which must end by `end`); None otherwise (the caller then
     parses the tile field by field, so the problem shows where it is)."""
@@ -66,52 +74,6 @@ def exact_chunk_table(source, start: int, size: int, end: int
         return None
     last = table[-1][4] + table[-1][1] if table else start + NUM_CHUNKS.size
     return table if last == start + size else None
-
-
-def decode_tile(source, offset: int, end: int, specs: List[FilterSpec], info: DataInfo,
-                key: Optional[bytes] = None) -> bytes:
-    """The cell bytes of the bare tile at `offset`, every filter reversed."""
-    return decode_tile_ex(source, offset, end, specs, info, key)[0]
-
-
-def decode_tile_ex(source, offset: int, end: int, specs: List[FilterSpec], info: DataInfo,
-                   key: Optional[bytes] = None) -> Tuple[bytes, Optional[bytes]]:
-    """(cell bytes, u64 cell offsets relative to the tile or None): the offsets are what
-    RLE / DICTIONARY rebuild from var-sized strings (their offsets tile has 0 chunks)."""
-    table = chunk_table(source, offset, end)
-    return join_chunks([_decode_chunk(source, c, specs, info, key, i)
-                        for i, c in enumerate(table)])
-
-
-def join_chunks(decoded: List[Tuple[bytes, Optional[bytes]]]) -> Tuple[bytes, Optional[bytes]]:
-    """A tile's (cells, offsets) from its chunks' (cells, offsets RLE/DICTIONARY rebuilt)."""
-    if len(decoded) == 1:
-        return decoded[0]
-    parts, offs, total = [], [], 0
-    for cells, o in decoded:
-        if o is not None:
-            arr = np.frombuffer(o, "<u8")
-            if total and len(arr) and int(arr[0]) == 0:
-                arr = arr + np.uint64(total)  # chunk-relative: make tile-relative
-            offs.append(arr.tobytes())
-        parts.append(cells)
-        total += len(cells)
-    return b"".join(parts), (b"".join(offs) if offs else None)
-
-
-def _decode_chunk(source, c, specs, info, key, i) -> Tuple[bytes, Optional[bytes]]:
-    orig, filt, md, mdl, data = c
-    if not specs:
-        if orig != filt:
-            raise TileError(f"chunk {i + 1}: no filters, yet {filt} B stored for {orig} B",
-                            md - CHUNK_HEADER.size)
-        return source.read(data, filt), None
-    run = reverse_chunk(specs, source.read(md, mdl) if mdl else b"", source.read(data, filt), info,
-                        RunContext(key, orig))
-    cells = run.cells
-    if run.error is not None or cells is None:
-        raise TileError(f"chunk {i + 1}: {run.error}", data)
-    return cells, run.offsets
 
 
 def peek_generic_tile(source, offset: int) -> Optional[Tuple[int, int, int, bool, int]]:
@@ -166,4 +128,6 @@ def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tup
     if declared > MAX_GENERIC_DECODE:
         raise TileError(f"generic tile at {offset}: its chunks declare {declared} unfiltered "
                         f"bytes, over the {MAX_GENERIC_DECODE}-byte limit: not decoded", offset)
-    return decode_tile(source, start, start + persisted, specs, DataInfo(4, 1, "generic"), key), enc
+    from .decode import decode_tile
+    return decode_tile(source, start, start + persisted, specs, DataInfo(4, 1, "generic"),
+                       key)[0], enc

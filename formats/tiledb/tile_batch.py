@@ -15,19 +15,18 @@ forward that raises would be one, and that depends on the filter options alone, 
 `verify` checks on the first tile of the file through the per-chunk path (`needs_probe`)."""
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional
 
 import numpy as np
 
-from ..filters import DataInfo, FilterSpec, forward_kernels, fused, get
+from .. import compiled
+from ..filters import DataInfo, FilterSpec, forward_kernels, get
 from ..filters import batch as filter_batch
 from ..filters.compression import CompressionFilter
 from ..filters.unread import unread_metadata
 from .data_files import DataFileRole
 from .enums import FilterType
 
-ENABLED = True      # False: every tile through the per-chunk path (the tests compare the two)
-WINDOW = 32 << 20   # bytes of the file read at once: memory bounded whatever the file size
 _HEAD = 8 + 12      # Num chunks (u64), then one chunk header (u32 orig, filt, md length)
 _PARTS_MD = 16      # a compressor's metadata for one data part: counts (0, 1), (orig, comp)
 
@@ -53,7 +52,6 @@ def simple(role: DataFileRole) -> bool:
     return not role.specs or _lone_codec(role.specs) is not None
 
 
-WINDOW_TILES = 65536   # tiles per window: progress is reported at least this often
 
 
 class Window:
@@ -75,7 +73,7 @@ def decode_run(source, offsets: np.ndarray, ends: np.ndarray, role: DataFileRole
     n = len(offsets)
     if not n:
         return
-    if not ENABLED or not simple(role) or not hasattr(source, "path"):
+    if not compiled.TUNING.planned or not simple(role) or not hasattr(source, "path"):
         yield Window(0, [None] * n, 0)
         return
     offs = np.asarray(offsets, dtype=np.int64)
@@ -87,8 +85,8 @@ def decode_run(source, offsets: np.ndarray, ends: np.ndarray, role: DataFileRole
     i = 0
     while i < n:
         # the tiles whose bytes fit in one window from tile i (at least tile i)
-        j = int(np.searchsorted(ends_a, offs[i] + WINDOW, side="right"))
-        j = min(max(j, i + 1), i + WINDOW_TILES)
+        j = int(np.searchsorted(ends_a, offs[i] + compiled.TUNING.window, side="right"))
+        j = min(max(j, i + 1), i + compiled.TUNING.window_tiles)
         lo, hi = int(offs[i]), int(max(ends_a[i:j].max(), offs[i]))
         view = source.view(lo, hi - lo)
         w = _decode_window(np.frombuffer(view, np.uint8), lo, offs[i:j], ends_a[i:j], role, i,
@@ -179,7 +177,7 @@ def chunk_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[filter_batch
     the options alone — the caller checks each file's first chunk the per-chunk way first
     (a probe). [DELTA or DOUBLE_DELTA, lone compressor]: their writer rules are checked as
     the chunks decode (`_checked_typed_plan`). Everything else: no plan."""
-    if not ENABLED or not specs:
+    if not compiled.TUNING.planned or not specs:
         return None
     if len(specs) == 2 and specs[0].type in _TYPED and _lone_codec(specs[1:]) is not None:
         return _checked_typed_plan(specs, info)
@@ -249,36 +247,3 @@ def plan_metadata(p: filter_batch.Plan) -> int:
     if p.comp is None:
         return 8
     return 8 + 8 * (2 if p.esize or p.typed is not None else 1)
-
-
-Chunk = Tuple[object, object, int, int]   # (metadata, filtered data, original length, at)
-
-
-def decode_chunks(specs: List[FilterSpec], info: DataInfo, p: filter_batch.Plan,
-                  chunks: Sequence[Chunk], out: np.ndarray, pool=None,
-                  workers: int = 1) -> List[int]:
-    """`reverse_into` over `chunks` into `out`: on `pool` in `workers` slices of consecutive
-    chunks (one call per thread: the codecs and compiled un-shuffles run without the GIL,
-    the per-chunk Python in each call is all there is to share), else in this thread.
-    Returns the indices of the chunks left for the per-chunk path."""
-    n = len(chunks)
-    # the fused kernel decodes, it does not check: not for a plan that checks as it decodes
-    fplan = fused.fused_plan(specs, info) if p.typed is None else None
-    kernel = fused.decoder(sum(c[2] for c in chunks)) if fplan is not None else None
-
-    def run(part: Sequence[Chunk]) -> List[int]:
-        if kernel is None or fplan is None:
-            return filter_batch.reverse_into(specs, info, part, out, p)
-        # the fused kernel first (no GIL); what it leaves through reverse_into as before
-        rest = fused.decode_packed(kernel, fplan, part, out)
-        if not rest:
-            return []
-        left = filter_batch.reverse_into(specs, info, [part[i] for i in rest], out, p)
-        return [rest[i] for i in left]
-    if pool is None or workers <= 1 or n < 2 * workers:
-        return run(chunks)
-    step = -(-n // workers)
-
-    def part(a: int) -> List[int]:
-        return [a + i for i in run(chunks[a:a + step])]
-    return [i for left in pool.map(part, range(0, n, step)) for i in left]

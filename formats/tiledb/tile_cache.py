@@ -13,14 +13,14 @@ from __future__ import annotations
 import contextvars
 from typing import Dict, Hashable, Optional, Tuple
 
-BUDGET = 256 << 20
+from .. import compiled
 
 Decoded = Tuple[bytes, Optional[bytes]]   # (cells, offsets RLE/DICTIONARY rebuilt)
 
 
 class TileCache:
-    def __init__(self, budget: int = BUDGET):
-        self.budget = budget
+    def __init__(self, budget: Optional[int] = None):
+        self.budget = compiled.TUNING.tile_cache if budget is None else budget
         self.held = 0
         self.tiles: Dict[Hashable, Decoded] = {}
         self.hits = 0

@@ -21,9 +21,10 @@ import numpy as np
 
 from .cells import BYTE_LIST_TYPES, TEXT_ENCODINGS
 from .data_files import DataFileRole, file_role, over_limit, tile_bounds, tile_offsets_for
+from .decode import decode_tile
 from .enums import DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS, VAR_NUM, Datatype, datatype_size, numpy_dtype
 from .model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
-from .rawtile import TileError, chunk_table, decode_tile_ex
+from .rawtile import TileError, chunk_table
 
 PART_SUFFIX = {"fixed": "", "var": "_var", "validity": "_validity"}
 NAT = -(2 ** 63)
@@ -282,7 +283,7 @@ def decode_part(document, where: FieldTile, part: str, key: Optional[bytes] = No
     over = over_limit(role, sum(c[0] for c in chunk_table(src, start, end)), i)
     if over:
         raise TileError(f"{name}: tile {i + 1}: {over}", start)
-    data, rle = decode_tile_ex(src, start, end, role.specs, role.info, key)
+    data, rle = decode_tile(src, start, end, role.specs, role.info, key)
     return data, rle, name
 
 

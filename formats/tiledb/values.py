@@ -24,9 +24,6 @@ import numpy as np
 
 from .. import compiled
 from ..context import Context
-from ..filters import fused
-from ..filters.batch import plan, reverse_into
-from ..filters.direct import decode_into, direct_plan
 from ..remote import is_url
 from ..source import BytesSource, FileSource
 from . import fragment_metadata
@@ -38,6 +35,7 @@ from .data_files import (
     over_limit,
     tile_offsets_for,
 )
+from .decode import Piece, Run, decode
 from .dense_coords import fragment_dense_coords
 from .fragment_model import SlotArrays, prefetch_u64s
 from .legacy_coords import dimension_values
@@ -49,24 +47,7 @@ from .model import (
     TileDBArray,
     TileDBContext,
 )
-from .rawtile import TileError, _decode_chunk, chunk_table
-
-# Decode chunks on every core when there are many (zstd, zlib, bz2, lz4, numpy and the AES
-# of `cryptography` release the GIL).
-_THREAD_MIN_CHUNKS = 8
-_WORKERS = max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else (os.cpu_count() or 1)))
-
-
-# Deferred files are decoded together in batches of about this many stored bytes (their
-# mapped pages stay resident until the batch is decoded), decoded bytes or files: small
-# batches, so that each is decoded while the next one's fragments are read (`_values`).
-_BATCH_STORED = 16 << 20
-_BATCH_DECODED = 8 << 20
-_BATCH_FILES = 128
-# False: each batch decoded before the next one is read (for A/B measurements)
-_OVERLAP = True
-
+from .rawtile import TileError, chunk_table
 
 # Data files up to this size are read whole when located (and dropped once decoded: what
 # FileSource would read with one pread anyway, there mapped beyond it);
@@ -74,10 +55,6 @@ _OVERLAP = True
 # libtiledb keeps of a loaded fragment too).
 _HELD_MAX = FileSource.PREAD_MAX
 _HELD_META = 16 << 10
-
-# Deferred fragments are located (their tile offsets decoded together) this many at a time:
-# fewer than FileSource keeps open, so each metadata file is read once.
-_LOCATE_BATCH = FileSource.MAX_MAPPED // 4
 
 
 class ValuesError(Exception):
@@ -137,6 +114,7 @@ def _collections_paused() -> Iterator[None]:
 
 def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
             with_values: bool) -> List[dict]:
+    tuning = compiled.TUNING
     out: List[dict] = []
     pending: List[Tuple[dict, _Deferred]] = []          # to locate
     deferred: List[Tuple[dict, _FileJob, Any]] = []     # located, to decode
@@ -145,7 +123,7 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
     frags = sorted(array.fragments, key=lambda f: f.order_key())
     # many fragments: those read like one the Python path read go through the kernels
     # (bulk_locate.py); what they hand back is read here after
-    fast = FastValues(document, _WORKERS, with_values) \
+    fast = FastValues(document, compiled.TUNING.workers, with_values) \
         if FastValues.available(len(frags)) else None
     # A full batch is decoded on a thread of its own while the next one's fragments are
     # read: their metadata is Python under the GIL, the decode mostly compiled code without
@@ -167,15 +145,15 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
             if fast is not None and fast.learn(r):
                 replanned.add(frag.version)
             pending.append((entry, r))
-            if len(pending) < _LOCATE_BATCH:
+            if len(pending) < tuning.locate_batch:
                 return
             stored += _locate_pending(document, pending, deferred)
             pending = []
-            if stored >= _BATCH_STORED or len(deferred) >= _BATCH_FILES or \
-                    sum(job.size for _e, job, _f in deferred) >= _BATCH_DECODED:
+            if stored >= tuning.batch_stored or len(deferred) >= tuning.batch_files or \
+                    sum(job.size for _e, job, _f in deferred) >= tuning.batch_decoded:
                 if in_flight is not None:
                     in_flight.result()
-                if _OVERLAP:
+                if tuning.overlap:
                     in_flight = finisher.submit(_finish, deferred, key, with_values)
                 else:
                     _finish(deferred, key, with_values)
@@ -213,7 +191,7 @@ def _read_handed_back(fast: FastValues, left: list, read, replanned: set) -> Non
         entry, frag, status = left.pop(0)
         replanned.discard(frag.version)
         read(entry, frag)
-        if status != 1 or frag.version not in replanned or rounds >= _REPLANS:
+        if status != 1 or frag.version not in replanned or rounds >= compiled.TUNING.replans:
             continue
         rounds += 1
         keep = []
@@ -227,7 +205,6 @@ def _read_handed_back(fast: FastValues, left: list, read, replanned: set) -> Non
 
 
 # New plans tried on handed-back fragments, at most (each costs one batch round)
-_REPLANS = 8
 
 
 def _locate_pending(document, pending: List[Tuple[dict, "_Deferred"]],
@@ -344,19 +321,12 @@ class _Deferred:
         self.fld, self.frag, self.fm, self.role, self.file_name = fld, frag, fm, role, file_name
 
 
-def fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
-                    key: Optional[bytes], with_values: bool = True) -> Tuple[list, Buffer]:
-    """(values, raw bytes) of field `name` in one fragment."""
-    r = _fragment_values(document, array, frag, name, key, with_values)
-    assert not isinstance(r, _Deferred)
-    return r
-
-
 def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
                      key: Optional[bytes], with_values: bool = True, defer: bool = False,
                      roles: Optional[dict] = None):
-    """fragment_values; with `defer`, a fixed-size attribute's file is only located (its
-    tiles decoded later with other fragments'): a `_Deferred`. `roles` keeps the roles of
+    """(values, raw bytes) of field `name` in one fragment; with `defer`, a fixed-size
+    attribute's file is only located (its tiles decoded later with other fragments'): a
+    `_Deferred`. `roles` keeps the roles of
     such files across the fragments of one `values` call (`_shared_role`)."""
     fm = _metadata(document, array, frag)
     if fm.footer is None or not fm.footer.complete:
@@ -441,17 +411,15 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
     return cell_values(fld.datatype, fld.cell_val_num, None, offsets, var, validity), var
 
 
-# `values --raw` of a var-sized field checks the offsets tiles a few MiB at a time (they are
-# not part of the output: never all held beside the var bytes)
-_OFFSETS_PIECE = 4 << 20
 
 
 def _offsets_pieces(job: "_FileJob", key, whole: bool) -> Iterable[Tuple[int, int, Any]]:
     """The offsets file of `job` decoded: [(first tile, end tile, their decoded bytes)],
-    the whole file at once or (not `whole`) in pieces of about `_OFFSETS_PIECE` bytes, each
+    the whole file at once or (not `whole`) in pieces of about `TUNING.offsets_piece` bytes (they are not
+    part of the output: never all held beside the var bytes), each
     dropped once the next is asked for (a generator). A piece that fails is decoded again
     with the whole file, for the error as the whole file reports it (ValuesError)."""
-    if whole or job.size <= _OFFSETS_PIECE:
+    if whole or job.size <= compiled.TUNING.offsets_piece:
         _decode_jobs([job], key)
         if job.error is not None:
             raise ValuesError(job.error)
@@ -465,13 +433,14 @@ def _pieces(job: "_FileJob", key) -> Iterator[Tuple[int, int, Any]]:
     while t0 < len(job.bounds):
         base = job.bounds[t0][0]
         t1 = t0 + 1
-        while t1 < len(job.bounds) and job.bounds[t1][1] - base <= _OFFSETS_PIECE:
+        while t1 < len(job.bounds) and job.bounds[t1][1] - base <= compiled.TUNING.offsets_piece:
             t1 += 1
         m = n
-        while m < len(job.chunks) and job.chunks[m][0] < t1:
+        while m < len(job.chunks) and job.chunks[m].tile < t1:
             m += 1
         sub = _FileJob(job.file_name, job.src, job.role,
-                       [(t - t0, ci, c, at - base) for t, ci, c, at in job.chunks[n:m]],
+                       [pc._replace(at=pc.at - base, tile=pc.tile - t0)
+                        for pc in job.chunks[n:m]],
                        [(a - base, b - base) for a, b in job.bounds[t0:t1]],
                        job.bounds[t1 - 1][1] - base)
         _decode_jobs([sub], key)
@@ -496,11 +465,11 @@ def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, fi
 
 
 class _FileJob:
-    """One data file of one fragment with its chunks located: (tile, chunk index, chunk,
-    position in the file's cells) each; decoded by `_decode_jobs` into `buf[base:base+size]`;
+    """One data file of one fragment with its chunks located (`decode.Piece`s, positioned
+    in the file's cells); decoded by `_decode_jobs` into `buf[base:base+size]`;
     `error` is the first chunk's error, in file order."""
 
-    def __init__(self, file_name: str, src, role, chunks: list, bounds: List[Tuple[int, int]],
+    def __init__(self, file_name: str, src, role, chunks: List[Piece], bounds: List[Tuple[int, int]],
                  size: int):
         self.file_name, self.src, self.role = file_name, src, role
         self.chunks, self.bounds, self.size = chunks, bounds, size
@@ -547,7 +516,7 @@ def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str
         raise ValuesError(f"{file_name}: tile {beyond + 1} offset {offs[beyond]} is beyond the "
                           f"file ({size} bytes)")
     ends = offs[1:] + [size]   # a tile ends where the next starts (data_files.tile_bounds)
-    chunks = []   # (tile, chunk index, chunk, output position)
+    chunks: List[Piece] = []   # (output position: in the file's cells)
     bounds: List[Tuple[int, int]] = []
     pos = 0
     for i, (a, b) in enumerate(zip(offs, ends)):
@@ -559,8 +528,8 @@ def _locate(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str
             raise ValuesError(f"{file_name}: tile {i + 1}: {e}")
         start = pos
         for ci, c in enumerate(table):
-            chunks.append((i, ci, c, pos))
-            pos += c[0]
+            chunks.append(Piece(src, c, pos, i, ci))
+            pos += c.original
         over = over_limit(role, pos - start, i)   # checked before anything is allocated
         if over:
             raise ValuesError(f"{file_name}: tile {i + 1}: {over}")
@@ -592,257 +561,33 @@ _PIPELINE_KEYS: dict = {}
 
 def _decode_jobs(jobs: List[_FileJob], key) -> None:
     """Decode every chunk of every job into one buffer (each job's cells contiguous, in job
-    order): the common pipelines in batches (`filters.batch`), over every core when there
-    are many chunks, then what the batch path left, chunk by chunk. Errors are recorded on
-    the job (the first failing chunk in file order), never raised."""
-    live = [j for j in jobs if j.chunks]   # chunks of 0 bytes too: RLE / DICTIONARY offsets
+    order): one `decode.Run` per pipeline, decoded by the decoder `decode.choose` picks (what
+    it declines by the reference). Errors are recorded on the job (the first failing chunk
+    in file order), never raised."""
+    live = [j for j in jobs if j.size]
     total = sum(j.size for j in live)
     compiled.prepare(total)   # the filters' kernels run chunk by chunk (64 KiB pieces)
     buf = np.empty(total, np.uint8)  # large: numpy asks for huge pages (few page faults)
     base = 0
+    groups: dict = {}
     for j in live:
         j.buf, j.base = buf, base
         base += j.size
-    groups: dict = {}
-    for j in live:
         groups.setdefault(_pipeline_key(j.role), []).append(j)
-    rest: List[Tuple[_FileJob, int]] = []   # (job, chunk number) for the general path
-    kernel = fused.decoder(total)
     for js in groups.values():
         role = js[0].role
-        fplan = fused.fused_plan(role.specs, role.info) if kernel is not None else None
-        if kernel is not None and fplan is not None:
-            rest += _decode_fused(kernel, fplan, js, buf)
-            continue
-        p = plan(role.specs, role.info) if role.specs else None
-        if p is None:
-            rest += [(j, n) for j in js for n in range(len(j.chunks))]
-            continue
-        fast, owner = [], []
-        for j in js:
-            whole = j.src.view(0, j.src.size)  # chunk tables checked every range against it
-            fast += [(whole[c[2]:c[2] + c[3]], whole[c[4]:c[4] + c[1]], c[0], j.base + at)
-                     for _t, _ci, c, at in j.chunks]
-            owner += [(j, n) for n in range(len(j.chunks))]
-        if len(fast) >= 4 * _THREAD_MIN_CHUNKS and _WORKERS > 1:
-            step = -(-len(fast) // _WORKERS)
-            with ThreadPoolExecutor(_WORKERS) as ex:
-                lefts = list(ex.map(lambda a: [a + i for i in _reverse_released(
-                    role, fast[a:a + step], owner[a:a + step], buf, p)],
-                    range(0, len(fast), step)))
-            left = [i for part in lefts for i in part]
-        else:
-            left = _reverse_released(role, fast, owner, buf, p)
-        rest += [owner[i] for i in left]
-    rest = _decode_direct(rest, buf, key)
-
-    def run(item):
-        j, n = item
-        t, ci, c, at = j.chunks[n]
-        try:
-            cells, o = _decode_chunk(j.src, c, j.role.specs, j.role.info, key, ci)
-        except TileError as e:
-            return f"{j.file_name}: tile {t + 1}: {e}", None
-        if len(cells) != c[0]:
-            return (f"{j.file_name}: tile {t + 1} chunk {ci + 1}: {len(cells)} bytes decoded, "
-                    f"its header says {c[0]}"), None
-        buf[j.base + at:j.base + at + len(cells)] = np.frombuffer(cells, np.uint8)
-        return None, o
-    if len(rest) >= _THREAD_MIN_CHUNKS and _WORKERS > 1:
-        # a few slices per thread, not a future per chunk (that overhead, under the GIL,
-        # cost more than the codec work the threads share)
-        step = -(-len(rest) // (4 * _WORKERS))
-        with ThreadPoolExecutor(_WORKERS) as ex:
-            parts = list(ex.map(lambda a: [run(item) for item in rest[a:a + step]],
-                                range(0, len(rest), step)))
-        results = [r for part in parts for r in part]
-    else:
-        results = [run(item) for item in rest]
-    for (j, n), (err, o) in zip(rest, results):
-        if err is not None:
-            j.fail(n, err)
-        elif o is not None:
-            t, _ci, _c, at = j.chunks[n]
-            arr = np.frombuffer(o, "<u8")
-            rel = at - j.bounds[t][0]
-            if rel and len(arr) and int(arr[0]) == 0:
-                arr = arr + np.uint64(rel)   # chunk-relative: make tile-relative
-            j.toffs[t].append(arr)
-
-
-# Stored chunks decoded between releases of their mapped pages (64 KiB chunks: 16 MiB).
-_RELEASE_EVERY = 256
-
-
-# A file of at most this many chunks is packed with others into one kernel call: a call
-# costs some microseconds to set up, a thousand one-chunk fragments a thousand calls.
-_PACK_CHUNKS = 8
-_PACK_BYTES = 16 << 20   # stored bytes packed into one call at most
-
-
-Segment = Tuple[_FileJob, int, int]   # chunks a..b of a job
-
-
-def _fused_runs(jobs: List[_FileJob], most: int = _RELEASE_EVERY) -> List[List[Segment]]:
-    """The kernel calls for `jobs`: a big file's chunks in runs of `most` (at most
-    `_RELEASE_EVERY`), small files' chunks packed together up to `most` chunks or
-    `_PACK_BYTES`."""
-    runs: List[List[Segment]] = []
-    packed: List[Segment] = []
-    count = stored = 0
-    for j in jobs:
-        n = len(j.chunks)
-        if n > _PACK_CHUNKS:
-            runs += [[(j, a, min(a + most, n))] for a in range(0, n, most)]
-            continue
-        first, last = j.chunks[0][2], j.chunks[-1][2]
-        packed.append((j, 0, n))
-        count += n
-        stored += last[4] + last[1] - first[2]
-        if count >= most or stored >= _PACK_BYTES:
-            runs.append(packed)
-            packed, count, stored = [], 0, 0
-    if packed:
-        runs.append(packed)
-    return runs
-
-
-def _decode_run(kernel, fplan: fused.FusedPlan, run: List[Segment], buf: np.ndarray
-                ) -> List[Tuple[_FileJob, int]]:
-    """One kernel call over `run`: one file's chunks read in place, or several small
-    files' chunk bytes laid end to end in one buffer (copied: cheaper than a call each).
-    The stored pages are released after. Returns the chunks left to the general path."""
-    if len(run) == 1:
-        j, a, b = run[0]
-        items = j.chunks[a:b]
-        src = j.src.view(0, j.src.size)
-        chunks = [c for _t, _ci, c, _at in items]
-        owners = [(j, a + i) for i in range(b - a)]
-    else:
-        blob = bytearray()
-        chunks, owners = [], []
-        for j, a, b in run:
-            first, last = j.chunks[a][2], j.chunks[b - 1][2]
-            lo, hi = first[2], last[4] + last[1]
-            shift = len(blob) - lo
-            blob += j.src.view(lo, hi - lo)
-            chunks += [(c[0], c[1], c[2] + shift, c[3], c[4] + shift)
-                       for _t, _ci, c, _at in j.chunks[a:b]]
-            owners += [(j, a + i) for i in range(b - a)]
-        src = blob
-    positions = [o[0].base + o[0].chunks[o[1]][3] for o in owners]
-    left = [owners[i] for i in fused.decode_chunks(kernel, fplan, src, chunks, positions, buf)]
-    for j, a, b in run:
-        release = getattr(j.src, "release", None)
-        if release is not None:
-            first, last = j.chunks[a][2], j.chunks[b - 1][2]
-            release(first[2], last[4] + last[1] - first[2])
-    return left
-
-
-# Runs per thread at least, when there are enough chunks: the threads take the next run as
-# they finish one, so a slow stretch (a codec slower on some data, a core taken by another
-# process) holds up one run, not a fixed share of the file.
-_RUNS_PER_WORKER = 8
-
-
-def _decode_fused(kernel, fplan: fused.FusedPlan, jobs: List[_FileJob], buf: np.ndarray
-                  ) -> List[Tuple[_FileJob, int]]:
-    """The chunks of `jobs` through the fused kernel (`filters.fused`): each run
-    (`_fused_runs`) one GIL-free call, the runs taken by every core in turn. Returns the
-    chunks the kernel left to the general path, in order."""
-    nchunks = sum(len(j.chunks) for j in jobs)
-    if _WORKERS == 1 or nchunks < 4 * _THREAD_MIN_CHUNKS:
-        runs = _fused_runs(jobs)
-        return [item for run in runs for item in _decode_run(kernel, fplan, run, buf)]
-    most = min(_RELEASE_EVERY, max(_THREAD_MIN_CHUNKS,
-                                   -(-nchunks // (_RUNS_PER_WORKER * _WORKERS))))
-    runs = _fused_runs(jobs, most)
-    with ThreadPoolExecutor(_WORKERS) as ex:
-        return [item for left in ex.map(lambda run: _decode_run(kernel, fplan, run, buf), runs)
-                for item in left]
-
-
-def _reverse_released(role, fast: list, owner: List[Tuple[_FileJob, int]], buf: np.ndarray,
-                      p) -> List[int]:
-    """`reverse_into` over `fast` a run of chunks at a time, each run's stored bytes then
-    dropped from resident memory (`FileSource.release`): a data file read once is never all
-    resident beside the decoded cells (the pages stay in the page cache)."""
-    left: List[int] = []
-    for a in range(0, len(fast), _RELEASE_EVERY):
-        left += [a + i for i in reverse_into(role.specs, role.info,
-                                             fast[a:a + _RELEASE_EVERY], buf, p)]
-        _release(owner[a:a + _RELEASE_EVERY])
-    return left
-
-
-def _release(items: List[Tuple[_FileJob, int]]) -> None:
-    spans: dict = {}   # job -> (first stored byte, end) of its chunks among `items`
-    for j, n in items:
-        c = j.chunks[n][2]
-        lo, hi = spans.get(id(j), (j, c[2], c[4] + c[1]))[1:]
-        spans[id(j)] = (j, min(lo, c[2]), max(hi, c[4] + c[1]))
-    for j, lo, hi in spans.values():
-        release = getattr(j.src, "release", None)
-        if release is not None:
-            release(lo, hi - lo)
-
-
-def _decode_direct(rest: List[Tuple[_FileJob, int]], buf: np.ndarray, key
-                   ) -> List[Tuple[_FileJob, int]]:
-    """Decode what `filters.direct` can of the chunks the batch path left (encrypted
-    pipelines; RLE / DICTIONARY var-string tiles) straight into `buf`, over every core when
-    there are many; the rest is returned for the general path. A string tile some chunk of
-    which is left goes to the general path whole (its rebuilt offsets stay in chunk order)."""
-    groups: dict = {}
-    keys: dict = {}   # job -> its pipeline key (a repr: made once per job)
-    for item in rest:
-        k = keys.get(id(item[0]))
-        if k is None:
-            k = keys[id(item[0])] = _pipeline_key(item[0].role)
-        groups.setdefault(k, []).append(item)
-    out: List[Tuple[_FileJob, int]] = []
-    for items in groups.values():
-        role = items[0][0].role
-        p = direct_plan(role.specs, role.info) if role.specs else None
-        if p is None:
-            out += items
-            continue
-        chunks = []
-        views: dict = {}
-        for j, n in items:
-            _t, _ci, c, at = j.chunks[n]
-            v = views.get(id(j))
-            if v is None:
-                v = views[id(j)] = j.src.view(0, j.src.size)
-            chunks.append((v[c[2]:c[2] + c[3]], v[c[4]:c[4] + c[1]], c[0], j.base + at))
-        step = max(1, -(-len(chunks) // _WORKERS))
-        if p.kind == "aes":   # smaller slices: a slow thread holds up less
-            step = max(1, min(step, 128))
-        starts = list(range(0, len(chunks), step))
-
-        def part(a: int, p=p, chunks=chunks, step=step):
-            return decode_into(p, key, chunks[a:a + step], buf)
-        if len(starts) > 1 and _WORKERS > 1:
-            with ThreadPoolExecutor(_WORKERS) as ex:
-                results = list(ex.map(part, starts))
-        else:
-            results = [part(a) for a in starts]
-        left: set = set()
-        offs: dict = {}
-        for a, (lft, o) in zip(starts, results):
-            left.update(a + i for i in lft)
-            offs.update((a + i, v) for i, v in o.items())
-        if p.kind != "strings":
-            out += [items[i] for i in sorted(left)]
-            continue
-        bad = {(id(items[i][0]), items[i][0].chunks[items[i][1]][0]) for i in left}
-        for i, (j, n) in enumerate(items):
-            t, _ci, _c, at = j.chunks[n]
-            if (id(j), t) in bad:
-                out.append((j, n))
-            else:   # chunk-relative offsets made tile-relative (in place: ours)
-                o = offs[i]
-                o += np.uint64(at - j.bounds[t][0])
-                j.toffs[t].append(o)
-    return out
+        owners = [(j, n) for j in js for n in range(len(j.chunks))]
+        pieces = [pc._replace(at=j.base + pc.at) if j.base else pc
+                  for j in js for pc in j.chunks]
+        run = Run(role.specs, role.info, pieces, key)
+        for i in decode(run, buf):
+            j, n = owners[i]
+            pc = j.chunks[n]
+            j.fail(n, f"{j.file_name}: tile {pc.tile + 1}: {run.errors[i]}")
+        for i, o in sorted(run.offsets.items()):
+            j, n = owners[i]
+            pc = j.chunks[n]
+            rel = pc.at - j.bounds[pc.tile][0]
+            if rel and len(o) and int(o[0]) == 0:
+                o = o + np.uint64(rel)   # chunk-relative: make tile-relative
+            j.toffs[pc.tile].append(o)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
+from .. import compiled
 from ..filters.unread import unread_metadata
 from ..node import ERROR, Node
 from ..verify_tally import tally
@@ -13,7 +14,7 @@ from . import tile_cache
 from .check_findings import finding
 from .chunk_checks import Checked, check_one, silent_from, src_name
 from .chunk_walk import Run, Splice, tile_chunks, walk_chunks
-from .rawtile import join_chunks
+from .decode import join_chunks
 from .tile import ChunkInfo, TileInfo
 
 # the GIL) in batches of this many chunks or bytes, so tiny chunks cost no task each.
@@ -90,9 +91,7 @@ def _src_name_of(source) -> str:
 
 
 def thread_count() -> int:
-    from .values import _WORKERS
-
-    return _WORKERS
+    return compiled.TUNING.workers
 
 
 
@@ -173,7 +172,7 @@ _WINDOW_CELLS = 64 << 20  # decoded bytes of one window (plus one chunk)
 class _FastChunks:
     """Chunks of one file and pipeline gathered into a window (up to `tile_batch.WINDOW`
     stored bytes, `_WINDOW_CELLS` decoded), then decoded together by
-    `tile_batch.decode_chunks`; each comes out clean (no finding, its cells) or through the
+    `decode.Planned` (a `clean` run); each comes out clean (no finding, its cells) or through the
     per-chunk checks, which say what is wrong."""
 
     def __init__(self, key, pool, workers: int):
@@ -223,9 +222,8 @@ class _FastChunks:
         number = self._plan(ci)[2]
         ends = self.codecs.get(number)
         if ends is None:
-            from .tile_batch import ENABLED
-
-            ends = self.codecs[number] = ENABLED and silent_from(ci.specs) < len(ci.specs)
+            ends = self.codecs[number] = compiled.TUNING.planned and \
+                silent_from(ci.specs) < len(ci.specs)
         if not ends or ci.blocked is not None or not hasattr(ci.source, "path"):
             return _SLOW
         state = self.lasts.get((src_name(ci), number))
@@ -246,12 +244,10 @@ class _FastChunks:
             err is None and r is not None and not r.findings and r.decoded is not None
 
     def add(self, ci: ChunkInfo, tile: Optional[TileInfo]) -> Iterable[Result]:
-        from .tile_batch import WINDOW
-
         group = (id(ci.source), self._plan(ci)[2])
         start, end = ci.metadata_offset, ci.data_offset + ci.filtered_length
         lo, hi = (min(self.lo, start), max(self.hi, end)) if self.items else (start, end)
-        if self.items and (group != self.group or hi - lo > WINDOW or
+        if self.items and (group != self.group or hi - lo > compiled.TUNING.window or
                            self.cells + ci.original_length > _WINDOW_CELLS):
             yield from self.flush()
             lo, hi = start, end
@@ -266,25 +262,26 @@ class _FastChunks:
             return
         import numpy as np
 
-        from .tile_batch import decode_chunks
+        from .decode import Piece, Planned, Run
+        from .rawtile import Chunk
 
         first = items[0][0]
         src = first.source
-        p = self._plan(first)[0]
         view = src.view(lo, hi - lo)   # what a file that shrank lacks, the chunks it cuts
-        chunks = []                    # fail in `reverse_into` and are checked in full
+        pieces = []                    # are declined and checked in full
         at = 0
         for ci, _t in items:
-            m, d = ci.metadata_offset - lo, ci.data_offset - lo
-            chunks.append((view[m:m + ci.metadata_length], view[d:d + ci.filtered_length],
-                           ci.original_length, at))
+            pieces.append(Piece(view, Chunk(ci.original_length, ci.filtered_length,
+                                            ci.metadata_offset - lo, ci.metadata_length,
+                                            ci.data_offset - lo), at))
             at += ci.original_length
         out = np.empty(at, np.uint8)
-        left = set(decode_chunks(first.specs, first.info, p, chunks, out, self.pool,
-                                 self.workers))
+        run = Run(first.specs, first.info, pieces, self.key, clean=True)
+        left = set(Planned(self.workers, self.pool).decode(run, out))
         done = stored = 0
         results: List[Result] = []
-        for (ci, tile), (_m, _d, n, pos) in zip(items, chunks):
+        for (ci, tile), pc in zip(items, pieces):
+            n, pos = pc.chunk.original, pc.at
             if len(results) in left:
                 results.append((ci, tile) + _run_one(ci, self.key, tile))
                 continue

@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from arrayscope import formats
+from arrayscope.formats import compiled
 from arrayscope.formats.tiledb import values as V
 from arrayscope.formats.tiledb.data_files import file_role, tile_bounds, tile_offsets_for
 from arrayscope.formats.tiledb.rawtile import chunk_table
@@ -71,7 +72,7 @@ def test_zstd_limit(benchmark, bench_dir):
 
     uri, _ = build("int64_byteshuffle_zstd", bench_dir, CELLS)
     doc, frag, fm, role, frames, sizes = _frames(uri)
-    cores = V._WORKERS
+    cores = compiled.TUNING.workers
     dctx = zstandard.ZstdDecompressor()
 
     def zstd_one():
@@ -117,8 +118,8 @@ def test_zstd_limit(benchmark, bench_dir):
     job = V._locate(doc, frag, fm, role, "a0.tdb")
     kernel, fplan = fused.decoder(1 << 30), fused.fused_plan(role.specs, role.info)
     assert kernel is not None and fplan is not None
-    located = [c for _t, _ci, c, _at in job.chunks]
-    positions = [at for _t, _ci, _c, at in job.chunks]
+    located = [pc.chunk for pc in job.chunks]
+    positions = [pc.at for pc in job.chunks]
     whole = job.src.view(0, job.src.size)
     kept = np.ones(total, np.uint8)
 
@@ -133,11 +134,12 @@ def test_zstd_limit(benchmark, bench_dir):
                         range(0, len(located), step)))
 
     def one_core(fn):
-        saved, V._WORKERS = V._WORKERS, 1
+        saved = compiled.TUNING
+        compiled.TUNING = compiled.tuned(workers=1)
         try:
             return fn()
         finally:
-            V._WORKERS = saved
+            compiled.TUNING = saved
 
     def timed(fn, cpu=None):
         t, c = time.perf_counter(), time.process_time()

@@ -74,23 +74,23 @@ def _timed(fn, client=None):
 def test_verify_dask_speedup(benchmark, big_dense):
     from distributed import Client, LocalCluster
 
-    from arrayscope.formats.tiledb import values
+    from arrayscope.formats import compiled
 
     verify(formats.open(big_dense))                      # page cache warm for everyone
     t_ref, c_ref, ref = _timed(lambda: verify(formats.open(big_dense)))
-    threads = values._WORKERS
-    values._WORKERS = 1                                  # the same on one thread
+    saved = compiled.TUNING
+    compiled.TUNING = compiled.tuned(workers=1)          # the same on one thread
     try:
         t_one, c_one, got = _timed(lambda: verify(formats.open(big_dense)))
     finally:
-        values._WORKERS = threads
+        compiled.TUNING = saved
     assert got == ref
     doc = formats.open(big_dense)
     tasks = verify_tasks.plan(doc, 2)
     print(f"\ncpu_count={os.cpu_count()}  load average={os.getloadavg()[0]:.1f}  "
           f"{FRAGMENTS} fragments, {_stored(big_dense) / 1e6:.0f} MB stored, "
           f"{len(tasks)} tasks for 2 workers\n"
-          f"  reference (open + verify, one process, {threads} decoding threads): {t_ref:.2f} s "
+          f"  reference (open + verify, one process, {saved.workers} decoding threads): {t_ref:.2f} s "
           f"wall, {c_ref:.2f} s CPU; on one thread {t_one:.2f} s wall, {c_one:.2f} s CPU")
     rows = {}
     for n in (1, 2, 4):

@@ -6,7 +6,7 @@
     ARRAYSCOPE_BENCH_BASE=/some/folder ...   # A/B: the same figures from another checkout
 
 Per stack of stacks.py (8M cells, built once in ARRAYSCOPE_BENCH_DIR), on one thread and on
-every core (`values._WORKERS`): `verify` as the command runs it (open for verify, every
+every core (`compiled.TUNING.workers`): `verify` as the command runs it (open for verify, every
 check) and `values --raw` of the stack's field (open, decode every fragment) as the
 reference, rounds interleaved in this one process (verify_rate.measure). Printed: stored
 MB (verify: the chunk bytes it checked; values: the field's data files), median wall and
@@ -33,9 +33,9 @@ BASE = os.environ.get("ARRAYSCOPE_BENCH_BASE", "")
 
 
 def _cores() -> int:
-    from arrayscope.formats.tiledb import values
+    from arrayscope.formats import compiled
 
-    return values._WORKERS
+    return compiled.TUNING.workers
 
 
 def _base(uri: str, field: str, counts) -> dict:

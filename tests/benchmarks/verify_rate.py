@@ -27,14 +27,15 @@ def _key(uri: str):
 
 @contextlib.contextmanager
 def threads(n: int) -> Iterator[None]:
-    """Decoding on `n` threads (verify and values share `values._WORKERS`)."""
-    from arrayscope.formats.tiledb import values
+    """Decoding on `n` threads (verify and values share `compiled.TUNING.workers`)."""
+    from arrayscope.formats import compiled
 
-    saved, values._WORKERS = values._WORKERS, n
+    saved = compiled.TUNING
+    compiled.TUNING = compiled.tuned(workers=n)
     try:
         yield
     finally:
-        values._WORKERS = saved
+        compiled.TUNING = saved
 
 
 def run_verify(uri: str) -> Tuple[int, int]:

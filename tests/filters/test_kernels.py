@@ -145,7 +145,7 @@ def test_byteshuffle_zstd_multichunk_tiles(tmp_path, path, dtype):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_byteshuffle_zstd_threads(tmp_path, path, monkeypatch, workers):
     """Enough chunks for the thread pool: each thread writes its own chunks of the output."""
-    monkeypatch.setattr(V, "_WORKERS", workers)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(workers=workers))
     n = 40 * 65536 // 8
     data = np.cumsum(np.random.default_rng(5).integers(0, 1000, n)).astype(np.int64)
     uri = str(tmp_path / "a")
@@ -248,8 +248,9 @@ def test_delta_stacks_take_the_batch_plan(tmp_path, path, monkeypatch, codec):
     uri = str(tmp_path / "a")
     write_dense(uri, data, [f, tiledb.ZstdFilter(level=-1)], tile=tile)
     general: list = []
-    real = V._decode_chunk
-    monkeypatch.setattr(V, "_decode_chunk", lambda *a, **k: general.append(1) or real(*a, **k))
+    from arrayscope.formats.tiledb import decode as D
+    real = D.decode_chunk
+    monkeypatch.setattr(D, "decode_chunk", lambda *a, **k: general.append(1) or real(*a, **k))
     assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()
     assert general == []
     # damage: the last chunk's data frame loses its zstd magic

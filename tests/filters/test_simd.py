@@ -8,6 +8,7 @@ import numba
 import numpy as np
 import pytest
 
+from arrayscope.formats import compiled
 from arrayscope.formats import open as open_document
 from arrayscope.formats.filters import simd  # numba is a runtime dependency
 from arrayscope.formats.tiledb import values as V
@@ -59,7 +60,7 @@ def test_streaming_decode_matches_tiledb(tmp_path, monkeypatch, dtype, shuffle):
     short."""
     monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
     monkeypatch.setattr(simd, "STREAM_BYTES", 0)
-    monkeypatch.setattr(V, "_WORKERS", 2)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(workers=2))
     dt = np.dtype(dtype)
     tile = 5 * 65536 // dt.itemsize + 37
     data = np.cumsum(np.random.default_rng(1).integers(-5, 90, 6 * tile)).astype(dt)

@@ -360,7 +360,7 @@ def test_mutated_bytes_never_raise(tmp_path_factory, name, edits, cut, tail, use
 def test_timestamps_and_delete_metadata_slots(tmp_path):
     """A consolidation that keeps deleted cells writes t.tdb, dt.tdb and dci.tdb: the footer
     flags add their slots, and their tiles (uint64, coords filters) decode."""
-    from arrayscope.formats.tiledb.rawtile import decode_tile
+    from arrayscope.formats.tiledb.decode import decode_tile
 
     uri = str(tmp_path / "del")
     dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int32))
@@ -390,7 +390,7 @@ def test_timestamps_and_delete_metadata_slots(tmp_path):
         src = doc.open_source(os.path.join(frag.path, fn))
         offs = fm.tile_offsets[role.slot]
         ends = DF.tile_bounds(offs, src.size)
-        decoded[fn] = np.frombuffer(b"".join(decode_tile(src, int(o), int(e), role.specs, role.info)
+        decoded[fn] = np.frombuffer(b"".join(decode_tile(src, int(o), int(e), role.specs, role.info)[0]
                                              for o, e in zip(offs, ends)), "<u8")
     assert sorted(set(decoded["t.tdb"].tolist())) == [1, 3]
     deleted = decoded["dt.tdb"] != np.uint64(2 ** 64 - 1)

@@ -11,13 +11,14 @@ import pytest
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats import compiled
 from arrayscope.formats.dataset_fs import DIR, FILE, LocalFS
 from arrayscope.formats.tiledb import PLUGIN
 from arrayscope.formats.tiledb import values as V
 from arrayscope.formats.tiledb.fragment_model import SectionLoader, prefetch_u64s
 from arrayscope.formats.tiledb.rawtile import GT_HEAD_SIZE, chunk_table, peek_generic_tile
 
-N = 40   # more than one locate batch (values._LOCATE_BATCH)
+N = 40   # more than one locate batch (compiled.TUNING.locate_batch)
 M = 300  # cells per fragment
 
 
@@ -66,9 +67,8 @@ def test_batches_decoded_while_the_next_is_read(many, tmp_path, monkeypatch, ove
     """Batches of a few files (each decoded on its own thread while the next one's
     fragments are read, or in turn): the bytes tiledb-py reads, and a damaged data file's
     error on its own fragment only, whichever batch it falls in."""
-    monkeypatch.setattr(V, "_BATCH_FILES", 5)
-    monkeypatch.setattr(V, "_LOCATE_BATCH", 3)
-    monkeypatch.setattr(V, "_OVERLAP", overlap)
+    monkeypatch.setattr(compiled, "TUNING",
+                        compiled.tuned(batch_files=5, locate_batch=3, overlap=overlap))
     finished: list = []
     real = V._finish
 

@@ -118,7 +118,7 @@ def test_values_takes_the_native_path(tmp_path, monkeypatch):
         real(*a)
         calls.append(int(a[-1].sum()))   # chunks left by the kernel
     monkeypatch.setattr(nativekernels, "decrypt_chunks", spy)
-    monkeypatch.setattr(V, "_WORKERS", 2)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(workers=2))
     uri = str(tmp_path / "enc")
     data = _write_encrypted(uri, [tiledb.ByteShuffleFilter(), tiledb.LZ4Filter()], n=600_000)
     e = V.values(formats.open(uri, key=KEY.encode()), "a", KEY.encode(), with_values=False)[0]

@@ -48,7 +48,7 @@ def many(tmp_path_factory):
 @pytest.fixture
 def fast_batches(monkeypatch):
     """Small batches (several per array); records each batch's statuses."""
-    monkeypatch.setattr(bulk_locate, "BATCH_FRAGMENTS", 8)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(bulk_fragments=8))
     seen: list = []
     real = bulk_locate.run_batch
 

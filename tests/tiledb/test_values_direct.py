@@ -209,7 +209,7 @@ def test_raw_checks_offsets_in_pieces(tmp_path, monkeypatch):
     """`values --raw` of a var field decodes its offsets file a piece at a time (never all of
     it beside the var bytes): the same raw bytes, every piece checked."""
     uri, data = _zstd_strings(tmp_path, "pieces")
-    monkeypatch.setattr(V, "_OFFSETS_PIECE", 3000)   # 800-byte offsets tiles: 3 a piece
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(offsets_piece=3000))   # 800-byte offsets tiles: 3 a piece
     calls: list = []
     real = V._decode_jobs
 
@@ -231,7 +231,7 @@ def test_raw_reports_offsets_damage_as_values_does(tmp_path, monkeypatch, at):
     checking in pieces, gives the error `values` gives."""
     uri, _data = _zstd_strings(tmp_path, at, offsets_filters=[tiledb.ZstdFilter()]
                                if at == "decode" else tiledb.FilterList([]))
-    monkeypatch.setattr(V, "_OFFSETS_PIECE", 3000)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(offsets_piece=3000))
     doc = formats.open(uri)
     frag = doc.model.fragments[0]
     p = os.path.join(frag.path, "a0.tdb")
@@ -242,7 +242,7 @@ def test_raw_reports_offsets_damage_as_values_does(tmp_path, monkeypatch, at):
         from arrayscope.formats.tiledb.data_files import file_role
         fm = V._metadata(doc, doc.model, frag)
         job = V._locate(doc, frag, fm, file_role(fm.schema, fm, "a0.tdb"), "a0.tdb")
-        c = next(c for t, _ci, c, _at in job.chunks if t == 19)
+        c = next(pc.chunk for pc in job.chunks if pc.tile == 19)
         raw[c[4] + 8:c[4] + 16] = (1 << 40).to_bytes(8, "little")
     with open(p, "wb") as fh:
         fh.write(raw)
@@ -268,7 +268,7 @@ def test_stored_pages_released_as_decoded(tmp_path, monkeypatch):
     data = np.random.default_rng(2).integers(0, 1 << 40, n)   # incompressible: a big file
     with tiledb.open(uri, "w", timestamp=1) as A:
         A[:] = data
-    monkeypatch.setattr(V, "_RELEASE_EVERY", 7)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(release_every=7))
     spans: list = []
     real = FileSource.release
 
@@ -285,7 +285,8 @@ def test_stored_pages_released_as_decoded(tmp_path, monkeypatch):
     from arrayscope.formats.tiledb.data_files import file_role
     fm = V._metadata(doc, doc.model, frag)
     job = V._locate(doc, frag, fm, file_role(fm.schema, fm, "a0.tdb"), "a0.tdb")
-    stored = sorted((c[2], c[4] + c[1]) for _t, _ci, c, _at in job.chunks)
+    stored = sorted((pc.chunk.md_offset, pc.chunk.data_offset + pc.chunk.filtered)
+                    for pc in job.chunks)
     assert len(spans) >= len(stored) // 7    # a release per run of 7 chunks
     covered = [any(a <= lo and hi <= b for a, b in spans) for lo, hi in stored]
     assert all(covered)

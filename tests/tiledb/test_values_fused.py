@@ -20,7 +20,8 @@ from arrayscope.formats.filters import get as get_filter
 from arrayscope.formats.source import BytesSource
 from arrayscope.formats.tiledb import values as V
 from arrayscope.formats.tiledb.data_files import file_role, tile_bounds, tile_offsets_for
-from arrayscope.formats.tiledb.rawtile import TileError, _decode_chunk, chunk_table
+from arrayscope.formats.tiledb.decode import decode_chunk
+from arrayscope.formats.tiledb.rawtile import TileError, chunk_table
 from tests.tiledb.test_values_direct import KEY, _theirs, _write_encrypted
 
 
@@ -129,8 +130,7 @@ def test_matches_tiledb(tmp_path, path, stack, dtype):
 def test_many_runs_over_threads(tmp_path, path, monkeypatch):
     """Several fragments, runs of 8 chunks, two threads: the runs land where they belong."""
     name, calls = path
-    monkeypatch.setattr(V, "_WORKERS", 2)
-    monkeypatch.setattr(V, "_RELEASE_EVERY", 8)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(workers=2, release_every=8))
     uri = str(tmp_path / "frags")
     theirs = _write(uri, "int64", STACKS["byteshuffle_zstd"](), n=1_200_000, frags=4)
     entries = V.values(formats.open(uri), "a", with_values=False)   # one per fragment
@@ -251,7 +251,7 @@ def test_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
         out = np.zeros(orig + 16, np.uint8)
         left = fused.decode_chunks(kernel, ZSTD8, blob, [c], [8], out)
         try:
-            theirs = _decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
+            theirs = decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
         except TileError:
             theirs = None
         assert (left == []) is taken, label
@@ -306,7 +306,7 @@ def test_every_codec_takes_only_what_the_python_path_decodes_alike(tmp_path, sta
         out = np.zeros(n + 16, np.uint8)
         left = fused.decode_chunks(kernel, plan, blob, [c], [8], out)
         try:
-            theirs = _decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
+            theirs = decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
         except TileError:
             theirs = None
         taken[label] = left == []
@@ -370,7 +370,7 @@ def test_typed_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path, st
         out = np.zeros(orig + 16, np.uint8)
         left = fused.decode_chunks(kernel, plan, blob, [c], [8], out)
         try:
-            theirs = _decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
+            theirs = decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
         except TileError:
             theirs = None
         taken[label] = left == []
@@ -411,7 +411,7 @@ def test_scaled_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
         out = np.zeros(orig + 16, np.uint8)
         left = fused.decode_chunks(kernel, plan, blob, [c], [8], out)
         try:
-            theirs = _decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
+            theirs = decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
             theirs = theirs if len(theirs) == orig else None   # values checks the length
         except TileError:
             theirs = None
@@ -464,7 +464,7 @@ def test_reduced_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path, 
         out = np.zeros(orig + 16, np.uint8)
         left = fused.decode_chunks(kernel, plan, blob, [c], [at], out)
         try:
-            theirs = _decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
+            theirs = decode_chunk(BytesSource(blob, "t"), c, role.specs, role.info, None, 0)[0]
             theirs = theirs if len(theirs) == orig else None   # values checks the length
         except TileError:
             theirs = None

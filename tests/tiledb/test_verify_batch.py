@@ -13,9 +13,10 @@ import pytest
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats import compiled
 from arrayscope.formats.tiledb import cell_checks, tile_batch
 from arrayscope.formats.tiledb.data_files import TileRun, tile_bounds
-from arrayscope.formats.tiledb.rawtile import decode_tile_ex
+from arrayscope.formats.tiledb.decode import decode_tile
 from arrayscope.formats.tiledb.tile_stats import _seq_sums_kernel, seq_sums
 from arrayscope.formats.verify import verify_report
 
@@ -58,7 +59,7 @@ def _both(uri, monkeypatch):
         return [f.to_json() for f in r.findings], r.tally.tiles, r.tally.nbytes
     fast = run()
     with monkeypatch.context() as m:
-        m.setattr(tile_batch, "ENABLED", False)
+        m.setattr(compiled, "TUNING", compiled.tuned(planned=False))
         m.setattr(cell_checks, "VECTORISED", False)
         ref = run()
     return fast, ref
@@ -98,7 +99,7 @@ def test_batch_decode_equals_per_tile_decode(arrays):
         assert len(got) == len(r) == CELLS // 2
         assert all(c is not None for c in got)   # every tile of these files is plain
         for i in (0, 1, 299, len(r) - 1):
-            want, rle = decode_tile_ex(r.source, int(r.offsets[i]), int(r.ends[i]),
+            want, rle = decode_tile(r.source, int(r.offsets[i]), int(r.ends[i]),
                                        r.role.specs, r.role.info)
             assert got[i] == want and rle is None
         if os.path.basename(r.source.name) == "d0.tdb":   # the coordinates tiledb-py wrote
@@ -162,8 +163,7 @@ def test_tile_bounds_windows_split(arrays, monkeypatch):
              and n.data.source.name.endswith("a0.tdb"))
     whole = [c for w in tile_batch.decode_run(r.source, r.offsets, r.ends, r.role)
              for c in w.cells]
-    monkeypatch.setattr(tile_batch, "WINDOW", 500)
-    monkeypatch.setattr(tile_batch, "WINDOW_TILES", 7)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(window=500, window_tiles=7))
     windows = list(tile_batch.decode_run(r.source, r.offsets, r.ends, r.role))
     assert len(windows) > 80
     assert [c for w in windows for c in w.cells] == whole

@@ -1,5 +1,5 @@
 """verify decodes the chunks of multi-chunk tiles in windows (`verify_chunks._FastChunks`,
-`tile_batch.decode_chunks`: `filters.batch.reverse_into` a slice per thread) for
+`decode.Planned` on a clean run: `filters.batch.reverse_into` a slice per thread) for
 [shuffle, codec], [codec] and [shuffle] pipelines, and gives exactly what the per-chunk
 checks give: on arrays tiledb-py 0.36.1 writes (64 KiB chunks, tiles of 4 and 8 chunks),
 clean and with planted damage, on one thread and on two, with the compiled kernels and
@@ -16,8 +16,10 @@ import pytest
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats import compiled
 from arrayscope.formats.findings import TILE_STAT
-from arrayscope.formats.tiledb import tile_batch, tile_cache, verify_chunks
+from arrayscope.formats.tiledb import tile_cache, verify_chunks
+from arrayscope.formats.tiledb.decode import Planned
 from arrayscope.formats.verify import open_for_verify, verify_report
 
 N = 4 * 65536     # cells: int64 tiles of 32768 cells = 4 chunks of 64 KiB
@@ -67,32 +69,32 @@ def _both(uri, monkeypatch):
     """(findings, tiles, bytes) with the chunk windows, and by the per-chunk checks only."""
     fast = _run(uri)
     with monkeypatch.context() as m:
-        m.setattr(tile_batch, "ENABLED", False)
+        m.setattr(compiled, "TUNING", compiled.tuned(planned=False))
         ref = _run(uri)
     return fast, ref
 
 
 def test_windows_taken_and_same_as_per_chunk(dense, jit, threads, monkeypatch):
     calls = {"windows": 0, "full": 0}
-    real_decode, real_one = tile_batch.decode_chunks, verify_chunks.check_one
+    real_decode, real_one = Planned.decode, verify_chunks.check_one
 
-    def decode(specs, *a, **k):
-        if [s.name for s in specs] != ["GZIP"]:   # not the fragment metadata's tiles
+    def decode(self, run, out):
+        if [s.name for s in run.specs] != ["GZIP"]:   # not the fragment metadata's tiles
             calls["windows"] += 1
-        return real_decode(specs, *a, **k)
+        return real_decode(self, run, out)
 
     def one(ci, *a, **k):
         if os.path.basename(ci.source.name).startswith("a"):   # the data files' chunks
             calls["full"] += 1
         return real_one(ci, *a, **k)
-    monkeypatch.setattr(tile_batch, "decode_chunks", decode)
+    monkeypatch.setattr(Planned, "decode", decode)
     monkeypatch.setattr(verify_chunks, "check_one", one)
     fast = _run(dense)
     # 2 fragments x 4 files of 4 tiles (4, 4, 2 and 1 chunks): the first chunk of each
     # file checked in full (the probe), the rest in one window a file
     assert calls["full"] == 8
     assert calls["windows"] == 8
-    monkeypatch.setattr(tile_batch, "ENABLED", False)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(planned=False))
     ref = _run(dense)
     assert fast == ref
     assert fast[0] == []
@@ -208,20 +210,20 @@ def test_windows_bounded_by_stored_bytes(dense, monkeypatch):
     file it starts: the float64 [ZSTD] file's 64 KiB chunks (stored about as big) two a
     window."""
     sizes = []
-    real = tile_batch.decode_chunks
+    real = Planned.decode
 
-    def decode(specs, info, p, chunks, *a, **k):
-        if [s.name for s in specs] == ["ZSTD"]:
-            assert sum(len(c[1]) + len(c[0]) for c in chunks) <= 140_000
-            sizes.append(len(chunks))
-        return real(specs, info, p, chunks, *a, **k)
-    monkeypatch.setattr(tile_batch, "WINDOW", 140_000)
-    monkeypatch.setattr(tile_batch, "decode_chunks", decode)
+    def decode(self, run, out):
+        if [s.name for s in run.specs] == ["ZSTD"]:
+            assert sum(p.chunk.filtered + p.chunk.md_length for p in run.pieces) <= 140_000
+            sizes.append(len(run.pieces))
+        return real(self, run, out)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(window=140_000))
+    monkeypatch.setattr(Planned, "decode", decode)
     got = _run(dense)
     # a fragment's file: its last tile first (the walk's order; chunk 0 the probe), then the
     # others in pairs
     assert sizes == ([2, 1] + [2] * 6) * 2
-    monkeypatch.setattr(tile_batch, "ENABLED", False)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(planned=False))
     assert _run(dense) == got
 
 
@@ -273,7 +275,7 @@ def test_last_codec_forward_left_out(typed, tmp_path, threads, monkeypatch, case
     fewer = calls["n"]
     calls["n"] = 0
     with monkeypatch.context() as m:
-        m.setattr(tile_batch, "ENABLED", False)
+        m.setattr(compiled, "TUNING", compiled.tuned(planned=False))
         ref = _run(uri)
     assert fast == ref
     assert fewer < calls["n"] - 20   # 32 + 16 chunks: most compressors' forwards left out
@@ -322,7 +324,7 @@ def test_encrypted_forwards_left_out(tmp_path, threads, monkeypatch):
         fast, fewer = run(), calls["n"]
         calls["n"] = 0
         with monkeypatch.context() as m:
-            m.setattr(tile_batch, "ENABLED", False)
+            m.setattr(compiled, "TUNING", compiled.tuned(planned=False))
             ref = run()
         assert fast == ref
         assert fewer < calls["n"] - 20   # 32 chunks of a0.tdb

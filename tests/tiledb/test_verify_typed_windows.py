@@ -16,11 +16,12 @@ import pytest
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats import compiled
 from arrayscope.formats.filters import FilterSpec, get
 from arrayscope.formats.filters.base import DataInfo
 from arrayscope.formats.filters.forward_kernels import typed_check
 from arrayscope.formats.findings import FORWARD_MISMATCH
-from arrayscope.formats.tiledb import tile_batch, verify_chunks
+from arrayscope.formats.tiledb import verify_chunks
 from arrayscope.formats.tiledb.enums import Datatype as D
 from arrayscope.formats.tiledb.enums import FilterType
 from arrayscope.formats.verify import open_for_verify, verify_report
@@ -92,7 +93,7 @@ def test_typed_windows_taken_and_same_as_per_chunk(typed, jit, threads, monkeypa
     assert fast[0] == []
     # 4 files of 8 tiles (4 chunks of int64, 2 of int32): one probe a file
     assert full["n"] == len(ATTRS)
-    monkeypatch.setattr(tile_batch, "ENABLED", False)
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(planned=False))
     ref = _run(typed)
     assert fast == ref
     assert full["n"] == len(ATTRS) + 8 * (4 + 4 + 2 + 4)
@@ -130,7 +131,7 @@ def test_typed_planted_damage_same_findings(typed, tmp_path, jit, threads, monke
             fh.write(bytes(b ^ 0x5A for b in old))
     fast = _run(uri)
     with monkeypatch.context() as m:
-        m.setattr(tile_batch, "ENABLED", False)
+        m.setattr(compiled, "TUNING", compiled.tuned(planned=False))
         ref = _run(uri)
     assert fast == ref
     errors = [f for f in fast[0] if f["status"] == "error"]

@@ -1,0 +1,158 @@
+"""The differential matrix of the decode routes (docs/DESIGN.md, "Decode"): every committed
+dataset × a few damage mutations × {reference, planned, planned on 2 threads, worker} gives
+the same `values` entries and the same `verify` findings.
+
+- reference: every chunk through `decode.Reference` (`TUNING.planned` off: verify's tile
+  batches off too), on one thread;
+- planned: `decode.choose` as the commands run it, on one thread; then on 2 threads;
+- worker: verify's decoding run as tasks through the task entry the process and Dask
+  workers run (`verify_tasks.run_task`), here in this process (`executors.InProcess`).
+
+The mutations are made on a copy, in the largest data file of the dataset (the one most
+tiles live in): none, 8 bytes inverted two thirds in, and the last third cut off. The
+datasets were written by the real libraries (tiledb-py / libtiledb of many versions, zarr,
+anndata, tiledbsoma, the SCDL writer: see each folder's make script)."""
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Dict, List, Tuple
+
+import pytest
+
+from arrayscope import formats
+from arrayscope.formats import compiled
+from arrayscope.formats.executors import InProcess
+from arrayscope.formats.verify import verify
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KEYS = {"tiledb_encrypted": os.path.join(ROOT, "resources", "samples", "tiledb_encrypted.key")}
+
+
+def _datasets() -> List[str]:
+    """Every committed dataset: the samples, and each dataset folder under tests/data."""
+    out = []
+    samples = os.path.join(ROOT, "resources", "samples")
+    out += [os.path.join(samples, n) for n in sorted(os.listdir(samples))
+            if os.path.isdir(os.path.join(samples, n))]
+    data = os.path.join(ROOT, "tests", "data")
+    for kind in sorted(os.listdir(data)):
+        folder = os.path.join(data, kind)
+        if not os.path.isdir(folder):
+            continue
+        for n in sorted(os.listdir(folder)):
+            p = os.path.join(folder, n)
+            if not os.path.isdir(p) or n in ("__pycache__",):
+                continue
+            if kind in ("writer_rules",):   # version folders of arrays
+                out += [os.path.join(p, m) for m in sorted(os.listdir(p))
+                        if os.path.isdir(os.path.join(p, m))]
+            else:
+                out.append(p)
+    return out
+
+
+DATASETS = _datasets()
+MUTATIONS = ("clean", "flip", "cut")
+MODES = ("reference", "planned", "planned2", "worker")
+
+
+def _largest_data_file(root: str) -> str:
+    best, size = "", -1
+    for d, _dirs, files in os.walk(root):
+        for f in files:
+            if "metadata" in f or f.endswith((".json", ".py", ".ok", ".wrt")):
+                continue
+            p = os.path.join(d, f)
+            n = os.path.getsize(p)
+            if n > size:
+                best, size = p, n
+    return best
+
+
+def _mutated(src: str, how: str, tmp: str) -> str:
+    dest = os.path.join(tmp, os.path.basename(src))
+    shutil.copytree(src, dest, symlinks=True)
+    if how == "clean":
+        return dest
+    victim = _largest_data_file(dest)
+    raw = bytearray(open(victim, "rb").read())
+    if how == "flip":
+        at = min(2 * len(raw) // 3, max(0, len(raw) - 8))
+        raw[at:at + 8] = bytes(b ^ 0xFF for b in raw[at:at + 8])
+    else:
+        raw = raw[:2 * len(raw) // 3]
+    with open(victim, "wb") as fh:
+        fh.write(bytes(raw))
+    return dest
+
+
+def _key(path: str):
+    k = KEYS.get(os.path.basename(path))
+    return open(k, "rb").read().strip() if k else None
+
+
+def _entries(path: str, key) -> Dict[str, List[Tuple]]:
+    """Every field's `values` entries of a TileDB array (nothing for other datasets)."""
+    doc = formats.open(path, key=key)
+    model = getattr(doc, "model", None)
+    if model is None or not hasattr(model, "fragments"):
+        return {}
+    from arrayscope.formats.tiledb import values as V
+
+    out = {}
+    for name in V.field_names(model):
+        out[name] = [(e["name"], bytes(e["raw"]), e.get("error"), repr(e["values"]))
+                     for e in V.values(doc, name, key)]
+    return out
+
+
+def _findings(path: str, key, executor=None) -> List[Tuple]:
+    doc = formats.open(path, key=key)
+    return [(f.status, f.code, f.source, f.offset, f.node, f.message)
+            for f in verify(doc, executor=executor)]
+
+
+def _run(mode: str, path: str, key, monkeypatch) -> Tuple[Dict, List]:
+    tuning = {"reference": compiled.tuned(planned=False, workers=1),
+              "planned": compiled.tuned(workers=1), "planned2": compiled.tuned(workers=2),
+              "worker": compiled.tuned(workers=1)}[mode]
+    with monkeypatch.context() as m:
+        m.setattr(compiled, "TUNING", tuning)
+        if mode == "worker":
+            return {}, _findings(path, key, InProcess())
+        return _entries(path, key), _findings(path, key)
+
+
+def _tiledb_array(path: str) -> bool:
+    return os.path.isdir(os.path.join(path, "__schema")) or \
+        os.path.exists(os.path.join(path, "__array_schema.tdb"))
+
+
+def _cases():
+    """The default run: every dataset clean, and each TileDB array damaged once (the
+    mutations taken in turn); every other pairing is marked slow (`-m slow`)."""
+    arrays = 0
+    for d in DATASETS:
+        damaged = None
+        if _tiledb_array(d):
+            damaged = MUTATIONS[1 + arrays % (len(MUTATIONS) - 1)]
+            arrays += 1
+        for m in MUTATIONS:
+            fast = m == "clean" or m == damaged
+            yield pytest.param(d, m, id=f"{os.path.relpath(d, ROOT)}-{m}",
+                               marks=() if fast else pytest.mark.slow)
+
+
+@pytest.mark.parametrize("dataset,mutation", list(_cases()))
+def test_routes_agree(dataset, mutation, tmp_path, monkeypatch):
+    path = _mutated(dataset, mutation, str(tmp_path))
+    key = _key(dataset)
+    ref_entries, ref_found = _run("reference", path, key, monkeypatch)
+    if mutation == "clean":   # the clean datasets decode: the matrix compares real cells
+        assert all(not e[2] for es in ref_entries.values() for e in es), ref_entries
+    for mode in MODES[1:]:
+        entries, found = _run(mode, path, key, monkeypatch)
+        if mode != "worker":
+            assert entries == ref_entries, mode
+        assert found == ref_found, mode
