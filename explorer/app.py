@@ -81,8 +81,8 @@ def end_on_signals(app, win):
 
 
 def run_gui(args) -> int:
-    from arrayscope.formats.context import load_key
-    from arrayscope.formats.remote import is_url
+    from arrayscope.formats.core.context import load_key
+    from arrayscope.formats.core.remote import is_url
 
     try:
         key = load_key(getattr(args, "key_file", None))
@@ -141,7 +141,7 @@ def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optio
     app = _app(offscreen=True)
     from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 
-    from arrayscope.formats.remote import is_url
+    from arrayscope.formats.core.remote import is_url
 
     from .mainwindow import MainWindow
     from .nodepath import resolve

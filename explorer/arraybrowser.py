@@ -12,9 +12,9 @@ from typing import Optional
 from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem
 
-from arrayscope.formats import registry
-from arrayscope.formats.plugin import generic_entry_text
-from arrayscope.formats.status import Status
+from arrayscope.formats.core import registry
+from arrayscope.formats.core.plugin import generic_entry_text
+from arrayscope.formats.core.status import Status
 
 from . import theme
 from .background import BackgroundJob

@@ -7,8 +7,8 @@ from typing import List, cast
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from arrayscope.formats.plugin import CellRange, CellTable
-from arrayscope.formats.source import ByteSource
+from arrayscope.formats.core.plugin import CellRange, CellTable
+from arrayscope.formats.core.source import ByteSource
 
 from . import theme
 from .celltable import CellTableModel

@@ -1,4 +1,4 @@
-"""A Qt table model over a `formats.plugin.CellTable`: a chunk's cells or records, whatever
+"""A Qt table model over a `formats.core.plugin.CellTable`: a chunk's cells or records, whatever
 the format. Only the rows on screen are formatted (the table's `text` is asked per cell)."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from arrayscope.formats.plugin import CellTable
+from arrayscope.formats.core.plugin import CellTable
 
 from . import theme
 

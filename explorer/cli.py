@@ -55,7 +55,7 @@ def _run_subcommand(mod: ModuleType, name: str, argv: List[str]) -> int:
         return fail(str(e))
     finally:
         if args.stats:
-            from arrayscope.formats.remote import TOTAL
+            from arrayscope.formats.core.remote import TOTAL
 
             print(TOTAL.line(), file=sys.stderr)
 
@@ -78,7 +78,7 @@ def _note(message: str) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    from arrayscope.formats import compiled
+    from arrayscope.formats.core import compiled
 
     compiled.own_process(notice=_note)   # our process: numba's cache folder, the compile note
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -10,7 +10,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
-from arrayscope.formats.node import Node
+from arrayscope.formats.core.node import Node
 
 from .exportbytes import ExportError, dataset_files, export_range
 from .windowmenus import menu

@@ -1,7 +1,7 @@
 """Search across a dataset (no Qt): node names, values and the stored bytes of every file,
 group members included (built here, which the window's tree has not opened).
 
-It runs in a worker process (`formats/taskworker.py`, sent by `datasetsearchdock`): the
+It runs in a worker process (`formats/core/taskworker.py`, sent by `datasetsearchdock`): the
 walk is Python for seconds on a large dataset, which in a thread of the window's process
 would hold the interpreter lock the window paints with. A search is a first task that
 lists the dataset's units (`SearchTask.unit` None: the root's children, a folder of many
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
-from arrayscope.formats.document import Document
+from arrayscope.formats.core.document import Document
 
 from . import findall, search
 
@@ -68,7 +68,7 @@ def run(task: SearchTask):
 
 def _document(task: SearchTask):
     from arrayscope import formats
-    from arrayscope.formats.verify_tasks import key_named
+    from arrayscope.formats.core.verify_tasks import key_named
 
     ident = (task.path, task.format, task.key_id)
     if _open and _open[0][0] == ident:

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats.context import key_name
+from arrayscope.formats.core.context import key_name
 
 from . import datasetsearch as DS
 from .docks import bottom_dock

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats.findings import AES_TAG, WRONG_KEY, Finding
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.findings import AES_TAG, WRONG_KEY, Finding
+from arrayscope.formats.core.status import Status
 
 from . import theme
 from .state import AppState, DocumentChanged, Event, FindingsAdded
@@ -40,7 +40,7 @@ _USERROLE = int(Qt.ItemDataRole.UserRole.value)
 
 class Row:
     """One line of the panel: a node of the tree (found while parsing) or a finding of
-    `formats.verify.verify` (a dict: source, offset, status, message, node path)."""
+    `formats.core.verify.verify` (a dict: source, offset, status, message, node path)."""
 
     __slots__ = ("status", "message", "source", "offset", "path", "node", "finding")
 

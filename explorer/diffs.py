@@ -9,8 +9,8 @@ from typing import Callable, List, Optional, Tuple
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu
 
-from arrayscope.formats.node import Node
-from arrayscope.formats.source import FileSource
+from arrayscope.formats.core.node import Node
+from arrayscope.formats.core.source import FileSource
 
 from .diffview import DiffView
 from .windowmenus import menu

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats.node import Node
-from arrayscope.formats.source import FileSource
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.node import Node
+from arrayscope.formats.core.source import FileSource
+from arrayscope.formats.core.status import Status
 
 from .background import BackgroundJob
 from .bytediff import DiffRange, diff_ranges

@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from arrayscope.formats.health import Extents
+from arrayscope.formats.core.health import Extents
 
 from .fragmentspanel import short_name, state_colour
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from arrayscope.formats.node import Node
+from arrayscope.formats.core.node import Node
 
 MAX_FIELDS = 10_000     # differences listed; the byte diff still locates the rest
 LAZY_CHILDREN = 1000    # a longer run of generated children is compared as a whole

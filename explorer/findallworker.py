@@ -7,7 +7,7 @@ from typing import List, Optional
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
-from arrayscope.formats.source import FileSource
+from arrayscope.formats.core.source import FileSource
 
 from .background import BackgroundJob
 from .findall import Compiled, Hit, find_all

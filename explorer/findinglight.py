@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolButton, QWidget
 
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.status import Status
 
 from . import theme
 

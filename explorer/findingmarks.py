@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from arrayscope.formats.findings import Finding, default_code
-from arrayscope.formats.node import Node
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.findings import Finding, default_code
+from arrayscope.formats.core.node import Node
+from arrayscope.formats.core.status import Status
 
 from .nodepath import resolve_built
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import html
 from typing import List, Optional
 
-from arrayscope.formats.findings import Finding
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.findings import Finding
+from arrayscope.formats.core.status import Status
 
 from . import theme
 from .findinglight import FindingLight

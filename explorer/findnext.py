@@ -8,7 +8,7 @@ from typing import Optional
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
-from arrayscope.formats.source import FileSource
+from arrayscope.formats.core.source import FileSource
 
 from . import search
 from .background import BackgroundJob

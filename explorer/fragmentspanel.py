@@ -1,6 +1,6 @@
 """The Fragments panel: a timeline of an array's fragments coloured by state, and a time slider
 that shows which of them a reader opening the array at T sees. Clicking a fragment emits
-`fragmentSelected(name)`. Data comes from `formats.health` only (plain typed rows)."""
+`fragmentSelected(name)`. Data comes from `formats.core.health` only (plain typed rows)."""
 from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Tuple
@@ -9,8 +9,8 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
-from arrayscope.formats.health import ArrayHealth, FragmentHealth
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.health import ArrayHealth, FragmentHealth
+from arrayscope.formats.core.status import Status
 
 STATE_COLOURS: Dict[str, str] = {
     "committed": "#43a047", "consolidated": "#7cb342", "vacuumable": "#90a4ae",

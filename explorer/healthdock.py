@@ -1,6 +1,6 @@
 """Array health in the window: a dock with the Fragments panel, the extent plot and the space
 chart, and the version verdict in the status bar (details on click). Everything comes from
-`formats.health` (plain data); the window knows no format.
+`formats.core.health` (plain data); the window knows no format.
 
 `install(window)` is the whole registration: it adds the dock and the status-bar button and
 follows the window's document. A fragment clicked in any of the three selects its directory
@@ -10,7 +10,7 @@ tree picks that member.
 
 Every computation (a group's member arrays, the fragments at "now" and at the slider's T,
 the extents, the space report: each reads every fragment's metadata, seconds of Python on
-1 000 fragments) runs in a worker process (`PanelRunner`: formats/health_tasks.py through
+1 000 fragments) runs in a worker process (`PanelRunner`: formats/core/health_tasks.py through
 `taskprocess.TaskProcess`), never in the window's process, whose interpreter lock the
 window paints with. The result is shown when it arrives; a result for a document or a
 slider position no longer shown is dropped, and a new document kills the work still
@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats import health as H
-from arrayscope.formats import health_tasks as T
-from arrayscope.formats.context import key_name
+from arrayscope.formats.core import health as H
+from arrayscope.formats.core import health_tasks as T
+from arrayscope.formats.core.context import key_name
 
 from .extentplot import ExtentPlot
 from .fragmentspanel import FragmentsPanel

@@ -11,7 +11,7 @@ from typing import Callable, Iterable, List, Optional, Tuple
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette, QPen
 
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.status import Status
 
 from . import theme
 from .hexlayout import HexLayout

@@ -7,7 +7,7 @@ from typing import Dict, List, Optional
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QTabWidget
 
-from arrayscope.formats import registry
+from arrayscope.formats.core import registry
 
 from .hexview import HexView
 from .state import AppState, DocumentChanged, Event, SelectionChanged

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats.specref import SpecLink, resolve
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.specref import SpecLink, resolve
+from arrayscope.formats.core.status import Status
 
 from . import theme
 from .interpret import interpretations

@@ -7,7 +7,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from arrayscope.formats.cursor import format_scalar
+from arrayscope.formats.core.cursor import format_scalar
 
 _INTS = [("u8", "B", 1), ("i8", "b", 1), ("u16", "H", 2), ("i16", "h", 2), ("u32", "I", 4),
          ("i32", "i", 4), ("u64", "Q", 8), ("i64", "q", 8)]

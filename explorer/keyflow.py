@@ -1,7 +1,7 @@
 """Encrypted data without its key: one message instead of a warning per chunk (in
 Diagnostics, and a bar above the bytes with "Set Key…"), and File ▸ Set Key… (Ctrl+K),
 which takes a key file or a typed key and reloads, keeping what the user was looking at.
-The core says a key is missing with one hint text (formats.context.KEY_HINT) on each
+The core says a key is missing with one hint text (formats.core.context.KEY_HINT) on each
 chunk it could not decode; that text is what is grouped here."""
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats.context import KEY_HINT, KeyError_, load_key, parse_key
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.context import KEY_HINT, KeyError_, load_key, parse_key
+from arrayscope.formats.core.status import Status
 
 from . import theme
 from .diagnostics import Row

@@ -5,7 +5,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.status import Status
 
 from . import theme
 

@@ -105,7 +105,7 @@ def warm_first_screen(doc, first) -> None:
     its modules imported, its tile found), done once here so the GUI thread's first
     selection finds it warm. Only a cost moved: the result is dropped, an error ignored
     (the panel meets and shows it)."""
-    from arrayscope.formats import registry
+    from arrayscope.formats.core import registry
     try:
         registry.chunk_view(doc, first)
     except Exception:  # noqa: BLE001 - the panel reports what goes wrong with it

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.status import Status
 
 from . import screenfit, startpage, theme
 from .arraybrowser import ArrayBrowser

@@ -130,7 +130,7 @@ class MenusMixin(QMainWindow):
             self.recent_menu.addAction("(empty)").setEnabled(False)
 
     def _fill_reopen(self) -> None:
-        from arrayscope.formats import registry
+        from arrayscope.formats.core import registry
 
         self.reopen_menu.clear()
         for p in registry.plugins():

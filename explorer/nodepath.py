@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from arrayscope.formats.node import Node
+from arrayscope.formats.core.node import Node
 
 
 def resolve(root: Node, path: str) -> Tuple[Optional[Node], str]:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, List, Optional
 
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
 
-from arrayscope.formats import registry
-from arrayscope.formats.remote import is_url
+from arrayscope.formats.core import registry
+from arrayscope.formats.core.remote import is_url
 
 from . import startpage
 from .menus import APP_NAME
@@ -63,7 +63,7 @@ class OpeningMixin(QMainWindow):
         return os.path.dirname(r[0].rstrip("/")) if r else os.getcwd()
 
     def choose_key(self) -> None:
-        from arrayscope.formats.context import load_key
+        from arrayscope.formats.core.context import load_key
 
         p, _ = QFileDialog.getOpenFileName(self, "Encryption Key File (32 bytes)", self._last_dir())
         if not p:
@@ -84,7 +84,7 @@ class OpeningMixin(QMainWindow):
             if key is None:
                 kf = startpage.sample_key_file(path)
                 if kf:
-                    from arrayscope.formats.context import load_key
+                    from arrayscope.formats.core.context import load_key
                     key = self.key = load_key(kf)
         self._pending_select = select
         self._open_format, self._open_key = as_format, key

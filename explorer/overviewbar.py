@@ -10,8 +10,8 @@ from PySide6.QtCore import QObject, QRectF, QRunnable, Qt, QThreadPool, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QWidget
 
-from arrayscope.formats.source import FileSource
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.source import FileSource
+from arrayscope.formats.core.status import Status
 
 from . import theme
 from .entropy import entropy_profile

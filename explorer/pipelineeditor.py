@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats.plugin import Experiment, PipelineLab
+from arrayscope.formats.core.plugin import Experiment, PipelineLab
 
 from . import theme
 

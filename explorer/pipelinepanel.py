@@ -35,10 +35,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from arrayscope.formats import registry
-from arrayscope.formats.node import Node
-from arrayscope.formats.plugin import ChunkView
-from arrayscope.formats.status import Status
+from arrayscope.formats.core import registry
+from arrayscope.formats.core.node import Node
+from arrayscope.formats.core.plugin import ChunkView
+from arrayscope.formats.core.status import Status
 
 from . import theme
 from .cellspane import CellsPane

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from arrayscope.formats.context import key_name
+from arrayscope.formats.core.context import key_name
 from arrayscope.formats.salvage import task as T
 
 from .taskprocess import TaskProcess

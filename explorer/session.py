@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from arrayscope.formats.node import Node, builds
+from arrayscope.formats.core.node import Node, builds
 
 from .intervals import DocumentIndex
 

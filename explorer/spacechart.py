@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QScrollArea, QWidget
 
-from arrayscope.formats.health import SpaceReport
+from arrayscope.formats.core.health import SpaceReport
 
 STAGE_COLOURS = ["#5e35b1", "#1e88e5", "#00897b", "#7cb342", "#fdd835", "#fb8c00"]
 

@@ -1,5 +1,5 @@
 """The format documents the inspector cites, read-only: a bundled markdown file
-(`resources/spec/`, resolved by `formats.specref`) rendered by QTextBrowser.setMarkdown and
+(`resources/spec/`, resolved by `formats.core.specref`) rendered by QTextBrowser.setMarkdown and
 scrolled to the cited heading. One window, reused for every link."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QDialog, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from arrayscope.formats.specref import SpecLink, find_heading, spec_path
+from arrayscope.formats.core.specref import SpecLink, find_heading, spec_path
 
 _FRONT = re.compile(r"\A---\n.*?\n---\n", re.S)   # the YAML front matter of TileDB's pages
 

@@ -1,5 +1,5 @@
 """The pipeline panel's stage list: one row per stage of a chunk (TileDB filters, Zarr
-codecs alike: `formats.plugin.StageRow`), from the disk side, with the stage's metadata or
+codecs alike: `formats.core.plugin.StageRow`), from the disk side, with the stage's metadata or
 framing nodes under it.
 
 Each row's `Qt.ItemDataRole.UserRole` data says what it stands for: ("stage", k) (a stage to
@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
-from arrayscope.formats.plugin import StageRow
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.plugin import StageRow
+from arrayscope.formats.core.status import Status
 
 from . import theme
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Protocol, Sequence, Union
 
-from arrayscope.formats.findings import Finding
-from arrayscope.formats.node import Node
+from arrayscope.formats.core.findings import Finding
+from arrayscope.formats.core.node import Node
 
 from .session import Session
 

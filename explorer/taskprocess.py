@@ -1,6 +1,6 @@
 """A worker process driven from the GUI thread: tasks in, results out, nothing waits.
 
-The process is `formats/taskworker.py` (started isolated, `formats/childproc.py`; it ends
+The process is `formats/core/taskworker.py` (started isolated, `formats/core/childproc.py`; it ends
 itself when the window's process is gone). Tasks are written to its stdin and answers read
 as they arrive (QProcess's signals on this thread): the window's process never runs the
 work, never blocks on it and never shares its interpreter lock with it. The worker answers
@@ -17,9 +17,9 @@ from typing import Any, Callable, Deque, Optional
 import shiboken6
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
-from arrayscope.formats.childproc import SAFE_CWD, child_env, python_module_command
+from arrayscope.formats.core.childproc import SAFE_CWD, child_env, python_module_command
 
-_LEN = struct.Struct("<Q")   # formats/taskworker.py: each message behind its length
+_LEN = struct.Struct("<Q")   # formats/core/taskworker.py: each message behind its length
 
 Done = Callable[[bool, Any], None]   # (ok, result or the exception)
 
@@ -74,7 +74,7 @@ class TaskProcess(QObject):
     # ---- the process -------------------------------------------------------------------
     def _start(self) -> None:
         proc = QProcess(self)
-        cmd = python_module_command("arrayscope.formats.taskworker")
+        cmd = python_module_command("arrayscope.formats.core.taskworker")
         proc.setProgram(cmd[0])
         proc.setArguments(cmd[1:])
         proc.setWorkingDirectory(SAFE_CWD)
@@ -94,7 +94,7 @@ class TaskProcess(QObject):
             self._hand_key()
 
     def _hand_key(self) -> None:
-        from arrayscope.formats.context import remember_key
+        from arrayscope.formats.core.context import remember_key
 
         self._send((remember_key, self._key), None)
 

@@ -7,7 +7,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QIcon, QPainter, QPainterPath, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QApplication
 
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.status import Status
 
 from . import qtfix  # noqa: F401  (must run before Qt calls pile up)
 

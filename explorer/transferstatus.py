@@ -1,6 +1,6 @@
 """The status bar's transfer count: what the opened dataset cost on its object store.
 
-For a dataset opened from a URL (formats/remote.py) it shows `requests: N, bytes: M`, the
+For a dataset opened from a URL (formats/core/remote.py) it shows `requests: N, bytes: M`, the
 same line `--stats` prints, refreshed while the window runs (tiles are read as they are
 shown, so the count grows with what the user looks at); for a local dataset it is empty."""
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, Qt, QThreadPool, Signal
 from PySide6.QtGui import QBrush, QFont
 
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.status import Status
 
 from . import theme
 from .background import BackgroundJob

@@ -1,6 +1,6 @@
 """`arrayscope verify` in the background after a document is opened.
 
-The checks (`formats.verify.verify`) reverse every chunk, compare checksums and re-apply
+The checks (`formats.core.verify.verify`) reverse every chunk, compare checksums and re-apply
 filters; they run in a process of their own (explorer/verifyworker.py) on a private
 Document opened from the same path: the window's nodes are never touched, the checks never
 hold the window's interpreter lock (a repaint stays a repaint), the process runs at low
@@ -15,9 +15,9 @@ from typing import List, Optional
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
-from arrayscope.formats.childproc import SAFE_CWD, child_env, python_module_command
-from arrayscope.formats.findings import Finding
-from arrayscope.formats.remote import absolute
+from arrayscope.formats.core.childproc import SAFE_CWD, child_env, python_module_command
+from arrayscope.formats.core.findings import Finding
+from arrayscope.formats.core.remote import absolute
 
 START_DELAY_MS = 400   # after the document is shown: its first paint comes first
 

@@ -62,8 +62,8 @@ def main(argv) -> int:
         except OSError:
             pass
     threading.Thread(target=_watch, args=(max_mib(),), daemon=True).start()
-    from arrayscope.formats import compiled
-    from arrayscope.formats.childproc import exit_with_parent
+    from arrayscope.formats.core import compiled
+    from arrayscope.formats.core.childproc import exit_with_parent
 
     exit_with_parent()   # a killed or hung-up window leaves no verify running
     compiled.own_process()   # our worker: numba's cache in the user's cache folder
@@ -71,7 +71,7 @@ def main(argv) -> int:
     fmt = argv[1] if len(argv) > 1 and argv[1] else None
     line = sys.stdin.readline().strip()
     key = bytes.fromhex(line) if line else None
-    from arrayscope.formats.verify import open_for_verify, verify
+    from arrayscope.formats.core.verify import open_for_verify, verify
 
     try:
         doc = open_for_verify(path, key=key, as_format=fmt)   # one fragment's tree at a time

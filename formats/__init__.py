@@ -8,12 +8,12 @@ import os
 import stat
 from typing import Callable, Optional
 
-from .context import Context, load_key
-from .cursor import Cursor, ParseStop
-from .document import Document
-from .fielddoc import FieldDoc, doc
-from .node import ERROR, OK, WARNING, LazyChildren, Node
-from .source import ByteSource, BytesSource, FileSource
+from .core.context import Context, load_key
+from .core.cursor import Cursor, ParseStop
+from .core.document import Document
+from .core.fielddoc import FieldDoc, doc
+from .core.node import ERROR, OK, WARNING, LazyChildren, Node
+from .core.source import ByteSource, BytesSource, FileSource
 
 __all__ = ["open", "Document", "Node", "Cursor", "ParseStop", "FieldDoc", "doc", "Context",
            "ByteSource", "BytesSource", "FileSource", "LazyChildren", "OK", "WARNING", "ERROR",
@@ -50,7 +50,7 @@ def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None
     (TileDB: one node per fragment, its files parsed on expansion); built, the tree is the
     eager one (`dump` and `verify` build it all)."""
     if not tree and progress is None and os.path.isdir(path):
-        from . import registry
+        from .core import registry
 
         plugin = registry.plugin_named(as_format) if as_format else registry.for_dir(path)
         if plugin is not None and hasattr(plugin, "open_model"):
@@ -63,7 +63,7 @@ def open(path: str, key: Optional[bytes] = None, as_format: Optional[str] = None
             document.close()
     if progress is None:
         return _open(path, key, as_format, None, lazy)
-    from .progress import Progress
+    from .core.progress import Progress
 
     tracker = Progress(progress)
     document = _open(path, key, as_format, tracker, lazy)
@@ -82,7 +82,7 @@ def _check_local(path: str) -> None:
         raise OpenError(f"{path}: permission denied")
     st = os.stat(path)
     if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
-        from .dataset_fs import special_name
+        from .core.dataset_fs import special_name
         raise OpenError(f"{path}: a {special_name(st.st_mode)}, not a file or directory: "
                         f"nothing to open")
 
@@ -94,9 +94,9 @@ _EXTRA_OF_SCHEME = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs",
 
 def _check_url(url: str):
     """The store of `url`, which names an object or a prefix with objects (listed once:
-    formats/remote.py); the caller keeps it until the Document holds it."""
-    from .dataset_fs import MISSING
-    from .remote import store_for
+    formats/core/remote.py); the caller keeps it until the Document holds it."""
+    from .core.dataset_fs import MISSING
+    from .core.remote import store_for
 
     try:
         store = store_for(url)
@@ -114,9 +114,9 @@ def _check_url(url: str):
 
 def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker,
           lazy: bool = False) -> Document:
-    from . import plain, registry
-    from .engine import guarded
-    from .remote import is_url
+    from .core import plain, registry
+    from .core.engine import guarded
+    from .core.remote import is_url
 
     store = None
     if is_url(path):
@@ -137,7 +137,7 @@ def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker,
             elif tracker is None:
                 document.root = plain.dir_node(document, document.path)
             else:
-                from . import progress
+                from .core import progress
 
                 def file_fn(doc_, full):
                     node = plain.file_node(doc_, full)
@@ -150,7 +150,7 @@ def _open(path: str, key: Optional[bytes], as_format: Optional[str], tracker,
             plugin, container = (registry.plugin_named(as_format), None) if as_format \
                 else registry.for_file(path)
             if plugin is not None and container:
-                from .dataset_fs import LocalFS
+                from .core.dataset_fs import LocalFS
                 document.fs = LocalFS(container)  # the file's context comes from its container
                 document.format = plugin.name
                 document.root = guarded(

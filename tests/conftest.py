@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from arrayscope.formats import compiled
+from arrayscope.formats.core import compiled
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # The test run is our own process, as the `arrayscope` command is (`compiled.own_process`),

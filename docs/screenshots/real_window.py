@@ -104,7 +104,7 @@ def main(out: str) -> list:
         settle(0.8)
         shot("find_all_1600x1000.png")
         # the diff of the damaged file against the intact sample's
-        from arrayscope.formats.source import FileSource
+        from arrayscope.formats.core.source import FileSource
 
         frags = list(w.session.document.root.find("__fragments").iter_children())
         damaged = frags[0].find("a1.tdb").source

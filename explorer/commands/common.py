@@ -31,8 +31,8 @@ def _seconds(text: str) -> float:
 
 
 def add_remote_arguments(p: argparse.ArgumentParser) -> None:
-    """The timeouts of a dataset on an object store (formats/remote.py `Timeouts`)."""
-    from arrayscope.formats.remote import Timeouts
+    """The timeouts of a dataset on an object store (formats/core/remote.py `Timeouts`)."""
+    from arrayscope.formats.core.remote import Timeouts
 
     d = Timeouts()
     g = p.add_argument_group("object stores (s3://, gs://, az://, https://...)")
@@ -50,7 +50,7 @@ def remote_session(args: argparse.Namespace) -> Iterator[None]:
     """Apply the timeouts of `add_remote_arguments`, report waits on stderr, and say at the
     end what went wrong with a remote dataset (a stalled server, a changed object, Range
     ignored) when parsers could only see short reads."""
-    from arrayscope.formats import remote
+    from arrayscope.formats.core import remote
 
     before = remote.set_timeouts(remote.Timeouts(args.connect_timeout, args.read_timeout,
                                                  args.timeout))
@@ -66,7 +66,7 @@ def remote_session(args: argparse.Namespace) -> Iterator[None]:
 
 
 def key_of(args: argparse.Namespace) -> Optional[bytes]:
-    from arrayscope.formats.context import load_key
+    from arrayscope.formats.core.context import load_key
 
     return load_key(getattr(args, "key_file", None))
 
@@ -78,7 +78,7 @@ def open_path(path: str, key: Optional[bytes], tree: bool = True, lazy: bool = F
 
 
 def fail(msg: str, code: int = 2) -> int:
-    from arrayscope.formats.printable import printable
+    from arrayscope.formats.core.printable import printable
     print(printable(f"arrayscope: {msg}"), file=sys.stderr)
     return code
 
@@ -91,7 +91,7 @@ def emit(report, lines: Iterable[str], as_json: bool, default=None) -> int:
         json.dump(report.to_json(), sys.stdout, indent=1, default=default)
         sys.stdout.write("\n")
     else:
-        from arrayscope.formats.printable import printable
+        from arrayscope.formats.core.printable import printable
         for line in lines:
             print(printable(line))   # names and values come from the dataset
     return 0

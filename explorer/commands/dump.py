@@ -6,8 +6,8 @@ import json
 import sys
 from typing import Optional
 
-from arrayscope.formats.printable import printable
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.printable import printable
+from arrayscope.formats.core.status import Status
 
 from .common import add_key_file, count, key_of, open_path
 
@@ -48,7 +48,7 @@ def _dump_text(root, out, depth: int, max_depth: Optional[int], indent: str = ""
 
 
 def run(args: argparse.Namespace) -> int:
-    from arrayscope.formats.node import to_json
+    from arrayscope.formats.core.node import to_json
 
     doc = open_path(args.path, key_of(args), lazy=True)   # each part built as it is printed
     if args.json:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import List
 
-from arrayscope.formats.printable import printable_name
+from arrayscope.formats.core.printable import printable_name
 
 from .common import add_key_file, emit, fail, key_of
 
@@ -52,12 +52,12 @@ def open_light(path: str, key):
     import os
 
     from arrayscope import formats
-    from arrayscope.formats.document import Document
-    from arrayscope.formats.remote import is_url
+    from arrayscope.formats.core.document import Document
+    from arrayscope.formats.core.remote import is_url
 
     if is_url(path):
-        from arrayscope.formats.dataset_fs import MISSING
-        from arrayscope.formats.remote import store_for
+        from arrayscope.formats.core.dataset_fs import MISSING
+        from arrayscope.formats.core.remote import store_for
 
         try:
             store = store_for(path)   # held until the Document holds it (one listing)
@@ -73,7 +73,7 @@ def open_light(path: str, key):
 
 
 def run(args: argparse.Namespace) -> int:
-    from arrayscope.formats import health as H
+    from arrayscope.formats.core import health as H
 
     at = parse_time(args.at) if args.at else None
     doc = open_light(args.path, key_of(args))

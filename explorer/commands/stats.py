@@ -7,7 +7,7 @@ import json
 import sys
 from typing import List
 
-from arrayscope.formats.printable import printable, printable_name
+from arrayscope.formats.core.printable import printable, printable_name
 
 from .common import add_key_file, emit, fail, key_of
 from .fragments import add_array_option, open_light
@@ -23,7 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from arrayscope.formats import health as H
+    from arrayscope.formats.core import health as H
 
     doc = open_light(args.path, key_of(args))
     report = H.space(doc)

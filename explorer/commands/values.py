@@ -6,8 +6,8 @@ import json
 import sys
 from typing import Any, Dict
 
-from arrayscope.formats.printable import printable, printable_name
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.printable import printable, printable_name
+from arrayscope.formats.core.status import Status
 
 from .common import add_key_file, fail, key_of, open_path
 
@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from arrayscope.formats import registry
+    from arrayscope.formats.core import registry
 
     key = key_of(args)
     doc = open_path(args.path, key, tree=False)  # decoding needs the model, not the tree
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             print(printable(f"arrayscope: {err}"), file=sys.stderr)
         return 1 if errs else 0
     if args.json:
-        from arrayscope.formats.node import json_value
+        from arrayscope.formats.core.node import json_value
 
         payload: Dict[str, Any] = {"fragments": [
             {"name": ent["name"], "values": json_value(ent["values"])} for ent in entries]}

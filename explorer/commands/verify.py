@@ -11,8 +11,8 @@ import sys
 import time
 from typing import Optional
 
-from arrayscope.formats.printable import printable
-from arrayscope.formats.status import Status
+from arrayscope.formats.core.printable import printable
+from arrayscope.formats.core.status import Status
 
 from .common import add_key_file, count, fail, key_of
 
@@ -86,8 +86,8 @@ def _open_error(path: str) -> Optional[str]:
 
 def run(args: argparse.Namespace) -> int:
     from arrayscope.formats import OpenError
-    from arrayscope.formats.context import KeyError_
-    from arrayscope.formats.verify import open_for_verify, verify_report
+    from arrayscope.formats.core.context import KeyError_
+    from arrayscope.formats.core.verify import open_for_verify, verify_report
 
     why = _open_error(args.path)
     if why:
@@ -142,6 +142,6 @@ def _executor(args: argparse.Namespace):
     workers, dask = getattr(args, "workers", None), getattr(args, "dask", None)
     if workers is None and dask is None:
         return None
-    from arrayscope.formats.executors import executor_for
+    from arrayscope.formats.core.executors import executor_for
 
     return executor_for(workers, dask)

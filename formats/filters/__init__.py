@@ -1,6 +1,6 @@
 """Every TileDB filter, reversible and applicable stage by stage, bit-exact with TileDB.
 
-Public API (used by formats.tiledb.tile, the values decoder and the GUI's pipeline panel):
+Public API (used by formats.tiledb.parse.tile, the values decoder and the GUI's pipeline panel):
 - `FilterSpec`, `DataInfo`, `Stage`, `RunContext`, `FilterError`
 - `get(filter_type) -> Filter`
 - `stage_infos(specs, info) -> [DataInfo]`: what each filter sees (datatypes change along)
@@ -35,9 +35,9 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
-from ..cursor import Cursor
-from ..tiledb.enums import FilterType
+from ..core.cursor import Cursor
 from .base import _CLASSES, DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .enums import FilterType
 
 _REGISTRY: Dict[int, Filter] = {}
 
@@ -68,7 +68,7 @@ class _Unknown(Filter):
 # registry never walks them: importing one is importing numba (a second or more), and
 # without numba every filter must still load. tests/core/test_no_numba.py holds this list
 # to the modules' imports.
-COMPILED_ONLY = frozenset({"nativekernels", "simd"})
+COMPILED_ONLY: frozenset = frozenset()   # the accelerators live in formats/accel/
 
 
 def _load() -> None:

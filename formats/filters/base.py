@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..cursor import Cursor
-from ..fielddoc import FieldDoc
-from ..tiledb import enums as E
+from ..core.cursor import Cursor
+from ..core.fielddoc import FieldDoc
+from . import enums as E
 from .options import Option, read_options
 from .options import defaults as option_defaults
 from .options import describe as describe_options

@@ -21,13 +21,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import compiled
-from ..tiledb.enums import FilterType
+from ..accel.kernels import bitunshuffle_blocks, unshuffler
+from ..core import compiled
 from . import get, stage_infos
 from .base import DataInfo, FilterSpec
 from .bits import _scratch, bitunshuffle_rows, byteunshuffle_rows
 from .compression import CompressionFilter, table_size
-from .kernels import bitunshuffle_blocks, unshuffler
+from .enums import FilterType
 from .unread import metadata_decodes
 
 _UNSHUFFLE_ROWS = {FilterType.BYTESHUFFLE: byteunshuffle_rows,

@@ -20,7 +20,7 @@ import threading
 
 import numpy as np
 
-from .kernels import bitunshuffle_blocks, unshuffler
+from ..accel.kernels import bitunshuffle_blocks, unshuffler
 
 _M1, _M2, _M3 = np.uint64(0x00AA00AA00AA00AA), np.uint64(0x0000CCCC0000CCCC), np.uint64(0x00000000F0F0F0F0)
 _S7, _S14, _S28 = np.uint64(7), np.uint64(14), np.uint64(28)

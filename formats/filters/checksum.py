@@ -10,11 +10,11 @@ import hashlib
 from functools import lru_cache
 from typing import NamedTuple
 
-from ..cursor import Cursor
-from ..fielddoc import FieldDoc, doc
-from ..record import Field, Record
-from ..tiledb.enums import FilterType
+from ..core.cursor import Cursor
+from ..core.fielddoc import FieldDoc, doc
+from ..core.record import Field, Record
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .enums import FilterType
 from .util import MetaReader
 
 D_NMD = doc("Num metadata checksums: one per input metadata part (earlier filters' "

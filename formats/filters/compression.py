@@ -13,12 +13,12 @@ import lz4.block
 import zstandard
 from zlib_ng import zlib_ng
 
-from ..cursor import Cursor
-from ..fielddoc import doc
-from ..record import Field, Record
-from ..tiledb.enums import COMPRESSORS, DATATYPE_NAMES, Compressor, Datatype, FilterType
+from ..core.cursor import Cursor
+from ..core.fielddoc import doc
+from ..core.record import Field, Record
 from . import zstdframes
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .enums import COMPRESSORS, DATATYPE_NAMES, Compressor, Datatype, FilterType
 from .options import Editor, Option
 from .unread import unread_metadata
 from .util import MetaReader, check_size

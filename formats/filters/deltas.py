@@ -19,12 +19,12 @@ from typing import Optional
 
 import numpy as np
 
-from ..tiledb.enums import DATETIME_TYPES, FLOAT_TYPES, STRING_TYPES, Compressor, FilterType
-from ..tiledb.enums import Datatype as D
+from ..accel.kernels import double_delta_decode, prefix_sum
 from .base import DataInfo, FilterError, FilterSpec, RunContext, Stage, WriterRule
 from .bits import pack_msb, unpack_msb
 from .compression import CompressionFilter, compressor_options
-from .kernels import double_delta_decode, prefix_sum
+from .enums import DATETIME_TYPES, FLOAT_TYPES, STRING_TYPES, Compressor, FilterType
+from .enums import Datatype as D
 from .util import (
     datatype_name,
     int_dtype,

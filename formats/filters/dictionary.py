@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cursor import Cursor
-from ..fielddoc import doc
-from ..node import LazyChildren
-from ..tiledb.enums import Compressor, FilterType
+from ..core.cursor import Cursor
+from ..core.fielddoc import doc
+from ..core.node import LazyChildren
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .compression import compressor_options
+from .enums import Compressor, FilterType
 from .strings import (
     applies,
     cells,
@@ -143,7 +143,7 @@ def _lazy_entries(c: Cursor, b: int) -> bool:
     src = c.source
 
     def make(i: int):
-        from ..node import Node
+        from ..core.node import Node
 
         off, n = start + int(at[i]), int(dlen[i])
         e = Node(f"Entry {i}", "struct", src, off, b + n)

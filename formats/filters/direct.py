@@ -16,12 +16,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import compiled
-from ..tiledb.enums import FilterType
-from . import _run_for, fused, native
+from ..accel import native
+from ..accel.strkernels import reverse_strings_into, string_filter, strings_stage
+from ..core import compiled
+from . import _run_for, fused
 from .base import DataInfo, FilterSpec, RunContext
 from .batch import Plan, plan, reverse_into
-from .strkernels import reverse_strings_into, string_filter, strings_stage
+from .enums import FilterType
 
 
 class DirectPlan:
@@ -126,7 +127,7 @@ def _aes_native(p: DirectPlan, key: bytes, chunks: Sequence[Chunk], out: np.ndar
     decrypted by one compiled call through OpenSSL (`nativekernels.decrypt_chunks`) — a
     lone AES stage straight into the output — then the filters below by the fused kernel
     (`fplan`), what it leaves by `reverse_into`. Returns the chunks left to the general path."""
-    from .nativekernels import decrypt_chunks
+    from ..accel.nativekernels import decrypt_chunks
     blob = bytearray()
     rows = []
     for md_obj, data_obj, _orig, _pos in chunks:

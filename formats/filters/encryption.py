@@ -12,12 +12,12 @@ from typing import List
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ..context import KEY_HINT
-from ..cursor import Cursor
-from ..fielddoc import doc
-from ..record import Field, Record
-from ..tiledb.enums import FilterType
+from ..core.context import KEY_HINT
+from ..core.cursor import Cursor
+from ..core.fielddoc import doc
+from ..core.record import Field, Record
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .enums import FilterType
 from .util import MetaReader
 
 D_PLAIN = doc("Plaintext length: bytes of the part before encryption")

@@ -16,12 +16,12 @@ from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, U
 
 import numpy as np
 
-from .. import compiled
-from ..tiledb.enums import FilterType
-from . import native
+from ..accel import native
+from ..core import compiled
 from .base import DataInfo, FilterError, FilterSpec, RunContext
 from .compression import LZ4, Bzip2, Gzip, Zstd
 from .deltas import Delta, DoubleDelta
+from .enums import FilterType
 from .scale import FloatScale, scale_options
 from .windows import BitWidthReduction, bwr_type
 from .xor import Xor
@@ -148,7 +148,7 @@ def decoder(nbytes: int) -> Optional[Callable[..., Any]]:
     if not compiled.kernel_wanted(nbytes):
         return None
     try:
-        from . import nativekernels
+        from ..accel import nativekernels
     except Exception:   # numba present but unable to build the intrinsics: Python path
         return None
     return nativekernels.shuffled_chunks
@@ -174,19 +174,19 @@ def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
             np.ascontiguousarray(table[:, 2]), np.ascontiguousarray(table[:, 3]),
             np.ascontiguousarray(table[:, 4]), np.ascontiguousarray(table[:, 1]), orig, pos, out)
     if plan.reduced is not None:
-        from .nativekernels import reduced_chunks
+        from ..accel.nativekernels import reduced_chunks
         most = int(orig.max())
         scratch = np.empty(8 + (most + 1) * (plan.esize + 5) + most, np.uint8)
         reduced_chunks(*args, plan.esize, plan.reduced, scratch, status)
     elif plan.xor or plan.scale is not None:
-        from .nativekernels import scaled_chunks
+        from ..accel.nativekernels import scaled_chunks
         scale, offset, fsize = plan.scale if plan.scale is not None else (1.0, 0.0, 0)
         # the integers SCALE_FLOAT reads: `esize` bytes for each `fsize`-byte float
         scratch = np.empty(-(-int(orig.max()) * plan.esize // fsize) if fsize else 0, np.uint8)
         scaled_chunks(*args, plan.scale is not None, plan.xor, plan.esize, fsize,
                       scale, offset, scratch, status)
     elif plan.typed:
-        from .nativekernels import _ENC_MAX, _TYPED_SLACK, typed_chunks
+        from ..accel.nativekernels import _ENC_MAX, _TYPED_SLACK, typed_chunks
         scratch = np.empty(int(orig.max()) + _ENC_MAX + _TYPED_SLACK, np.uint8)
         typed_chunks(*args, plan.typed, scratch, status)
     else:

@@ -1,15 +1,15 @@
 """A filter's options, declared once by the filter class: the layout of its option bytes in
 a serialized pipeline (format_spec/filter_pipeline.md), their meaning, their defaults (what
 TileDB writes when none is given), how a pipeline summary shows them and how the pipeline
-editor edits them. `formats.tiledb.pipeline` reads the bytes through these declarations."""
+editor edits them. `formats.tiledb.parse.pipeline` reads the bytes through these declarations."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Literal, Optional, Sequence, Tuple
 
-from ..cursor import Cursor
-from ..fielddoc import FieldDoc
-from ..node import WARNING
+from ..core.cursor import Cursor
+from ..core.fielddoc import FieldDoc
+from ..core.node import WARNING
 
 PRIM_SIZE = {"u8": 1, "bool": 1, "u16": 2, "u32": 4, "i32": 4, "f32": 4, "u64": 8, "f64": 8}
 

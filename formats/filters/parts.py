@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import List, Sequence, Tuple
 
-from ..cursor import Cursor
-from ..fielddoc import doc
-from ..record import Field, Record
+from ..core.cursor import Cursor
+from ..core.fielddoc import doc
+from ..core.record import Field, Record
 from .base import FilterError, Stage
 from .util import MetaReader
 

@@ -13,11 +13,11 @@ from typing import Optional
 
 import numpy as np
 
-from ..cursor import Cursor
-from ..fielddoc import doc
-from ..tiledb.enums import Compressor, FilterType
+from ..core.cursor import Cursor
+from ..core.fielddoc import doc
 from .base import DataInfo, FilterError, FilterSpec, RunContext, Stage
 from .compression import CompressionFilter, compressor_options
+from .enums import Compressor, FilterType
 from .strings import applies, header, parse_header, read_header, rle_decode, rle_encode
 from .util import data_of, u8
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cursor import Cursor
-from ..fielddoc import doc
-from ..tiledb.enums import FilterType
+from ..accel.kernels import unscale
+from ..core.cursor import Cursor
+from ..core.fielddoc import doc
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
-from .kernels import unscale
+from .enums import FilterType
 from .options import Editor, Option
 from .parts import parse_parts, parts_of, rest_md, table
 from .util import SIGNED_BY_SIZE, spec_option, u8
@@ -97,7 +97,7 @@ class FloatScale(Filter):
         return Stage(rest_md(rest), [b"".join(out)])
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        from .forward_kernels import scale_forward
+        from ..accel.forward_kernels import scale_forward
 
         scale, offset, t, w = scale_options(spec, info)
         sizes, out = [], []

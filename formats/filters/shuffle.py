@@ -7,10 +7,10 @@ size is not a multiple of 8 into (multiple of 8, rest); a part that is not a mul
 bytes or of the element size is copied unshuffled."""
 from __future__ import annotations
 
-from ..cursor import Cursor
-from ..tiledb.enums import FilterType
+from ..core.cursor import Cursor
 from .base import DataInfo, Filter, FilterSpec, RunContext, Stage
 from .bits import bitshuffle, bitunshuffle, byteshuffle, byteunshuffle
+from .enums import FilterType
 from .parts import parse_parts, read_parts, rest_md, split, table
 from .util import u8
 

@@ -13,9 +13,9 @@ from typing import Tuple
 
 import numpy as np
 
-from ..cursor import Cursor
-from ..fielddoc import doc
-from ..record import Field, Record
+from ..core.cursor import Cursor
+from ..core.fielddoc import doc
+from ..core.record import Field, Record
 from .base import DataInfo, FilterError, RunContext, Stage
 from .bits import chain
 from .util import MetaReader, check_size, ints_be, read_be, segment_index, u8
@@ -179,7 +179,7 @@ def walk(buf: np.ndarray, head: int, len_size: int, len_at: int, name: str, limi
 
 def rle_encode(data: bytes, offsets) -> Tuple[bytes, int, int, int]:
     """(encoded runs, run-length byte size, string-length byte size, cells)."""
-    from .forward_kernels import same_as_previous
+    from ..accel.forward_kernels import same_as_previous
 
     buf = u8(data)
     starts, lens = cells(data, offsets)

@@ -7,9 +7,9 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
-from ..record import Record
-from ..tiledb.enums import Datatype as D
+from ..core.record import Record
 from .base import FilterError, FilterSpec, RunContext, Stage
+from .enums import Datatype as D
 
 _INTS: Dict[int, str] = {D.INT8: "i1", D.UINT8: "u1", D.INT16: "<i2", D.UINT16: "<u2", D.INT32: "<i4",
          D.UINT32: "<u4", D.INT64: "<i8", D.UINT64: "<u8"}
@@ -31,13 +31,13 @@ def prim_kind(dt: np.dtype) -> str:
 
 
 def datatype_size(datatype: int) -> int:
-    from ..tiledb.enums import datatype_size as ds
+    from .enums import datatype_size as ds
 
     return ds(datatype)
 
 
 def datatype_name(datatype: int) -> str:
-    from ..tiledb.enums import DATATYPE_NAMES
+    from .enums import DATATYPE_NAMES
 
     return DATATYPE_NAMES.get(datatype, f"datatype {datatype}")
 
@@ -101,7 +101,7 @@ class MetaReader:
         return n
 
     def record(self, rec: Record, what: str) -> Tuple:
-        """One declared record (`formats.record`), as its annotator reads it."""
+        """One declared record (`formats.core.record`), as its annotator reads it."""
         self.need(rec.size, what)
         v = rec.unpack_from(self.md, self.pos)
         self.pos += rec.size

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import io
 
-from ..cursor import Cursor
-from ..fielddoc import doc
-from ..tiledb.enums import WEBP_FORMATS, FilterType
+from ..core.cursor import Cursor
+from ..core.fielddoc import doc
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
+from .enums import WEBP_FORMATS, FilterType
 from .options import Option
 from .parts import parse_parts, read_parts, rest_md, split, table
 

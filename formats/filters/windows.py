@@ -22,11 +22,11 @@ from typing import List, Optional
 
 import numpy as np
 
-from ..cursor import Cursor
-from ..fielddoc import doc
-from ..tiledb.enums import DATETIME_TYPES, FilterType
-from ..tiledb.enums import Datatype as D
+from ..core.cursor import Cursor
+from ..core.fielddoc import doc
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage, WriterRule
+from .enums import DATETIME_TYPES, FilterType
+from .enums import Datatype as D
 from .options import Editor, Option
 from .util import (
     MetaReader,
@@ -430,7 +430,7 @@ def _forward_compiled(stage: Stage, t: np.dtype, max_window: int, name: str) -> 
     """`_forward` with the newest writer's rule in one compiled pass a part, when every
     window holds whole values and none is stored unreduced for its range (then no byte is
     left uninitialised and there is no note); else None (the numpy path)."""
-    from .forward_kernels import bwr_forward_part
+    from ..accel.forward_kernels import bwr_forward_part
 
     fn = bwr_forward_part.get(sum(len(p) for p in stage.data))
     if fn is None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cursor import Cursor
-from ..tiledb.enums import FilterType
+from ..accel.kernels import prefix_xor
+from ..core.cursor import Cursor
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
-from .kernels import prefix_xor
+from .enums import FilterType
 from .parts import parse_parts, parts_of, rest_md, table
 from .util import UNSIGNED_BY_SIZE, u8
 
@@ -53,7 +53,7 @@ class Xor(Filter):
         return Stage(rest_md(rest), [b"".join(out)])
 
     def forward(self, spec, stage: Stage, info: DataInfo, run: RunContext) -> Stage:
-        from .forward_kernels import xor_forward
+        from ..accel.forward_kernels import xor_forward
 
         t = _type(info)
         out = []

@@ -11,10 +11,10 @@ import os
 import shutil
 from typing import Optional
 
-from ..context import KEY_HINT
-from ..dataset_fs import LocalFS
-from ..findings import NO_KEY
-from ..health import now_ms
+from ..core.context import KEY_HINT
+from ..core.dataset_fs import LocalFS
+from ..core.findings import NO_KEY
+from ..core.health import now_ms
 from .damage import Damage, verify_findings
 from .job import Job
 from .output import Output, OutputError
@@ -75,7 +75,7 @@ def salvage(path: str, out: str, at: Optional[int] = None,
 
 def _dispatch(job: Job, path: str, fmt: Optional[str], model) -> bool:
     if fmt == "tiledb":
-        from ..tiledb import layout
+        from ..tiledb.model import layout
         from .tiledb_array import salvage_array
         from .tiledb_group import salvage_group
 

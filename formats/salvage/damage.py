@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from ..findings import Finding
+from ..core.findings import Finding
 from .report import Loss
 
 
@@ -47,7 +47,7 @@ def _loss(f: Finding) -> Loss:
 
 def verify_findings(path: str, key: Optional[bytes]) -> List[Finding]:
     """Every finding `arrayscope verify PATH` reports (the same run, the same rules)."""
-    from ..verify import open_for_verify, verify_report
+    from ..core.verify import open_for_verify, verify_report
 
     doc = open_for_verify(path, key)
     try:

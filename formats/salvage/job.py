@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass
 from typing import List, Optional
 
-from ..dataset_fs import FILE, LocalFS
-from ..findings import UNREADABLE_ENTRY
+from ..core.dataset_fs import FILE, LocalFS
+from ..core.findings import UNREADABLE_ENTRY
 from .damage import Damage
 from .output import Output
 from .report import Loss, SalvageReport

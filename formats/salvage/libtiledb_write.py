@@ -19,7 +19,7 @@ import shutil
 import tempfile
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..tiledb import layout
+from ..tiledb.model import layout
 from .tile_cells import FieldCells
 
 Rect = Sequence[Tuple[int, int]]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-from ..confined import O_CLOEXEC, O_NOFOLLOW
-from ..dataset_fs import realpath
-from ..source import open_regular
+from ..core.confined import O_CLOEXEC, O_NOFOLLOW
+from ..core.dataset_fs import realpath
+from ..core.source import open_regular
 
 _CHUNK = 1 << 22   # bytes copied per read: a large data file never sits in memory whole
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC

@@ -83,7 +83,7 @@ class SalvageReport:
                 "notes": list(self.notes)}
 
     def lines(self) -> List[str]:
-        from ..printable import printable  # names come from the dataset: escaped
+        from ..core.printable import printable  # names come from the dataset: escaped
 
         out: List[str] = []
         for p in self.lost:

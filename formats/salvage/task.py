@@ -23,7 +23,7 @@ class SalvageResult:
 
 
 def run(task: SalvageTask) -> SalvageResult:
-    from ..verify_tasks import key_named
+    from ..core.verify_tasks import key_named
     from . import salvage
 
     report = salvage(task.path, task.out, key=key_named(task.key_id), dry=task.dry)

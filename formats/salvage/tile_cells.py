@@ -14,17 +14,17 @@ from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from ..tiledb.data_files import (
+from ..filters.enums import VAR_NUM, datatype_size
+from ..tiledb.model.array_model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
+from ..tiledb.parse.data_files import (
     POSITIONAL_NAMES_FROM,
     SPECIAL_FILES,
     data_file_stem,
     file_role,
     tile_offsets_for,
 )
-from ..tiledb.enums import VAR_NUM, datatype_size
-from ..tiledb.model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
-from ..tiledb.rawtile import TileError
-from ..tiledb.tile_cells import FieldTile, decode_part
+from ..tiledb.parse.rawtile import TileError
+from ..tiledb.window.tile_cells import FieldTile, decode_part
 from .report import Loss
 
 

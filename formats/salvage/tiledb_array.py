@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
-from ..context import Context
-from ..document import Document
-from ..tiledb import layout, listing, visibility
-from ..tiledb.snapshot import take
+from ..core.context import Context
+from ..core.document import Document
+from ..tiledb.health import visibility
+from ..tiledb.health.snapshot import take
+from ..tiledb.model import layout, listing
 from .job import Job
 from .report import Loss, Part
 

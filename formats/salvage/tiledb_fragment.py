@@ -20,9 +20,9 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..tiledb import layout
-from ..tiledb.dense_coords import fragment_dense_coords, tile_grid
-from ..tiledb.model import ArraySchema, FragmentMetadata
+from ..tiledb.model import layout
+from ..tiledb.model.array_model import ArraySchema, FragmentMetadata
+from ..tiledb.values.dense_coords import fragment_dense_coords, tile_grid
 from .job import Job
 from .libtiledb_write import ScratchArray, fragment_name, rectangles, unavailable
 from .report import Loss

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from ..tiledb import layout
-from ..tiledb.group import TileDBGroup
+from ..tiledb.model import layout
+from ..tiledb.parse.group import TileDBGroup
 from .job import Job
 from .report import Part
 from .tiledb_array import salvage_array
@@ -13,7 +13,7 @@ from .tiledb_array import salvage_array
 
 def salvage_group(job: Job, path: str, out_rel: str) -> bool:
     from .. import open as open_document
-    from ..tiledb.group_walk import is_group_document
+    from ..tiledb.model.group_walk import is_group_document
 
     rel = job.rel(path)
     doc = open_document(path, key=job.key, lazy=True)

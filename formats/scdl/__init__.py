@@ -3,12 +3,12 @@
 Modules: `enums` (ArrayDType, Backend, file names), `header` (header.sch), `arrays` (the raw
 array files), `parquet` (+ `thrift_compact`), `archive` (the directory and its files),
 `checks` (cross-file validation), `values` (the `values` command), `model`.
-NPY files of the feature folders are annotated by `formats.npy`, JSON files by
-`formats.jsontree`.
+NPY files of the feature folders are annotated by `formats.core.npy`, JSON files by
+`formats.core.jsontree`.
 """
 from __future__ import annotations
 
-from ..plugin import generic_entry_text
+from ..core.plugin import generic_entry_text
 from . import archive as _archive
 from . import values as _values
 from .enums import METADATA_FILE, VERSION_FILE

@@ -9,15 +9,15 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional, Tuple
 
-from .. import jsontree, plain, progress
-from ..dataset_fs import fs_of, member_path
-from ..engine import guarded
-from ..fielddoc import doc
-from ..node import WARNING, Node
-from ..npy import MAGIC as NPY_MAGIC
-from ..npy import open_npy
-from ..registry import declared
-from ..remote import absolute
+from ..core import jsontree, plain, progress
+from ..core.dataset_fs import fs_of, member_path
+from ..core.engine import guarded
+from ..core.fielddoc import doc
+from ..core.node import WARNING, Node
+from ..core.npy import MAGIC as NPY_MAGIC
+from ..core.npy import open_npy
+from ..core.registry import declared
+from ..core.remote import absolute
 from . import checks
 from .arrays import parse_array_file
 from .enums import (

@@ -12,11 +12,11 @@ from typing import Tuple
 
 import numpy as np
 
-from ..cursor import Cursor, ParseStop
-from ..fielddoc import doc
-from ..findings import SCDL_LENGTHS
-from ..node import ERROR, WARNING, LazyChildren, Node, hex_preview
-from ..npy import typed_items
+from ..core.cursor import Cursor, ParseStop
+from ..core.fielddoc import doc
+from ..core.findings import SCDL_LENGTHS
+from ..core.node import ERROR, WARNING, LazyChildren, Node, hex_preview
+from ..core.npy import typed_items
 from .enums import ARRAY_DTYPE, HEADER_FILE
 from .model import ArrayDesc, ArrayFile
 

@@ -12,8 +12,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..dataset_fs import fs_of, member_path
-from ..findings import (
+from ..core.dataset_fs import fs_of, member_path
+from ..core.findings import (
     OUTSIDE_DATASET,
     SCDL_COLUMN_INDEX,
     SCDL_LENGTHS,
@@ -22,9 +22,9 @@ from ..findings import (
     SCDL_NEIGHBORS,
     SCDL_ROW_POINTERS,
 )
-from ..node import ERROR, WARNING, Node
-from ..source import ByteSource
-from ..status import Status
+from ..core.node import ERROR, WARNING, Node
+from ..core.source import ByteSource
+from ..core.status import Status
 from .enums import ARRAY_FILES, HEADER_FILE
 from .model import Archive, ArrayFile
 

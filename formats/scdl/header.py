@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..cursor import Cursor
-from ..engine import run_parser
-from ..fielddoc import doc
-from ..node import ERROR, WARNING, Node
+from ..core.cursor import Cursor
+from ..core.engine import run_parser
+from ..core.fielddoc import doc
+from ..core.node import ERROR, WARNING, Node
 from .enums import ARRAY_DTYPE, ARRAY_FILES, BACKEND, DTYPE_NUMPY, ENDIANNESS, MAGIC, NUMPY_NAME
 from .model import ArrayDesc, FeatureIndexDesc, Header
 

@@ -7,8 +7,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..node import Node
-from ..source import ByteSource
+from ..core.node import Node
+from ..core.source import ByteSource
 
 
 @dataclass

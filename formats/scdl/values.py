@@ -6,7 +6,7 @@ from typing import Dict, List
 
 import numpy as np
 
-from ..dataset_fs import member_path
+from ..core.dataset_fs import member_path
 from .enums import ARRAY_FILES, CORE_ARRAYS, HEADER_FILE, NEIGHBOR_DTYPES
 from .model import Archive
 

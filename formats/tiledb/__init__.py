@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from . import layout
+from .model import layout
 
 
 class _TileDBPlugin:
@@ -27,10 +27,10 @@ class _TileDBPlugin:
 
     def open_dir(self, document, path: str):
         if not layout.is_array_dir(path) and layout.is_group_dir(path):
-            from .group import open_group_dir
+            from .parse.group import open_group_dir
 
             return open_group_dir(document, path)
-        from .array import open_array_dir
+        from .parse.array import open_array_dir
 
         return open_array_dir(document, path)
 
@@ -38,10 +38,10 @@ class _TileDBPlugin:
         """The array model only (schemas, fragments; metadata read on use): for `values`.
         A group's tree is already lazy (members open on demand): it is the model."""
         if not layout.is_array_dir(path) and layout.is_group_dir(path):
-            from .group import open_group_dir
+            from .parse.group import open_group_dir
 
             return open_group_dir(document, path)
-        from .model_loader import open_array_model
+        from .model.model_loader import open_array_model
 
         return open_array_model(document, path)
 
@@ -50,10 +50,10 @@ class _TileDBPlugin:
 
     def open_file_in(self, document, container: str, path: str):
         if layout.group_dir_of(path) == container:
-            from .group import open_group_file
+            from .parse.group import open_group_file
 
             return open_group_file(document, container, path)
-        from .array import open_file_in_array
+        from .parse.array import open_file_in_array
 
         return open_file_in_array(document, container, path)
 
@@ -69,91 +69,91 @@ class _TileDBPlugin:
         return False
 
     def open_file(self, document, path: str):
-        from .stray import open_stray_file
+        from .parse.stray import open_stray_file
 
         return open_stray_file(document, path)
 
     def field_names(self, document):
-        from . import values as v
-        from .group_walk import is_group_document
+        from .model.group_walk import is_group_document
+        from .values import field_values as v
 
         return [] if is_group_document(document) else v.field_names(document.model)
 
     def values(self, document, name: str, with_values: bool = True):
-        from . import values as v
+        from .values import field_values as v
 
         return v.values(document, name, document.ctx.key, with_values)
 
     def health(self, document, at=None, reader=None):
-        from .health import array_health
+        from .health.array import array_health
 
         return None if _is_group(document) else array_health(document, at, reader)
 
     def extents(self, document):
-        from .health import array_extents
+        from .health.array import array_extents
 
         return None if _is_group(document) else array_extents(document)
 
     def space(self, document):
-        from .space import array_space
+        from .health.space import array_space
 
         return None if _is_group(document) else array_space(document)
 
     def group_health(self, document, at=None, reader=None, member=None):
-        from .group_health import group_health
+        from .health.group_health import group_health
 
         return group_health(document, at, reader, member) if _is_group(document) else None
 
     def group_space(self, document, member=None):
-        from .group_health import group_space
+        from .health.group_health import group_space
 
         return group_space(document, member) if _is_group(document) else None
 
     def group_arrays(self, document):
-        from .group_health import arrays_of
+        from .health.group_health import arrays_of
 
         return arrays_of(document) if _is_group(document) else None
 
     def member_document_light(self, document, path: str):
-        from .group_health import member_document
+        from .health.group_health import member_document
 
         return member_document(document, path)
 
     def array_summary(self, document):
-        from .summary import array_summary
+        from .window.summary import array_summary
 
         return None if _is_group(document) else array_summary(document)
 
     def describe_entry(self, document, node):
-        from .entries import describe_entry
+        from .window.entries import describe_entry
 
         return describe_entry(document, node)
 
     def chunk_view(self, document, node):
-        from .chunkview import chunk_view
+        from .window.chunkview import chunk_view
 
         return chunk_view(document, node)
 
     def verify(self, document):
-        from .group_walk import is_group_document, verify_group
+        from .model.group_walk import is_group_document, verify_group
 
         if is_group_document(document):
             return verify_group(document)
-        from .array_verify import verify_array
+        from .verify.array_verify import verify_array
 
         return verify_array(document)
 
     @property
     def verify_units(self):
-        from .verify_units import VERIFY_UNITS
+        from .verify.verify_units import VERIFY_UNITS
 
         return VERIFY_UNITS
 
     def can_stream(self, document) -> bool:
         """Whether `verify_streamed` applies: a lazily opened local array (a group's members
         and remote arrays take the whole-tree path)."""
-        from ..remote import is_url
-        from .group_walk import is_group_document
+        from ..core.remote import is_url
+        from .model.group_walk import is_group_document
 
         return bool(getattr(document, "lazy", False)) and document.model is not None and \
             document.root is not None and not is_url(document.path) and \
@@ -164,17 +164,17 @@ class _TileDBPlugin:
         not apply (`can_stream`)."""
         if not self.can_stream(document):
             return None
-        from .array_verify import verify_streamed
+        from .verify.array_verify import verify_streamed
 
         return verify_streamed(document)
 
     def member_names(self, document):
-        from .group_walk import array_member_paths, is_group_document
+        from .model.group_walk import array_member_paths, is_group_document
 
         return array_member_paths(document.root) if is_group_document(document) else []
 
     def member_document(self, document, member_path: str):
-        from .group_walk import is_group_document, member_document
+        from .model.group_walk import is_group_document, member_document
 
         if not is_group_document(document):
             raise LookupError("not a TileDB group: --array names a member of a group")

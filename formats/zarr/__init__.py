@@ -1,4 +1,4 @@
-"""Zarr v2/v3 arrays with struct dtypes, to the byte (see formats/registry.py's protocol).
+"""Zarr v2/v3 arrays with struct dtypes, to the byte (see formats/core/registry.py's protocol).
 
 Modules: `dtype` (field tables from every metadata form), `fill` (fill records), `meta`
 (.zarray / zarr.json), `codecs/` (reversible codec stages: zstd, blosc, zlib, gzip, lz4,
@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from .. import progress
-from ..node import Node
-from ..plugin import generic_entry_text
-from ..remote import is_url
+from ..core import progress
+from ..core.node import Node
+from ..core.plugin import generic_entry_text
+from ..core.remote import is_url
 from . import tree
 from .tree import METADATA_NAMES, ZarrContext, ZarrModel
 
@@ -54,7 +54,7 @@ class ZarrPlugin:
     # ---- opening ---------------------------------------------------------------------------
     def open_model(self, document, path: str) -> Node:
         """The tree with every chunk left undecoded (`values` decodes them once, itself)."""
-        from ..engine import guarded
+        from ..core.engine import guarded
 
         document.ctx.of(ZarrContext).lazy_chunks = True
         return guarded(lambda: self.open_dir(document, path), os.path.basename(path), None)
@@ -82,8 +82,8 @@ class ZarrPlugin:
                     return node
             return tree.json_file(document, path)[0]
         # a chunk file: its array's metadata gives the context (parsed, not shown)
-        from .. import jsontree
-        from ..plain import file_node
+        from ..core import jsontree
+        from ..core.plain import file_node
         from . import meta as meta_mod
         za = os.path.join(container, ".zarray")
         mpath = za if document.fs.stat(za).is_file else os.path.join(container, "zarr.json")

@@ -21,12 +21,12 @@ import traceback
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from ..cursor import Cursor, ParseStop
-from ..engine import fill_gaps
-from ..fielddoc import doc
-from ..findings import SIZE_OVER_LIMIT, UNCHECKED
-from ..limits import DECODE_BUDGET
-from ..node import ERROR, WARNING, DeferredChildren, Node, hex_preview
+from ..core.cursor import Cursor, ParseStop
+from ..core.engine import fill_gaps
+from ..core.fielddoc import doc
+from ..core.findings import SIZE_OVER_LIMIT, UNCHECKED
+from ..core.limits import DECODE_BUDGET
+from ..core.node import ERROR, WARNING, DeferredChildren, Node, hex_preview
 from .codecs import CodecError, CodecSpec, get
 from .meta import ArrayMeta
 from .records import records_into
@@ -151,7 +151,7 @@ def _new_source(document, data, label: str, spec: CodecSpec, stage: Node, parent
         if created is not None:
             created.append(src)
         return src
-    from ..source import BytesSource
+    from ..core.source import BytesSource
     return BytesSource(data, name, origin_node=stage, parent=parent_src)
 
 
@@ -258,7 +258,7 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
     if getattr(src, "remote", False):
         # on an object store each chunk is a request: framed when first shown (the built
         # node is the local one; verify builds them all first)
-        from ..remote import ReadDeferred
+        from ..core.remote import ReadDeferred
 
         deferred = ReadDeferred(lambda: _built(node, deferred, lambda: chunk_parts(
             document, meta, node, src, document.relname(path), coords, lazy, chunk)))

@@ -12,9 +12,9 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..cursor import format_scalar
-from ..node import Node
-from ..plugin import CellRange, Column, ForwardCheck, ForwardResult, StageRow
+from ..core.cursor import format_scalar
+from ..core.node import Node
+from ..core.plugin import CellRange, Column, ForwardCheck, ForwardResult, StageRow
 from .chunk import ChunkFile, CodecStage
 from .dtype import to_python
 from .meta import ArrayMeta

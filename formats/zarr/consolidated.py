@@ -8,10 +8,10 @@ import json
 import os
 from typing import Optional, Tuple
 
-from .. import jsontree
-from ..dataset_fs import DatasetFS
-from ..findings import ZARR_CONSOLIDATED
-from ..node import WARNING, Node
+from ..core import jsontree
+from ..core.dataset_fs import DatasetFS
+from ..core.findings import ZARR_CONSOLIDATED
+from ..core.node import WARNING, Node
 
 # the keys whose disagreement changes what a reader sees, per format
 V2_KEYS: Tuple[str, ...] = ("shape", "dtype", "chunks", "order", "dimension_separator")

@@ -18,8 +18,8 @@ from typing import Any, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-from ..fielddoc import doc
-from ..unicode import safe_unicode
+from ..core.fielddoc import doc
+from ..core.unicode import safe_unicode
 
 D_DTYPE_V2 = doc("dtype: the numpy `descr` of the records: a list of [name, typestr] or "
                  "[name, typestr, shape] or [name, [nested fields]]; the typestr carries the "
@@ -240,7 +240,7 @@ class _Builder:
 
     # v2 ---------------------------------------------------------------------------------
     def v2(self, descr, node, prefix: str, offset: int, depth: int = 0) -> Struct:
-        from ..jsontree import element
+        from ..core.jsontree import element
 
         if depth > 32:
             raise DtypeError("struct nesting deeper than 32 levels", node)
@@ -299,7 +299,7 @@ class _Builder:
 
     # v3 ---------------------------------------------------------------------------------
     def v3(self, spec, node, endian: str, prefix: str, offset: int, depth: int = 0) -> Struct:
-        from ..jsontree import element, member
+        from ..core.jsontree import element, member
 
         if depth > 32:
             raise DtypeError("struct nesting deeper than 32 levels", node)

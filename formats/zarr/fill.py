@@ -15,7 +15,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from ..fielddoc import doc
+from ..core.fielddoc import doc
 from .dtype import Field, RecordType, Struct
 
 D_FILL = doc("fill_value: the record every position of an absent chunk holds (and edge-chunk "

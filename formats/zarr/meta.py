@@ -10,11 +10,11 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from ..fielddoc import FieldDoc, doc
-from ..findings import UNCHECKED
-from ..jsontree import JsonDoc, element, member, value_node
-from ..node import ERROR, WARNING, Node
-from ..status import Status
+from ..core.fielddoc import FieldDoc, doc
+from ..core.findings import UNCHECKED
+from ..core.jsontree import JsonDoc, element, member, value_node
+from ..core.node import ERROR, WARNING, Node
+from ..core.status import Status
 from .codecs import OBJECT_CODECS, CodecSpec
 from .dtype import D_DTYPE_V2, D_DTYPE_V3, D_FIELD, DtypeError, RecordType, from_v2, from_v3, has_multibyte
 from .fill import D_FILL, FillError, encode

@@ -13,9 +13,9 @@ from typing import Dict, List, Optional, Sequence, Tuple  # noqa: F401
 
 import numpy as np
 
-from ..fielddoc import FieldDoc, doc
-from ..node import ERROR, WARNING, LazyChildren, Node, hex_preview
-from ..unicode import invalid_count
+from ..core.fielddoc import FieldDoc, doc
+from ..core.node import ERROR, WARNING, LazyChildren, Node, hex_preview
+from ..core.unicode import invalid_count
 from .dtype import Field, RecordType, Struct, to_python
 
 D_RECORDS = doc("Records: the decoded chunk, prod(chunk shape) packed records in storage "
@@ -46,7 +46,7 @@ def _kind(f: Field) -> str:
 
 
 def _text(v, bits: int = 64) -> str:
-    from ..cursor import format_scalar
+    from ..core.cursor import format_scalar
     if isinstance(v, str):
         return repr(v)
     if isinstance(v, list):

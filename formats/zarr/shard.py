@@ -19,10 +19,10 @@ from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from ..fielddoc import doc
-from ..findings import ZARR_SHARD_INDEX, ZARR_SHARD_UNREFERENCED
-from ..jsontree import element, member, value_node
-from ..node import ERROR, WARNING, DeferredChildren, LazyChildren, Node
+from ..core.fielddoc import doc
+from ..core.findings import ZARR_SHARD_INDEX, ZARR_SHARD_UNREFERENCED
+from ..core.jsontree import element, member, value_node
+from ..core.node import ERROR, WARNING, DeferredChildren, LazyChildren, Node
 from .meta import ArrayMeta, _fail, _unsupported, _v3_chain
 
 SPEC = "zarr v3 sharding_indexed codec"

@@ -8,14 +8,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from .. import jsontree, progress
-from ..context import FormatContext
-from ..dataset_fs import DatasetFS, entry_node, fs_of
-from ..fielddoc import doc
-from ..findings import ZARR_KEY_SEPARATOR, ZARR_LOST_METADATA, ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
-from ..node import ERROR, WARNING, LazyChildren, Node
-from ..plain import file_node
-from ..registry import declared
+from ..core import jsontree, progress
+from ..core.context import FormatContext
+from ..core.dataset_fs import DatasetFS, entry_node, fs_of
+from ..core.fielddoc import doc
+from ..core.findings import ZARR_KEY_SEPARATOR, ZARR_LOST_METADATA, ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
+from ..core.node import ERROR, WARNING, LazyChildren, Node
+from ..core.plain import file_node
+from ..core.registry import declared
 from . import consolidated
 from .chunk import chunk_file_node
 from .meta import D_ATTRS, D_ZGROUP, ArrayMeta, from_zarr_json, from_zarray

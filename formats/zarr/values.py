@@ -14,7 +14,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from ..dataset_fs import DatasetFS, Entry, fs_of
+from ..core.dataset_fs import DatasetFS, Entry, fs_of
 from .chunk import stage_limit
 from .codecs import CodecError, get
 from .dtype import little_endian, to_python

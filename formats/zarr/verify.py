@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from ..findings import of_node
-from ..node import OK, Node
-from ..plugin import NotDone, VerifyUnit
-from ..verify_tally import tally
+from ..core.findings import of_node
+from ..core.node import OK, Node
+from ..core.plugin import NotDone, VerifyUnit
+from ..core.verify_tally import tally
 
 IndexPath = Tuple[int, ...]
 
@@ -89,8 +89,8 @@ class ZarrVerifyUnits:
     def open(self, path: str, key: Optional[bytes], as_format: Optional[str], stamp: str):
         """The tree the caller listed the chunks from (and its index paths)."""
         from .. import open as open_dataset
-        from ..remote import build_read_deferred
-        from ..verify_tasks import fingerprint
+        from ..core.remote import build_read_deferred
+        from ..core.verify_tasks import fingerprint
 
         doc = open_dataset(path, key=key, as_format=as_format)
         build_read_deferred(doc.root)
@@ -109,7 +109,7 @@ class ZarrVerifyUnits:
     def merge(self, document, units: List[VerifyUnit], results: List[object]) -> List[object]:
         """The chunks' findings in unit order (tree order); a chunk a worker did not check
         is checked here; after the tree's own diagnostics."""
-        from ..remote import build_read_deferred
+        from ..core.remote import build_read_deferred
 
         build_read_deferred(document.root)
         out: List[object] = [n for n in document.diagnostics() if n.status != OK]

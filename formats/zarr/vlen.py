@@ -13,8 +13,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..fielddoc import doc
-from ..node import ERROR, Node, hex_preview
+from ..core.fielddoc import doc
+from ..core.node import ERROR, Node, hex_preview
 
 VLEN_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array")
 # the decoded size of an object chunk is not declared: bound it by the records and a budget
@@ -92,7 +92,7 @@ def items_into(parent: Node, meta, src, coords: Optional[Sequence[int]]) -> None
 def read_items(meta, fs=None) -> Tuple[np.ndarray, List[str]]:
     """(object array of the whole array, C order; [errors]). Absent chunks give the fill;
     files are read through the dataset's `fs` (a FIFO or a link out of it is never read)."""
-    from ..dataset_fs import fs_of
+    from ..core.dataset_fs import fs_of
     from .values import decoded_chunks, place
 
     fs = fs_of(None, meta.path) if fs is None else fs

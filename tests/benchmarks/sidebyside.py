@@ -15,7 +15,7 @@ from typing import Callable, List, Optional, Tuple
 import numpy as np
 
 from arrayscope import formats
-from arrayscope.formats import registry
+from arrayscope.formats.core import registry
 
 from .stacks import KEY, read_theirs
 

@@ -28,10 +28,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats import compiled
-from arrayscope.formats.tiledb import values as V
-from arrayscope.formats.tiledb.data_files import file_role, tile_bounds, tile_offsets_for
-from arrayscope.formats.tiledb.rawtile import chunk_table
+from arrayscope.formats.core import compiled
+from arrayscope.formats.tiledb.parse.data_files import file_role, tile_bounds, tile_offsets_for
+from arrayscope.formats.tiledb.parse.rawtile import chunk_table
+from arrayscope.formats.tiledb.values import field_values as V
 
 from . import sidebyside as S
 from .stacks import STACKS, build
@@ -224,12 +224,12 @@ def _kernel_cases():
     each stage without its Python call, as `filters.fused` runs it between codec calls."""
     import numpy as np
 
-    from arrayscope.formats.filters import kernels as K
+    from arrayscope.formats.accel import kernels as K
+    from arrayscope.formats.accel.nativekernels import _bitunshuffle
+    from arrayscope.formats.accel.simd import unshuffle_into
     from arrayscope.formats.filters.base import DataInfo, FilterSpec
     from arrayscope.formats.filters.bits import bitshuffle, byteshuffle
     from arrayscope.formats.filters.deltas import DoubleDelta
-    from arrayscope.formats.filters.nativekernels import _bitunshuffle
-    from arrayscope.formats.filters.simd import unshuffle_into
 
     n = 8192
     rng = np.random.default_rng(14)
@@ -266,7 +266,7 @@ def test_stages_vs_copy(benchmark, monkeypatch):
     on the numpy path (ARRAYSCOPE_NO_JIT=1) in the same run; best of several CPU times."""
     import numpy as np
 
-    from arrayscope.formats import compiled
+    from arrayscope.formats.core import compiled
     compiled._load()
     cases = _stage_cases()
 

@@ -7,8 +7,8 @@ import glob
 import os
 
 from arrayscope import formats
-from arrayscope.formats.document import Document
-from arrayscope.formats.tiledb.array import parse_schema_file
+from arrayscope.formats.core.document import Document
+from arrayscope.formats.tiledb.parse.array import parse_schema_file
 
 
 def test_parse_schema_file(benchmark, tiledb_array):

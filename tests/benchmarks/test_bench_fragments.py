@@ -16,11 +16,11 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.context import Context
-from arrayscope.formats.document import Document
-from arrayscope.formats.tiledb import values as V
-from arrayscope.formats.tiledb.fragment_metadata import parse_fragment_metadata_file
-from arrayscope.formats.tiledb.model import TileDBContext
+from arrayscope.formats.core.context import Context
+from arrayscope.formats.core.document import Document
+from arrayscope.formats.tiledb.model.array_model import TileDBContext
+from arrayscope.formats.tiledb.parse.fragment_metadata import parse_fragment_metadata_file
+from arrayscope.formats.tiledb.values import field_values as V
 
 N_TILES = 100_000
 N_CELLS = 8 * 1024 * 1024
@@ -115,8 +115,8 @@ def test_values_vs_tiledb(benchmark, big_int64):
 
 def test_raw_decode_vs_tiledb(benchmark, big_int64):
     """The decode alone — the one buffer `values --raw` writes — without Python values."""
-    from arrayscope.formats.tiledb.data_files import file_role
-    from arrayscope.formats.tiledb.values import _decode_file_buffer
+    from arrayscope.formats.tiledb.parse.data_files import file_role
+    from arrayscope.formats.tiledb.values.field_values import _decode_file_buffer
 
     doc = formats.open(big_int64)
     frag = doc.model.fragments[0]

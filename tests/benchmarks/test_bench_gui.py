@@ -75,8 +75,8 @@ def test_expand_million_children(benchmark, qtbot):
     from PySide6.QtWidgets import QTreeView
 
     from arrayscope.explorer.treemodel import NodeTreeModel
-    from arrayscope.formats.node import LazyChildren, Node
-    from arrayscope.formats.source import BytesSource
+    from arrayscope.formats.core.node import LazyChildren, Node
+    from arrayscope.formats.core.source import BytesSource
 
     src = BytesSource(bytes(8), "tiny")
 

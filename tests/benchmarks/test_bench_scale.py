@@ -19,7 +19,7 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.verify import verify
 
 from . import sidebyside as S
 

@@ -25,9 +25,9 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats import verify_tasks
-from arrayscope.formats.executors import DaskCluster
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core import verify_tasks
+from arrayscope.formats.core.executors import DaskCluster
+from arrayscope.formats.core.verify import verify
 
 FRAGMENTS = 12
 CELLS = 2 * 1024 * 1024       # per fragment
@@ -74,7 +74,7 @@ def _timed(fn, client=None):
 def test_verify_dask_speedup(benchmark, big_dense):
     from distributed import Client, LocalCluster
 
-    from arrayscope.formats import compiled
+    from arrayscope.formats.core import compiled
 
     verify(formats.open(big_dense))                      # page cache warm for everyone
     t_ref, c_ref, ref = _timed(lambda: verify(formats.open(big_dense)))

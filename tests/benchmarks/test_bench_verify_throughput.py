@@ -33,7 +33,7 @@ BASE = os.environ.get("ARRAYSCOPE_BENCH_BASE", "")
 
 
 def _cores() -> int:
-    from arrayscope.formats import compiled
+    from arrayscope.formats.core import compiled
 
     return compiled.TUNING.workers
 

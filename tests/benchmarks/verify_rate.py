@@ -28,7 +28,7 @@ def _key(uri: str):
 @contextlib.contextmanager
 def threads(n: int) -> Iterator[None]:
     """Decoding on `n` threads (verify and values share `compiled.TUNING.workers`)."""
-    from arrayscope.formats import compiled
+    from arrayscope.formats.core import compiled
 
     saved = compiled.TUNING
     compiled.TUNING = compiled.tuned(workers=n)
@@ -40,7 +40,7 @@ def threads(n: int) -> Iterator[None]:
 
 def run_verify(uri: str) -> Tuple[int, int]:
     """What `arrayscope verify` does: (stored bytes checked, findings)."""
-    from arrayscope.formats.verify import open_for_verify, verify_report
+    from arrayscope.formats.core.verify import open_for_verify, verify_report
 
     doc = open_for_verify(uri, _key(uri))
     try:
@@ -53,7 +53,7 @@ def run_verify(uri: str) -> Tuple[int, int]:
 def run_values(uri: str, field: str) -> int:
     """What `values --raw` does (open, decode every fragment of the field): cell bytes."""
     from arrayscope import formats
-    from arrayscope.formats import registry
+    from arrayscope.formats.core import registry
 
     doc = formats.open(uri, key=_key(uri), tree=False)
     try:
@@ -69,8 +69,8 @@ def run_values(uri: str, field: str) -> int:
 def field_stored(uri: str, field: str) -> int:
     """On-disk bytes of the data files holding `field` (values file, offsets, validity)."""
     from arrayscope import formats
-    from arrayscope.formats.tiledb import values as V
-    from arrayscope.formats.tiledb.data_files import file_role
+    from arrayscope.formats.tiledb.parse.data_files import file_role
+    from arrayscope.formats.tiledb.values import field_values as V
 
     doc = formats.open(uri, key=_key(uri), tree=False)
     total = 0

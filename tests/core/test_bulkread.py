@@ -6,7 +6,8 @@ import os
 import numpy as np
 import pytest
 
-from arrayscope.formats import bulkread, compiled
+from arrayscope.formats.accel import bulkread
+from arrayscope.formats.core import compiled
 
 # the callers' decision first (it loads numba): read_files never imports it itself
 pytestmark = pytest.mark.skipif(not compiled.bulk_wanted(1 << 30)

@@ -1,4 +1,4 @@
-"""The compiled-kernel gate (formats/compiled.py): when a kernel is compiled, when the
+"""The compiled-kernel gate (formats/core/compiled.py): when a kernel is compiled, when the
 numpy path is taken instead, and that a compiled kernel computes what its Python source does."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from arrayscope.formats import compiled
+from arrayscope.formats.core import compiled
 
 
 @compiled.kernel
@@ -66,10 +66,10 @@ def test_machine_code_cached_in_the_user_cache_not_the_package(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(XDG_CACHE_HOME=str(tmp_path), ARRAYSCOPE_NO_JIT="")
     code = ("import os, sys\n"
-            "from arrayscope.formats import compiled\n"
+            "from arrayscope.formats.core import compiled\n"
             "env = dict(os.environ)\n"
             "compiled.own_process(notice=lambda m: print('NOTE', m))\n"
-            "from arrayscope.formats.filters.kernels import prefix_xor\n"
+            "from arrayscope.formats.accel.kernels import prefix_xor\n"
             "import numpy as np\n"
             "prefix_xor.get(1 << 30)(np.arange(9, dtype=np.uint64), np.empty(9, np.uint64))\n"
             "import numba\n"
@@ -110,7 +110,7 @@ def test_cache_folder_changes_with_any_kernel_module():
     `nativekernels.py` calls)."""
     import os
 
-    from arrayscope.formats.filters import simd
+    from arrayscope.formats.accel import simd
     path = simd.__file__
     st = os.stat(path)
     before = compiled.kernel_sources_stamp()
@@ -128,7 +128,7 @@ def test_old_kernel_caches_pruned_current_and_recent_kept(tmp_path):
     second install in use) and anything that is not a stamp folder stay."""
     import time
 
-    from arrayscope.formats import compiled
+    from arrayscope.formats.core import compiled
     now = time.time()
     folders = {}
     for name, age in (("aaaaaaaaaaaa", 0), ("bbbbbbbbbbbb", 7200), ("cccccccccccc", 60),

@@ -17,8 +17,8 @@ import pytest
 
 from arrayscope import formats
 from arrayscope.explorer.cli import main
-from arrayscope.formats import dataset_fs
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core import dataset_fs
+from arrayscope.formats.core.verify import verify
 from tests.support.mutations import time_limit
 
 warnings.filterwarnings("ignore", module="zarr")
@@ -116,7 +116,7 @@ def test_member_path(name, expected):
 
 
 def test_source_refuses_fifo_without_blocking(tmp_path):
-    from arrayscope.formats.source import FileSource, SpecialFileError
+    from arrayscope.formats.core.source import FileSource, SpecialFileError
 
     p = tmp_path / "fifo"
     os.mkfifo(p)
@@ -183,7 +183,7 @@ def test_zarr_links_out_and_loops(tmp_path):
     with time_limit(HANG):
         doc = formats.open(arr)
         findings = verify(doc)
-        entry = formats.registry.plugin_named("zarr").values(doc, "value")[0]
+        entry = formats.core.registry.plugin_named("zarr").values(doc, "value")[0]
     _no_outside_source(doc, outside)
     codes = {f.source: f.code for f in findings}
     assert codes["c/9"] == "outside-dataset" and codes["c/1"] == "outside-dataset"
@@ -241,8 +241,8 @@ def test_fifo_and_dev_zero_as_zarr_chunks(tmp_path, capsys):
 
 # ---- case 1: SCDL header names that leave the archive ----------------------------------------
 def _scdl_with_names(tmp_path, names, fi_files):
+    from arrayscope.formats.core.source import FileSource
     from arrayscope.formats.scdl.header import parse_header_source
-    from arrayscope.formats.source import FileSource
     from tests.support.scdl_builders import array_desc, fi_desc, fixture, header_bytes
 
     arc = _copy(fixture("basic"), tmp_path / "arc")
@@ -311,7 +311,7 @@ def test_huge_json_integer_is_one_error_node(tmp_path):
     bad = [f for f in findings if f.status == "error"]
     assert len(bad) == 1 and "5000 digits" in bad[0].message and bad[0].source == ".zarray"
     # the rest of the array is intact: the real values of zarr 2.18.7
-    entry = formats.registry.plugin_named("zarr").values(doc, "c")[0]
+    entry = formats.core.registry.plugin_named("zarr").values(doc, "c")[0]
     assert "error" not in entry and len(entry["values"]) == 6
 
 
@@ -325,7 +325,7 @@ def test_zero_size_struct_field_is_one_node(tmp_path, field, typestr):
     assert zero and all(f.status == "warning" for f in zero)
     rec = doc.root.find("0")
     assert rec is not None  # chunk nodes are still there
-    code_ok = formats.registry.plugin_named("zarr").values(doc, field)[0]
+    code_ok = formats.core.registry.plugin_named("zarr").values(doc, field)[0]
     assert set(code_ok["values"]) == {""}
 
 
@@ -354,7 +354,7 @@ def test_lookalike_chunk_keys_rejected(tmp_path, fake):
     doc, findings = _tree_survives(arr)
     hit = [f for f in findings if f.source == f"c/{fake}"]
     assert hit and "not a chunk key" in hit[0].message
-    entry = formats.registry.plugin_named("zarr").values(doc, "value")[0]
+    entry = formats.core.registry.plugin_named("zarr").values(doc, "value")[0]
     assert entry["values"] == list(range(12)) and "error" not in entry
 
 
@@ -372,7 +372,7 @@ def test_zero_d_chunk_key_c(tmp_path, dtype, value):
     chunk = doc.root["c"]
     assert chunk.display.startswith("chunk []")
     assert not findings
-    assert formats.registry.plugin_named("zarr").values(doc, "value")[0]["values"] == [value]
+    assert formats.core.registry.plugin_named("zarr").values(doc, "value")[0]["values"] == [value]
 
 
 # ---- issue 15 item 3 and issue 10 item 6: metadata documents read whole, with limits ----------
@@ -404,7 +404,7 @@ def test_zarr_json_nested_100000_deep(tmp_path, capsys):
 
 
 def test_metadata_document_over_the_limit(tmp_path, monkeypatch):
-    from arrayscope.formats import jsontree
+    from arrayscope.formats.core import jsontree
 
     path = _zarr_array(str(tmp_path / "z.zarr"))
     monkeypatch.setattr(jsontree, "MAX_DOCUMENT_BYTES", 100)
@@ -417,7 +417,7 @@ def test_metadata_document_over_the_limit(tmp_path, monkeypatch):
 def test_next_at_or_after_matches_brute_force():
     import random
 
-    from arrayscope.formats.tiledb.data_files import _next_at_or_after
+    from arrayscope.formats.tiledb.parse.data_files import _next_at_or_after
 
     rng = random.Random(9)
     for _ in range(300):
@@ -435,7 +435,7 @@ def _lines_parsing_with_offsets(doc, n: int) -> int:
     offsets that go back and forth (a sawtooth): a work count, not a time."""
     import sys
 
-    from arrayscope.formats.tiledb import data_files
+    from arrayscope.formats.tiledb.parse import data_files
 
     arr = doc.model
     frag = arr.fragments[0]
@@ -473,7 +473,7 @@ def test_backward_tile_offsets_linear(tiledb_array):
 
 # ---- case 10: a key that is not bytes is an error, never "?" --------------------------------------
 def test_non_latin1_key_is_a_clear_error(tiledb_array, capsys, monkeypatch):
-    from arrayscope.formats.context import KeyError_, load_key
+    from arrayscope.formats.core.context import KeyError_, load_key
 
     monkeypatch.setenv("ARRAYSCOPE_KEY", "ключ" + "0" * 28)
     with pytest.raises(KeyError_, match="not one byte"):
@@ -591,7 +591,7 @@ def test_meta_generic_tile_bomb_capped(tmp_path):
     hit = [f for f in findings if f.code == "size-over-limit"]
     assert hit and hit[0].source.startswith("__meta/") and "not decoded" in hit[0].message
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 256 * 1024
-    entry = formats.registry.plugin_named("tiledb").values(doc, "a")[0]
+    entry = formats.core.registry.plugin_named("tiledb").values(doc, "a")[0]
     assert entry["values"] == list(range(10))   # the array itself is untouched
 
 
@@ -616,7 +616,7 @@ def test_zarr_partly_written_array_still_decodes(tmp_path):
                           zarr_format=3)
     z[:10] = np.arange(10)
     doc = formats.open(path)
-    entry = formats.registry.plugin_named("zarr").values(doc, "value")[0]
+    entry = formats.core.registry.plugin_named("zarr").values(doc, "value")[0]
     assert entry["values"] == list(range(10)) + [-1] * 30 and "error" not in entry
 
 
@@ -624,7 +624,7 @@ def test_zarr_partly_written_array_still_decodes(tmp_path):
 SHRINK_SCRIPT = r"""
 import os, sys
 from arrayscope import formats
-from arrayscope.formats.node import to_json
+from arrayscope.formats.core.node import to_json
 path = sys.argv[1]
 doc = formats.open(path)
 src = doc.sources[0]

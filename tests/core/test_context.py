@@ -1,9 +1,15 @@
 """The parse context: one typed slot per format (`Context.format`), copied by `derive`."""
 from __future__ import annotations
 
-from arrayscope.formats.context import Context
-from arrayscope.formats.document import Document
-from arrayscope.formats.tiledb.model import ArraySchema, TileDBArray, TileDBContext, tiledb_context, with_schema
+from arrayscope.formats.core.context import Context
+from arrayscope.formats.core.document import Document
+from arrayscope.formats.tiledb.model.array_model import (
+    ArraySchema,
+    TileDBArray,
+    TileDBContext,
+    tiledb_context,
+    with_schema,
+)
 from arrayscope.formats.zarr.tree import ZarrContext
 
 

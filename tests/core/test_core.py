@@ -5,11 +5,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arrayscope.formats.cursor import Cursor, ParseStop
-from arrayscope.formats.engine import coverage, diagnostics, run_parser
-from arrayscope.formats.fielddoc import FieldDoc
-from arrayscope.formats.node import ERROR, WARNING, Node, to_json
-from arrayscope.formats.source import BytesSource, FileSource
+from arrayscope.formats.core.cursor import Cursor, ParseStop
+from arrayscope.formats.core.engine import coverage, diagnostics, run_parser
+from arrayscope.formats.core.fielddoc import FieldDoc
+from arrayscope.formats.core.node import ERROR, WARNING, Node, to_json
+from arrayscope.formats.core.source import BytesSource, FileSource
 
 
 def test_file_source_is_mmapped_read_only_and_clamped(tmp_path):
@@ -156,7 +156,7 @@ def test_depth_limit_gives_warning_leaf_not_recursion_error():
 
 
 def test_node_limit_gives_warning_leaf():
-    from arrayscope.formats.cursor import Limits
+    from arrayscope.formats.core.cursor import Limits
 
     src = BytesSource(bytes(5000), "t")
     root = Node("r", "file", src, 0, src.size)
@@ -172,7 +172,7 @@ def test_node_limit_gives_warning_leaf():
 
 
 def test_invalid_utf32_becomes_replacement_character():
-    from arrayscope.formats.unicode import invalid_count, safe_unicode
+    from arrayscope.formats.core.unicode import invalid_count, safe_unicode
 
     raw = b"\xff\xff\xff\xff" + b"a\x00\x00\x00" + b"\x00\xd8\x00\x00" + b"b\x00\x00\x00"
     arr = np.frombuffer(raw, dtype="<U2")

@@ -21,9 +21,9 @@ from typing import Dict, List, Tuple
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats import compiled
-from arrayscope.formats.executors import InProcess
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core import compiled
+from arrayscope.formats.core.executors import InProcess
+from arrayscope.formats.core.verify import verify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KEYS = {"tiledb_encrypted": os.path.join(ROOT, "resources", "samples", "tiledb_encrypted.key")}
@@ -98,7 +98,7 @@ def _entries(path: str, key) -> Dict[str, List[Tuple]]:
     model = getattr(doc, "model", None)
     if model is None or not hasattr(model, "fragments"):
         return {}
-    from arrayscope.formats.tiledb import values as V
+    from arrayscope.formats.tiledb.values import field_values as V
 
     out = {}
     for name in V.field_names(model):

@@ -8,9 +8,9 @@ import json
 import os
 from typing import Iterator, List, Tuple
 
-from arrayscope.formats import findings
-from arrayscope.formats.findings import Code, Finding
-from arrayscope.formats.status import Status
+from arrayscope.formats.core import findings
+from arrayscope.formats.core.findings import Code, Finding
+from arrayscope.formats.core.status import Status
 from tests.core.test_architecture import _modules
 from tests.support.paths import REPO
 

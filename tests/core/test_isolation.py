@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import zarr
 
-from arrayscope.formats import childproc
+from arrayscope.formats.core import childproc
 from tests.support.waits import WAIT_MS
 
 # stdlib and third-party names a child imports at start (multiprocessing's bootstrap imports
@@ -43,7 +43,7 @@ def _arrayscope() -> str:
 def test_the_child_command_is_isolated(booby_trapped, monkeypatch):
     store, canaries = booby_trapped
     monkeypatch.chdir(store)
-    cmd = childproc.python_module_command("arrayscope.formats.childproc")
+    cmd = childproc.python_module_command("arrayscope.formats.core.childproc")
     assert cmd[1] == "-I"
     assert str(store) not in childproc.import_path() and "" not in childproc.import_path()
     monkeypatch.setenv("PYTHONPATH", str(store))   # a variable the child must not heed
@@ -72,8 +72,8 @@ def test_cli_verify_with_workers_runs_nothing_from_the_store(booby_trapped):
 def test_dask_verify_runs_nothing_from_the_store(booby_trapped, monkeypatch):
     distributed = pytest.importorskip("distributed")
     from arrayscope import formats
-    from arrayscope.formats.executors import DaskCluster
-    from arrayscope.formats.verify import verify
+    from arrayscope.formats.core.executors import DaskCluster
+    from arrayscope.formats.core.verify import verify
 
     store, canaries = booby_trapped
     monkeypatch.chdir(store)

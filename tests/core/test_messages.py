@@ -10,9 +10,9 @@ import zarr
 
 from arrayscope import formats
 from arrayscope.explorer.cli import main
-from arrayscope.formats.findings import Finding
-from arrayscope.formats.printable import printable
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.findings import Finding
+from arrayscope.formats.core.printable import printable
+from arrayscope.formats.core.verify import verify
 
 
 def test_negative_counts_are_refused(capsys, tmp_path):
@@ -36,7 +36,7 @@ def test_verify_of_a_device_says_what_it_is(capsys):
 
 
 def test_an_azure_url_names_the_azure_extra(monkeypatch):
-    from arrayscope.formats import remote
+    from arrayscope.formats.core import remote
 
     def no_backend(url):
         raise ImportError("Install adlfs to access Azure Datalake Gen2 and Azure Blob Storage")
@@ -49,7 +49,7 @@ def test_an_azure_url_names_the_azure_extra(monkeypatch):
 
 def test_screenshot_of_an_unopenable_url_says_why(tmp_path, capsys, qapp, monkeypatch):
     from arrayscope.explorer import app
-    from arrayscope.formats import remote
+    from arrayscope.formats.core import remote
 
     def refused(url):
         raise OSError(f"{url}: connection refused")

@@ -1,4 +1,4 @@
-"""numba is optional and loaded only when it pays (formats/compiled.py, issue 26):
+"""numba is optional and loaded only when it pays (formats/core/compiled.py, issue 26):
 
 - importing the library sets nothing in the process (no environment variable) and imports
   no numba; the filter registry never walks the modules that import it;
@@ -172,7 +172,7 @@ def test_a_job_past_the_threshold_without_numba(tmp_path, how):
     """Past `TUNING.min_bytes` the rule wants the kernels: blocked, numba's absence gives
     the numpy paths; `ARRAYSCOPE_NO_JIT=1` never even tries the import. The cells are
     tiledb-py's, verify finds nothing."""
-    from arrayscope.formats import compiled
+    from arrayscope.formats.core import compiled
 
     uri, out = str(tmp_path / "big"), str(tmp_path / "out.bin")
     n = compiled.TUNING.min_bytes // 8 + 4096

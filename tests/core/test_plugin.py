@@ -6,15 +6,15 @@ import os
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats import findings, registry
-from arrayscope.formats.plugin import Detection
+from arrayscope.formats.core import findings, registry
+from arrayscope.formats.core.plugin import Detection
 from tests.support.paths import SAMPLES
 
 
 @pytest.fixture
 def broken_registry(monkeypatch):
     """A registry whose module list holds one that cannot be imported."""
-    monkeypatch.setattr(registry, "PLUGIN_MODULES", (".tiledb", ".no_such_format"))
+    monkeypatch.setattr(registry, "PLUGIN_MODULES", ("..tiledb", "..no_such_format"))
     monkeypatch.setattr(registry, "_plugins", None)
     monkeypatch.setattr(registry, "_loaded", {})
     monkeypatch.setattr(registry, "_failures", [])
@@ -94,7 +94,7 @@ def test_declared_markers_are_the_plugins_own():
     """The registry matches directories before importing a plugin: its declarations name the
     files each plugin's layout module defines."""
     from arrayscope.formats.scdl.enums import ARRAY_FILES, CORE_ARRAYS, HEADER_FILE
-    from arrayscope.formats.tiledb import layout
+    from arrayscope.formats.tiledb.model import layout
     assert registry.declared("tiledb").detection.dir_markers == \
         layout.ARRAY_MARKERS + layout.GROUP_MARKERS + layout.SCHEMALESS_MARKERS
     assert registry.declared("scdl").detection.dir_markers == \

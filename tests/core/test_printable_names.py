@@ -7,7 +7,7 @@ import pytest
 import tiledb
 
 from arrayscope.explorer.cli import main
-from arrayscope.formats.printable import printable, printable_name
+from arrayscope.formats.core.printable import printable, printable_name
 
 NAME = "../evil\nfake: line\x00x"
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats import engine
+from arrayscope.formats.core import engine
 from tests.support import paths
 
 SCDL_BASIC = os.path.join(paths.DATA, "scdl", "basic")

@@ -10,8 +10,8 @@ import zlib
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats import registry
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core import registry
+from arrayscope.formats.core.verify import verify
 from arrayscope.formats.zarr.codecs.simple import crc32c
 from arrayscope.formats.zarr.records import inside_mask
 from tests.fuzz.surfaces import DATA, exercise_all, run_surface_campaign
@@ -141,7 +141,7 @@ def test_dense_domain_flip_allocates_for_the_tiles_stored(tmp_path):
 
 
 def test_dense_coords_refuse_a_domain_beyond_the_stored_tiles():
-    from arrayscope.formats.tiledb.dense_coords import fragment_dense_coords
+    from arrayscope.formats.tiledb.values.dense_coords import fragment_dense_coords
 
     doc = formats.open(os.path.join(DATA, "writer_rules", "2.19.2", "dd_bwr_offsets"))
     frag = doc.model.fragments[0]

@@ -13,7 +13,7 @@ import zlib
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.verify import verify
 from tests.support.mutations import files_of, run_campaign, time_limit
 from tests.support.tiledb_arrays import KEY
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import zarr
 
-from arrayscope.formats import childproc
+from arrayscope.formats.core import childproc
 from tests.support.waits import WAIT_MS
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, POSIX signals")
@@ -86,8 +86,8 @@ def test_a_child_ends_when_its_parent_is_killed():
     parent = subprocess.Popen(
         [sys.executable, "-c",
          "import subprocess, sys, time\n"
-         "from arrayscope.formats import childproc\n"
-         "c = subprocess.Popen(childproc.python_module_command('arrayscope.formats.taskworker'),"
+         "from arrayscope.formats.core import childproc\n"
+         "c = subprocess.Popen(childproc.python_module_command('arrayscope.formats.core.taskworker'),"
          " stdin=subprocess.PIPE, cwd=childproc.SAFE_CWD, env=childproc.child_env())\n"
          "print(c.pid, flush=True)\n"
          "time.sleep(600)\n"],
@@ -110,7 +110,7 @@ def test_ctrl_c_ends_the_local_workers_and_the_command_quietly():
     code = ("import sys, time\n"
             "from arrayscope.explorer import cli\n"
             "from arrayscope.explorer.commands import verify\n"
-            "from arrayscope.formats.executors import LocalProcesses\n"
+            "from arrayscope.formats.core.executors import LocalProcesses\n"
             "def run(args):\n"
             "    ex = LocalProcesses(2)\n"
             "    try:\n"

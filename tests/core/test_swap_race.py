@@ -12,7 +12,7 @@ import pytest
 import tiledb
 
 from arrayscope.explorer.cli import main
-from arrayscope.formats import compiled
+from arrayscope.formats.core import compiled
 
 CANARY = 987_654_321
 FRAGMENTS = compiled.TUNING.min_files + 16
@@ -87,7 +87,7 @@ def test_folders_swapped_for_links_after_the_listing_are_not_followed(arrays, ca
                                                                       monkeypatch, command):
     """The swap at the worst moment: right after the fragment folders were listed (and
     judged real folders), before any file in them is opened."""
-    from arrayscope.formats.dataset_fs import LocalFS
+    from arrayscope.formats.core.dataset_fs import LocalFS
 
     uri, outside = arrays
     real_list, real_subdirs = LocalFS.list, LocalFS.subdirs

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.core.verify import verify_report
 from tests.support import paths
 from tests.support.tiledb_arrays import CATALOG, KEY
 
@@ -88,7 +88,7 @@ def test_tiledbsoma_experiment():
 def test_bundled_samples(path):
     key = None
     if os.path.exists(path + ".key"):
-        from arrayscope.formats.context import parse_key
+        from arrayscope.formats.core.context import parse_key
 
         with open(path + ".key", "rb") as f:
             key = parse_key(f.read())
@@ -115,7 +115,7 @@ def test_array_with_more_tiles_than_are_built(tmp_path):
     still checked, and the array verifies clean."""
     import tiledb
 
-    from arrayscope.formats.tiledb.data_files import LAZY_TILES
+    from arrayscope.formats.tiledb.parse.data_files import LAZY_TILES
 
     uri = str(tmp_path / "many")
     n = 2 * (LAZY_TILES + 1) * 2

@@ -1,12 +1,12 @@
 """The window has no format knowledge: what it shows differently by format comes from the
-plugin's declared members (`formats/plugin.py`, read through `formats/registry.py`), never
+plugin's declared members (`formats/core/plugin.py`, read through `formats/core/registry.py`), never
 from a switch on a format's name."""
 from __future__ import annotations
 
 import ast
 import os
 
-from arrayscope.formats import registry
+from arrayscope.formats.core import registry
 from tests.core.test_architecture import _modules
 from tests.support.paths import REPO
 

@@ -10,8 +10,8 @@ import numpy as np
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.tiledb.chunk_walk import iter_chunks
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.verify import verify
+from arrayscope.formats.tiledb.verify.chunk_walk import iter_chunks
 
 
 def test_offsets_double_delta_then_bit_width_reduction_verify_clean(tmp_path):

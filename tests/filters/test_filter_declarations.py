@@ -9,9 +9,9 @@ import tiledb.libtiledb as L
 
 from arrayscope.formats import filters as F
 from arrayscope.formats.filters.base import _CLASSES, Filter
+from arrayscope.formats.filters.enums import Compressor, Datatype, FilterType
 from arrayscope.formats.filters.options import required_size
-from arrayscope.formats.tiledb.enums import Compressor, Datatype, FilterType
-from arrayscope.formats.tiledb.lab import available_filters, default_spec
+from arrayscope.formats.tiledb.window.lab import available_filters, default_spec
 
 
 def test_every_libtiledb_filter_type_has_a_class():

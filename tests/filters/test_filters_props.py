@@ -10,7 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arrayscope.formats.cursor import Cursor
+from arrayscope.formats.core.cursor import Cursor
+from arrayscope.formats.core.node import Node
+from arrayscope.formats.core.source import BytesSource
 from arrayscope.formats.filters import (
     DataInfo,
     FilterError,
@@ -23,8 +25,6 @@ from arrayscope.formats.filters import (
     split_metadata,
     stage_infos,
 )
-from arrayscope.formats.node import Node
-from arrayscope.formats.source import BytesSource
 
 KEY = b"K" * 32
 SETTINGS = settings(max_examples=25, deadline=None,

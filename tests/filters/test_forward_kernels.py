@@ -1,4 +1,4 @@
-"""The compiled forward stages (`formats/filters/forward_kernels.py`: SCALE_FLOAT, XOR) make
+"""The compiled forward stages (`formats/accel/forward_kernels.py`: SCALE_FLOAT, XOR) make
 the bytes the numpy forwards make: every float type and byte width, values around the
 rounding halves, out of range, infinities and NaN; every XOR width with tail bytes. The
 forward check compares these bytes with the stored stage, so they must be equal exactly."""
@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arrayscope.formats import compiled
+from arrayscope.formats.accel.forward_kernels import scale_forward, xor_forward
+from arrayscope.formats.core import compiled
 from arrayscope.formats.filters import FilterSpec, RunContext, Stage, get
 from arrayscope.formats.filters.base import DataInfo
-from arrayscope.formats.filters.forward_kernels import scale_forward, xor_forward
-from arrayscope.formats.tiledb.enums import Datatype as D
-from arrayscope.formats.tiledb.enums import FilterType
+from arrayscope.formats.filters.enums import Datatype as D
+from arrayscope.formats.filters.enums import FilterType
 
 
 def _both(monkeypatch, fn):

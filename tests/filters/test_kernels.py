@@ -1,4 +1,4 @@
-"""The compiled kernels (`formats/filters/kernels.py`) and the numpy paths beside them decode
+"""The compiled kernels (`formats/accel/kernels.py`) and the numpy paths beside them decode
 the same bytes: each test runs twice, with numba loaded (kernels taken even for small
 inputs) and with `ARRAYSCOPE_NO_JIT=1`, and compares with an independent reference or with
 what tiledb-py reads from arrays libtiledb wrote."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arrayscope.formats import compiled
 from arrayscope.formats import open as open_document
-from arrayscope.formats.filters import kernels
+from arrayscope.formats.accel import kernels
+from arrayscope.formats.core import compiled
 from arrayscope.formats.filters.bits import (
     bitshuffle,
     bitunshuffle,
@@ -19,7 +19,7 @@ from arrayscope.formats.filters.bits import (
     byteunshuffle_rows,
     default_block,
 )
-from arrayscope.formats.tiledb import values as V
+from arrayscope.formats.tiledb.values import field_values as V
 from tests.support.filter_arrays import read_back, tiledb, write_dense
 
 
@@ -248,7 +248,7 @@ def test_delta_stacks_take_the_batch_plan(tmp_path, path, monkeypatch, codec):
     uri = str(tmp_path / "a")
     write_dense(uri, data, [f, tiledb.ZstdFilter(level=-1)], tile=tile)
     general: list = []
-    from arrayscope.formats.tiledb import decode as D
+    from arrayscope.formats.tiledb.parse import decode as D
     real = D.decode_chunk
     monkeypatch.setattr(D, "decode_chunk", lambda *a, **k: general.append(1) or real(*a, **k))
     assert _decode(uri) == np.ascontiguousarray(read_back(uri)).tobytes()

@@ -1,4 +1,4 @@
-"""The vector byte unshuffle (`formats/filters/simd.py`): every element size it takes, every
+"""The vector byte unshuffle (`formats/accel/simd.py`): every element size it takes, every
 length around its 16-element steps, outputs at every alignment, with regular and with
 streaming stores, against the transpose of the byte planes; and the fused decode with
 streaming stores bit-exact with tiledb-py."""
@@ -8,10 +8,10 @@ import numba
 import numpy as np
 import pytest
 
-from arrayscope.formats import compiled
 from arrayscope.formats import open as open_document
-from arrayscope.formats.filters import simd  # numba is a runtime dependency
-from arrayscope.formats.tiledb import values as V
+from arrayscope.formats.accel import simd  # numba is a runtime dependency
+from arrayscope.formats.core import compiled
+from arrayscope.formats.tiledb.values import field_values as V
 from tests.support.filter_arrays import read_back, tiledb, write_dense
 
 

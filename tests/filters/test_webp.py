@@ -9,9 +9,9 @@ import pytest
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats.core.verify import verify_report
 from arrayscope.formats.filters import DataInfo, RunContext, get, reverse_chunk
-from arrayscope.formats.tiledb.forward_check import check_forward
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.tiledb.verify.forward_check import check_forward
 from tests.support.filter_arrays import fragment_files, walk
 
 RNG = np.random.default_rng(5)
@@ -65,7 +65,7 @@ def test_lossy_reverse_equals_tiledb_read(tmp_path, fmt):
     uri = str(tmp_path / "img")
     img, read = _image_array(uri, fmt, lossless=False)
     assert not np.array_equal(read, img)   # lossy indeed
-    from arrayscope.formats.tiledb.values import values
+    from arrayscope.formats.tiledb.values.field_values import values
 
     (frag,) = values(formats.open(uri), "rgb")
     assert bytes(frag["raw"]) == read.tobytes()

@@ -17,9 +17,9 @@ import atheris  # noqa: E402
 
 with atheris.instrument_imports():
     from arrayscope import formats  # noqa: E402
-    from arrayscope.formats.node import to_json  # noqa: E402
-    from arrayscope.formats.tiledb import layout  # noqa: E402
-    from arrayscope.formats.verify import verify  # noqa: E402
+    from arrayscope.formats.core.node import to_json  # noqa: E402
+    from arrayscope.formats.core.verify import verify  # noqa: E402
+    from arrayscope.formats.tiledb.model import layout  # noqa: E402
 
 from tests.support import tiledb_arrays  # noqa: E402
 

@@ -12,10 +12,10 @@ import struct
 from typing import List, Optional
 
 from arrayscope import formats
-from arrayscope.formats import health as H
-from arrayscope.formats import registry
-from arrayscope.formats.node import to_json
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core import health as H
+from arrayscope.formats.core import registry
+from arrayscope.formats.core.node import to_json
+from arrayscope.formats.core.verify import verify
 from tests.support.mutations import Mutation, mutate
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")

@@ -177,8 +177,8 @@ def test_tree_model_is_consistent(qtbot, qtmodeltester, array_dir):
 
 
 def _lazy_tree(count):
-    from arrayscope.formats.node import LazyChildren, Node
-    from arrayscope.formats.source import BytesSource
+    from arrayscope.formats.core.node import LazyChildren, Node
+    from arrayscope.formats.core.source import BytesSource
 
     src = BytesSource(bytes(8 * count), "zeros")
     root = Node("root", "struct", src, 0, src.size)

@@ -149,7 +149,7 @@ def test_diagnostics_show_verify_findings_of_a_damaged_array(qtbot, win, tmp_pat
     assert "verify:" in win.diag.summary.text()
     assert "error" in win.d_diag.windowTitle()
     # the same findings as `arrayscope verify`
-    from arrayscope.formats.verify import verify
+    from arrayscope.formats.core.verify import verify
 
     assert {(x.source, x.offset, x.message) for x in verify(doc)} == \
         {r.key for r in rows}

@@ -5,8 +5,8 @@ import struct
 
 import pytest
 
-from arrayscope.formats.node import LazyChildren, Node
-from arrayscope.formats.source import BytesSource
+from arrayscope.formats.core.node import LazyChildren, Node
+from arrayscope.formats.core.source import BytesSource
 
 
 def _tree():

@@ -7,7 +7,7 @@ import os
 from arrayscope import formats
 from arrayscope.explorer.session import Session
 from arrayscope.explorer.state import AppState, DocumentChanged, FindingsAdded, SelectionChanged
-from arrayscope.formats.findings import Finding
+from arrayscope.formats.core.findings import Finding
 from tests.support.paths import SAMPLES
 
 

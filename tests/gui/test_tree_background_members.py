@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QTreeView  # noqa: E402
 import arrayscope.explorer.qtfix  # noqa: E402,F401  (before any Qt call)
 from arrayscope import formats  # noqa: E402
 from arrayscope.explorer.treemodel import NodeTreeModel  # noqa: E402
-from arrayscope.formats.tiledb import group as group_mod  # noqa: E402
+from arrayscope.formats.tiledb.parse import group as group_mod  # noqa: E402
 from tests.support.paths import DATA  # noqa: E402
 from tests.support.waits import WAIT_MS
 

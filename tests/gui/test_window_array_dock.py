@@ -10,7 +10,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 import tiledb  # noqa: E402
 
-from arrayscope.formats.tiledb.entries import ms_text  # noqa: E402
+from arrayscope.formats.tiledb.window.entries import ms_text  # noqa: E402
 from tests.support import tiledb_arrays  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 
 from arrayscope.explorer.bytediff import DiffRange, diff_ranges  # noqa: E402
 from arrayscope.explorer.diffs import same_file_elsewhere  # noqa: E402
-from arrayscope.formats.source import BytesSource  # noqa: E402
+from arrayscope.formats.core.source import BytesSource  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
 from tests.support.waits import WAIT_MS

@@ -12,7 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from arrayscope.explorer import findall, findallworker, search  # noqa: E402
-from arrayscope.formats.source import BytesSource  # noqa: E402
+from arrayscope.formats.core.source import BytesSource  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.waits import WAIT_MS
 

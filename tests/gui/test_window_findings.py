@@ -79,7 +79,7 @@ def test_clean_sample_light_is_green(qtbot, tmp_path):
 
 def test_hex_view_paints_marked_bytes_red(qtbot):
     from arrayscope.explorer.hexview import HexView
-    from arrayscope.formats.source import BytesSource
+    from arrayscope.formats.core.source import BytesSource
 
     view = HexView(BytesSource(bytes(range(256)) * 4, "plain.bin"))
     qtbot.addWidget(view)

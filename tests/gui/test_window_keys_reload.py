@@ -11,7 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtGui import QKeySequence  # noqa: E402
 
 from arrayscope.explorer.keyflow import GROUP_PATH  # noqa: E402
-from arrayscope.formats.context import KEY_HINT, load_key  # noqa: E402
+from arrayscope.formats.core.context import KEY_HINT, load_key  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
 from tests.support.waits import WAIT_MS

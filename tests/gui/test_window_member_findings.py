@@ -11,7 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from arrayscope.explorer import theme  # noqa: E402
-from arrayscope.formats.findings import CHUNK_DECODE  # noqa: E402
+from arrayscope.formats.core.findings import CHUNK_DECODE  # noqa: E402
 from tests.support.groups import group_with_damaged_member  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 
@@ -70,7 +70,7 @@ def test_tile_sum_finding_drawn_on_the_tile_not_its_first_field(qtbot, tmp_path)
     """A tile's cells that do not sum to the fragment metadata's sum (one float changed,
     which tiledb-py reads back silently): the mark is on the tile and its bytes, not on
     `Num chunks`, the first field at the tile's offset (issue 28 item 5)."""
-    from arrayscope.formats.findings import TILE_STAT
+    from arrayscope.formats.core.findings import TILE_STAT
 
     win = open_window(qtbot, tmp_path)
     g = group_with_damaged_member(tmp_path, "value")

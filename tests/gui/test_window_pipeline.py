@@ -155,8 +155,8 @@ def test_apply_forward_opens_reencoded_tab_with_verdict(qtbot, win, shuffled):
 
 def test_forward_verdict_names_a_differing_range(qtbot, win, shuffled):
     """A core check of the verdict line: a deterministic filter whose stored output differs."""
-    from arrayscope.formats.tiledb.chunkview import forward_verdict
-    from arrayscope.formats.tiledb.forward_check import StageCheck
+    from arrayscope.formats.tiledb.verify.forward_check import StageCheck
+    from arrayscope.formats.tiledb.window.chunkview import forward_verdict
 
     bad = StageCheck(k=1, filter="BYTESHUFFLE", status="different", ranges=((5, 2),),
                      metadata_size=0, made_size=800, stored_size=800)

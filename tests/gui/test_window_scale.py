@@ -126,7 +126,7 @@ def test_array_dock_makes_fragment_rows_and_reads_footers_on_expansion(qtbot, tm
     """The Array dock's Fragments row has no children, and no fragment footer was read for
     it, until it is expanded (10 000 fragments: 10 000 footer reads at open); expanding it
     shows each fragment's cell count as tiledb-py reports it."""
-    from arrayscope.formats.tiledb import fragment_metadata as fmd
+    from arrayscope.formats.tiledb.parse import fragment_metadata as fmd
 
     reads = []
     load = fmd.load_fragment_metadata

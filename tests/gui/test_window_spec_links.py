@@ -8,7 +8,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QUrl  # noqa: E402
 
-from arrayscope.formats import specref  # noqa: E402
+from arrayscope.formats.core import specref  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import REPO, SAMPLES  # noqa: E402
 

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from arrayscope.explorer import theme  # noqa: E402
 from arrayscope.explorer.entropy import byte_entropy, entropy_profile  # noqa: E402
-from arrayscope.formats.source import BytesSource  # noqa: E402
+from arrayscope.formats.core.source import BytesSource  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.waits import WAIT_MS
 

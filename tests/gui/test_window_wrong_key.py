@@ -12,7 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from arrayscope.formats.findings import AES_TAG, WRONG_KEY  # noqa: E402
+from arrayscope.formats.core.findings import AES_TAG, WRONG_KEY  # noqa: E402
 from tests.support import tiledb_arrays  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.waits import WAIT_MS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fsspec
 import pytest
 
-from arrayscope.formats import remote
+from arrayscope.formats.core import remote
 
 
 @pytest.fixture
@@ -112,8 +112,8 @@ def test_total_counts_every_store(mem):
 
 def test_file_url_opens_like_the_path(tiledb_array):
     from arrayscope import formats
-    from arrayscope.formats.node import to_json
-    from arrayscope.formats.verify import verify
+    from arrayscope.formats.core.node import to_json
+    from arrayscope.formats.core.verify import verify
 
     path = tiledb_array("sparse_var_nullable_pipelines")
     local, url = formats.open(path), formats.open("file://" + path)
@@ -127,8 +127,8 @@ def test_the_engine_imports_no_cloud_or_dask_module():
     import subprocess
     import sys
 
-    code = ("import sys, arrayscope.formats, arrayscope.formats.remote, arrayscope.formats.verify, "
-            "arrayscope.formats.executors, arrayscope.formats.verify_tasks, arrayscope.explorer.cli\n"
+    code = ("import sys, arrayscope.formats, arrayscope.formats.core.remote, arrayscope.formats.core.verify, "
+            "arrayscope.formats.core.executors, arrayscope.formats.core.verify_tasks, arrayscope.explorer.cli\n"
             "from arrayscope.explorer.cli import subcommands; subcommands()\n"
             "print(sorted(m for m in ('s3fs', 'gcsfs', 'adlfs', 'aiohttp', 'dask', 'distributed', "
             "'fsspec', 'botocore') if m in sys.modules))")

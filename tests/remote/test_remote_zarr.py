@@ -12,8 +12,8 @@ import zarr
 from zarr.codecs import ZstdCodec
 
 from arrayscope import formats
-from arrayscope.formats.node import to_json
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.node import to_json
+from arrayscope.formats.core.verify import verify
 from tests.support.zarr_arrays import FLAT, make
 
 

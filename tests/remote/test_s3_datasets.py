@@ -12,7 +12,7 @@ import pytest
 
 from arrayscope import formats
 from arrayscope.explorer.cli import main
-from arrayscope.formats import registry
+from arrayscope.formats.core import registry
 from tests.support import tiledb_arrays
 from tests.support.paths import REPO
 from tests.support.zarr_arrays import FLAT, NESTED, make, write_zarr
@@ -110,7 +110,7 @@ def test_verify_on_workers_over_s3(datasets, capsys):
 
 def test_stats_report_what_the_server_saw(datasets, s3_server, capsys):
     _local, url, _ = datasets["multi_fragment"]
-    from arrayscope.formats.remote import TOTAL
+    from arrayscope.formats.core.remote import TOTAL
 
     before = TOTAL.snapshot()
     (code, _out), seen = s3_server.count(lambda: _cli(capsys, "dump", url, "--max-depth", "1"))

@@ -12,7 +12,7 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.remote import LIST_PAGE
+from arrayscope.formats.core.remote import LIST_PAGE
 
 
 def _array(path: str, fragments: int) -> str:

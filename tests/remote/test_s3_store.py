@@ -1,7 +1,7 @@
 """RemoteStore over a real S3 API (moto on loopback): our request counts are the server's."""
 from __future__ import annotations
 
-from arrayscope.formats import remote
+from arrayscope.formats.core import remote
 
 
 def test_counts_match_the_server(s3_server, tmp_path):

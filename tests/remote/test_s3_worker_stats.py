@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from arrayscope.explorer.cli import main
-from arrayscope.formats.remote import TOTAL
+from arrayscope.formats.core.remote import TOTAL
 from tests.remote.test_s3_datasets import _prune_empty_dirs
 from tests.support import tiledb_arrays
 

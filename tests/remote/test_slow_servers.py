@@ -9,7 +9,7 @@ import os
 import pytest
 
 from arrayscope.explorer.cli import main
-from arrayscope.formats import remote
+from arrayscope.formats.core import remote
 from tests.remote.slow_servers import LoopbackServer, never_answers, serves, trickles
 from tests.support import tiledb_arrays
 

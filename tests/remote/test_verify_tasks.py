@@ -1,5 +1,5 @@
-"""verify split into tasks (formats/verify_tasks.py, the plugins' `verify_units`) gives the single-process findings, in
-the same order: in this process, on 2 local processes, and on a Dask LocalCluster of 2
+"""verify split into tasks (formats/core/verify_tasks.py, the plugins' `verify_units`) gives the single-process
+findings, in the same order: in this process, on 2 local processes, and on a Dask LocalCluster of 2
 worker processes. The datasets are written by tiledb-py and zarr and then damaged, so the
 findings compared are many and real."""
 from __future__ import annotations
@@ -16,9 +16,9 @@ import zarr
 from zarr.codecs import ZstdCodec
 
 from arrayscope import formats
-from arrayscope.formats import verify_tasks
-from arrayscope.formats.executors import DaskCluster, InProcess, LocalProcesses
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core import verify_tasks
+from arrayscope.formats.core.executors import DaskCluster, InProcess, LocalProcesses
+from arrayscope.formats.core.verify import verify
 from tests.support import tiledb_arrays
 from tests.support.zarr_arrays import FLAT, make
 
@@ -133,8 +133,8 @@ def test_slots_cover_every_chunk_in_verify_order(damaged):
     """Concatenating the slots' chunks is exactly `iter_chunks(root)`; the data files are
     slots named by fragment and file (what a worker checks), and the plan hands each out
     once, with its fragment's cell checks."""
-    from arrayscope.formats.tiledb.chunk_walk import iter_chunks
-    from arrayscope.formats.tiledb.verify_units import slots
+    from arrayscope.formats.tiledb.verify.chunk_walk import iter_chunks
+    from arrayscope.formats.tiledb.verify.verify_units import slots
 
     path, key = damaged["many_tiles"]
     doc = formats.open(path, key=key)
@@ -195,8 +195,8 @@ def test_lazily_opened_arrays_split_by_fragment_folder(damaged):
     into one unit a fragment folder, checked whole by the worker (diagnostics, chunks,
     bookkeeping, cells: the caller builds no fragment's tree): the single-process findings,
     in this process and on 2 local processes."""
-    from arrayscope.formats.tiledb.verify_units import FolderWork
-    from arrayscope.formats.verify import open_for_verify
+    from arrayscope.formats.core.verify import open_for_verify
+    from arrayscope.formats.tiledb.verify.verify_units import FolderWork
 
     for name in ("fragments", "many_tiles", "encrypted"):
         path, key = damaged[name]
@@ -279,7 +279,7 @@ def test_the_key_never_travels_in_a_task(damaged, reference, monkeypatch):
     assert tasks and {t.format for t in tasks} == {"tiledb"}
     blob = pickle.dumps(tasks)
     assert key not in blob and key.hex().encode() not in blob
-    assert {t.key_id for t in tasks} == {formats.context.key_name(key)}
+    assert {t.key_id for t in tasks} == {formats.core.context.key_name(key)}
 
     ex = LocalProcesses(2)
     try:
@@ -288,7 +288,7 @@ def test_the_key_never_travels_in_a_task(damaged, reference, monkeypatch):
         ex.close()
 
     monkeypatch.delenv("ARRAYSCOPE_KEY", raising=False)
-    monkeypatch.setattr(formats.context, "_KEYS", {})
+    monkeypatch.setattr(formats.core.context, "_KEYS", {})
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
         ex = DaskCluster(cluster.scheduler_address)
@@ -306,8 +306,8 @@ def test_the_key_never_travels_in_a_task(damaged, reference, monkeypatch):
 def test_a_task_that_cannot_open_reports_it():
     """A task gives each unit back not done, with the reason (the caller checks those
     itself and says the workers could not), whatever the format."""
-    from arrayscope.formats.plugin import NotDone
-    from arrayscope.formats.tiledb.verify_units import FragmentWork
+    from arrayscope.formats.core.plugin import NotDone
+    from arrayscope.formats.tiledb.verify.verify_units import FragmentWork
 
     task = verify_tasks.Task("/nonexistent/arrayscope/dataset", "zarr", ((0,),))
     [got] = verify_tasks.run_task(task)
@@ -323,7 +323,7 @@ def test_unreachable_scheduler_is_a_message(damaged, capsys, monkeypatch):
     import socket
 
     from arrayscope.explorer.cli import main
-    from arrayscope.formats import executors
+    from arrayscope.formats.core import executors
 
     monkeypatch.setattr(executors, "CONNECT_TIMEOUT", "1s")
 
@@ -366,7 +366,7 @@ def test_a_worker_with_another_copy_leaves_its_part_to_the_caller(damaged, refer
     for name in os.listdir(fdir):
         with open(os.path.join(fdir, name, "a0.tdb"), "ab") as f:
             f.write(b"\0" * 8)
-    from arrayscope.formats.plugin import NotDone
+    from arrayscope.formats.core.plugin import NotDone
 
     doc = formats.open(path)
     moved = [dataclasses.replace(t, path=other) for t, _u in verify_tasks.plan(doc, 2)]
@@ -405,7 +405,7 @@ def test_every_committed_array_verifies_the_same_in_tasks(small_tasks):
     """The arrays every TileDB version wrote (tests/data: formats 1 to 22, updates,
     writer quirks), split into tasks of single files and runs of tiles (one worker's and two
     workers' plans), give the single-process findings in the same order."""
-    from arrayscope.formats.tiledb import layout
+    from arrayscope.formats.tiledb.model import layout
     from tests.support.paths import REPO
 
     arrays = []

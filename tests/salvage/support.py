@@ -52,7 +52,7 @@ def salvage_cli(src: str, out: str, *extra: str, capsys=None) -> Tuple[int, dict
 
 
 def verify_exit(path: str, key=None) -> Tuple[int, list]:
-    from arrayscope.formats.verify import open_for_verify, verify_report
+    from arrayscope.formats.core.verify import open_for_verify, verify_report
 
     doc = open_for_verify(path, key)
     try:

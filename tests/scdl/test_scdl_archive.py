@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats import engine
+from arrayscope.formats.core import engine
 from arrayscope.formats.scdl import PLUGIN
 from tests.support.scdl_builders import array_desc, fi_desc, fixture, header_bytes
 

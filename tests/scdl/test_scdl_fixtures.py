@@ -9,7 +9,7 @@ import pytest
 
 from arrayscope import formats
 from arrayscope.explorer.cli import main
-from arrayscope.formats import engine
+from arrayscope.formats.core import engine
 from arrayscope.formats.scdl import PLUGIN
 from tests.support.scdl_builders import ARCHIVES, fixture
 

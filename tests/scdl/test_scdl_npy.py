@@ -1,4 +1,4 @@
-"""formats.npy: the NPY files of SCDL feature folders, and NPY files in general."""
+"""formats.core.npy: the NPY files of SCDL feature folders, and NPY files in general."""
 from __future__ import annotations
 
 import io
@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arrayscope import formats
-from arrayscope.formats import engine
-from arrayscope.formats.npy import parse_npy_source
-from arrayscope.formats.source import BytesSource
+from arrayscope.formats.core import engine
+from arrayscope.formats.core.npy import parse_npy_source
+from arrayscope.formats.core.source import BytesSource
 
 
 def npy(arr, version=None, **kw) -> bytes:
@@ -127,7 +127,7 @@ def test_oversized_header_dict_is_not_evaluated(tmp_path):
     import struct
 
     from arrayscope import formats
-    from arrayscope.formats.npy import MAX_HEADER_DICT
+    from arrayscope.formats.core.npy import MAX_HEADER_DICT
 
     text = ("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), 'x': '" +
             "[" * (MAX_HEADER_DICT + 10) + "'}").encode()

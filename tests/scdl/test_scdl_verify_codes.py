@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 
 from arrayscope import formats
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.core.verify import verify_report
 from tests.support import paths
 
 BASIC = os.path.join(paths.DATA, "scdl", "basic")

@@ -9,11 +9,11 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import numpy as np
 import tiledb
 
+from arrayscope.formats.core.source import BytesSource
 from arrayscope.formats.filters import DataInfo, FilterSpec, RunContext, reverse_chunk
-from arrayscope.formats.source import BytesSource
-from arrayscope.formats.tiledb.forward_check import RE_ENCODED, check_forward
-from arrayscope.formats.tiledb.rawtile import chunk_table
-from arrayscope.formats.tiledb.tile_layout import CHUNK_HEADER, NUM_CHUNKS
+from arrayscope.formats.tiledb.parse.rawtile import chunk_table
+from arrayscope.formats.tiledb.parse.tile_layout import CHUNK_HEADER, NUM_CHUNKS
+from arrayscope.formats.tiledb.verify.forward_check import RE_ENCODED, check_forward
 
 KEY = b"0123456789abcdeF0123456789abcdeF"  # 32 bytes: AES-256
 VAR_NUM = 0xFFFFFFFF

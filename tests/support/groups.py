@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import List
 
-from arrayscope.formats.node import Node
-from arrayscope.formats.tiledb.group_walk import member_children
+from arrayscope.formats.core.node import Node
+from arrayscope.formats.tiledb.model.group_walk import member_children
 
 
 def open_all(root: Node) -> List[Node]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from arrayscope import formats
-from arrayscope.formats.node import to_json
+from arrayscope.formats.core.node import to_json
 
 LENGTH_WORDS = ("length", "size", "num", "count", "len", "nchunks", "offset")
 INFLATED = (2 ** 31, 2 ** 32 - 1, 2 ** 63, 2 ** 64 - 1)
@@ -145,8 +145,8 @@ def time_limit(seconds: float):
 def exercise(path: str, key: Optional[bytes] = None, with_values: bool = True):
     """Everything a user can do to a path without a window: open, dump, verify, values.
     Returns the findings of verify. Must never raise."""
-    from arrayscope.formats import registry
-    from arrayscope.formats.verify import verify
+    from arrayscope.formats.core import registry
+    from arrayscope.formats.core.verify import verify
 
     doc = formats.open(path, key=key)
     to_json(doc.root, doc.source_name)

@@ -1,8 +1,8 @@
 """Test helper: what a clean parse of a file looks like."""
 from __future__ import annotations
 
-from arrayscope.formats.engine import coverage
-from arrayscope.formats.node import ERROR
+from arrayscope.formats.core.engine import coverage
+from arrayscope.formats.core.node import ERROR
 
 
 def assert_clean(doc, src, root):

@@ -5,10 +5,10 @@ import os
 import struct
 from typing import Iterable, Optional, Sequence
 
-from arrayscope.formats import engine
-from arrayscope.formats.node import Node
+from arrayscope.formats.core import engine
+from arrayscope.formats.core.node import Node
+from arrayscope.formats.core.source import BytesSource
 from arrayscope.formats.scdl.header import parse_header_source
-from arrayscope.formats.source import BytesSource
 from tests.support import paths
 
 DATA_DIR = os.path.join(paths.DATA, "scdl")

@@ -1,6 +1,6 @@
-"""Test helper: a `formats.tiledb.model.ArraySchema` built from tiledb-py's view of an array.
+"""Test helper: a `formats.tiledb.model.array_model.ArraySchema` built from tiledb-py's view of an array.
 
-Used by the fragment/values tests until (or beside) `formats.tiledb.schema.parse_schema`; it
+Used by the fragment/values tests until (or beside) `formats.tiledb.parse.schema.parse_schema`; it
 reads nothing of arrayscope's own parsing, so it is an independent oracle for the schema."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import tiledb
 
 from arrayscope.formats.filters import FilterSpec, get
-from arrayscope.formats.tiledb.enums import VAR_NUM
-from arrayscope.formats.tiledb.model import ArraySchema, Attribute, Dimension
+from arrayscope.formats.filters.enums import VAR_NUM
+from arrayscope.formats.tiledb.model.array_model import ArraySchema, Attribute, Dimension
 
 _DTYPE_CODES = {"INT32": 0, "INT64": 1, "FLOAT32": 2, "FLOAT64": 3}
 

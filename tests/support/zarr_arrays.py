@@ -14,7 +14,7 @@ from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec
 from zarr.codecs.numcodecs import Shuffle as V3Shuffle
 
 from arrayscope import formats
-from arrayscope.formats import engine
+from arrayscope.formats.core import engine
 from arrayscope.formats.zarr import PLUGIN
 
 FLAT = np.dtype([("name", "U10"), ("age", "<i4"), ("weight", "<f4"), ("code", "S4"),

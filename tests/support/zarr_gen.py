@@ -22,7 +22,7 @@ import zarr
 from hypothesis import strategies as st
 
 from arrayscope import formats
-from arrayscope.formats.verify import open_for_verify, verify_report
+from arrayscope.formats.core.verify import open_for_verify, verify_report
 from arrayscope.formats.zarr import PLUGIN
 
 INTS = ["|i1", "|u1", "<i2", ">i2", "<u2", "<i4", ">i4", "<u4", "<i8", ">i8", "<u8", ">u8"]

@@ -18,6 +18,6 @@ def jit(request, monkeypatch):
 @pytest.fixture(params=[1, 2])
 def threads(request, monkeypatch):
     """The decode threads `values` (and verify's windows) use: 1, then 2."""
-    from arrayscope.formats import compiled
+    from arrayscope.formats.core import compiled
     monkeypatch.setattr(compiled, "TUNING", compiled.tuned(workers=request.param))
     return request.param

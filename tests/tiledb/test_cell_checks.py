@@ -10,7 +10,7 @@ import numpy as np
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.core.verify import verify_report
 
 
 def _errors(path):

@@ -7,7 +7,7 @@ import os
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats import registry
+from arrayscope.formats.core import registry
 from tests.support.paths import SAMPLES
 
 DENSE = os.path.join(SAMPLES, "tiledb_dense")

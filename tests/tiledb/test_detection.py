@@ -20,7 +20,7 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.core.verify import verify_report
 
 
 def _dense(uri, data, filters, dtype=None, var=False, offsets_filters=(), tile=50):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import tiledb.libtiledb as L
 
-from arrayscope.formats.tiledb import enums as E
+from arrayscope.formats.filters import enums as E
 
 
 @pytest.mark.parametrize("ours,theirs", [

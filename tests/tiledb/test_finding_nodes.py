@@ -1,4 +1,4 @@
-"""Every verify finding names its node (formats/finding_nodes.py), inside a group's members
+"""Every verify finding names its node (formats/core/finding_nodes.py), inside a group's members
 too: the path from the dataset's root through the members to the node whose bytes are
 wrong, as `verify --json` gives it and `--select` / the window resolve it. Groups and arrays
 written by tiledb-py, damaged after writing; tiledb-py's own reading of the damage beside."""
@@ -13,8 +13,8 @@ import tiledb
 
 from arrayscope import formats
 from arrayscope.explorer.cli import main
-from arrayscope.formats.findings import CHUNK_DECODE, TILE_STAT
-from arrayscope.formats.verify import open_for_verify, verify_report
+from arrayscope.formats.core.findings import CHUNK_DECODE, TILE_STAT
+from arrayscope.formats.core.verify import open_for_verify, verify_report
 from tests.support.groups import group_with_damaged_member
 
 

@@ -9,10 +9,10 @@ import tiledb
 
 from arrayscope import formats
 from arrayscope.explorer.commands.dump import _dump_text
-from arrayscope.formats.node import Node
-from arrayscope.formats.tiledb import array as array_mod
-from arrayscope.formats.tiledb.group_walk import verify_group
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.node import Node
+from arrayscope.formats.core.verify import verify
+from arrayscope.formats.tiledb.model.group_walk import verify_group
+from arrayscope.formats.tiledb.parse import array as array_mod
 
 MEMBERS = 2_000   # the count opened is what matters: one, whatever the members
 

@@ -20,10 +20,10 @@ import shutil
 import pytest
 import tiledb
 
-from arrayscope.formats import health as H
-from arrayscope.formats.document import Document
-from arrayscope.formats.tiledb import compat
-from arrayscope.formats.tiledb.health import array_health
+from arrayscope.formats.core import health as H
+from arrayscope.formats.core.document import Document
+from arrayscope.formats.tiledb.health.array import array_health
+from arrayscope.formats.tiledb.model import compat
 from tests.support import health_arrays as HA
 from tests.support import paths
 

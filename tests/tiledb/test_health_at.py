@@ -23,8 +23,8 @@ import pytest
 import tiledb
 
 from arrayscope.explorer.cli import main
-from arrayscope.formats.document import Document
-from arrayscope.formats.tiledb.health import array_health
+from arrayscope.formats.core.document import Document
+from arrayscope.formats.tiledb.health.array import array_health
 
 WRITES = {10: (0, 8), 20: (8, 16), 30: (4, 20)}     # timestamp -> cells [lo, hi)
 TIMES = (5, 10, 15, 20, 25, 30, None)                # None: now

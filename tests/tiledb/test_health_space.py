@@ -11,8 +11,8 @@ import pytest
 import tiledb
 
 from arrayscope.explorer.cli import main
-from arrayscope.formats import health as H
-from arrayscope.formats.document import Document
+from arrayscope.formats.core import health as H
+from arrayscope.formats.core.document import Document
 from tests.support import health_arrays as HA
 from tests.support import paths
 

@@ -12,8 +12,8 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.document import Document
-from arrayscope.formats.tiledb.health import array_health
+from arrayscope.formats.core.document import Document
+from arrayscope.formats.tiledb.health.array import array_health
 from tests.support.paths import DATA
 
 ARRAY = os.path.join(DATA, "tiledb_updates", "sparse_upd")

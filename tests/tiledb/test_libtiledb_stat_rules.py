@@ -21,8 +21,8 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.findings import COORD_ORDER, TILE_STAT, VALIDITY_VALUE, WRITER_QUIRK
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.core.findings import COORD_ORDER, TILE_STAT, VALIDITY_VALUE, WRITER_QUIRK
+from arrayscope.formats.core.verify import verify_report
 
 INT64_MIN = np.iinfo(np.int64).min
 

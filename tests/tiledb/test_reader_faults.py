@@ -12,7 +12,7 @@ import pytest
 import tiledb
 
 from arrayscope.explorer.cli import main
-from arrayscope.formats.verify import open_for_verify, verify_report
+from arrayscope.formats.core.verify import open_for_verify, verify_report
 
 CONSOLIDATE = {"sm.consolidation.buffer_size": 1 << 20}   # the default 50 MB costs seconds
 
@@ -275,7 +275,7 @@ def test_unreadable_file(clean):
 
 def test_split_into_tasks_gives_the_same_findings(clean):
     """`--workers`: the array-level checks run once, as in one process."""
-    from arrayscope.formats import executors
+    from arrayscope.formats.core import executors
 
     uri = clean(sparse=True, dups=True)
     _consolidate(uri)
@@ -327,7 +327,7 @@ def test_empty_var_tile_libtiledb_cannot_read(tmp_path, names, encrypted, fails)
     import tiledb
 
     from arrayscope import formats
-    from arrayscope.formats.verify import verify_report
+    from arrayscope.formats.core.verify import verify_report
 
     made = {"BS": tiledb.ByteShuffleFilter, "BitS": tiledb.BitShuffleFilter,
             "XOR": tiledb.XORFilter, "MD5": tiledb.ChecksumMD5Filter,

@@ -12,11 +12,11 @@ import sys
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats import registry
-from arrayscope.formats.tiledb.enumeration import Enumeration
-from arrayscope.formats.tiledb.group import MemberRef, TileDBGroup
-from arrayscope.formats.tiledb.group_walk import array_member_paths, member_document
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core import registry
+from arrayscope.formats.core.verify import verify
+from arrayscope.formats.tiledb.model.group_walk import array_member_paths, member_document
+from arrayscope.formats.tiledb.parse.enumeration import Enumeration
+from arrayscope.formats.tiledb.parse.group import MemberRef, TileDBGroup
 from tests.support.groups import open_all
 from tests.support.paths import DATA
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import tiledb
 
-from arrayscope.formats import health as H
-from arrayscope.formats.document import Document
+from arrayscope.formats.core import health as H
+from arrayscope.formats.core.document import Document
 
 
 def test_rle_and_dictionary_string_offsets_count_every_cell(tmp_path):

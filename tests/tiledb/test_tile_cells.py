@@ -1,4 +1,4 @@
-"""formats.tiledb.tile_cells (the pipeline panel's paired cells) against tiledb-py: a field's
+"""formats.tiledb.window.tile_cells (the pipeline panel's paired cells) against tiledb-py: a field's
 tiles, each paired with its offsets / var / validity sibling tiles, give the cells tiledb-py
 reads, tile after tile, in stored order."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 import tiledb
 
 from arrayscope import formats  # noqa: E402
-from arrayscope.formats.tiledb.data_files import file_role, tile_offsets_for  # noqa: E402
-from arrayscope.formats.tiledb.tile_cells import locate, tile_cells  # noqa: E402
+from arrayscope.formats.tiledb.parse.data_files import file_role, tile_offsets_for  # noqa: E402
+from arrayscope.formats.tiledb.window.tile_cells import locate, tile_cells  # noqa: E402
 from tests.support import tiledb_arrays  # noqa: E402
 from tests.support.tiledb_oracle import ctx_for, fragment_cells  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""The tile chunk table and the filters' part tables are declared once (`formats.record`):
+"""The tile chunk table and the filters' part tables are declared once (`formats.core.record`):
 on bytes tiledb-py wrote, the annotated nodes, the node-free decoder and the encoder must
 agree, every value and every byte."""
 from __future__ import annotations
@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 import tiledb
 
-from arrayscope.formats.cursor import Cursor
+from arrayscope.formats.core.cursor import Cursor
+from arrayscope.formats.core.node import Node
+from arrayscope.formats.core.source import BytesSource
 from arrayscope.formats.filters import DataInfo, FilterSpec, Stage
 from arrayscope.formats.filters.checksum import layout
 from arrayscope.formats.filters.compression import COMPRESSED_PART, PART_COUNTS, CompressionFilter
@@ -18,9 +20,7 @@ from arrayscope.formats.filters.encryption import PART_COUNTS as AES_COUNTS
 from arrayscope.formats.filters.parts import read_parts, table
 from arrayscope.formats.filters.strings import HEADER as STRING_HEADER
 from arrayscope.formats.filters.util import MetaReader
-from arrayscope.formats.node import Node
-from arrayscope.formats.source import BytesSource
-from arrayscope.formats.tiledb.tile import parse_tile
+from arrayscope.formats.tiledb.parse.tile import parse_tile
 from tests.support.filter_arrays import (
     KEY,
     attr_info,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arrayscope.formats.tiledb.tile_stats import tile_stats, var_extremes
+from arrayscope.formats.tiledb.verify.tile_stats import tile_stats, var_extremes
 
 
 def _tiles(dt, rng, n=300):
@@ -54,7 +54,7 @@ def test_tile_stats_per_tile(jit, dtype, masked):
 @pytest.fixture(params=["compiled", "matrix"])
 def strings_path(request, monkeypatch):
     """var_extremes by its compiled kernel (numba loaded) or by the numpy byte matrix."""
-    from arrayscope.formats import compiled
+    from arrayscope.formats.core import compiled
 
     if request.param == "compiled":
         monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
@@ -103,8 +103,8 @@ def test_var_string_minimum_changed(tmp_path, monkeypatch, vectorised):
 
     import tiledb
 
-    from arrayscope.formats.tiledb import cell_checks
-    from arrayscope.formats.verify import open_for_verify, verify_report
+    from arrayscope.formats.core.verify import open_for_verify, verify_report
+    from arrayscope.formats.tiledb.verify import cell_checks
 
     uri = str(tmp_path / "s")
     dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 999), tile=250, dtype=np.int64))

@@ -9,12 +9,12 @@ from typing import List, Tuple
 
 import pytest
 
-from arrayscope.formats.cursor import Cursor
-from arrayscope.formats.node import Node
-from arrayscope.formats.source import BytesSource
-from arrayscope.formats.tiledb import tile_templates
-from arrayscope.formats.tiledb.fragment_metadata import parse_fragment_metadata_file
-from arrayscope.formats.tiledb.tile import parse_generic_tile
+from arrayscope.formats.core.cursor import Cursor
+from arrayscope.formats.core.node import Node
+from arrayscope.formats.core.source import BytesSource
+from arrayscope.formats.tiledb.parse import tile_templates
+from arrayscope.formats.tiledb.parse.fragment_metadata import parse_fragment_metadata_file
+from arrayscope.formats.tiledb.parse.tile import parse_generic_tile
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 FRAGMENT = os.path.join(DATA, "soma", "pbmc68k", "ms", "RNA", "var", "__fragments",

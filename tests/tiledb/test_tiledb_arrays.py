@@ -5,8 +5,8 @@ import os
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats.engine import coverage
-from arrayscope.formats.node import ERROR, WARNING
+from arrayscope.formats.core.engine import coverage
+from arrayscope.formats.core.node import ERROR, WARNING
 from tests.support.tiledb_arrays import CATALOG, KEY
 
 

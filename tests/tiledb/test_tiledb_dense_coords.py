@@ -24,10 +24,10 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.tiledb import values as V
-from arrayscope.formats.tiledb.dense_coords import cell_count, dense_coords, tile_grid
-from arrayscope.formats.tiledb.enums import numpy_dtype
-from arrayscope.formats.tiledb.model import ArraySchema, Attribute, Dimension
+from arrayscope.formats.filters.enums import numpy_dtype
+from arrayscope.formats.tiledb.model.array_model import ArraySchema, Attribute, Dimension
+from arrayscope.formats.tiledb.values import field_values as V
+from arrayscope.formats.tiledb.values.dense_coords import cell_count, dense_coords, tile_grid
 from tests.support import tiledb_arrays
 from tests.support.tiledb_oracle import _ORDER, _int, ctx_for, global_perm
 
@@ -441,7 +441,7 @@ def test_values_reports_a_bad_grid_as_an_error(tiledb_array, monkeypatch):
 def test_one_tile_coords_equal_the_fragment_slice(tile_order, cell_order):
     """`cell_coords.dense_tile_coords` (one tile, for the pipeline panel) is the slice of the
     fragment's `dense_coords` for that tile, for every tile of a 3-D grid with edge tiles."""
-    from arrayscope.formats.tiledb.cell_coords import dense_tile_coords
+    from arrayscope.formats.tiledb.window.cell_coords import dense_tile_coords
 
     schema = _schema(1, [(-5, 9), (0, 6), (10, 12)], [4, 3, 2], tile_order, cell_order)
     ned = [(-3, 9), (0, 6), (10, 12)]

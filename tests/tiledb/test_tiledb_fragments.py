@@ -19,14 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arrayscope import formats
-from arrayscope.formats.context import Context
-from arrayscope.formats.document import Document
-from arrayscope.formats.engine import coverage
-from arrayscope.formats.source import BytesSource
-from arrayscope.formats.tiledb import data_files as DF
-from arrayscope.formats.tiledb import fragment_metadata as FM
-from arrayscope.formats.tiledb.consolidated_meta import parse_consolidated_meta_file
-from arrayscope.formats.tiledb.model import FragmentMetadata, TileDBContext
+from arrayscope.formats.core.context import Context
+from arrayscope.formats.core.document import Document
+from arrayscope.formats.core.engine import coverage
+from arrayscope.formats.core.source import BytesSource
+from arrayscope.formats.tiledb.model.array_model import FragmentMetadata, TileDBContext
+from arrayscope.formats.tiledb.parse import data_files as DF
+from arrayscope.formats.tiledb.parse import fragment_metadata as FM
+from arrayscope.formats.tiledb.parse.consolidated_meta import parse_consolidated_meta_file
 from tests.support import tiledb_arrays
 from tests.support.schema_from_tiledb import schema_from_tiledb
 from tests.support.tiledb_oracle import ctx_for
@@ -360,7 +360,7 @@ def test_mutated_bytes_never_raise(tmp_path_factory, name, edits, cut, tail, use
 def test_timestamps_and_delete_metadata_slots(tmp_path):
     """A consolidation that keeps deleted cells writes t.tdb, dt.tdb and dci.tdb: the footer
     flags add their slots, and their tiles (uint64, coords filters) decode."""
-    from arrayscope.formats.tiledb.decode import decode_tile
+    from arrayscope.formats.tiledb.parse.decode import decode_tile
 
     uri = str(tmp_path / "del")
     dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int32))
@@ -396,7 +396,7 @@ def test_timestamps_and_delete_metadata_slots(tmp_path):
     deleted = decoded["dt.tdb"] != np.uint64(2 ** 64 - 1)
     assert set(decoded["dt.tdb"][deleted].tolist()) == {2}     # deleted at timestamp 2
     assert set(decoded["dci.tdb"][deleted].tolist()) == {0}    # by delete condition 0
-    v = np.array(__import__("arrayscope.formats.tiledb.values", fromlist=["values"]).values(doc, "v")[1]
+    v = np.array(__import__("arrayscope.formats.tiledb.values.field_values", fromlist=["values"]).values(doc, "v")[1]
                  ["values"])
     assert np.all(v[deleted] < 0) and np.all(v[~deleted] >= 0)
 
@@ -428,7 +428,7 @@ def test_data_file_trailing_bytes_and_size_mismatch(tiledb_array, tmp_path):
        use_schema=st.booleans())
 def test_section_payload_parsers_never_raise(tmp_path_factory, payload, kind, slot, name,
                                             use_schema):
-    from arrayscope.formats.engine import run_parser
+    from arrayscope.formats.core.engine import run_parser
 
     schema, fmd, _meta, _files = _sample(tmp_path_factory, name)
     doc = Document("/nonexistent", Context(format=TileDBContext(schema=schema)))

@@ -13,18 +13,18 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats import registry
-from arrayscope.formats.engine import run_parser
-from arrayscope.formats.findings import (
+from arrayscope.formats.core import registry
+from arrayscope.formats.core.engine import run_parser
+from arrayscope.formats.core.findings import (
     GROUP_MEMBER_MISSING,
     GROUP_MEMBER_OUTSIDE,
     GROUP_MEMBER_TYPE,
 )
-from arrayscope.formats.source import BytesSource
-from arrayscope.formats.tiledb.group import TileDBGroup
-from arrayscope.formats.tiledb.group_details import GroupDetails, parse_group_details
-from arrayscope.formats.tiledb.group_walk import member_document
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.source import BytesSource
+from arrayscope.formats.core.verify import verify
+from arrayscope.formats.tiledb.model.group_walk import member_document
+from arrayscope.formats.tiledb.parse.group import TileDBGroup
+from arrayscope.formats.tiledb.parse.group_details import GroupDetails, parse_group_details
 from tests.support.groups import open_all
 
 PLUGIN = registry.plugin_named("tiledb")
@@ -292,7 +292,7 @@ def test_consolidated_group_metadata(tmp_path):
 
 
 def test_links_in_the_group_folder_are_never_followed(tmp_path):
-    from arrayscope.formats.findings import OUTSIDE_DATASET
+    from arrayscope.formats.core.findings import OUTSIDE_DATASET
 
     grp = str(tmp_path / "lg")
     tiledb.Group.create(grp)

@@ -11,8 +11,8 @@ import pytest
 
 from arrayscope import formats
 from arrayscope.explorer.commands.dump import _dump_text
-from arrayscope.formats.node import to_json
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.node import to_json
+from arrayscope.formats.core.verify import verify
 from tests.support import paths
 from tests.support.tiledb_arrays import CATALOG, KEY
 

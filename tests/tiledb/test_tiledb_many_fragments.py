@@ -11,12 +11,12 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats import compiled
-from arrayscope.formats.dataset_fs import DIR, FILE, LocalFS
+from arrayscope.formats.core import compiled
+from arrayscope.formats.core.dataset_fs import DIR, FILE, LocalFS
 from arrayscope.formats.tiledb import PLUGIN
-from arrayscope.formats.tiledb import values as V
-from arrayscope.formats.tiledb.fragment_model import SectionLoader, prefetch_u64s
-from arrayscope.formats.tiledb.rawtile import GT_HEAD_SIZE, chunk_table, peek_generic_tile
+from arrayscope.formats.tiledb.model.fragment_model import SectionLoader, prefetch_u64s
+from arrayscope.formats.tiledb.parse.rawtile import GT_HEAD_SIZE, chunk_table, peek_generic_tile
+from arrayscope.formats.tiledb.values import field_values as V
 
 N = 40   # more than one locate batch (compiled.TUNING.locate_batch)
 M = 300  # cells per fragment
@@ -198,9 +198,9 @@ def test_values_restores_garbage_collection(many):
 def test_footer_domain_values_without_numpy_equal_python_value():
     """The footer reader unpacks a fixed-size numeric non-empty domain with `struct`: the
     same Python values (and types) `python_value` gives, for every datatype it takes."""
-    from arrayscope.formats.tiledb.enums import DATATYPES, numpy_dtype
-    from arrayscope.formats.tiledb.footer_reader import _scalar
-    from arrayscope.formats.tiledb.fragment_values import python_value
+    from arrayscope.formats.filters.enums import DATATYPES, numpy_dtype
+    from arrayscope.formats.tiledb.model.footer_reader import _scalar
+    from arrayscope.formats.tiledb.parse.fragment_values import python_value
 
     taken = 0
     for dt in sorted(DATATYPES):
@@ -219,7 +219,7 @@ def test_footer_domain_values_without_numpy_equal_python_value():
 
 
 def test_name_dates_formatted_as_strftime_formats_them():
-    from arrayscope.formats.tiledb.names import _fmt_dt, ms_to_datetime
+    from arrayscope.formats.tiledb.model.names import _fmt_dt, ms_to_datetime
 
     for ms in (0, 1, 999, 1541540586869, 1764000000123, 253402300799999, 86399999):
         d = ms_to_datetime(ms)
@@ -291,7 +291,7 @@ def test_a_footer_the_layout_cannot_read_gives_the_trees_error(many, tmp_path):
 def test_fragment_name_of_a_normal_path_without_normpath(path):
     """`_fragment_name` reads an already normal absolute path's folder name directly: the
     name normpath and dirname give, on every path shape."""
-    from arrayscope.formats.tiledb import fragment_metadata as fmd
+    from arrayscope.formats.tiledb.parse import fragment_metadata as fmd
 
     class Src:
         def __init__(self, p):

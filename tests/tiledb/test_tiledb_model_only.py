@@ -7,14 +7,14 @@ import os
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats.context import Context
+from arrayscope.formats.core.context import Context
 from arrayscope.formats.tiledb import PLUGIN
-from arrayscope.formats.tiledb.fragment_metadata import (
+from arrayscope.formats.tiledb.model.array_model import TileDBContext
+from arrayscope.formats.tiledb.parse.fragment_metadata import (
     load_fragment_metadata,
     parse_fragment_metadata_file,
 )
-from arrayscope.formats.tiledb.model import TileDBContext
-from arrayscope.formats.tiledb.values import field_names
+from arrayscope.formats.tiledb.values.field_values import field_names
 from tests.support import paths
 from tests.support.tiledb_arrays import CATALOG, KEY
 
@@ -38,8 +38,8 @@ def test_fast_footer_on_older_writers(schema_dir):
 
 
 def _same_footers(uri, key, planned_seen=None):
-    from arrayscope.formats.tiledb.footer_reader import _planned
-    from arrayscope.formats.tiledb.fragment_metadata import _find_unreferenced_processed
+    from arrayscope.formats.tiledb.model.footer_reader import _planned
+    from arrayscope.formats.tiledb.parse.fragment_metadata import _find_unreferenced_processed
 
     for label in glob.glob(os.path.join(uri, "__labels", "*")):   # arrays of their own schema
         _same_footers(label, key, planned_seen)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from arrayscope.explorer.cli import main
-from arrayscope.formats.tiledb.legacy_coords import dimension_values
+from arrayscope.formats.tiledb.values.legacy_coords import dimension_values
 from tests.support import paths
 
 VERSIONS = os.path.join(paths.DATA, "tiledb_versions")

@@ -1,4 +1,4 @@
-"""Array schema payloads (formats/tiledb/schema.py) against tiledb-py, and every format
+"""Array schema payloads (formats/tiledb/parse/schema.py) against tiledb-py, and every format
 version's field set (synthesised payloads for the versions tiledb-py can no longer write)."""
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import tiledb
 
-from arrayscope.formats.context import Context
-from arrayscope.formats.document import Document
-from arrayscope.formats.engine import coverage, run_parser
-from arrayscope.formats.node import ERROR
-from arrayscope.formats.source import BytesSource
-from arrayscope.formats.tiledb import schema as S
-from arrayscope.formats.tiledb.enums import DATATYPES, VAR_NUM
+from arrayscope.formats.core.context import Context
+from arrayscope.formats.core.document import Document
+from arrayscope.formats.core.engine import coverage, run_parser
+from arrayscope.formats.core.node import ERROR
+from arrayscope.formats.core.source import BytesSource
+from arrayscope.formats.filters.enums import DATATYPES, VAR_NUM
+from arrayscope.formats.tiledb.parse import schema as S
 from tests.support import tiledb_arrays
 from tests.support.parse_checks import assert_clean
 

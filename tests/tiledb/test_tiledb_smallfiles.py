@@ -13,18 +13,18 @@ import tiledb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arrayscope.formats.context import Context
-from arrayscope.formats.document import Document
-from arrayscope.formats.engine import coverage, run_parser
-from arrayscope.formats.node import ERROR
-from arrayscope.formats.source import BytesSource
-from arrayscope.formats.tiledb import array_metadata as M
-from arrayscope.formats.tiledb import commits as C
-from arrayscope.formats.tiledb import condition as Q
-from arrayscope.formats.tiledb import enumeration as E
-from arrayscope.formats.tiledb import schema as S
-from arrayscope.formats.tiledb.model import TileDBContext
-from arrayscope.formats.tiledb.names import decode_name, describe_name
+from arrayscope.formats.core.context import Context
+from arrayscope.formats.core.document import Document
+from arrayscope.formats.core.engine import coverage, run_parser
+from arrayscope.formats.core.node import ERROR
+from arrayscope.formats.core.source import BytesSource
+from arrayscope.formats.tiledb.model.array_model import TileDBContext
+from arrayscope.formats.tiledb.model.names import decode_name, describe_name
+from arrayscope.formats.tiledb.parse import array_metadata as M
+from arrayscope.formats.tiledb.parse import commits as C
+from arrayscope.formats.tiledb.parse import condition as Q
+from arrayscope.formats.tiledb.parse import enumeration as E
+from arrayscope.formats.tiledb.parse import schema as S
 from tests.support import metadata_dict, tiledb_arrays
 from tests.support.parse_checks import assert_clean
 
@@ -327,7 +327,7 @@ def test_update_commit_file(tmp_path):
     vals += struct.pack("<Q", 1) + b"s" + struct.pack("<Q", 2) + b"hi"
     path = tmp_path / "__1_1_0123456789abcdef0123456789abcdef_22.upd"
     path.write_bytes(_tile(cond + vals))
-    from arrayscope.formats.tiledb.model import ArraySchema, Attribute
+    from arrayscope.formats.tiledb.model.array_model import ArraySchema, Attribute
     sch = ArraySchema(22, attributes=[Attribute("v", 0), Attribute("s", 12, 0xFFFFFFFF)])
     doc, src = _doc(str(path), schema=sch)
     root = C.parse_commit_file(doc, src, doc.ctx)
@@ -453,7 +453,7 @@ def test_mutated_payloads_never_crash(real_payloads, data):
             base[i] = 0
     sch = None
     if kind in ("delete", "update", "con"):
-        from arrayscope.formats.tiledb.model import ArraySchema, Attribute
+        from arrayscope.formats.tiledb.model.array_model import ArraySchema, Attribute
         sch = ArraySchema(22, attributes=[Attribute("v", 0), Attribute("s", 12, 0xFFFFFFFF)])
     _run(kind, bytes(base), Context(format=TileDBContext(schema=sch)))
 

@@ -13,8 +13,8 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.tiledb import values as V
-from arrayscope.formats.tiledb.cells import _text
+from arrayscope.formats.tiledb.values import field_values as V
+from arrayscope.formats.tiledb.values.cells import _text
 from tests.support import tiledb_arrays
 from tests.support.tiledb_oracle import as_tiledb_py, ctx_for, fragment_cells
 

@@ -20,12 +20,12 @@ import os
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats.engine import coverage
-from arrayscope.formats.tiledb import array_metadata as M
-from arrayscope.formats.tiledb import enumeration as E
-from arrayscope.formats.tiledb.enums import DATATYPE_NAMES, FILTER_TYPES, LAYOUTS, VAR_NUM
-from arrayscope.formats.tiledb.model import TileDBArray
-from arrayscope.formats.tiledb.values import values
+from arrayscope.formats.core.engine import coverage
+from arrayscope.formats.filters.enums import DATATYPE_NAMES, FILTER_TYPES, LAYOUTS, VAR_NUM
+from arrayscope.formats.tiledb.model.array_model import TileDBArray
+from arrayscope.formats.tiledb.parse import array_metadata as M
+from arrayscope.formats.tiledb.parse import enumeration as E
+from arrayscope.formats.tiledb.values.field_values import values
 from tests.support import metadata_dict, paths
 
 ROOT = os.environ.get("ARRAYSCOPE_TDB_VERSIONS") or os.path.join(paths.DATA, "tiledb_versions")
@@ -220,7 +220,7 @@ def test_verify_finds_no_error(opened, case):
     """`arrayscope verify` (forward reproduction of every chunk included): exit 0, no error
     and no warning. The only finding is libtiledb 2.16's extra DELTA value (format 19), an
     info."""
-    from arrayscope.formats.verify import verify_report
+    from arrayscope.formats.core.verify import verify_report
 
     report = verify_report(opened(case))
     assert report.exit_code() == 0, [f.line() for f in report.findings]
@@ -235,7 +235,7 @@ def test_old_dense_padding_windows_stored_unreduced(opened, cid):
     INT64_MIN padding beside the written values, a window whose range overflows INT64. The
     old writer stored it with bit width 64 (unreduced: its data is the 48 input bytes), and
     the written cells read back as tiledb-py read them."""
-    from arrayscope.formats.tiledb.chunk_walk import iter_chunks_with_tiles
+    from arrayscope.formats.tiledb.verify.chunk_walk import iter_chunks_with_tiles
 
     case = os.path.join(ROOT, cid)
     exp = _expected(case)

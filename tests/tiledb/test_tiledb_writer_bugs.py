@@ -11,8 +11,8 @@ import numpy as np
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats.core.verify import verify
 from arrayscope.formats.tiledb import PLUGIN
-from arrayscope.formats.verify import verify
 
 
 def _rle_last_string_too_long(uri):

@@ -25,11 +25,11 @@ import tiledb
 import zstandard
 
 from arrayscope import formats
-from arrayscope.formats import compiled
+from arrayscope.formats.core import compiled
+from arrayscope.formats.core.findings import CHUNK_DECODE, CHUNK_METADATA_UNREAD, TILE_STAT
+from arrayscope.formats.core.verify import open_for_verify, verify_report
 from arrayscope.formats.filters import fused
-from arrayscope.formats.findings import CHUNK_DECODE, CHUNK_METADATA_UNREAD, TILE_STAT
-from arrayscope.formats.tiledb import values as V
-from arrayscope.formats.verify import open_for_verify, verify_report
+from arrayscope.formats.tiledb.values import field_values as V
 
 N = 8192   # int64 cells: one tile, one chunk of 64 KiB
 CELLS = np.cumsum(np.random.default_rng(3).integers(-3, 9, N)).astype(np.int64)
@@ -201,7 +201,7 @@ def _edit_after(codec: str, make, got: dict, cells: np.ndarray = CELLS):
 
 
 def _has_kernel(uri: str) -> bool:
-    """GZIP chunks have no compiled kernel (filters/native.py): the Python path decodes them."""
+    """GZIP chunks have no compiled kernel (accel/native.py): the Python path decodes them."""
     return os.path.basename(uri) != "gzip"
 
 

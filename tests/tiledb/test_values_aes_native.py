@@ -13,10 +13,10 @@ import tiledb
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from arrayscope import formats
-from arrayscope.formats import compiled
-from arrayscope.formats.filters import native
+from arrayscope.formats.accel import native
+from arrayscope.formats.core import compiled
 from arrayscope.formats.filters.encryption import decrypt_chunk
-from arrayscope.formats.tiledb import values as V
+from arrayscope.formats.tiledb.values import field_values as V
 from tests.tiledb.test_values_direct import KEY, _theirs, _write_encrypted
 from tests.tiledb.test_values_fused import first_chunk_of
 
@@ -64,7 +64,7 @@ def _variants(md: bytes, data: bytes):
 
 
 def _kernel(key: bytes, md: bytes, data: bytes):
-    from arrayscope.formats.filters.nativekernels import decrypt_chunks
+    from arrayscope.formats.accel.nativekernels import decrypt_chunks
     blob = md + data
     cap = len(data)
     plain = np.zeros(cap + 16, np.uint8)
@@ -110,7 +110,7 @@ def test_values_takes_the_native_path(tmp_path, monkeypatch):
     kernel (none left to cryptography), bit for bit with tiledb-py, on two threads."""
     if native.aes_gcm() is None:
         pytest.skip("no libcrypto on this platform: cryptography's path runs")
-    from arrayscope.formats.filters import nativekernels
+    from arrayscope.formats.accel import nativekernels
     calls: list = []
     real = nativekernels.decrypt_chunks
 

@@ -11,10 +11,11 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats import compiled
-from arrayscope.formats.tiledb import PLUGIN, bulk_locate
-from arrayscope.formats.tiledb import values as V
-from arrayscope.formats.tiledb.rawtile import GT_HEAD_SIZE, chunk_table, peek_generic_tile
+from arrayscope.formats.core import compiled
+from arrayscope.formats.tiledb import PLUGIN
+from arrayscope.formats.tiledb.parse.rawtile import GT_HEAD_SIZE, chunk_table, peek_generic_tile
+from arrayscope.formats.tiledb.values import bulk_locate
+from arrayscope.formats.tiledb.values import field_values as V
 
 pytestmark = pytest.mark.skipif(not bulk_locate.FastValues.available(1 << 30),
                                 reason="no statx (not Linux) or no numba: the Python path "

@@ -11,9 +11,9 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats import compiled
+from arrayscope.formats.core import compiled
 from arrayscope.formats.filters import direct
-from arrayscope.formats.tiledb import values as V
+from arrayscope.formats.tiledb.values import field_values as V
 
 KEY = "0123456789abcdeF0123456789abcdeF"
 
@@ -239,7 +239,7 @@ def test_raw_reports_offsets_damage_as_values_does(tmp_path, monkeypatch, at):
     if at == "decode":
         raw[len(raw) // 2:len(raw) // 2 + 8] = b"\xff" * 8    # inside some tile's zstd frame
     else:   # tile 20's second cell offset: far past its var tile
-        from arrayscope.formats.tiledb.data_files import file_role
+        from arrayscope.formats.tiledb.parse.data_files import file_role
         fm = V._metadata(doc, doc.model, frag)
         job = V._locate(doc, frag, fm, file_role(fm.schema, fm, "a0.tdb"), "a0.tdb")
         c = next(pc.chunk for pc in job.chunks if pc.tile == 19)
@@ -258,7 +258,7 @@ def test_stored_pages_released_as_decoded(tmp_path, monkeypatch):
     """The batch path drops each run of decoded chunks' mapped pages (FileSource.release):
     every stored chunk is covered once, and the cells are still bit-exact (a page touched
     again comes back from the page cache)."""
-    from arrayscope.formats.source import FileSource
+    from arrayscope.formats.core.source import FileSource
 
     uri = str(tmp_path / "rel")
     n = 2_000_000   # 16 MB of int64 in 4 tiles: 64 KiB chunks, a mapped file
@@ -282,7 +282,7 @@ def test_stored_pages_released_as_decoded(tmp_path, monkeypatch):
     doc = formats.open(uri)
     frag = doc.model.fragments[0]
     assert os.path.getsize(os.path.join(frag.path, "a0.tdb")) > FileSource.PREAD_MAX
-    from arrayscope.formats.tiledb.data_files import file_role
+    from arrayscope.formats.tiledb.parse.data_files import file_role
     fm = V._metadata(doc, doc.model, frag)
     job = V._locate(doc, frag, fm, file_role(fm.schema, fm, "a0.tdb"), "a0.tdb")
     stored = sorted((pc.chunk.md_offset, pc.chunk.data_offset + pc.chunk.filtered)

@@ -14,14 +14,15 @@ import tiledb
 import zstandard
 
 from arrayscope import formats
-from arrayscope.formats import compiled
-from arrayscope.formats.filters import fused, native
+from arrayscope.formats.accel import native
+from arrayscope.formats.core import compiled
+from arrayscope.formats.core.source import BytesSource
+from arrayscope.formats.filters import fused
 from arrayscope.formats.filters import get as get_filter
-from arrayscope.formats.source import BytesSource
-from arrayscope.formats.tiledb import values as V
-from arrayscope.formats.tiledb.data_files import file_role, tile_bounds, tile_offsets_for
-from arrayscope.formats.tiledb.decode import decode_chunk
-from arrayscope.formats.tiledb.rawtile import TileError, chunk_table
+from arrayscope.formats.tiledb.parse.data_files import file_role, tile_bounds, tile_offsets_for
+from arrayscope.formats.tiledb.parse.decode import decode_chunk
+from arrayscope.formats.tiledb.parse.rawtile import TileError, chunk_table
+from arrayscope.formats.tiledb.values import field_values as V
 from tests.tiledb.test_values_direct import KEY, _theirs, _write_encrypted
 
 
@@ -109,7 +110,7 @@ def test_scaled_and_xor_match_tiledb(tmp_path, path, stack, dtype):
     theirs = _write(uri, dtype, SCALED[stack]())
     raw = V.values(formats.open(uri), "a", with_values=False)[0]["raw"]
     assert bytes(raw) == theirs.tobytes()
-    if name == "fused" and "gzip" not in stack:   # GZIP: no kernel (filters/native.py)
+    if name == "fused" and "gzip" not in stack:   # GZIP: no kernel (accel/native.py)
         assert sum(n for n, _ in calls) >= 4 and all(left == 0 for _, left in calls), calls
 
 
@@ -276,7 +277,7 @@ def test_kernel_refuses_ranges_outside_the_file(tmp_path):
 
 
 CODECS = {"byteshuffle_zstd": native.Codec.ZSTD, "byteshuffle_lz4": native.Codec.LZ4,
-          "byteshuffle_bzip2": native.Codec.BZIP2}   # GZIP: no kernel (filters/native.py)
+          "byteshuffle_bzip2": native.Codec.BZIP2}   # GZIP: no kernel (accel/native.py)
 
 
 @pytest.mark.parametrize("stack", list(CODECS))

@@ -13,12 +13,12 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats import compiled
-from arrayscope.formats.tiledb import cell_checks, tile_batch
-from arrayscope.formats.tiledb.data_files import TileRun, tile_bounds
-from arrayscope.formats.tiledb.decode import decode_tile
-from arrayscope.formats.tiledb.tile_stats import _seq_sums_kernel, seq_sums
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.core import compiled
+from arrayscope.formats.core.verify import verify_report
+from arrayscope.formats.tiledb.parse.data_files import TileRun, tile_bounds
+from arrayscope.formats.tiledb.parse.decode import decode_tile
+from arrayscope.formats.tiledb.verify import cell_checks, tile_batch
+from arrayscope.formats.tiledb.verify.tile_stats import _seq_sums_kernel, seq_sums
 
 CELLS = 1200   # capacity 2: 600 tiles per data file, past data_files.LAZY_TILES (a TileRun)
 

@@ -16,11 +16,11 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats import compiled
-from arrayscope.formats.findings import TILE_STAT
-from arrayscope.formats.tiledb import tile_cache, verify_chunks
-from arrayscope.formats.tiledb.decode import Planned
-from arrayscope.formats.verify import open_for_verify, verify_report
+from arrayscope.formats.core import compiled
+from arrayscope.formats.core.findings import TILE_STAT
+from arrayscope.formats.core.verify import open_for_verify, verify_report
+from arrayscope.formats.tiledb.parse.decode import Planned
+from arrayscope.formats.tiledb.verify import tile_cache, verify_chunks
 
 N = 4 * 65536     # cells: int64 tiles of 32768 cells = 4 chunks of 64 KiB
 TILE = 32768
@@ -182,7 +182,7 @@ def test_whole_tile_domain_masks_nothing(dense, tmp_path, monkeypatch):
     """A dense fragment whose non-empty domain is whole tiles: every stored cell is inside,
     so the statistics take every cell without a mask (cell_checks._tiles_inside) — the same
     findings as the per-cell masks, clean and with a cell changed under its tile's sum."""
-    from arrayscope.formats.tiledb import cell_checks
+    from arrayscope.formats.tiledb.verify import cell_checks
 
     uri = str(tmp_path / "d")
     shutil.copytree(dense, uri)

@@ -11,8 +11,8 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.executors import LocalProcesses
-from arrayscope.formats.verify import open_for_verify, verify
+from arrayscope.formats.core.executors import LocalProcesses
+from arrayscope.formats.core.verify import open_for_verify, verify
 
 TILES = 300
 

@@ -11,8 +11,8 @@ import pytest
 import tiledb
 
 from arrayscope.explorer.commands import verify as verify_cmd
-from arrayscope.formats.verify import open_for_verify, verify_report
-from arrayscope.formats.verify_tally import folder_bytes
+from arrayscope.formats.core.verify import open_for_verify, verify_report
+from arrayscope.formats.core.verify_tally import folder_bytes
 
 FRAGMENTS = 3
 CELLS = 600   # per fragment, one cell a tile

@@ -13,7 +13,7 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.verify import open_for_verify, verify_report
+from arrayscope.formats.core.verify import open_for_verify, verify_report
 
 FRAGMENTS = 6
 

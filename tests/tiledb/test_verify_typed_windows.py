@@ -16,15 +16,15 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats import compiled
+from arrayscope.formats.accel.forward_kernels import typed_check
+from arrayscope.formats.core import compiled
+from arrayscope.formats.core.findings import FORWARD_MISMATCH
+from arrayscope.formats.core.verify import open_for_verify, verify_report
 from arrayscope.formats.filters import FilterSpec, get
 from arrayscope.formats.filters.base import DataInfo
-from arrayscope.formats.filters.forward_kernels import typed_check
-from arrayscope.formats.findings import FORWARD_MISMATCH
-from arrayscope.formats.tiledb import verify_chunks
-from arrayscope.formats.tiledb.enums import Datatype as D
-from arrayscope.formats.tiledb.enums import FilterType
-from arrayscope.formats.verify import open_for_verify, verify_report
+from arrayscope.formats.filters.enums import Datatype as D
+from arrayscope.formats.filters.enums import FilterType
+from arrayscope.formats.tiledb.verify import verify_chunks
 from tests.tiledb.test_verify_chunk_windows import TILE, N, _walk, create_dense
 
 

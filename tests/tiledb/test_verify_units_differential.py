@@ -13,11 +13,11 @@ from typing import List
 
 import pytest
 
-from arrayscope.formats import verify_tasks
-from arrayscope.formats.executors import InProcess
-from arrayscope.formats.tiledb import layout
-from arrayscope.formats.tiledb.verify_units import FolderWork
-from arrayscope.formats.verify import open_for_verify, verify
+from arrayscope.formats.core import verify_tasks
+from arrayscope.formats.core.executors import InProcess
+from arrayscope.formats.core.verify import open_for_verify, verify
+from arrayscope.formats.tiledb.model import layout
+from arrayscope.formats.tiledb.verify.verify_units import FolderWork
 from tests.support.mutations import mutate
 from tests.support.paths import REPO
 

@@ -1,4 +1,4 @@
-"""The one forward check (formats/forward_check.py) on bytes real writers produced: it
+"""The one forward check (formats/filters/forward_check.py) on bytes real writers produced: it
 tolerates exactly the bytes libtiledb leaves uninitialised, accepts each rule a released
 writer of the fragment's format version used (saying which), names the differing ranges
 when it fails, and `verify` reports writer quirks at info level, never as errors.
@@ -18,18 +18,18 @@ import pytest
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats.core.verify import verify_report
 from arrayscope.formats.filters import RunContext
 from arrayscope.formats.filters.deltas import DD_DELTAS_OF_DELTAS_ONLY, DD_FIRST_DELTA_COUNTED
 from arrayscope.formats.filters.windows import BWR_CHECKED_RANGE, BWR_WRAPPING_RANGE
-from arrayscope.formats.tiledb.chunk_walk import iter_chunks_with_tiles
-from arrayscope.formats.tiledb.forward_check import (
+from arrayscope.formats.tiledb.verify.chunk_walk import iter_chunks_with_tiles
+from arrayscope.formats.tiledb.verify.forward_check import (
     DIFFERENT,
     IDENTICAL,
     TOLERATED,
     check_forward,
     diff_ranges,
 )
-from arrayscope.formats.verify import verify_report
 from tests.support import paths
 
 RULES = os.path.join(paths.DATA, "writer_rules")
@@ -72,7 +72,7 @@ def _assert_clean(report):
 # ---- committed bytes of libtiledb 2.19.2 / 2.25.0 / 2.30.0 -----------------------------------
 def test_fixture_values_are_what_the_writers_read():
     """The oracle beside the fixtures: each writer read back what arrayscope decodes."""
-    from arrayscope.formats.tiledb.values import values
+    from arrayscope.formats.tiledb.values.field_values import values
 
     for lib in ("2.19.2", "2.25.0", "2.30.0"):
         with open(os.path.join(RULES, lib, "expected.json"), encoding="utf-8") as f:

@@ -12,11 +12,11 @@ import pytest
 import tiledb
 
 from arrayscope import formats
+from arrayscope.formats.core.findings import COORD_ORDER
+from arrayscope.formats.core.verify import verify_report
 from arrayscope.formats.filters import RunContext
-from arrayscope.formats.findings import COORD_ORDER
-from arrayscope.formats.tiledb import cell_checks as C
-from arrayscope.formats.tiledb.forward_check import check_forward
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.tiledb.verify import cell_checks as C
+from arrayscope.formats.tiledb.verify.forward_check import check_forward
 from tests.support import paths
 
 
@@ -67,7 +67,7 @@ def _expected(lib):
 
 
 def _decoded(uri):
-    from arrayscope.formats.tiledb.values import values
+    from arrayscope.formats.tiledb.values.field_values import values
 
     (frag,) = values(formats.open(uri), "a", None)
     assert "error" not in frag, frag["error"]
@@ -81,8 +81,8 @@ def test_double_delta_wrapping_deltas_before_2_29(lib, name):
     >= 2.29 refuses the tile, older writers stored the wrapped deltas, which read back. The
     forward check reproduces them by the < 2.29 rule (named, at info level), never an error."""
     from arrayscope.formats.filters.deltas import DD_DELTAS_OF_DELTAS_ONLY
-    from arrayscope.formats.tiledb.chunk_walk import iter_chunks_with_tiles
-    from arrayscope.formats.tiledb.forward_check import IDENTICAL
+    from arrayscope.formats.tiledb.verify.chunk_walk import iter_chunks_with_tiles
+    from arrayscope.formats.tiledb.verify.forward_check import IDENTICAL
 
     uri = os.path.join(WRAPPING, lib, name)
     assert _decoded(uri) == _expected(lib)["arrays"][name]
@@ -153,8 +153,8 @@ def test_bwr_lost_rule_does_not_hide_damage(name, offset, flip, lost):
     checksum filter can see that.)"""
     from arrayscope.formats.filters import get, stage_infos
     from arrayscope.formats.filters.windows import BWR_WRAPPING_LOST
-    from arrayscope.formats.tiledb.chunk_walk import iter_chunks_with_tiles
-    from arrayscope.formats.tiledb.forward_check import DIFFERENT, TOLERATED
+    from arrayscope.formats.tiledb.verify.chunk_walk import iter_chunks_with_tiles
+    from arrayscope.formats.tiledb.verify.forward_check import DIFFERENT, TOLERATED
 
     uri = os.path.join(WRAPPING, "2.19.2", name)
     want = offset.to_bytes(8, "little", signed=True)

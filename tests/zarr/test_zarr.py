@@ -18,7 +18,7 @@ import zarr
 from zarr.codecs import ZstdCodec  # noqa: E402
 
 from arrayscope import formats  # noqa: E402
-from arrayscope.formats import engine  # noqa: E402
+from arrayscope.formats.core import engine  # noqa: E402
 from arrayscope.formats.zarr import PLUGIN  # noqa: E402
 from tests.support.zarr_arrays import (
     BIG,

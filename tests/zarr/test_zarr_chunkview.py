@@ -7,7 +7,7 @@ import os
 import zarr
 
 from arrayscope import formats
-from arrayscope.formats import registry
+from arrayscope.formats.core import registry
 from tests.support.paths import SAMPLES
 
 STRUCT = os.path.join(SAMPLES, "zarr_struct")

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arrayscope import formats  # noqa: E402
-from arrayscope.formats import engine, jsontree  # noqa: E402
-from arrayscope.formats.engine import run_parser  # noqa: E402
-from arrayscope.formats.node import Node  # noqa: E402
-from arrayscope.formats.source import BytesSource  # noqa: E402
+from arrayscope.formats.core import engine, jsontree  # noqa: E402
+from arrayscope.formats.core.engine import run_parser  # noqa: E402
+from arrayscope.formats.core.node import Node  # noqa: E402
+from arrayscope.formats.core.source import BytesSource  # noqa: E402
 from arrayscope.formats.zarr.codecs import CodecSpec, blosc, blosclz, get, shuffle  # noqa: E402
 
 FUZZ = float(os.environ.get("ARRAYSCOPE_FUZZ_SCALE", "1"))  # more examples on demand
@@ -364,7 +364,7 @@ def test_checksum32_codecs_from_one_module(tmp_path):
 
     import zarr
 
-    from arrayscope.formats.verify import verify
+    from arrayscope.formats.core.verify import verify
     from arrayscope.formats.zarr import PLUGIN
 
     path = str(tmp_path / "c")

@@ -10,7 +10,7 @@ import pytest
 import zarr
 
 from arrayscope import formats
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.verify import verify
 
 
 # 600 levels: deeper than recursion would allow (two frames a level, a limit of 1 000)

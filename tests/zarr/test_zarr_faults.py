@@ -15,13 +15,13 @@ import pytest
 import zarr
 
 from arrayscope import formats
-from arrayscope.formats.findings import (
+from arrayscope.formats.core.findings import (
     ZARR_CONSOLIDATED,
     ZARR_KEY_SEPARATOR,
     ZARR_LOST_METADATA,
     ZARR_TRAILING,
 )
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.core.verify import verify_report
 from arrayscope.formats.zarr import PLUGIN
 from tests.support import paths
 

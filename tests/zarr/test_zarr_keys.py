@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats.findings import ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.findings import ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
+from arrayscope.formats.core.verify import verify
 from arrayscope.formats.zarr import PLUGIN
 from tests.support import paths
 

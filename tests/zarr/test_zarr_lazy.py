@@ -17,10 +17,10 @@ import zarr
 from zarr.codecs import BloscCodec, ZstdCodec  # noqa: E402
 
 from arrayscope import formats  # noqa: E402
-from arrayscope.formats import engine  # noqa: E402
-from arrayscope.formats.document import Document  # noqa: E402
-from arrayscope.formats.node import to_json  # noqa: E402
-from arrayscope.formats.verify import verify  # noqa: E402
+from arrayscope.formats.core import engine  # noqa: E402
+from arrayscope.formats.core.document import Document  # noqa: E402
+from arrayscope.formats.core.node import to_json  # noqa: E402
+from arrayscope.formats.core.verify import verify  # noqa: E402
 from arrayscope.formats.zarr import PLUGIN  # noqa: E402
 from arrayscope.formats.zarr import chunk as zchunk  # noqa: E402
 from arrayscope.formats.zarr import tree as ztree  # noqa: E402
@@ -345,7 +345,7 @@ def test_thousands_of_chunk_files_hold_few_descriptors(big):
     descriptor each) at once, so an array of many chunks opens under the usual soft limit of
     1 024 descriptors (before: two per file, and the open failed with EMFILE)."""
     resource = pytest.importorskip("resource")
-    from arrayscope.formats.source import FileSource
+    from arrayscope.formats.core.source import FileSource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     in_use = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 64

@@ -15,7 +15,7 @@ import zarr
 from zarr.codecs import BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, ZstdCodec
 
 from arrayscope import formats
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core.verify import verify
 from arrayscope.formats.zarr import PLUGIN
 from arrayscope.formats.zarr import tree as ztree
 from tests.support.zarr_arrays import check_document, zarr_read
@@ -127,7 +127,7 @@ def _patch(path: str, offset: int, data: bytes) -> None:
 
 def _errors(doc):
     """(node path, message) of every error; each is a shard index finding."""
-    from arrayscope.formats.findings import ZARR_SHARD_INDEX
+    from arrayscope.formats.core.findings import ZARR_SHARD_INDEX
     out = [n for n in doc.diagnostics() if n.status == "error"]
     assert all(n.code == ZARR_SHARD_INDEX for n in out if "Shard index" in n.path()
                or n.name == "shard index"), [(n.path(), n.code) for n in out]
@@ -263,7 +263,7 @@ def test_transpose_before_sharding_is_unchecked_not_an_error(tmp_path):
     sharding codec): warnings (unchecked), never an error."""
     import json
 
-    from arrayscope.formats.findings import UNCHECKED
+    from arrayscope.formats.core.findings import UNCHECKED
 
     path = str(tmp_path / "t")
     z = zarr.create_array(path, shape=(6, 4), chunks=(2, 2), shards=(6, 4), dtype="<i2")
@@ -282,7 +282,7 @@ def test_transpose_before_sharding_is_unchecked_not_an_error(tmp_path):
 def test_unreferenced_bytes_in_a_shard(sharded, tmp_path):
     """Five bytes slipped in before the index: every entry still holds, the bytes are a
     warning of their own code, located, and the values are unchanged."""
-    from arrayscope.formats.findings import ZARR_SHARD_UNREFERENCED
+    from arrayscope.formats.core.findings import ZARR_SHARD_UNREFERENCED
 
     path = _copy(sharded, tmp_path)
     f = os.path.join(path, "c", "0", "0")

@@ -17,7 +17,7 @@ import os
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats import engine
+from arrayscope.formats.core import engine
 from arrayscope.formats.zarr import PLUGIN
 from tests.support import paths
 

@@ -11,7 +11,7 @@ import pytest
 
 from arrayscope import formats
 from arrayscope.explorer.cli import main
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.core.verify import verify_report
 
 WORDS = ["a", "bb", "", "dddd", "é✓", "f" * 40, "g"]
 

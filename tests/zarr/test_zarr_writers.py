@@ -13,8 +13,8 @@ import os
 import pytest
 
 from arrayscope import formats
-from arrayscope.formats import engine
-from arrayscope.formats.verify import verify
+from arrayscope.formats.core import engine
+from arrayscope.formats.core.verify import verify
 from arrayscope.formats.zarr import PLUGIN
 from tests.support import paths
 from tests.zarr.test_zarr_versions import norm  # one reading of expected.json's values

@@ -21,9 +21,9 @@ import zstandard
 from zarr.codecs import ZstdCodec
 
 from arrayscope import formats  # noqa: E402
-from arrayscope.formats.node import ERROR, Node  # noqa: E402
-from arrayscope.formats.source import BytesSource  # noqa: E402
-from arrayscope.formats.verify import verify  # noqa: E402
+from arrayscope.formats.core.node import ERROR, Node  # noqa: E402
+from arrayscope.formats.core.source import BytesSource  # noqa: E402
+from arrayscope.formats.core.verify import verify  # noqa: E402
 from arrayscope.formats.zarr import PLUGIN  # noqa: E402
 from arrayscope.formats.zarr.chunk import run_stage  # noqa: E402
 from arrayscope.formats.zarr.codecs import CodecError, CodecSpec, get  # noqa: E402

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Type, TypeVar
 
-from ...cursor import Cursor
+from ...core.cursor import Cursor
 
 
 class CodecError(Exception):

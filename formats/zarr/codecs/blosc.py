@@ -20,12 +20,12 @@ from typing import List, Optional, Tuple, Union, cast
 import lz4.block
 import numpy as np
 
-from ...cursor import Cursor
-from ...fielddoc import doc
+from ...core.cursor import Cursor
+from ...core.fielddoc import doc
+from ...core.findings import ZARR_TRAILING
+from ...core.node import ERROR, Node
+from ...core.status import Status
 from ...filters.bits import bitunshuffle_whole_blocks, byteunshuffle_rows
-from ...findings import ZARR_TRAILING
-from ...node import ERROR, Node
-from ...status import Status
 from . import blosclz
 from .base import Codec, CodecError, CodecSpec, register
 from .shuffle import bitunshuffle

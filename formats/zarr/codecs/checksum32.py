@@ -9,9 +9,9 @@ import zlib
 
 import numpy as np
 
-from ...cursor import Cursor
-from ...fielddoc import doc
-from ...node import ERROR
+from ...core.cursor import Cursor
+from ...core.fielddoc import doc
+from ...core.node import ERROR
 from .base import Codec, CodecError, CodecSpec, register
 
 D_SUM = doc("Checksum of the data (u32, little-endian): zlib crc32 or adler32",

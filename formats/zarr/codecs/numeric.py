@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...cursor import Cursor
-from ...fielddoc import doc
+from ...core.cursor import Cursor
+from ...core.fielddoc import doc
 from .base import Codec, CodecError, CodecSpec, register
 
 D_ENCODED = doc("Encoded values: the chunk's values as the filter's `astype`, in order",

@@ -10,9 +10,9 @@ from typing import Any
 import lz4.block
 import numpy as np
 
-from ...cursor import Cursor
-from ...fielddoc import doc
-from ...node import ERROR, Node
+from ...core.cursor import Cursor
+from ...core.fielddoc import doc
+from ...core.node import ERROR, Node
 from .base import Codec, CodecError, CodecSpec, register
 from .shuffle import unshuffle
 
@@ -176,7 +176,7 @@ class Shuffle(Codec):
                             display=f"byte {j} of {n} elements", doc=D_PLANE)
             node = Node("Byte planes", "array", src, base, n * e,
                         display=f"{e} planes × {n} elements", doc=D_PLANE)
-            from ...node import LazyChildren
+            from ...core.node import LazyChildren
             node.set_lazy(LazyChildren(e, plane))
             cur.node.add(node)
             cur.pos += n * e

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple, cast
 
-from ...cursor import Cursor
-from ...fielddoc import doc
+from ...core.cursor import Cursor
+from ...core.fielddoc import doc
+from ...core.node import ERROR, Node
 from ...filters import zstdframes
-from ...node import ERROR, Node
 from .base import Codec, CodecError, CodecSpec, register
 
 MAGIC = 0xFD2FB528

@@ -15,10 +15,10 @@ import numpy as np
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats import health as H
-from arrayscope.formats.tiledb import values as V
-from arrayscope.formats.tiledb.reader_faults import NO_BUFFER, OVERFLOW
-from arrayscope.formats.verify import open_for_verify, verify_report
+from arrayscope.formats.core import health as H
+from arrayscope.formats.core.verify import open_for_verify, verify_report
+from arrayscope.formats.tiledb.values import field_values as V
+from arrayscope.formats.tiledb.verify.reader_faults import NO_BUFFER, OVERFLOW
 from tests.support.tiledb_oracle import as_tiledb_py, fragment_cells
 from tests.tiledb.test_tiledb_values import _check_entry, _norm
 

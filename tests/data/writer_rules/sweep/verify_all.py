@@ -6,7 +6,7 @@ import os
 import sys
 
 from arrayscope import formats
-from arrayscope.formats.verify import verify_report
+from arrayscope.formats.core.verify import verify_report
 
 
 def arrays_under(root):

@@ -1,0 +1,156 @@
+"""Compiled reversal of RLE and DICTIONARY var-string tiles, straight into the output.
+
+The numpy reversal (`strings.rle_decode`, `dictionary.Dictionary.reverse`) pads every word
+into a row and gathers rows with boolean masks: several passes and temporaries the size of
+the tile. These kernels walk the encoded records once and copy each cell's bytes into the
+caller's buffer, writing the u64 cell offsets as they go (`formats/core/compiled.py`: numba,
+`nogil`, so tiles decode on every core).
+
+A kernel returns the number of cells written, or -1 when the bytes are not exactly what a
+clean tile holds (a record past the end, an id past the dictionary, sizes that disagree):
+the caller then takes the general path, which reports the damage as it always did. A
+kernel therefore never decides an error, it only accepts clean tiles."""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+
+from ..core.compiled import kernel
+from ..filters.base import DataInfo, FilterError, FilterSpec, RunContext, Stage
+from ..filters.enums import FilterType
+from ..filters.strings import applies, read_header
+from ..filters.util import u8
+
+
+@kernel
+def rle_strings(enc, a, b, out, offs):
+    """Runs `[a-byte BE run length][b-byte BE string length][string]` filling `enc`
+    exactly, expanded into `out` (exactly the cells' bytes) and `offs` (one per cell)."""
+    n = enc.shape[0]
+    ncells = offs.shape[0]
+    cap = out.shape[0]
+    pos = np.int64(0)
+    cell = 0
+    o = np.int64(0)
+    while pos < n:
+        if pos + a + b > n:
+            return -1
+        r = np.int64(0)
+        for k in range(a):
+            r = (r << 8) | np.int64(enc[pos + k])
+        ln = np.int64(0)
+        for k in range(b):
+            ln = (ln << 8) | np.int64(enc[pos + a + k])
+        s = pos + a + b
+        if r < 0 or ln < 0 or ln > n - s or r > ncells - cell:
+            return -1
+        if ln > 0 and r > (cap - o) // ln:
+            return -1
+        word = enc[s:s + ln]
+        for _ in range(r):
+            offs[cell] = o
+            out[o:o + ln] = word
+            o += ln
+            cell += 1
+        pos = s + ln
+    if cell != ncells or o != cap:
+        return -1
+    return cell
+
+
+@kernel
+def dict_strings(dbuf, b, ids, a, out, offs):
+    """Dictionary entries `[b-byte BE length][string]` filling `dbuf` exactly; one a-byte
+    BE id per cell in `ids`: the cells written into `out` (exactly their bytes) and `offs`."""
+    n = dbuf.shape[0]
+    ncells = offs.shape[0]
+    cap = out.shape[0]
+    if ids.shape[0] != ncells * a:
+        return -1
+    starts = np.empty(n // b + 1, np.int64)
+    lens = np.empty(n // b + 1, np.int64)
+    nent = 0
+    pos = np.int64(0)
+    while pos < n:
+        if pos + b > n:
+            return -1
+        ln = np.int64(0)
+        for k in range(b):
+            ln = (ln << 8) | np.int64(dbuf[pos + k])
+        if ln < 0 or ln > n - pos - b:
+            return -1
+        starts[nent] = pos + b
+        lens[nent] = ln
+        nent += 1
+        pos += b + ln
+    o = np.int64(0)
+    for c in range(ncells):
+        w = np.int64(0)
+        for k in range(a):
+            w = (w << 8) | np.int64(ids[c * a + k])
+        if w < 0 or w >= nent:
+            return -1
+        ln = lens[w]
+        if ln > cap - o:
+            return -1
+        s = starts[w]
+        offs[c] = o
+        out[o:o + ln] = dbuf[s:s + ln]
+        o += ln
+    if o != cap:
+        return -1
+    return ncells
+
+
+STRING_FILTERS = (FilterType.RLE, FilterType.DICTIONARY)
+
+
+def string_filter(specs, info: DataInfo, run: RunContext) -> bool:
+    """The pipeline starts with RLE or DICTIONARY in its var-string form (the filter whose
+    reversal gives the cells and rebuilds the offsets)."""
+    if not specs or specs[0].type not in STRING_FILTERS:
+        return False
+    return applies("rle" if specs[0].type == FilterType.RLE else "dictionary", info, run)
+
+
+def reverse_strings_into(spec: FilterSpec, stage: Stage, run: RunContext,
+                         out: np.ndarray) -> Optional[np.ndarray]:
+    """Reverse the RLE / DICTIONARY string stage `stage` (what filter 0 gets) into `out`
+    (a uint8 array exactly the chunk's decoded size): the u64 cell offsets, relative to
+    the chunk. None — nothing decided, `out` may hold anything — when no kernel is
+    compiled or the bytes are not a clean tile: the caller runs the general path."""
+    rle = spec.type == FilterType.RLE
+    k = (rle_strings if rle else dict_strings).get(len(out))
+    if k is None:
+        return None
+    try:
+        r, usize, csize, osize = read_header(stage, spec.name, run)
+        a, b = r.u8("byte size"), r.u8("byte size")
+        dbuf: Optional[np.ndarray] = None
+        if not rle:
+            dbuf = u8(r.take(r.u32("Dictionary size"), "dictionary"))
+    except FilterError:
+        return None
+    data = stage.data[0] if len(stage.data) == 1 else stage.data_bytes
+    if a not in (1, 2, 4, 8) or b not in (1, 2, 4, 8) or usize != len(out) or \
+            csize != len(data):
+        return None
+    offs = np.empty(osize // 8, np.uint64)
+    enc = u8(data)
+    got = k(enc, a, b, out, offs) if rle else k(dbuf, b, enc, a, out, offs)
+    return offs if got == len(offs) else None
+
+
+def strings_stage(specs, md, data, info: DataInfo, run: RunContext
+                  ) -> Tuple[Optional[Stage], RunContext]:
+    """What filter 0 of a string pipeline gets (every later filter reversed), with the run
+    context the filters see; (None, run) when a later filter fails (the general path
+    reports it)."""
+    from ..filters import _run_for, reverse_chunk
+
+    run = _run_for(info, run)
+    if len(specs) == 1:
+        return Stage([md] if len(md) else [], [data]), run
+    res = reverse_chunk(specs, md, data, info, run, stop_at=1)
+    return (None if res.error is not None else res.stages[1]), run

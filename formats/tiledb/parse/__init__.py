@@ -1,0 +1,2 @@
+"""The TileDB files annotated to the byte: schema, pipeline, tiles, fragment metadata, commits,
+groups (format_spec/)."""

@@ -1,0 +1,133 @@
+"""Fast, node-free reading of tiles: chunk tables and decoded bytes.
+
+The annotated views (`tile.parse_tile`, `tile.parse_generic_tile`) build a node per field; the
+`values` command and the fragment-metadata model only need the decoded bytes, so they use
+these helpers, which read the same on-disk layout (format_spec/tile.md, generic_tile.md) with
+`struct`; the chunks are decoded by `decode.py`."""
+from __future__ import annotations
+
+from typing import List, NamedTuple, Optional, Tuple
+
+from ...filters import DataInfo, FilterSpec
+from .tile_layout import CHUNK_HEADER, GENERIC_HEADER, NUM_CHUNKS
+
+GT_HEAD_SIZE = GENERIC_HEADER.size  # 34
+
+
+class TileError(Exception):
+    """A tile that cannot be read or decoded; `offset` is where (in the tile's source)."""
+
+    def __init__(self, message: str, offset: Optional[int] = None):
+        super().__init__(message)
+        self.offset = offset
+
+
+class Chunk(NamedTuple):
+    """One chunk of a bare tile as its header gives it (format_spec/tile.md): its cells'
+    length, its stored (filtered) length, where its filter metadata and its data lie (offsets
+    in the tile's source)."""
+
+    original: int
+    filtered: int
+    md_offset: int
+    md_length: int
+    data_offset: int
+
+
+def chunk_table(source, offset: int, end: int) -> List[Chunk]:
+    """The chunks of the bare tile at `offset` (which must end by `end`)."""
+    end = min(end, source.size)
+    head, entry = NUM_CHUNKS.size, CHUNK_HEADER.size
+    if offset + head > end:
+        raise TileError(f"tile at {offset}: needs {head} bytes for Num chunks, "
+                        f"{max(0, end - offset)} remain", offset)
+    mv = source.view(offset, end - offset)  # one view: no bytes copied per chunk header
+    (n,) = NUM_CHUNKS.unpack_from(mv)
+    if n * entry > end - offset - head:
+        raise TileError(f"tile at {offset}: {n} chunks cannot fit in {end - offset} bytes", offset)
+    pos = offset + head
+    out = []
+    unpack = CHUNK_HEADER.unpack_from
+    for _ in range(n):
+        if pos + entry > end:
+            raise TileError(f"tile at {offset}: chunk header at {pos} runs past the tile", pos)
+        orig, filt, mdl = unpack(mv, pos - offset)
+        md = pos + entry
+        data = md + mdl
+        if data + filt > end:
+            raise TileError(f"tile at {offset}: chunk at {pos} ({mdl} B metadata + {filt} B data) "
+                            f"runs past the tile end {end}", pos)
+        out.append(Chunk(orig, filt, md, mdl, data))
+        pos = data + filt
+    return out
+
+
+def exact_chunk_table(source, start: int, size: int, end: int) -> Optional[List[Chunk]]:
+    """`chunk_table` of the bare tile at `start` when it reads cleanly and its chunks fill
+    exactly its `size` bytes (which must end by `end`); None otherwise (the caller then
+    parses the tile field by field, so the problem shows where it is)."""
+    if start + size > end:
+        return None
+    try:
+        table = chunk_table(source, start, start + size)
+    except TileError:
+        return None
+    last = table[-1][4] + table[-1][1] if table else start + NUM_CHUNKS.size
+    return table if last == start + size else None
+
+
+def peek_generic_tile(source, offset: int) -> Optional[Tuple[int, int, int, bool, int]]:
+    """(total size, pipeline size, persisted size, encrypted, unfiltered tile size) of the
+    generic tile at `offset`, or None when its header does not fit."""
+    if offset < 0 or offset + GT_HEAD_SIZE > source.size:
+        return None
+    _v, persisted, tsize, _dt, _cs, enc, psize = GENERIC_HEADER.unpack_from(
+        source.read(offset, GT_HEAD_SIZE))
+    return GT_HEAD_SIZE + psize + persisted, psize, persisted, enc == 1, tsize
+
+
+_PIPELINES: dict = {}  # serialized generic-tile pipeline -> its FilterSpecs (read-only)
+
+
+def generic_specs(source, offset: int, psize: int) -> List[FilterSpec]:
+    """The filter pipeline (`psize` bytes after the header) of the generic tile at `offset`,
+    parsed once per distinct pipeline (TileError when it cannot be parsed)."""
+    pstart = offset + GT_HEAD_SIZE
+    pbytes = source.read(pstart, psize)
+    specs = _PIPELINES.get(pbytes)
+    if specs is None:   # (imported here, once a pipeline is new: a thousand sections ask)
+        from ...core.cursor import Cursor, ParseStop
+        from ...core.node import Node
+        from .pipeline import parse_pipeline
+
+        scratch = Node("pipeline", "struct", source, pstart, psize)
+        try:
+            specs = parse_pipeline(Cursor(source, pstart, pstart + psize, scratch))
+        except ParseStop as e:
+            raise TileError(f"generic tile at {offset}: bad filter pipeline: {e}", pstart)
+        if len(_PIPELINES) < 256:  # every section of every fragment has the same few
+            _PIPELINES[pbytes] = specs
+    return specs
+
+
+def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tuple[bytes, bool]:
+    """(payload, encrypted) of the generic tile at `offset`."""
+    head = peek_generic_tile(source, offset)
+    if head is None:
+        raise TileError(f"generic tile at {offset}: header runs past the end", offset)
+    total, psize, persisted, enc, _tsize = head
+    if offset + total > source.size:
+        raise TileError(f"generic tile at {offset}: {total} bytes declared, "
+                        f"{source.size - offset} present", offset)
+    pstart = offset + GT_HEAD_SIZE
+    specs = generic_specs(source, offset, psize)
+    start = pstart + psize
+    from .tile import MAX_GENERIC_DECODE
+
+    declared = sum(c[0] for c in chunk_table(source, start, start + persisted))
+    if declared > MAX_GENERIC_DECODE:
+        raise TileError(f"generic tile at {offset}: its chunks declare {declared} unfiltered "
+                        f"bytes, over the {MAX_GENERIC_DECODE}-byte limit: not decoded", offset)
+    from .decode import decode_tile
+    return decode_tile(source, start, start + persisted, specs, DataInfo(4, 1, "generic"),
+                       key)[0], enc

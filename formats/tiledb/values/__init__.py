@@ -1,0 +1,1 @@
+"""The `values` command for TileDB: fields decoded to typed cells, coordinates."""
