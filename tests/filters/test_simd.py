@@ -59,8 +59,7 @@ def test_streaming_decode_matches_tiledb(tmp_path, monkeypatch, dtype, shuffle):
     Zstd] decode still gives tiledb-py's bytes, on two threads, the last chunk of each tile
     short."""
     monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
-    monkeypatch.setattr(simd, "STREAM_BYTES", 0)
-    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(workers=2))
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(workers=2, stream_bytes=0))
     dt = np.dtype(dtype)
     tile = 5 * 65536 // dt.itemsize + 37
     data = np.cumsum(np.random.default_rng(1).integers(-5, 90, 6 * tile)).astype(dt)
