@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import List
 
-from arrayscope.formats.core.printable import printable_name
+from arrayscope.formats.core.printable import printable_member_path
 
 from .common import add_key_file, emit, fail, key_of
 
@@ -96,7 +96,7 @@ def group_lines(group) -> List[str]:
     """One section per member array (its path as the header), then the group's files."""
     out: List[str] = []
     for member, report in group.members:
-        out.append(f"== {printable_name(member)} ==")
+        out.append(f"== {printable_member_path(member)} ==")
         out.extend(text_lines(report))
         out.append("")
     if not group.members:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import List
 
-from arrayscope.formats.core.printable import printable, printable_name
+from arrayscope.formats.core.printable import printable, printable_member_path
 
 from .common import add_key_file, emit, fail, key_of
 from .fragments import add_array_option, open_light
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write("\n")
         else:
             for member, r in group.members:
-                print(f"== {printable_name(member)} ==")
+                print(f"== {printable_member_path(member)} ==")
                 for line in text_lines(r):
                     print(printable(line))
                 print()

@@ -25,3 +25,13 @@ def printable_name(name: str) -> str:
     """A member or file name from a dataset, printed alone: `printable`, and its `/` and
     `\\` written `\\x2f` / `\\x5c`, so that a name never reads as a path (`../x`, `a/b`)."""
     return printable(name.replace("\\", "\\x5c").replace("/", "\\x2f"))
+
+
+def printable_member_path(path: str) -> str:
+    """A member's path in its group (names joined by `/`, as the group walk gives it),
+    printed: each name `printable`, and a `.` or `..` name written with `\\x2e`, so the path
+    never reads as a step out of the dataset. (A name holding `/` itself cannot be told from
+    nesting here: the walk joined it.)"""
+    def seg(name: str) -> str:
+        return name.replace(".", "\\x2e") if name in (".", "..") else printable(name)
+    return "/".join(seg(n) for n in path.split("/"))

@@ -7,7 +7,7 @@ import pytest
 import tiledb
 
 from arrayscope.explorer.cli import main
-from arrayscope.formats.core.printable import printable, printable_name
+from arrayscope.formats.core.printable import printable, printable_member_path, printable_name
 
 NAME = "../evil\nfake: line\x00x"
 
@@ -32,6 +32,8 @@ def test_escapes():
     assert printable("a\nb\x00") == "a\\x0ab\\x00"
     assert printable_name("../x\\y") == "..\\x2fx\\x5cy"
     assert printable_name("plain_name") == "plain_name"
+    assert printable_member_path("ms/RNA/X/data") == "ms/RNA/X/data"
+    assert printable_member_path("../a\nb") == "\\x2e\\x2e/a\\x0ab"
 
 
 @pytest.mark.parametrize("argv", [["stats"], ["fragments"], ["values", "--field", "a"],
@@ -44,4 +46,4 @@ def test_commands_print_the_member_name_escaped(group, capsys, argv):
     assert not any(line.startswith("fake: line") for line in lines), text[-3000:]
     assert "\x00" not in text
     if argv[0] in ("stats", "fragments"):
-        assert "== ..\\x2fevil\\x0afake: line" in text, text[-3000:]
+        assert "== \\x2e\\x2e/evil\\x0afake: line" in text, text[-3000:]

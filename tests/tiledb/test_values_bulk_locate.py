@@ -229,7 +229,7 @@ def test_sparse_fragments_dimension_and_attribute(tmp_path, fast_batches, monkey
     uri = str(tmp_path / "sparse")
     dom = tiledb.Domain(tiledb.Dim("d", domain=(0, N * M - 1), tile=64, dtype=np.int64))
     tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=128, attrs=[
-        tiledb.Attr("a", dtype=np.float64, filters=[tiledb.GzipFilter()])]))
+        tiledb.Attr("a", dtype=np.float64, filters=[tiledb.ZstdFilter()])]))
     coords = np.arange(N * M, dtype=np.int64)
     vals = np.sin(coords / 7.0)
     for i in range(N):

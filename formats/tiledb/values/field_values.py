@@ -564,7 +564,7 @@ def _decode_jobs(jobs: List[_FileJob], key) -> None:
     order): one `decode.Run` per pipeline, decoded by the decoder `decode.choose` picks (what
     it declines by the reference). Errors are recorded on the job (the first failing chunk
     in file order), never raised."""
-    live = [j for j in jobs if j.size]
+    live = [j for j in jobs if j.chunks]   # chunks of 0 bytes too: RLE / DICTIONARY offsets
     total = sum(j.size for j in live)
     compiled.prepare(total)   # the filters' kernels run chunk by chunk (64 KiB pieces)
     buf = np.empty(total, np.uint8)  # large: numpy asks for huge pages (few page faults)
