@@ -2,9 +2,9 @@
 
 Copied byte for byte (so an encrypted array stays encrypted under its key): every schema
 file, the array-metadata files a reader at T loads, and each fragment it sees whose files
-verify finds no error in. A fragment whose errors all lie in data tiles is rewritten
-without those tiles (`tiledb_fragment`); one with an error anywhere else is left out whole
-and its cells reported lost. Bookkeeping is written anew so
+verify finds no error in. A fragment with an error anywhere in it is left out whole and its
+cells reported lost: a tile-level rewrite needs a fragment writer of our own (the installed
+program never uses libtiledb), not made yet. Bookkeeping is written anew so
 it names only what OUT holds: one empty `__commits/<fragment>.wrt` per fragment kept (a
 `<fragment>.ok` before format 12), the delete conditions that count at T; no consolidated
 commits, ignore or vacuum file (the fragments they name or hide are not in OUT), and no
@@ -50,7 +50,7 @@ def salvage_array(job: Job, path: str, out_rel: str) -> bool:
             fields = [a.name for a in schema.attributes]
             if not schema.dense:
                 fields = [d.name for d in schema.dimensions] + fields
-            _fragments(job, snap, doc, path, rel, out_rel, fields, schema.dense)
+            _fragments(job, snap, path, rel, out_rel, fields, schema.dense)
             _array_metadata(job, snap, path, rel, out_rel)
             _conditions(job, snap, path, out_rel)
             _left_out(job, snap, rel)
@@ -73,7 +73,7 @@ def _schemas(job: Job, path: str, out_rel: str) -> None:
         job.copy(legacy, _join(out_rel, layout.LEGACY_SCHEMA_FILE))
 
 
-def _fragments(job: Job, snap, doc, path: str, rel: str, out_rel: str, fields: List[str],
+def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[str],
                dense: bool) -> None:
     book = visibility.bookkeeping(snap)
     by_rel = {fd.rel: fd for fd in snap.listing.fragments.values()}
@@ -96,13 +96,11 @@ def _fragments(job: Job, snap, doc, path: str, rel: str, out_rel: str, fields: L
         cells = getattr(fm, "cell_num", None)
         why = damaged.get(frag_rel, [])
         part = Part(rel, "fragment", frag_rel, fields, cells, kept=not why, why=why)
-        if why and fd is not None and fm is not None and frag_rel not in replaced:
-            part = _tile_level(job, snap, doc, fd, fm, rel, out_rel, fields, part)
         job.report.parts.append(part)
         for c, listed in replaced.items():
             if frag_rel in listed and part.kept:
                 recovered[c] = recovered.get(c, 0) + (cells or 0)
-        if not part.kept or fd is None or part.kind == "rewritten fragment":
+        if not part.kept or fd is None:
             continue
         job.copy_tree(fd.path, _join(out_rel, frag_rel))
         job.out.write(_join(out_rel, _commit_of(frag_rel)), b"")
@@ -116,31 +114,6 @@ def _fragments(job: Job, snap, doc, path: str, rel: str, out_rel: str, fields: L
             part.cells = max(0, part.cells - recovered.get(c, 0))
         job.report.notes.append(f"{rel}: {c} (damaged, consolidated) read from the "
                                 f"{len(listed)} fragment(s) it replaced, still present")
-
-
-def _tile_level(job: Job, snap, doc, fd, fm, rel: str, out_rel: str, fields: List[str],
-                part: Part) -> Part:
-    """Damaged fragment `part` rewritten without its damaged tiles (`tiledb_fragment`):
-    the part kept with the cells written, and a lost part per damaged tile; `part`
-    itself, lost whole, when it cannot be (the reason in the notes)."""
-    from .tile_cells import NotTileLevel
-    from .tiledb_fragment import rewrite
-
-    schema = snap.schema_for(fm.schema_name)
-    try:
-        if schema is None:
-            raise NotTileLevel(f"its schema {fm.schema_name!r} cannot be read")
-        done = rewrite(job, doc, schema, fm, fd.path, fd.rel, rel, out_rel, part.why)
-    except NotTileLevel as e:
-        job.report.notes.append(f"{rel}: {fd.rel} left out whole: {e}")
-        return part
-    numbers = ", ".join(str(t + 1) for t in sorted(done.tiles))
-    job.report.parts.append(Part(rel, "tiles", f"{fd.rel} tile(s) {numbers}", fields, done.lost,
-                                 kept=False, why=[w for t in sorted(done.tiles)
-                                                  for w in done.tiles[t]]))
-    job.report.notes.append(f"{rel}: {fd.rel} rewritten without its {len(done.tiles)} damaged "
-                            f"tile(s) as {', '.join(done.fragments)}")
-    return Part(rel, "rewritten fragment", fd.rel, fields, done.kept, kept=True)
 
 
 def _view(book, at: int, dense: bool, damaged: Set[str]
@@ -203,8 +176,7 @@ def _conditions(job: Job, snap, path: str, out_rel: str) -> None:
 
 
 def _left_out(job: Job, snap, rel: str) -> None:
-    seen = {p.name for p in job.report.parts
-            if p.array == rel and p.kind in ("fragment", "rewritten fragment")}
+    seen = {p.name for p in job.report.parts if p.array == rel and p.kind == "fragment"}
     rest = [fd.rel for fd in snap.listing.fragments.values() if fd.rel not in seen]
     if rest:
         job.report.notes.append(f"{rel}: {len(rest)} fragment(s) a reader at {job.at} does not "

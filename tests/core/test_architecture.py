@@ -77,28 +77,8 @@ def test_the_window_imports_no_format_plugin_nor_oracle():
     assert violations("explorer", plugins + ORACLES) == []
 
 
-# The one place runtime code may use an oracle library: salvage writes a damaged fragment's
-# intact cells back through libtiledb when tiledb-py is installed (the optional `salvage`
-# extra); without it the fragment is left out whole (tests/salvage: tiledb blocked).
-OPTIONAL_ORACLE_USERS = ("formats/salvage/libtiledb_write.py",)
-
-
 def test_runtime_code_imports_no_oracle_library():
-    bad = [v for v in violations("formats", ORACLES)
-           if not v.startswith(OPTIONAL_ORACLE_USERS)]
-    assert bad == []
-
-
-def test_the_optional_oracle_user_imports_it_only_inside_functions():
-    """Importing the salvage writer must work without tiledb-py: no module-level import."""
-    path = os.path.join(REPO, OPTIONAL_ORACLE_USERS[0])
-    with open(path, encoding="utf-8") as fh:
-        tree = ast.parse(fh.read(), path)
-    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    assert not [ast.unparse(n) for n in top
-                if (isinstance(n, ast.Import) and any(_under(a.name, ORACLES) for a in n.names))
-                or (isinstance(n, ast.ImportFrom) and not n.level
-                    and _under(n.module or "", ORACLES))]
+    assert violations("formats", ORACLES) == []
 
 
 def test_the_walk_sees_relative_and_nested_imports(tmp_path):
