@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -28,6 +28,7 @@ from arrayscope.formats.core.context import key_name
 
 from . import datasetsearch as DS
 from .docks import bottom_dock
+from .hitsmodel import AppendingHitsModel
 from .state import on_document
 from .taskprocess import TaskProcess
 from .windowmenus import menu
@@ -46,33 +47,11 @@ class _Target:
     message: str
 
 
-class HitsModel(QAbstractTableModel):
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.hits: List[DS.Hit] = []
+class HitsModel(AppendingHitsModel):
+    columns = COLS
 
     def reset(self) -> None:
-        self.beginResetModel()
-        self.hits = []
-        self.endResetModel()
-
-    def append(self, hits: List[DS.Hit]) -> None:
-        if hits:
-            first = len(self.hits)
-            self.beginInsertRows(QModelIndex(), first, first + len(hits) - 1)
-            self.hits.extend(hits)
-            self.endInsertRows()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.hits)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return len(COLS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLS[section]
-        return None
+        self.clear_hits()
 
     def data(self, index: Index, role: int = 0):
         if not index.isValid():

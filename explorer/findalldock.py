@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import List
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -28,6 +28,7 @@ from . import findall, search, theme
 from .docks import bottom_dock
 from .findall import Hit
 from .findallworker import MAX_HITS, FindAllRunner
+from .hitsmodel import AppendingHitsModel
 from .state import on_document
 from .windowmenus import menu
 
@@ -36,37 +37,17 @@ PREVIEW = 16
 Index = QModelIndex | QPersistentModelIndex
 
 
-class HitsModel(QAbstractTableModel):
+class HitsModel(AppendingHitsModel):
+    columns = COLS
+
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.hits: List[Hit] = []
         self.source = None
         self.node_at = None
 
     def reset(self, source=None, node_at=None) -> None:
-        self.beginResetModel()
-        self.hits = []
         self.source, self.node_at = source, node_at
-        self.endResetModel()
-
-    def append(self, hits: List[Hit]) -> None:
-        if not hits:
-            return
-        first = len(self.hits)
-        self.beginInsertRows(QModelIndex(), first, first + len(hits) - 1)
-        self.hits.extend(hits)
-        self.endInsertRows()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.hits)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return len(COLS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLS[section]
-        return None
+        self.clear_hits()
 
     def data(self, index: Index, role: int = 0):
         if not index.isValid():
