@@ -13,7 +13,8 @@ OK, WARNING, ERROR = Status.OK, Status.WARNING, Status.ERROR
 # Node kinds. The GUI colours by kind; the CLI prints it.
 KINDS = (
     "dir", "file", "struct", "array", "field", "enum", "string", "bytes", "flag",
-    "tile", "chunk", "filter", "metadata", "payload", "cells", "error", "unparsed", "padding",
+    "tile", "chunk", "filter", "metadata", "payload", "cells", "records", "error", "unparsed",
+    "padding",
 )
 
 

@@ -273,7 +273,7 @@ def shard_into(document, meta: ArrayMeta, parent: Node, src, shard: Optional[Tup
     entries.set_lazy(LazyChildren(sp.count, entry))
     inode.add(entries)
     if sp.index_crc:
-        inode.add(Node("CRC32C", "u32", src, idx.at + ENTRY * sp.count, 4, doc=D_INDEX_CRC,
+        inode.add(Node("CRC32C", "field", src, idx.at + ENTRY * sp.count, 4, doc=D_INDEX_CRC,
                        value=idx.stored_crc, display=f"0x{idx.stored_crc:08X}"))
     for i, off, msg in idx.problems:
         # entries are built on demand: the problem is its own node, seen by verify
