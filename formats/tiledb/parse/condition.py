@@ -109,11 +109,18 @@ def _vtext(v) -> str:
 
 
 def _field_type(ctx, name: str) -> Optional[int]:
-    schema = tiledb_context(ctx).schema if ctx is not None else None
-    if schema is None:
+    """The field's datatype in the schema parsed against, else in any schema of the array: a
+    delete or update commit was checked against the schema of its own time, and a later
+    evolution may have dropped the field (libtiledb keeps the commit and reads the array)."""
+    tc = tiledb_context(ctx) if ctx is not None else None
+    if tc is None or tc.schema is None:
         return None
-    f = schema.field(name)
-    return None if f is None else f.datatype
+    schemas = [tc.schema] + (list(tc.array.schemas.values()) if tc.array is not None else [])
+    for schema in schemas:
+        f = schema.field(name)
+        if f is not None:
+            return f.datatype
+    return None
 
 
 def _typed_value(raw: bytes, dt: Optional[int], offsets: Optional[List[int]]):
