@@ -112,6 +112,11 @@ def _versions(uri: str, frag, name: str, schema, times, ctx):
 
     def read(ts):
         with tiledb.open(uri, timestamp=ts, ctx=ctx) as A:
+            if is_attr and not A.schema.has_attr(name):
+                # written before a schema evolution added the attribute: the consolidator
+                # stores what its reader gives for those cells, the attribute's fill
+                r = A.query(order="G", attrs=[], dims=dims)[:]
+                return {**r, name: _fill_cells(schema.attr(name), len(r[dims[0]]))}
             return A.query(order="G", attrs=[name] if is_attr else [], dims=dims)[:]
 
     def keys(r):
@@ -128,6 +133,16 @@ def _versions(uri: str, frag, name: str, schema, times, ctx):
         np.concatenate(parts)
     starts = np.cumsum([0] + [len(p) for p in parts])
     return flat[[int(starts[p] + i) for _o, _t, p, i in picks]]
+
+
+def _fill_cells(attr, n: int):
+    """`n` cells as a read of a fragment without `attr` gives them: null where the attribute
+    is nullable, else its fill value."""
+    if attr.isvar:
+        cells = np.array([attr.fill] * n, dtype=object)
+    else:
+        cells = np.full(n, attr.fill, dtype=attr.dtype)
+    return np.ma.masked_all(n, dtype=cells.dtype) if attr.isnullable else cells
 
 
 def _key(v):
