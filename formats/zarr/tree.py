@@ -446,14 +446,20 @@ def stray_file_node(document, meta: Optional[ArrayMeta], path: str, key: str) ->
                     display=f"not placed: the array's metadata is unusable ({key!r})")
     outside = meta.parse_key(key) if meta is not None and meta.usable and \
         (meta.chunks or meta.ndim == 0) else None
-    other = other_separator_coords(meta, key) if outside is None else None
-    if meta is not None and other is not None:
+    spelled = other_encoding_coords(meta, key) if outside is None else None
+    if meta is not None and spelled is not None:
+        other, as_meta = spelled
         sep = meta.separator
-        what = "dimension_separator" if meta.zarr_format == 2 else "chunk_key_encoding separator"
-        message = (f"chunk key {key!r} spells chunk {list(other)} with the separator "
-                   f"{'/' if sep == '.' else '.'!r}; the array's {what} is {sep!r}, so zarr "
-                   f"looks for {meta.key(other)!r} and never reads this file: the chunk reads "
-                   f"as the fill value")
+        if as_meta.key_encoding == meta.key_encoding:
+            what = "dimension_separator" if meta.zarr_format == 2 else "chunk_key_encoding separator"
+            said = (f"with the separator {as_meta.separator!r}; the array's {what} is {sep!r}")
+        else:
+            said = (f"in the {as_meta.key_encoding!r} chunk key encoding (separator "
+                    f"{as_meta.separator!r}); the array's chunk_key_encoding is "
+                    f"{meta.key_encoding!r} (separator {sep!r})")
+        message = (f"chunk key {key!r} spells chunk {list(other)} {said}, so zarr looks for "
+                   f"{meta.key(other)!r} and never reads this file: the chunk reads as the "
+                   f"fill value")
         node = file_node(document, path, message)
         target = node.children[0] if node.child_count() else node
         target.status, target.message, target.code = ERROR, message, ZARR_KEY_SEPARATOR
@@ -472,13 +478,25 @@ def stray_file_node(document, meta: Optional[ArrayMeta], path: str, key: str) ->
     return node
 
 
-def other_separator_coords(meta: Optional[ArrayMeta], key: str) -> Optional[Tuple[int, ...]]:
-    """The grid coordinates `key` spells with the other separator ('.' for '/', '/' for
-    '.'), None when it spells none: a chunk written under the other dimension_separator."""
+def other_encoding_coords(meta: Optional[ArrayMeta], key: str
+                          ) -> Optional[Tuple[Tuple[int, ...], ArrayMeta]]:
+    """(the grid coordinates `key` spells, the key encoding that spells them) when `key` is
+    a chunk key of the array's grid written with another separator ('.' for '/', '/' for
+    '.') or, in a v3 array, the other chunk_key_encoding ('0.1' or '0/1' where 'c/0/1' is
+    declared, or the reverse); None when it spells none."""
     if meta is None or not meta.usable or not meta.chunks:
         return None
-    swapped = dataclasses.replace(meta, separator="/" if meta.separator == "." else ".")
-    return swapped.coords_of(key)
+    encodings = ("v2",) if meta.zarr_format == 2 else (meta.key_encoding,) + tuple(
+        e for e in ("default", "v2") if e != meta.key_encoding)
+    for encoding in encodings:
+        for sep in ("/", "."):
+            if (encoding, sep) == (meta.key_encoding, meta.separator):
+                continue
+            other = dataclasses.replace(meta, key_encoding=encoding, separator=sep)
+            coords = other.coords_of(key)
+            if coords is not None:
+                return coords, other
+    return None
 
 
 def open_any(document, path: str, model: ZarrModel) -> Node:

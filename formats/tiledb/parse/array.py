@@ -67,9 +67,10 @@ def parse_data(document, src, ctx, fragment: Optional[Fragment], schema) -> Node
     if fm is None or schema is None:
         why = "no fragment metadata to locate its tiles" if fm is None else "no schema to interpret it"
         node = file_node(document, src.path, f"data file not parsed: {why}")
-        if fm is None and fragment is not None:
-            # its fragment's metadata file is missing or broken: a finding of its own there
-            # (reader_faults.py, the file's parse); this file is only not looked into
+        if fragment is not None:
+            # its fragment's metadata file is missing or broken, or the array's schema is
+            # (no schema, unreadable, not parsed): a finding of its own there (reader_faults.py,
+            # the file's parse, the array's root); this file is only not looked into
             for leaf in node.children:
                 leaf.status, leaf.display, leaf.message = OK, f"not parsed: {why}", None
         return node
