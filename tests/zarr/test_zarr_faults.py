@@ -63,7 +63,7 @@ def test_consolidated_shape_disagrees_after_resize(tmp_path, fmt):
     assert w.status == "warning"
     assert "[4, 4]" in w.message and "[6, 4]" in w.message and "shape" in w.message
     assert w.source.endswith(".zmetadata" if fmt == 2 else "zarr.json")
-    assert codes(rep, "error") == []
+    assert codes(rep, "error") == [] and rep.exit_code() == 0
 
 
 @pytest.mark.parametrize("fmt", [2, 3])
@@ -326,6 +326,7 @@ def test_blosc_frame_with_trailing_bytes_is_a_warning(tmp_path, shuffle):
     assert codes(rep, "error") == []
     [w] = codes(rep, "warning")
     assert w.code == ZARR_TRAILING and "9 bytes after the blosc frame" in w.message
+    assert rep.exit_code() == 0
     doc = formats.open(path)
     try:
         [entry] = PLUGIN.values(doc, PLUGIN.field_names(doc)[0])
