@@ -58,7 +58,7 @@ def verify_chunk(node: Node) -> List[Node]:
     if any(n.status == ERROR for n in found) and isinstance(chunk.source, ByteSource):
         # a chunk whose framing parsed (the tree looked at it then) but whose bytes decode
         # to nonsense: a stand-in is said once, as what it is
-        standing = stand_in_node(chunk.source, chunk.name)
+        standing = stand_in_node(chunk.source, chunk.name, f"chunk file {chunk.value!r}")
         if standing is not None:
             standing.parent = chunk.parent
             return list(standing.children)

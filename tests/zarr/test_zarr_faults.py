@@ -423,6 +423,26 @@ def test_stand_in_file_is_named(tmp_path, fmt, target, stand_in, named):
         ([ZARR_CONSOLIDATED] if target == "array metadata" else [])
 
 
+def test_stand_in_chunk_of_a_lazily_decoded_array(tmp_path):
+    """400 chunks: the tree frames each chunk and verify decodes them later, one at a time;
+    a gzip frame is not checked until then: the stand-in is named when its decode fails."""
+    path = str(tmp_path / "big.zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = zarr.create_array(path, shape=(40, 40), chunks=(2, 2), dtype="<i8", zarr_format=3,
+                              compressors=zarr.codecs.GzipCodec())
+        a[...] = np.arange(1600).reshape(40, 40)
+    assert_clean(path)
+    with open(os.path.join(path, "c", "3", "4"), "wb") as fh:
+        fh.write(LFS_POINTER)
+    with pytest.raises(Exception, match="[Nn]ot a gzipped file|gzip"):
+        zarr.open_array(path, mode="r")[...]
+    rep = report(path)
+    assert [(f.status, f.code, f.source) for f in rep.findings] == [("error", "stand-in-file", "c/3/4")]
+    assert rep.findings[0].message.startswith("chunk file 'c/3/4' is a git-lfs pointer file")
+    assert rep.exit_code() == 1
+
+
 @pytest.mark.parametrize("fmt, target", [(fmt, t) for fmt in TARGETS for t in TARGETS[fmt]])
 def test_unreadable_entry(tmp_path, fmt, target):
     """A file or a folder of mode 000: zarr's read fails (PermissionError); verify says
