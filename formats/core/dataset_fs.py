@@ -375,6 +375,24 @@ def unreadable_node(document, path: str, error: OSError) -> Node:
                 message=f"{source}: cannot be read: {error.strerror or error}")
 
 
+def mark_unlistable(node: Node, error: OSError) -> Node:
+    """Mark the node of a folder that cannot be listed (mode 000, an ACL): an error with
+    the code of any entry that cannot be examined, as a reader that needs it fails too."""
+    node.mark(ERROR, f"cannot list directory: {error.strerror or error}")
+    node.code = UNREADABLE_ENTRY
+    return node
+
+
+def listable(fs: DatasetFS, path: str) -> bool:
+    """Whether folder `path` can be listed (asked only where a check would otherwise report
+    what an unlistable folder hides: the folder's own finding says it)."""
+    try:
+        fs.list(path)
+    except OSError:
+        return False
+    return True
+
+
 def member_path(name: str) -> Optional[str]:
     """`name` (a file name a format's metadata gives, "/"-separated) as a path relative to
     the dataset, or None when it could leave it: absolute, `..` components, a drive, NUL."""

@@ -117,7 +117,7 @@ class Code(str, Enum):
     ZARR_TRAILING = ("zarr-trailing-bytes", Status.WARNING,
         "bytes after a codec frame's declared end (readers ignore them: the values are right)")
     ZARR_KEY_SEPARATOR = ("zarr-key-separator", Status.ERROR,
-        "chunk files spelled with the other dimension separator: readers never find them")
+        "chunk files spelled with the other separator or chunk key encoding: readers never find them")
     ZARR_LOST_METADATA = ("zarr-array-metadata-missing", Status.ERROR,
         "a folder of chunk files in a group with no .zarray / zarr.json: readers skip the array")
     ZARR_CONSOLIDATED = ("zarr-consolidated-mismatch", Status.WARNING,

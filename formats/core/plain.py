@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import os
 
-from .dataset_fs import entry_node
+from .dataset_fs import entry_node, mark_unlistable
 from .fielddoc import doc
 from .node import WARNING, Node, hex_preview
-from .status import Status
 
 PLAIN_DOC = doc("Bytes of a file that no known format claims; use 'parse as' to choose one.")
 
@@ -29,7 +28,7 @@ def dir_node(document, path: str, file_fn=None, skip=()) -> Node:
     try:
         entries = document.fs.list(path)
     except OSError as e:
-        node.mark(Status.ERROR, f"cannot list directory: {e.strerror or e}")
+        mark_unlistable(node, e)
         return node
     for entry in entries:
         if entry.name in skip:

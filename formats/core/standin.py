@@ -16,6 +16,11 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from .findings import STAND_IN
+from .node import Node, hex_preview
+from .source import ByteSource
+from .status import Status
+
 HEAD = 512   # bytes read to decide
 
 _LFS = (b"version https://git-lfs.github.com/spec/v1\n", b"version https://hawser.github.com/spec/v1\n")
@@ -48,3 +53,34 @@ def stand_in(head: bytes) -> Optional[str]:
             (f" ({code.group(1).decode('utf-8', 'replace')})" if code else "") + \
             ": saved in place of the file"
     return None
+
+
+def parse_failed(node: Node) -> bool:
+    """Whether the parse of a file found an error anywhere in what it built (a deferred
+    part's children are not built for this). A file is looked at as a stand-in only then:
+    a clean open reads no byte more (on an object store, one request per file more), and a
+    real file that happens to hold such text (a chunk of an uncompressed byte array) and
+    parses is never called one."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.status == Status.ERROR:
+            return True
+        if isinstance(n.children, list):
+            stack.extend(n.children)
+    return False
+
+
+def stand_in_node(src: ByteSource, name: str, what: Optional[str] = None) -> Optional[Node]:
+    """The node file `src` (named `name`; `what`: how the message names it, by default
+    its name) is shown as when it is a stand-in — one error over its bytes, said once as
+    what it is, not parsed — or None when it is not one."""
+    if not src.size:
+        return None
+    standing = stand_in(src.read(0, HEAD))
+    if standing is None:
+        return None
+    node = Node(name, "file", src, 0, src.size)
+    node.add(Node("unparsed", "unparsed", src, 0, src.size, status=Status.ERROR, code=STAND_IN,
+                  display=hex_preview(src.read(0, 16)), message=f"{what or name} is {standing}"))
+    return node

@@ -27,6 +27,7 @@ from ..core.fielddoc import doc
 from ..core.findings import SIZE_OVER_LIMIT, UNCHECKED
 from ..core.limits import DECODE_BUDGET
 from ..core.node import ERROR, WARNING, DeferredChildren, Node, hex_preview
+from ..core.standin import parse_failed, stand_in_node
 from .codecs import CodecError, CodecSpec, get
 from .meta import ArrayMeta
 from .records import records_into
@@ -265,6 +266,12 @@ def chunk_file_node(document, meta: ArrayMeta, path: str, coords: Optional[Tuple
         node.set_lazy(deferred)
         return node
     chunk_parts(document, meta, node, src, document.relname(path), coords, lazy, chunk)
+    if parse_failed(node):   # only then: a chunk that decodes is never called a stand-in
+        standing = stand_in_node(src, os.path.basename(path), f"chunk file {key!r}")
+        if standing is not None:
+            standing.doc, standing.display, standing.value, standing.data = \
+                D_CHUNK, node.display, key, chunk
+            return standing
     return node
 
 

@@ -10,12 +10,14 @@ from typing import Dict, List, Optional, Tuple
 
 from ..core import jsontree, progress
 from ..core.context import FormatContext
-from ..core.dataset_fs import DatasetFS, entry_node, fs_of
+from ..core.dataset_fs import DatasetFS, entry_node, fs_of, mark_unlistable, unreadable_node
 from ..core.fielddoc import doc
 from ..core.findings import ZARR_KEY_SEPARATOR, ZARR_LOST_METADATA, ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
 from ..core.node import ERROR, WARNING, LazyChildren, Node
 from ..core.plain import file_node
 from ..core.registry import declared
+from ..core.standin import HEAD as STAND_IN_HEAD
+from ..core.standin import stand_in, stand_in_node
 from . import consolidated
 from .chunk import chunk_file_node
 from .meta import D_ATTRS, D_ZGROUP, ArrayMeta, from_zarr_json, from_zarray
@@ -70,7 +72,7 @@ def node_kind(path: str, fs: Optional[DatasetFS] = None) -> Optional[str]:
         try:
             text, over = fs.read_bytes(zj, jsontree.MAX_DOCUMENT_BYTES)
         except OSError:
-            return "group"
+            return _kind_without_metadata(fs, path)
         if over:
             return "group"  # json_file reports the size; nothing is decoded from it
         import json
@@ -78,6 +80,8 @@ def node_kind(path: str, fs: Optional[DatasetFS] = None) -> Optional[str]:
             v = json.loads(text)
             return "array" if isinstance(v, dict) and v.get("node_type") == "array" else "group"
         except (ValueError, RecursionError):
+            if stand_in(text[:STAND_IN_HEAD]) is not None:
+                return _kind_without_metadata(fs, path)
             return "array" if b'"array"' in text and b'"consolidated_metadata"' not in text \
                 else "group"
     if fs.stat(os.path.join(path, ".zgroup")).is_file:
@@ -85,11 +89,46 @@ def node_kind(path: str, fs: Optional[DatasetFS] = None) -> Optional[str]:
     return None
 
 
+def _kind_without_metadata(fs: DatasetFS, path: str) -> str:
+    """What a folder whose zarr.json cannot be read (or is a stand-in) is: a group when a
+    folder in it has zarr metadata of its own, else an array (its chunk folders are then
+    shown under it, not called arrays that lost their metadata)."""
+    try:
+        entries = fs.list(path)
+    except OSError:
+        return "group"
+    for e in entries:
+        if e.is_dir and any(fs.stat(os.path.join(e.path, m)).is_file
+                            for m in (".zarray", ".zgroup", "zarr.json")):
+            return "group"
+    return "array"
+
+
 def json_file(document, path: str, d=None) -> Tuple[Node, jsontree.JsonDoc]:
-    src = document.open_source(path)
+    """A metadata file's node and its JSON; a file that cannot be opened, or that is a
+    stand-in (a git-lfs pointer, a saved HTML page), is said as such, with no JSON."""
+    try:
+        src = document.open_source(path)
+    except OSError as e:
+        node = unreadable_node(document, path, e)
+        return node, jsontree.JsonDoc(node, None, False, node)
     node = Node(os.path.basename(path), "file", src, 0, src.size, doc=d)
     jd = jsontree.parse(src, node)
+    if not jd.ok:
+        standing = stand_in_node(src, os.path.basename(path))
+        if standing is not None:
+            standing.doc = d
+            return standing, jsontree.JsonDoc(standing, None, False, standing.children[0])
     return node, jd
+
+
+def readable_file_node(document, path: str, build) -> Node:
+    """`build(document, path)`, or the unreadable-entry node of a file that cannot be
+    opened (mode 000): said once, where it is."""
+    try:
+        return build(document, path)
+    except OSError as e:
+        return unreadable_node(document, path, e)
 
 
 def load_meta(document, array_dir: str) -> Tuple[Optional[Node], Optional[ArrayMeta]]:
@@ -207,7 +246,7 @@ def array_dir_node(document, path: str, model: ZarrModel,
         try:
             entries = fs.list(d)
         except OSError as e:
-            dnode.mark(ERROR, f"cannot list directory: {e.strerror or e}")
+            mark_unlistable(dnode, e)
             continue
         for entry in entries:
             name, full = entry.name, entry.path
@@ -242,7 +281,8 @@ def array_dir_node(document, path: str, model: ZarrModel,
                     jobs.append((dnode, dnode.child_count(), full, coords, relkey, size))
                     dnode.add(Node(name, "file", None, 0, 0))   # replaced below
                 else:
-                    dnode.add(stray_file_node(document, meta, full, relkey))
+                    dnode.add(readable_file_node(document, full, lambda doc_, p, key=relkey:
+                                                 stray_file_node(doc_, meta, p, key)))
                     progress.step(document, full)
     decoded = len(jobs) * meta.records_per_chunk * meta.itemsize if meta is not None and jobs else 0
     # a shard is many chunks: what counts is its inner chunks
@@ -252,7 +292,8 @@ def array_dir_node(document, path: str, model: ZarrModel,
             document.ctx.of(ZarrContext).lazy_chunks)  # `values`: it decodes them itself
     for dnode, i, full, coords, relkey, _size in jobs:
         assert meta is not None   # a job is a chunk key of the array's metadata
-        cn = chunk_file_node(document, meta, full, coords, relkey, lazy=lazy)
+        cn = readable_file_node(document, full, lambda doc_, p, meta=meta, coords=coords, key=relkey:
+                                chunk_file_node(doc_, meta, p, coords, key, lazy=lazy))
         cn.parent = dnode
         kids = dnode.children
         assert isinstance(kids, list)   # a directory node built here: a plain list
@@ -277,7 +318,7 @@ def group_dir_node(document, path: str, model: ZarrModel,
     try:
         entries = fs.list(path)
     except OSError as e:
-        node.mark(ERROR, f"cannot list directory: {e.strerror or e}")
+        mark_unlistable(node, e)
         return node
     for entry in entries:
         name, full = entry.name, entry.path
@@ -302,7 +343,8 @@ def group_dir_node(document, path: str, model: ZarrModel,
                     if nt is not None:
                         nt.doc = doc("node_type: 'group' here: a container of arrays and groups")
             else:
-                node.add(file_node(document, full, "not part of a zarr group"))
+                node.add(readable_file_node(document, full, lambda doc_, p: file_node(
+                    doc_, p, "not part of a zarr group")))
             progress.step(document, full)
     return node
 
@@ -396,16 +438,28 @@ def lost_array_node(document, folder: str, keys: List[str], encoding: Optional[s
 def stray_file_node(document, meta: Optional[ArrayMeta], path: str, key: str) -> Node:
     """A file in an array directory that is no chunk of it: a key outside the chunk grid
     (zarr ignores it: stale after a shrink, or misplaced) or a name no key spells."""
+    if meta is None or (not meta.usable and not meta.chunks):
+        # the metadata's own finding says why nothing here can be placed: a file is shown,
+        # not called a stray once per chunk
+        src = document.open_source(path)
+        return Node(os.path.basename(path), "file", src, 0, src.size,
+                    display=f"not placed: the array's metadata is unusable ({key!r})")
     outside = meta.parse_key(key) if meta is not None and meta.usable and \
         (meta.chunks or meta.ndim == 0) else None
-    other = other_separator_coords(meta, key) if outside is None else None
-    if meta is not None and other is not None:
+    spelled = other_encoding_coords(meta, key) if outside is None else None
+    if meta is not None and spelled is not None:
+        other, as_meta = spelled
         sep = meta.separator
-        what = "dimension_separator" if meta.zarr_format == 2 else "chunk_key_encoding separator"
-        message = (f"chunk key {key!r} spells chunk {list(other)} with the separator "
-                   f"{'/' if sep == '.' else '.'!r}; the array's {what} is {sep!r}, so zarr "
-                   f"looks for {meta.key(other)!r} and never reads this file: the chunk reads "
-                   f"as the fill value")
+        if as_meta.key_encoding == meta.key_encoding:
+            what = "dimension_separator" if meta.zarr_format == 2 else "chunk_key_encoding separator"
+            said = (f"with the separator {as_meta.separator!r}; the array's {what} is {sep!r}")
+        else:
+            said = (f"in the {as_meta.key_encoding!r} chunk key encoding (separator "
+                    f"{as_meta.separator!r}); the array's chunk_key_encoding is "
+                    f"{meta.key_encoding!r} (separator {sep!r})")
+        message = (f"chunk key {key!r} spells chunk {list(other)} {said}, so zarr looks for "
+                   f"{meta.key(other)!r} and never reads this file: the chunk reads as the "
+                   f"fill value")
         node = file_node(document, path, message)
         target = node.children[0] if node.child_count() else node
         target.status, target.message, target.code = ERROR, message, ZARR_KEY_SEPARATOR
@@ -424,13 +478,25 @@ def stray_file_node(document, meta: Optional[ArrayMeta], path: str, key: str) ->
     return node
 
 
-def other_separator_coords(meta: Optional[ArrayMeta], key: str) -> Optional[Tuple[int, ...]]:
-    """The grid coordinates `key` spells with the other separator ('.' for '/', '/' for
-    '.'), None when it spells none: a chunk written under the other dimension_separator."""
+def other_encoding_coords(meta: Optional[ArrayMeta], key: str
+                          ) -> Optional[Tuple[Tuple[int, ...], ArrayMeta]]:
+    """(the grid coordinates `key` spells, the key encoding that spells them) when `key` is
+    a chunk key of the array's grid written with another separator ('.' for '/', '/' for
+    '.') or, in a v3 array, the other chunk_key_encoding ('0.1' or '0/1' where 'c/0/1' is
+    declared, or the reverse); None when it spells none."""
     if meta is None or not meta.usable or not meta.chunks:
         return None
-    swapped = dataclasses.replace(meta, separator="/" if meta.separator == "." else ".")
-    return swapped.coords_of(key)
+    encodings = ("v2",) if meta.zarr_format == 2 else (meta.key_encoding,) + tuple(
+        e for e in ("default", "v2") if e != meta.key_encoding)
+    for encoding in encodings:
+        for sep in ("/", "."):
+            if (encoding, sep) == (meta.key_encoding, meta.separator):
+                continue
+            other = dataclasses.replace(meta, key_encoding=encoding, separator=sep)
+            coords = other.coords_of(key)
+            if coords is not None:
+                return coords, other
+    return None
 
 
 def open_any(document, path: str, model: ZarrModel) -> Node:

@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from ..core.findings import of_node
-from ..core.node import OK, Node
+from ..core.node import ERROR, OK, Node
 from ..core.plugin import NotDone, VerifyUnit
+from ..core.source import ByteSource
+from ..core.standin import stand_in_node
 from ..core.verify_tally import tally
 
 IndexPath = Tuple[int, ...]
@@ -50,9 +52,17 @@ def verify_chunk(node: Node) -> List[Node]:
     before = {id(n) for n in chunk.walk() if n.status != OK}
     node.ensure_built()
     try:
-        return [n for n in chunk.walk() if n.status != OK and id(n) not in before]
+        found = [n for n in chunk.walk() if n.status != OK and id(n) not in before]
     finally:
         node.release_deferred()
+    if any(n.status == ERROR for n in found) and isinstance(chunk.source, ByteSource):
+        # a chunk whose framing parsed (the tree looked at it then) but whose bytes decode
+        # to nonsense: a stand-in is said once, as what it is
+        standing = stand_in_node(chunk.source, chunk.name, f"chunk file {chunk.value!r}")
+        if standing is not None:
+            standing.parent = chunk.parent
+            return list(standing.children)
+    return found
 
 
 def chunk_units(root: Node) -> List[VerifyUnit]:

@@ -13,6 +13,7 @@ import tiledb
 
 from arrayscope.explorer.cli import main
 from arrayscope.formats.core.verify import open_for_verify, verify_report
+from tests.support import file_modes
 
 CONSOLIDATE = {"sm.consolidation.buffer_size": 1 << 20}   # the default 50 MB costs seconds
 
@@ -57,6 +58,12 @@ def _verify(uri: str):
     return report, [(f.status, f.code) for f in report.findings]
 
 
+def _assert_clean(uri: str) -> None:
+    """The undamaged counterpart: no error, no warning, exit 0 (no false alarm)."""
+    report, found = _verify(uri)
+    assert found == [] and report.exit_code() == 0, found
+
+
 @pytest.fixture
 def clean(tmp_path):
     return lambda name="a", **kw: _array(str(tmp_path / name), **kw)
@@ -64,6 +71,7 @@ def clean(tmp_path):
 
 def test_data_file_longer_than_footer_reads_fine_and_warns(clean):
     uri = clean()
+    _assert_clean(uri)
     data = os.path.join(_fragments(uri)[0], "a0.tdb")
     size = os.path.getsize(data)
     with open(data, "ab") as f:
@@ -94,6 +102,7 @@ def test_committed_fragment_without_metadata_file(clean, consolidated_metadata):
     uri = clean()
     if consolidated_metadata:
         _consolidate(uri, "fragment_meta")
+    _assert_clean(uri)
     frag = _fragments(uri)[1]
     os.remove(os.path.join(frag, "__fragment_metadata.tdb"))
     cells, err = _read(uri)
@@ -110,6 +119,7 @@ def test_consolidated_commits_name_a_fragment_that_is_gone(clean):
     _consolidate(uri, "commits")
     tiledb.vacuum(uri, config=tiledb.Config({"sm.vacuum.mode": "commits"}))
     assert not glob.glob(os.path.join(uri, "__commits", "*.wrt"))   # only the .con commits
+    _assert_clean(uri)
     gone = _fragments(uri)[1]
     shutil.rmtree(gone)
     assert "Cannot get file size" in _read(uri)[1]
@@ -117,6 +127,7 @@ def test_consolidated_commits_name_a_fragment_that_is_gone(clean):
     assert found == [("error", "commit-without-fragment")]
     f = report.findings[0]
     assert f.source.endswith(".con") and os.path.basename(gone) in f.message
+    assert report.exit_code() == 1
 
 
 def test_consolidation_without_vac_in_an_array_with_duplicates(clean):
@@ -178,12 +189,12 @@ def test_fragments_and_commits_without_schema(clean, capsys):
     """A copy that lost `__schema/`: libtiledb says the array does not exist; verify says
     it is a TileDB array without its schema, an error (exit 1), first."""
     uri = clean()
+    _assert_clean(uri)
     shutil.rmtree(os.path.join(uri, "__schema"))
     assert "Array does not exist" in _read(uri)[1]
     report, found = _verify(uri)
-    assert report.verifiable and found[0] == ("error", "schema-missing")
+    assert report.verifiable and found == [("error", "schema-missing")]   # no knock-on
     assert "this TileDB array has no schema" in report.findings[0].message
-    assert [s for s, _c in found[1:]] == ["warning"] * (len(found) - 1)   # only knock-ons
     assert main(["verify", uri]) == 1
     assert "this TileDB array has no schema" in capsys.readouterr().out
 
@@ -198,6 +209,7 @@ def test_fragment_whose_schema_file_was_deleted(clean):
     evolution.array_evolve(uri)
     with tiledb.open(uri, "w", timestamp=10 ** 12) as A:   # after the evolution's timestamp
         A[0:24] = {"a": np.arange(24), "b": np.arange(24, dtype=np.int32)}
+    _assert_clean(uri)
     newest = max((f for f in glob.glob(os.path.join(uri, "__schema", "__*"))
                   if os.path.isfile(f)), key=lambda f: int(os.path.basename(f).split("_")[2]))
     os.remove(newest)
@@ -207,6 +219,7 @@ def test_fragment_whose_schema_file_was_deleted(clean):
     assert found == [("error", "schema-missing")]
     f = report.findings[0]
     assert f.source.endswith("__fragment_metadata.tdb") and os.path.basename(newest) in f.message
+    assert report.exit_code() == 1
 
 
 LFS_POINTER = (b"version https://git-lfs.github.com/spec/v1\n"
@@ -216,7 +229,7 @@ HTML_PAGE = (b"<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head>\
              b"<body><h1>Not Found</h1></body></html>\n")
 
 
-@pytest.mark.parametrize("file", ["a0.tdb", "__fragment_metadata.tdb"])
+@pytest.mark.parametrize("file", ["a0.tdb", "__fragment_metadata.tdb", "schema"])
 @pytest.mark.parametrize("stand_in, named", [(LFS_POINTER, "a git-lfs pointer file"),
                                              (HTML_PAGE, "an HTML page ('404 Not Found')")],
                          ids=["git-lfs", "html"])
@@ -224,53 +237,55 @@ def test_stand_in_file_is_named(clean, file, stand_in, named):
     """A clone without `git lfs pull`, or a web server's 404 page saved under the file's
     name: libtiledb fails on it; verify names it, once, not as a parse of nonsense."""
     uri = clean()
-    target = os.path.join(_fragments(uri)[-1], file)
+    _assert_clean(uri)
+    if file == "schema":
+        [target] = [f for f in glob.glob(os.path.join(uri, "__schema", "__*")) if os.path.isfile(f)]
+        file = os.path.basename(target)
+    else:
+        target = os.path.join(_fragments(uri)[-1], file)
     with open(target, "wb") as f:
         f.write(stand_in)
-    assert _read(uri)[1] is not None
+    with pytest.raises(tiledb.TileDBError):
+        with tiledb.open(uri, ctx=tiledb.Ctx()) as A:
+            A[:]
     report, found = _verify(uri)
-    assert found == [("error", "stand-in-file")]
+    assert found == [("error", "stand-in-file")] and report.exit_code() == 1
     f = report.findings[0]
     assert f.source.endswith(file) and f.message.startswith(f"{file} is {named}")
 
 
-# Dropping these from the bounding set makes root obey file modes (capabilities(7)): a
-# chmod 000 file is then unreadable to it as to anyone else, and to libtiledb.
-_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH, _PR_CAPBSET_DROP = 1, 2, 24
+def _unreadable_targets(uri: str):
+    last, middle = _fragments(uri)[-1], _fragments(uri)[1]
+    return {"data file": os.path.join(last, "a0.tdb"),
+            "fragment metadata": os.path.join(last, "__fragment_metadata.tdb"),
+            "commit file": os.path.join(uri, "__commits", os.path.basename(middle) + ".wrt"),
+            "fragment folder": middle,
+            "__fragments": os.path.join(uri, "__fragments"),
+            "__commits": os.path.join(uri, "__commits"),
+            "__schema": os.path.join(uri, "__schema")}
 
 
-def _obey_file_modes() -> None:
-    """(preexec_fn) Run the child without the capabilities that let root read anything."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    for cap in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
-        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
-
-
-def test_unreadable_file(clean):
-    """A data file of mode 000: libtiledb's read fails on it, verify says `unreadable-entry`
-    (as root, both run without the capabilities that ignore file modes)."""
-    import json
-    import subprocess
-    import sys
-
+@pytest.mark.parametrize("what", ["data file", "fragment metadata", "commit file", "fragment folder",
+                                  "__fragments", "__commits", "__schema"])
+def test_unreadable_entry(clean, what):
+    """A file or a folder of mode 000: libtiledb fails on it ("Permission denied"); verify
+    says `unreadable-entry` there, once — a folder it cannot list is not read as empty (no
+    fragment called metadata-less or uncommitted, no commit called orphan, no array called
+    schema-less). Both run as a user whom file modes stop (tests/support/file_modes.py)."""
     uri = clean()
-    target = os.path.join(_fragments(uri)[-1], "a0.tdb")
-    os.chmod(target, 0)
-    preexec = _obey_file_modes if os.geteuid() == 0 else None
-    read = subprocess.run(
-        [sys.executable, "-c", "import sys, tiledb\nwith tiledb.open(sys.argv[1]) as A: A[:]",
-         uri], capture_output=True, text=True, preexec_fn=preexec)
-    assert read.returncode != 0 and "Permission denied" in read.stderr
-    run = subprocess.run([sys.executable, "-m", "arrayscope.explorer.cli", "verify", uri,
-                          "--json"], capture_output=True, text=True, preexec_fn=preexec)
-    assert run.returncode == 1, run.stderr
-    found = json.loads(run.stdout)["findings"]
+    _assert_clean(uri)
+    target = _unreadable_targets(uri)[what]
+    with file_modes.unreadable(target):
+        read = file_modes.python("import sys, tiledb\nwith tiledb.open(sys.argv[1]) as A: A[:]", uri)
+        assert read.returncode != 0 and "TileDBError" in read.stderr and \
+            "Permission denied" in read.stderr, read.stderr
+        code, found = file_modes.verify(uri)
+    assert code == 1
     assert [(f["status"], f["code"]) for f in found] == [("error", "unreadable-entry")], found
-    assert found[0]["source"].endswith("a0.tdb") and "Permission denied" in found[0]["message"]
-    os.chmod(target, 0o644)
+    rel = os.path.relpath(target, uri)
+    assert found[0]["source"] == rel
+    said = "cannot list directory" if os.path.isdir(target) else "cannot be read"
+    assert f"{said}: Permission denied" in found[0]["message"]
 
 
 def test_split_into_tasks_gives_the_same_findings(clean):

@@ -15,14 +15,13 @@ import os
 from typing import Dict, List, Optional, Tuple
 
 from ...core.context import Context
-from ...core.dataset_fs import DatasetFS, entry_node, unreadable_node
+from ...core.dataset_fs import DatasetFS, entry_node, mark_unlistable, unreadable_node
 from ...core.engine import guarded
 from ...core.fielddoc import doc
-from ...core.findings import NO_SCHEMA, STAND_IN
+from ...core.findings import NO_SCHEMA
 from ...core.node import ERROR, OK, WARNING, BuildDeferred, Node, hex_preview
 from ...core.plain import file_node
-from ...core.standin import HEAD as STAND_IN_HEAD
-from ...core.standin import stand_in
+from ...core.standin import parse_failed, stand_in_node
 from ..model import layout, names
 from ..model.array_model import ArraySchema, Fragment, TileDBArray, tiledb_context, with_schema
 from . import array_metadata, commits, consolidated_meta, data_files, enumeration, fragment_metadata
@@ -68,9 +67,10 @@ def parse_data(document, src, ctx, fragment: Optional[Fragment], schema) -> Node
     if fm is None or schema is None:
         why = "no fragment metadata to locate its tiles" if fm is None else "no schema to interpret it"
         node = file_node(document, src.path, f"data file not parsed: {why}")
-        if fm is None and fragment is not None:
-            # its fragment's metadata file is missing or broken: a finding of its own there
-            # (reader_faults.py, the file's parse); this file is only not looked into
+        if fragment is not None:
+            # its fragment's metadata file is missing or broken, or the array's schema is
+            # (no schema, unreadable, not parsed): a finding of its own there (reader_faults.py,
+            # the file's parse, the array's root); this file is only not looked into
             for leaf in node.children:
                 leaf.status, leaf.display, leaf.message = OK, f"not parsed: {why}", None
         return node
@@ -218,34 +218,15 @@ class _Scratch:
 
 def _parse_role(document, src, ctx: Context, role: str, array: TileDBArray, path: str) -> Node:
     node = _parse_as(document, src, ctx, role, array, path)
-    # only a file that does not parse is looked at as a stand-in: a clean open reads no
-    # byte more (on an object store, one request per file more)
-    if not _parse_failed(node) or not src.size:
+    if not parse_failed(node):
         return node
-    standing = stand_in(src.read(0, STAND_IN_HEAD))
+    standing = stand_in_node(src, os.path.basename(path))
     if standing is None:
         return node
     frag = _fragment_of(array, array.path, path) if role == "fragment_metadata" else None
     if frag is not None:
         frag.metadata = None   # what its parse made of the stand-in is no fragment's metadata
-    node = Node(os.path.basename(path), "file", src, 0, src.size)   # said once, as what it is
-    node.add(Node("unparsed", "unparsed", src, 0, src.size, status=ERROR, code=STAND_IN,
-                  display=hex_preview(src.read(0, 16)),
-                  message=f"{os.path.basename(path)} is {standing}"))
-    return node
-
-
-def _parse_failed(node: Node) -> bool:
-    """Whether the parse of a file found an error anywhere in what it built (a deferred
-    part's children are not built for this)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.status == ERROR:
-            return True
-        if isinstance(n.children, list):
-            stack.extend(n.children)
-    return False
+    return standing
 
 
 def _parse_as(document, src, ctx: Context, role: str, array: TileDBArray, path: str) -> Node:
@@ -312,10 +293,11 @@ def open_array_dir(document, path: str, ctx: Optional[Context] = None) -> Node:
 def _has_schema_files(fs: DatasetFS, path: str) -> bool:
     if fs.stat(os.path.join(path, layout.LEGACY_SCHEMA_FILE)).is_file:
         return True
+    schema_dir = os.path.join(path, layout.SCHEMA_DIR)
     try:
-        return any(e.is_file for e in fs.list(os.path.join(path, layout.SCHEMA_DIR)))
-    except OSError:
-        return False
+        return any(e.is_file for e in fs.list(schema_dir))
+    except OSError:   # a folder there that cannot be listed is its own finding
+        return fs.stat(schema_dir).is_dir
 
 
 def _array_summary(array: TileDBArray) -> str:
@@ -338,7 +320,7 @@ def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str
     try:
         entries = fs.list(dirpath)
     except OSError as e:
-        parent.mark(ERROR, f"cannot list directory: {e.strerror or e}")
+        mark_unlistable(parent, e)
         return
     for entry in entries:
         name, full = entry.name, entry.path
@@ -349,7 +331,7 @@ def _place(document, parent: Node, array_dir: str, dirpath: str, nodes: Dict[str
                 try:
                     labels = fs.list(full)
                 except OSError as e:
-                    lab.mark(ERROR, f"cannot list directory: {e.strerror or e}")
+                    mark_unlistable(lab, e)
                     labels = []
                 for le in labels:
                     if le.is_dir and layout.is_array_dir(le.path):
@@ -400,7 +382,7 @@ class _FragmentDeferred(BuildDeferred):
             scratch = Node(node.name, "dir", node.source, 0, 0)
             _place(document, scratch, array_dir, path, {}, ctx, lazy)
             if scratch.status != "ok":
-                node.status, node.message = scratch.status, scratch.message
+                node.status, node.message, node.code = scratch.status, scratch.message, scratch.code
             return list(scratch.children)
 
         def release(kids: List[Node]) -> None:

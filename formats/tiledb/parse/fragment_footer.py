@@ -221,9 +221,11 @@ def parse_footer(cur: Cursor, schema: Optional[ArraySchema], name: str = "Footer
                 c.fail("Non-empty domain", "no array schema, and no slot count makes the footer's "
                                            "section offsets consistent")
             n_slots, ned_bytes = guess
-            c.raw("Non-empty domain", ned_bytes, D_NED).mark(
-                WARNING, "no array schema: the non-empty domain is shown as raw bytes "
-                         f"({n_slots} slots inferred from the section offsets)")
+            # a note, not a warning: the schema's absence is an error where it is (the array
+            # with no schema, the schema file unreadable or not parsed, the one it names gone)
+            c.raw("Non-empty domain", ned_bytes, D_NED).message = (
+                "no array schema: the non-empty domain is shown as raw bytes "
+                f"({n_slots} slots inferred from the section offsets)")
         else:
             ft.schema_used = True
             _parse_ned(c, use, ft)

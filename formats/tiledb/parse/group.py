@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from ...core.context import Context
-from ...core.dataset_fs import entry_node
+from ...core.dataset_fs import entry_node, mark_unlistable
 from ...core.fielddoc import doc
 from ...core.node import ERROR, WARNING, DeferredChildren, Node, hex_preview
 from ...core.plain import dir_node, file_node
@@ -96,7 +96,7 @@ def _own_dir(document, path: str, title_doc, parse) -> Tuple[Node, List[Tuple[st
     try:
         entries = sorted(document.fs.list(path), key=lambda e: layout.timestamp_order(e.name))
     except OSError as e:
-        d.mark(ERROR, f"cannot list directory: {e.strerror or e}")
+        mark_unlistable(d, e)
         return d, parsed
     vacuumed: Dict[str, str] = {}
     for entry in entries:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from ...core.dataset_fs import fs_of
+from ...core.dataset_fs import fs_of, listable
 from ...core.findings import COMMIT_ORPHAN, FILE_MISSING, FILE_SIZE, UNCOMMITTED
 from ...core.node import ERROR, WARNING, Node
 from ...core.standin import HEAD as STAND_IN_HEAD
@@ -19,12 +19,14 @@ from .check_findings import finding, guard
 def _commit_names(array_dir: str, fs=None):
     fs = fs_of(None, array_dir) if fs is None else fs
     cdir = os.path.join(array_dir, layout.COMMITS_DIR)
-    names: Dict[str, Any] = {"wrt": set(), "con": set(), "vac": [], "del": set(), "ign": set()}
+    names: Dict[str, Any] = {"wrt": set(), "con": set(), "vac": [], "del": set(), "ign": set(),
+                             "unlisted": False}
     if not fs.stat(cdir).is_dir:
         return names
     try:
         entries = fs.list(cdir)
-    except OSError:
+    except OSError:   # the folder's own finding says so: no fragment is called uncommitted
+        names["unlisted"] = True
         return names
     for e in entries:
         f = e.name
@@ -60,7 +62,8 @@ def check_fragments_one(document, array, f, known: Optional[tuple] = None) -> Li
     committed = commits["wrt"] | commits["con"]
     src = document.source_by_name(document.relname(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)))
     where = src if src is not None else document.relname(f.path)
-    if new_layout and f.name not in committed and f.name not in commits["ign"]:
+    if new_layout and f.name not in committed and f.name not in commits["ign"] and \
+            not commits["unlisted"]:
         out.append(finding(where, 0, WARNING,
                            f"fragment {f.name} has no commit (.wrt) in __commits: readers ignore it",
                            code=UNCOMMITTED))
@@ -93,8 +96,12 @@ def check_commits(document, array) -> List[Node]:
     array_dir = array.path
     commits = _commit_names(array_dir, document.fs)
     frag_names = {f.name for f in array.fragments}
-    new_layout = document.fs.stat(os.path.join(array_dir, layout.FRAGMENTS_DIR)).is_dir
-    for stem in sorted(commits["wrt"] - frag_names):
+    fragments_dir = os.path.join(array_dir, layout.FRAGMENTS_DIR)
+    new_layout = document.fs.stat(fragments_dir).is_dir
+    orphans = sorted(commits["wrt"] - frag_names)
+    if orphans and new_layout and not listable(document.fs, fragments_dir):
+        orphans = []   # __fragments/ cannot be listed: its own finding says so
+    for stem in orphans:
         if new_layout:
             out.append(finding(document.relname(os.path.join(array_dir, layout.COMMITS_DIR, stem + ".wrt")),
                                0, ERROR, f"commit {stem}.wrt names a fragment that does not exist",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional, Tuple
 
+from ...core.dataset_fs import listable
 from ...core.findings import COMMIT_ORPHAN, EMPTY_TILE_UNREADABLE, METADATA_MISSING, READ_TWICE
 from ...core.health import now_ms
 from ...core.node import ERROR, WARNING, Node
@@ -40,7 +41,7 @@ def check_reader_faults(document, array) -> List[Node]:
     for r in rows:
         fd = snap.listing.fragments.get(r.name)
         if r.state == "missing-files" and r.visible and fd is not None and \
-                layout.FRAGMENT_METADATA_FILE in r.missing:
+                layout.FRAGMENT_METADATA_FILE in r.missing and listable(document.fs, fd.path):
             meta = os.path.join(fd.path, layout.FRAGMENT_METADATA_FILE)
             out.append(finding(document.relname(fd.path), 0, ERROR,
                                f"{document.relname(meta)} is missing: fragment {r.name} is "
@@ -48,7 +49,9 @@ def check_reader_faults(document, array) -> List[Node]:
                                f"array fails: {visibility.open_failure(meta)}",
                                code=METADATA_MISSING))
         elif r.state == "orphan" and r.commit and " (line " in r.commit and \
-                "opening the array" in r.reason:   # visible: a reader loads it
+                "opening the array" in r.reason and \
+                listable(document.fs, os.path.join(array.path, layout.FRAGMENTS_DIR)):
+            # visible: a reader loads it (an unlistable folder is its own finding)
             con = r.commit.split(" (line ", 1)[0]
             meta = os.path.join(array.path, layout.FRAGMENTS_DIR, r.name,
                                 layout.FRAGMENT_METADATA_FILE)
