@@ -11,6 +11,7 @@ commits, ignore or vacuum file (the fragments they name or hide are not in OUT),
 consolidated fragment metadata (each fragment's own metadata is read instead)."""
 from __future__ import annotations
 
+import math
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -93,13 +94,19 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
     for frag_rel in view.fragments:
         fd = by_rel.get(frag_rel)
         fm = snap.metadata.get(fd.name) if fd is not None else None
-        cells = getattr(fm, "cell_num", None)
         why = damaged.get(frag_rel, [])
-        part = Part(rel, "fragment", frag_rel, fields, cells, kept=not why, why=why)
+        if why and fd is not None and frag_rel not in replaced:
+            kept = _tiles(job, fd.path, frag_rel, fm, rel, out_rel, fields, why)
+            if kept is not None:
+                for c, listed in replaced.items():
+                    if frag_rel in listed:
+                        recovered[c] = recovered.get(c, 0) + kept
+                continue
+        part = Part(rel, "fragment", frag_rel, fields, _cells(fm), kept=not why, why=why)
         job.report.parts.append(part)
         for c, listed in replaced.items():
             if frag_rel in listed and part.kept:
-                recovered[c] = recovered.get(c, 0) + (cells or 0)
+                recovered[c] = recovered.get(c, 0) + (part.cells or 0)
         if not part.kept or fd is None:
             continue
         job.copy_tree(fd.path, _join(out_rel, frag_rel))
@@ -114,6 +121,43 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
             part.cells = max(0, part.cells - recovered.get(c, 0))
         job.report.notes.append(f"{rel}: {c} (damaged, consolidated) read from the "
                                 f"{len(listed)} fragment(s) it replaced, still present")
+
+
+def _cells(fm) -> Optional[int]:
+    """The cells a fragment holds: a dense one's inside its non-empty domain (its first and
+    last tiles may hold fill values outside it), a sparse one's cell count."""
+    ned = getattr(fm, "non_empty_domain", None)
+    if getattr(fm, "dense", False) and ned and all(
+            isinstance(v, int) and not isinstance(v, bool) for r in ned for v in r):
+        return math.prod(int(hi) - int(lo) + 1 for lo, hi in ned)
+    return getattr(fm, "cell_num", None)
+
+
+def _tiles(job: Job, path: str, frag_rel: str, fm, rel: str, out_rel: str,
+           fields: List[str], why: List[Loss]) -> Optional[int]:
+    """Damaged fragment `frag_rel` rewritten without its damaged tiles (tiledb_fragment.py):
+    a part per fragment written and per tile lost, and their commits; the cells kept. None
+    (nothing written) when it cannot be, the reason noted: it is then left out whole."""
+    from .tiledb_fragment import Fragment, Unwritable, rewrite
+
+    try:
+        res = rewrite(job, Fragment(job, path, frag_rel, fm, why), out_rel)
+    except Unwritable as e:
+        job.report.notes.append(f"{rel}: {frag_rel} left out whole, not rewritten tile by "
+                                f"tile: {e}")
+        return None
+    kept = 0
+    for nf in res.fragments:
+        job.report.parts.append(Part(rel, "fragment", nf.rel, fields, nf.cells, True))
+        job.out.write(_join(out_rel, _commit_of(nf.rel)), b"")
+        kept += nf.cells
+    for i, losses in sorted(res.lost.items()):
+        job.report.parts.append(Part(rel, "tile", f"{frag_rel} tile {i}", fields,
+                                     res.lost_cells.get(i), False, losses))
+    if len(res.fragments) > 1:
+        job.report.notes.append(f"{rel}: {frag_rel} written as {len(res.fragments)} dense "
+                                f"fragments around its {len(res.lost)} damaged tile(s)")
+    return kept
 
 
 def _view(book, at: int, dense: bool, damaged: Set[str]
