@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -396,3 +397,41 @@ def test_rectangles_cover_everything_but_the_holes():
     assert len(covered) == len(set(covered)) and set(covered) == every - holes
     assert rectangles([(0, 9)], {(4,)}) == [[(0, 3)], [(5, 9)]]
     assert rectangles([(0, 0)], {(0,)}) == []
+
+
+VERSIONS = os.path.join(os.path.dirname(__file__), "..", "data", "tiledb_versions")
+
+
+def test_every_committed_format_from_12_is_rewritten_byte_for_byte(tmp_path):
+    """The arrays libtiledb 1.4 … 2.25 wrote (tests/data/tiledb_versions): every fragment of
+    format 12 on comes back as the very bytes its writer made; older ones are refused with
+    the reason (salvage then leaves them out whole)."""
+    from arrayscope.formats.salvage.tiledb_fragment import Unwritable
+
+    seen = set()
+    for k, d in enumerate(sorted(glob.glob(os.path.join(VERSIONS, "*", "*")))):
+        if not os.path.isdir(d):
+            continue
+        version = int(os.path.basename(os.path.dirname(d)).split("_")[0])
+        out = str(tmp_path / f"o{k}")
+        if version >= 12:
+            pairs = _rewrite_unchanged(d, out)
+            assert pairs and all(a == b for a, b, _f in pairs), d
+            seen.add(version)
+        else:
+            with pytest.raises(Unwritable, match=f"format {version}: "):
+                _rewrite_unchanged(d, out)
+    assert seen == set(range(12, 23))
+
+
+def test_old_format_fragment_is_left_out_whole_with_the_reason(tmp_path, capsys):
+    src, out = str(tmp_path / "old"), str(tmp_path / "out")
+    shutil.copytree(os.path.join(VERSIONS, "11_2.7.2", "dense"), src)
+    (frag,) = glob.glob(os.path.join(src, "__3_3_*[0-9]"))   # (not its .ok)
+    break_zstd_frame(os.path.join(frag, "a0.tdb"), nth=1)
+    code, rep = _salvage(src, out, capsys)
+    assert code == 3
+    (lost,) = lost_parts(rep)
+    assert lost["kind"] == "fragment" and lost["name"] == os.path.basename(frag)
+    assert any("left out whole" in n and "format 11" in n for n in rep["notes"])
+    assert verify_exit(out) == (0, [])
