@@ -90,12 +90,20 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
         if why:
             damaged[frag_rel] = why
     view, replaced = _view(book, job.at, dense, set(damaged))
+    # a damaged consolidated fragment metadata file: its footers and each fragment's own may
+    # disagree, and which one a damaged fragment's rewrite should trust cannot be told
+    cons_meta = [loss for m in sorted(snap.listing.fragment_meta)
+                 for loss in job.damage.in_file(_join(rel, m))]
     recovered: Dict[str, int] = {}   # damaged consolidated fragment -> the cells its replaced ones give back
     for frag_rel in view.fragments:
         fd = by_rel.get(frag_rel)
         fm = snap.metadata.get(fd.name) if fd is not None else None
         why = damaged.get(frag_rel, [])
-        if why and fd is not None and frag_rel not in replaced:
+        if why and fd is not None and frag_rel not in replaced and cons_meta:
+            job.report.notes.append(f"{rel}: {frag_rel} left out whole, not rewritten tile by "
+                                    f"tile: the consolidated fragment metadata "
+                                    f"{cons_meta[0].source} is damaged ({cons_meta[0].code})")
+        elif why and fd is not None and frag_rel not in replaced:
             kept = _tiles(job, fd.path, frag_rel, fm, rel, out_rel, fields, why)
             if kept is not None:
                 for c, listed in replaced.items():

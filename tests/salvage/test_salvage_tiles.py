@@ -435,3 +435,28 @@ def test_old_format_fragment_is_left_out_whole_with_the_reason(tmp_path, capsys)
     assert lost["kind"] == "fragment" and lost["name"] == os.path.basename(frag)
     assert any("left out whole" in n and "format 11" in n for n in rep["notes"])
     assert verify_exit(out) == (0, [])
+
+
+def test_damaged_consolidated_fragment_metadata_leaves_damaged_fragments_whole(tmp_path, capsys):
+    src = str(tmp_path / "cm")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int32))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, sparse=True, capacity=5, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=ZSTD)]))
+    for k in range(2):
+        with tiledb.open(src, "w", timestamp=k + 1) as A:
+            A[np.arange(k * 20, k * 20 + 20, dtype=np.int32)] = np.arange(20) + 100 * k
+    tiledb.consolidate(src, config=tiledb.Config({"sm.consolidation.mode": "fragment_meta"}))
+    (meta,) = glob.glob(os.path.join(src, "__fragment_meta", "*.meta"))
+    before = _cells(src)
+    break_zstd_frame(os.path.join(_frag(src, 1), "a0.tdb"), nth=1)
+    # the consolidated metadata intact: the damaged tile alone is lost
+    code, rep = _salvage(src, str(tmp_path / "o1"), capsys)
+    assert code == 3 and [(p["kind"], p["cells"]) for p in lost_parts(rep)] == [("tile", 5)]
+    _sparse_subset(before, _cells(str(tmp_path / "o1")), 5)
+    # ... damaged too: the damaged fragment is left out whole, and the note says why
+    flip(meta, os.path.getsize(meta) - 200, 4)
+    code, rep = _salvage(src, str(tmp_path / "o2"), capsys)
+    assert code == 3 and [(p["kind"], p["cells"]) for p in lost_parts(rep)] == [("fragment", 20)]
+    assert any("consolidated fragment metadata" in n and "left out whole" in n
+               for n in rep["notes"])
+    assert verify_exit(str(tmp_path / "o2")) == (0, [])
