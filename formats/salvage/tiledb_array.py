@@ -2,10 +2,10 @@
 
 Copied byte for byte (so an encrypted array stays encrypted under its key): every schema
 file, the array-metadata files a reader at T loads, and each fragment it sees whose files
-verify finds no error in. A fragment with an error anywhere in it is left out whole and its
-cells reported lost: a tile-level rewrite needs a fragment writer of our own (the installed
-program never uses libtiledb), not made yet. Bookkeeping is written anew so
-it names only what OUT holds: one empty `__commits/<fragment>.wrt` per fragment kept (a
+verify finds no error in. A fragment with errors in its data tiles is rewritten without
+those tiles (`tiledb_fragment.py`); one that cannot be (its own metadata damaged, an old
+format) is left out whole and its cells reported lost. Bookkeeping is written anew so
+it names only what OUT holds: one empty `__commits/<fragment>.wrt` per fragment kept or written (a
 `<fragment>.ok` before format 12), the delete conditions that count at T; no consolidated
 commits, ignore or vacuum file (the fragments they name or hide are not in OUT), and no
 consolidated fragment metadata (each fragment's own metadata is read instead)."""
