@@ -43,9 +43,6 @@ _PART_KIND = {"fixed": "tile_offsets", "var": "tile_var_offsets",
 _U64_SUBSETS = ("tile_var_sizes", "tile_sums", "tile_null_counts")
 
 
-Files = List[Tuple[str, bytes]]   # (path under OUT, bytes): written once all are made
-
-
 class Unwritable(Exception):
     """The fragment cannot be rewritten tile by tile (the message says why)."""
 
@@ -413,38 +410,51 @@ def _slot_var(schema: ArraySchema, name: str) -> bool:
     return bool(f is not None and f.var)
 
 
-def _copy_tiles(job: Job, frag: Fragment, keep: List[int], folder_rel: str, files: Files
-                ) -> Tuple[Dict[Tuple[str, int], list], Dict[Tuple[str, int], int]]:
-    """Each data file of `frag` with only the tiles `keep` (in that order), byte for byte,
-    to `folder_rel` of OUT (added to `files`); (new tile offsets, new file sizes) by
-    (part, slot)."""
+def _layout(frag: Fragment, keep: List[int]
+            ) -> Tuple[Dict[Tuple[str, int], list], Dict[Tuple[str, int], int]]:
+    """(new tile offsets, new file sizes) by (part, slot) of each data file holding only the
+    tiles `keep`, in that order."""
     offsets: Dict[Tuple[str, int], list] = {}
     sizes: Dict[Tuple[str, int], int] = {}
     for f in frag.files:
-        src = job.fs.open_source(f.path, f.name)
-        try:
-            parts, pos, offs = [], 0, []
-            for i in keep:
-                a, b = f.bounds(i)
-                data = src.read(a, b - a)
-                if len(data) != b - a:   # a short read: placed as damage before, never here
-                    raise Unwritable(f"{f.name}: tile {i} reads {len(data)} of {b - a} bytes")
-                offs.append(pos)
-                parts.append(bytes(data))
-                pos += len(data)
-        finally:
-            close = getattr(src, "close", None)
-            if close is not None:
-                close()
-        files.append((f"{folder_rel}/{f.name}", b"".join(parts)))
+        pos, offs = 0, []
+        for i in keep:
+            a, b = f.bounds(i)
+            offs.append(pos)
+            pos += b - a
         offsets[(f.part, f.slot)] = offs
         sizes[(f.part, f.slot)] = pos
     return offsets, sizes
 
 
+def _copy_tiles(job: Job, frag: Fragment, keep: List[int], folder_rel: str) -> None:
+    """Each data file of `frag` with only the tiles `keep`, their bytes as stored, to
+    `folder_rel` of OUT (one file in memory at a time)."""
+    for f in frag.files:
+        src = job.fs.open_source(f.path, f.name)
+        try:
+            parts = []
+            for i in keep:
+                a, b = f.bounds(i)
+                data = src.read(a, b - a)
+                if len(data) != b - a:   # damaged_tiles placed every short tile: changed since
+                    raise OSError(f"{frag.rel}/{f.name}: tile {i} reads {len(data)} of "
+                                  f"{b - a} bytes (the file changed during the salvage)")
+                parts.append(bytes(data))
+        finally:
+            close = getattr(src, "close", None)
+            if close is not None:
+                close()
+        job.out.write(f"{folder_rel}/{f.name}", b"".join(parts))
+
+
 def _ned_of_leaves(frag: Fragment, keep: List[int]) -> Optional[List[W.Range]]:
-    tree = W.read_rtree(frag.meta.payloads[("rtree", 0)], frag.var_dims,
-                        [d.cell_size for d in frag.dims])
+    """A sparse fragment's non-empty domain: the union of its tiles' MBRs."""
+    try:
+        tree = W.read_rtree(frag.meta.payloads[("rtree", 0)], frag.var_dims,
+                            [d.cell_size for d in frag.dims])
+    except W.PayloadError as e:
+        raise Unwritable(f"its R-tree cannot be read: {e}")
     if not tree.levels:
         raise Unwritable("a sparse fragment without R-tree leaves")
     leaves = tree.levels[-1]
@@ -492,18 +502,19 @@ def rewrite(job: Job, frag: Fragment, out_array: str) -> Rewrite:
         if kept:
             groups.append((kept, _ned_of_leaves(frag, kept),
                            sum(frag.cell_num(i) for i in kept)))
-    files: Files = []   # nothing is written until every fragment is made
+    made = []   # every fragment's metadata made before anything is written
     for k, (keep, new_ned, cells) in enumerate(groups):
         rel = _new_name(frag.rel_in_array, k == 0)
-        folder = "/".join(p for p in (out_array, rel) if p)
-        offsets, sizes = _copy_tiles(job, frag, keep, folder, files)
+        offsets, sizes = _layout(frag, keep)
         try:
             m = _subset_metadata(frag, keep, offsets, sizes, new_ned)
-            files.append((f"{folder}/{FRAGMENT_METADATA}",
-                          W.write_metadata_file(m, frag.form, job.key)))
+            meta = W.write_metadata_file(m, frag.form, job.key)
         except (W.PayloadError, ValueError, TileError) as e:
             raise Unwritable(f"its fragment metadata cannot be rewritten: {e}")
+        made.append((rel, keep, cells, meta))
+    for rel, keep, cells, meta in made:
+        folder = "/".join(p for p in (out_array, rel) if p)
+        _copy_tiles(job, frag, keep, folder)
+        job.out.write(f"{folder}/{FRAGMENT_METADATA}", meta)
         res.fragments.append(NewFragment(rel, keep, cells))
-    for path, data in files:
-        job.out.write(path, data)
     return res
