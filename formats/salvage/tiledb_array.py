@@ -19,7 +19,7 @@ from ..core.context import Context
 from ..core.document import Document
 from ..tiledb.health import visibility
 from ..tiledb.health.snapshot import take
-from ..tiledb.model import layout, listing
+from ..tiledb.model import layout, listing, names
 from .job import Job
 from .report import Loss, Part
 
@@ -119,10 +119,7 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
             continue
         job.copy_tree(fd.path, _join(out_rel, frag_rel))
         job.out.write(_join(out_rel, _commit_of(frag_rel)), b"")
-        if fd.t2 is not None and fd.t2 > job.at:   # a reader at T reads only part of it
-            job.report.notes.append(f"{rel}: {frag_rel} holds cells written after {job.at} "
-                                    f"(up to {fd.t2}): open OUT at {job.at} to read what a "
-                                    f"reader at that time reads")
+        _read_in_part(job, rel, frag_rel)
     for c, listed in replaced.items():
         part = next(p for p in job.report.parts if p.array == rel and p.name == c)
         if part.cells is not None:
@@ -139,6 +136,17 @@ def _cells(fm) -> Optional[int]:
             isinstance(v, int) and not isinstance(v, bool) for r in ned for v in r):
         return math.prod(int(hi) - int(lo) + 1 for lo, hi in ned)
     return getattr(fm, "cell_num", None)
+
+
+def _read_in_part(job: Job, rel: str, frag_rel: str) -> None:
+    """A fragment written after T (a consolidated one spanning T): a reader at T reads only
+    part of it, so the report says to open OUT at T."""
+    info = names.parse_name(frag_rel.rsplit("/", 1)[-1])
+    t2 = info.get("t2") if info is not None else None
+    if t2 is not None and t2 > job.at:
+        job.report.notes.append(f"{rel}: {frag_rel} holds cells written after {job.at} "
+                                f"(up to {t2}): open OUT at {job.at} to read what a "
+                                f"reader at that time reads")
 
 
 def _tiles(job: Job, path: str, frag_rel: str, fm, rel: str, out_rel: str,
@@ -159,6 +167,7 @@ def _tiles(job: Job, path: str, frag_rel: str, fm, rel: str, out_rel: str,
         job.report.parts.append(Part(rel, "fragment", nf.rel, fields, nf.cells, True))
         job.out.write(_join(out_rel, _commit_of(nf.rel)), b"")
         kept += nf.cells
+    _read_in_part(job, rel, frag_rel)
     for i, losses in sorted(res.lost.items()):
         job.report.parts.append(Part(rel, "tile", f"{frag_rel} tile {i}", fields,
                                      res.lost_cells.get(i), False, losses))
