@@ -25,6 +25,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..core.findings import FILE_SIZE
 from ..filters.enums import Datatype, numpy_dtype
 from ..tiledb.model import names
 from ..tiledb.model.array_model import ArraySchema, FragmentMetadata
@@ -37,7 +38,6 @@ from .job import Job
 from .report import Loss
 
 FRAGMENT_METADATA = "__fragment_metadata.tdb"
-SHORT_FILE = "fragment-file-short"   # a tile past the end of its (truncated) data file
 _PART_KIND = {"fixed": "tile_offsets", "var": "tile_var_offsets",
               "validity": "tile_validity_offsets"}
 _U64_SUBSETS = ("tile_var_sizes", "tile_sums", "tile_null_counts")
@@ -144,12 +144,12 @@ class Fragment:
             i = int(np.searchsorted(f.offsets, loss.offset, side="right")) - 1
             out.setdefault(min(max(i, 0), self.tile_num - 1), []).append(loss)
         for f in self.files:
-            for i in range(self.tile_num):
+            ends = np.append(f.offsets[1:], f.declared)
+            for i in np.flatnonzero((ends > f.actual) | (f.offsets > ends)).tolist():
                 a, b = f.bounds(i)
-                if b > f.actual or a > b:
-                    out.setdefault(i, []).append(Loss(
-                        SHORT_FILE, f"{self.rel}/{f.name}", min(a, f.actual), f.name,
-                        f"tile {i} spans bytes {a}..{b}; the file has {f.actual}"))
+                out.setdefault(i, []).append(Loss(
+                    FILE_SIZE, f"{self.rel}/{f.name}", min(a, f.actual), f.name,
+                    f"tile {i} spans bytes {a}..{b}; the file has {f.actual}"))
         return out
 
     # -- cells -----------------------------------------------------------------------------
