@@ -461,3 +461,27 @@ def test_damaged_consolidated_fragment_metadata_leaves_damaged_fragments_whole(t
     assert any("consolidated fragment metadata" in n and "left out whole" in n
                for n in rep["notes"])
     assert verify_exit(str(tmp_path / "o2")) == (0, [])
+
+
+def test_fragment_stats_as_libtiledb_computes_them():
+    """All-null tiles count for neither min/max nor (nullable) sum; an integer sum that
+    overflows stops at its bound; floats compare as floats, strings as bytes."""
+    from arrayscope.formats.salvage.tiledb_fragment import fragment_stats
+    from arrayscope.formats.tiledb.write.fragment_metadata import SlotStats
+
+    i64 = lambda v: np.int64(v).tobytes()  # noqa: E731
+    old = SlotStats(i64(0), i64(0), i64(0), 0)
+    words = [int(np.int64(v).view(np.uint64)) for v in (2**62, 2**62, 2**62, -5)]
+    s = fragment_stats(old, [i64(-3), i64(7), i64(1), i64(-100)],
+                       [i64(9), i64(8), i64(2), i64(100)], words, [0, 1, 0, 4], [4, 4, 4, 4],
+                       1, True)   # INT64, nullable; the last tile all null
+    assert s.min == i64(-3) and s.max == i64(9) and s.null_count == 5
+    assert s.sum == i64(2**63 - 1)          # 3 × 2**62 overflows: the bound
+    f64 = lambda v: np.float64(v).tobytes()  # noqa: E731
+    fw = [int(np.frombuffer(f64(v), "<u8")[0]) for v in (1.5, -0.25)]
+    s = fragment_stats(SlotStats(f64(0), f64(0), f64(0), 0), [f64(-1.0), f64(0.5)],
+                       [f64(2.0), f64(3.0)], fw, None, [2, 2], 3, False)   # FLOAT64
+    assert (s.min, s.max, s.sum) == (f64(-1.0), f64(3.0), f64(1.25))
+    s = fragment_stats(SlotStats(b"a", b"z", b"\0" * 8, 0), [b"bb", b"ab"], [b"c", b"zz"],
+                       None, None, [1, 1], 4, False)   # CHAR: bytewise
+    assert (s.min, s.max) == (b"ab", b"zz")
