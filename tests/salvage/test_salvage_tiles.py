@@ -161,6 +161,33 @@ def test_dense_consolidated_and_vacuumed(tmp_path, capsys):
     assert verify_exit(out) == (0, [])
 
 
+def test_dense_var_and_nullable(tmp_path, capsys):
+    src, out = str(tmp_path / "dv"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 49), tile=10, dtype=np.uint32))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, attrs=[
+        tiledb.Attr("s", dtype=str, var=True, filters=ZSTD),
+        tiledb.Attr("n", dtype=np.float32, nullable=True, filters=ZSTD)]))
+    i = np.arange(50)
+    with tiledb.open(src, "w", timestamp=1) as A:
+        A[:] = {"s": np.array([f"v{j}" * (j % 3) for j in i], dtype=object),
+                "n": np.ma.masked_array(i.astype(np.float32) / 4, mask=i % 4 == 1)}
+    with tiledb.open(src) as A:
+        before = A.query(return_arrow=False)[:]
+    break_zstd_frame(os.path.join(_frag(src, 1), "a0_var.tdb"), nth=3)   # cells 30..39
+    _refused(src)
+    code, rep = _salvage(src, out, capsys)
+    assert code == 3 and [(p["kind"], p["cells"]) for p in lost_parts(rep)] == [("tile", 10)]
+    with tiledb.open(out) as A:
+        got = A.query(return_arrow=False)[:]
+    keep = (i < 30) | (i >= 40)
+    assert list(np.asarray(got["s"])[keep]) == list(np.asarray(before["s"])[keep])
+    assert all(v == "" for v in np.asarray(got["s"])[30:40])
+    gn, bn = np.ma.getmaskarray(got["n"]), np.ma.getmaskarray(before["n"])
+    assert np.array_equal(gn[keep], bn[keep]) and gn[30:40].all()   # fill validity: null
+    assert np.array_equal(np.ma.getdata(got["n"])[keep & ~bn], np.ma.getdata(before["n"])[keep & ~bn])
+    assert verify_exit(out) == (0, [])
+
+
 # -- sparse --------------------------------------------------------------------------------
 def _sparse_var(src: str, ctx=None, capacity: int = 6) -> None:
     dom = tiledb.Domain(tiledb.Dim("i", domain=(0, 999), tile=100, dtype=np.int64), ctx=ctx)
