@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Literal, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -194,20 +194,24 @@ class DenseGrid:
         if math.prod(hi - lo + 1 for lo, hi in self.box) != frag.tile_num:
             raise Unwritable("its tile count is not its non-empty domain's")
 
-    def coords(self, box: Sequence[Tuple[int, int]]) -> List[Tuple[int, ...]]:
-        """The tile coordinates of `box`, in tile order."""
-        axes = [range(lo, hi + 1) for lo, hi in box]
-        order = list(range(len(axes)))
-        if self.col_major:
-            order.reverse()
-        grid = np.stack(np.meshgrid(*[np.array(axes[k]) for k in order], indexing="ij"), -1)
-        flat = grid.reshape(-1, len(axes))
-        if self.col_major:
-            flat = flat[:, ::-1]
-        return [tuple(int(x) for x in row) for row in flat]
+    @property
+    def _order(self) -> Literal["C", "F"]:
+        return "F" if self.col_major else "C"
 
-    def index(self) -> Dict[Tuple[int, ...], int]:
-        return {c: i for i, c in enumerate(self.coords(self.box))}
+    def coords_of(self, i: int) -> Tuple[int, ...]:
+        """The tile coordinates of the fragment's tile `i`."""
+        shape = tuple(hi - lo + 1 for lo, hi in self.box)
+        local = np.unravel_index(i, shape, order=self._order)
+        return tuple(int(x) + lo for x, (lo, _hi) in zip(local, self.box))
+
+    def tiles_of(self, box: Sequence[Tuple[int, int]]) -> List[int]:
+        """The fragment's tile indexes of the tiles of `box`, in tile order."""
+        shape = tuple(hi - lo + 1 for lo, hi in self.box)
+        axes = np.meshgrid(*[np.arange(lo - flo, hi - flo + 1)
+                             for (lo, hi), (flo, _fhi) in zip(box, self.box)], indexing="ij")
+        flat = np.ravel_multi_index(tuple(a.ravel(order=self._order) for a in axes), shape,
+                                    order=self._order)
+        return flat.tolist()
 
     def cell_box(self, box: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
         """The cells of tile box `box` inside the fragment's non-empty domain."""
@@ -483,18 +487,15 @@ def rewrite(job: Job, frag: Fragment, out_array: str) -> Rewrite:
     groups: List[Tuple[List[int], Optional[List[W.Range]], int]] = []
     if frag.dense:
         grid = DenseGrid(frag)
-        index = grid.index()
-        coords = grid.coords(grid.box)
-        holes = {coords[i] for i in damaged}
+        holes = {grid.coords_of(i) for i in damaged}
         for i in damaged:
-            box = [(c, c) for c in coords[i]]
+            box = [(c, c) for c in grid.coords_of(i)]
             res.lost_cells[i] = math.prod(hi - lo + 1 for lo, hi in grid.cell_box(box))
         for box in rectangles(list(grid.box), holes):
             span = grid.cell_box(box)
             ned = [(_raw_of(lo, d.cell_size, d.datatype), _raw_of(hi, d.cell_size, d.datatype))
                    for (lo, hi), d in zip(span, frag.dims)]
-            groups.append(([index[c] for c in grid.coords(box)], ned,
-                           math.prod(hi - lo + 1 for lo, hi in span)))
+            groups.append((grid.tiles_of(box), ned, math.prod(hi - lo + 1 for lo, hi in span)))
     else:
         for i in damaged:
             res.lost_cells[i] = frag.cell_num(i)
