@@ -19,7 +19,7 @@ from ..core.context import Context
 from ..core.document import Document
 from ..tiledb.health import visibility
 from ..tiledb.health.snapshot import take
-from ..tiledb.model import layout, listing, names
+from ..tiledb.model import layout, listing
 from .job import Job
 from .report import Loss, Part
 
@@ -104,7 +104,7 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
                                     f"tile: the consolidated fragment metadata "
                                     f"{cons_meta[0].source} is damaged ({cons_meta[0].code})")
         elif why and fd is not None and frag_rel not in replaced:
-            kept = _tiles(job, fd.path, frag_rel, fm, rel, out_rel, fields, why)
+            kept = _tiles(job, fd, frag_rel, fm, rel, out_rel, fields, why)
             if kept is not None:
                 for c, listed in replaced.items():
                     if frag_rel in listed:
@@ -119,7 +119,7 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
             continue
         job.copy_tree(fd.path, _join(out_rel, frag_rel))
         job.out.write(_join(out_rel, _commit_of(frag_rel)), b"")
-        _read_in_part(job, rel, frag_rel)
+        _read_in_part(job, rel, frag_rel, fd.t2)
     for c, listed in replaced.items():
         part = next(p for p in job.report.parts if p.array == rel and p.name == c)
         if part.cells is not None:
@@ -138,18 +138,16 @@ def _cells(fm) -> Optional[int]:
     return getattr(fm, "cell_num", None)
 
 
-def _read_in_part(job: Job, rel: str, frag_rel: str) -> None:
-    """A fragment written after T (a consolidated one spanning T): a reader at T reads only
-    part of it, so the report says to open OUT at T."""
-    info = names.parse_name(frag_rel.rsplit("/", 1)[-1])
-    t2 = info.get("t2") if info is not None else None
+def _read_in_part(job: Job, rel: str, frag_rel: str, t2: Optional[int]) -> None:
+    """A fragment written up to `t2`, after T (a consolidated one spanning T): a reader at T
+    reads only part of it, so the report says to open OUT at T."""
     if t2 is not None and t2 > job.at:
         job.report.notes.append(f"{rel}: {frag_rel} holds cells written after {job.at} "
                                 f"(up to {t2}): open OUT at {job.at} to read what a "
                                 f"reader at that time reads")
 
 
-def _tiles(job: Job, path: str, frag_rel: str, fm, rel: str, out_rel: str,
+def _tiles(job: Job, fd: listing.FragmentDir, frag_rel: str, fm, rel: str, out_rel: str,
            fields: List[str], why: List[Loss]) -> Optional[int]:
     """Damaged fragment `frag_rel` rewritten without its damaged tiles (tiledb_fragment.py):
     a part per fragment written and per tile lost, and their commits; the cells kept. None
@@ -157,7 +155,7 @@ def _tiles(job: Job, path: str, frag_rel: str, fm, rel: str, out_rel: str,
     from .tiledb_fragment import Fragment, Unwritable, rewrite
 
     try:
-        res = rewrite(job, Fragment(job, path, frag_rel, fm, why), out_rel)
+        res = rewrite(job, Fragment(job, fd.path, frag_rel, fm, why), out_rel)
     except Unwritable as e:
         job.report.notes.append(f"{rel}: {frag_rel} left out whole, not rewritten tile by "
                                 f"tile: {e}")
@@ -167,7 +165,7 @@ def _tiles(job: Job, path: str, frag_rel: str, fm, rel: str, out_rel: str,
         job.report.parts.append(Part(rel, "fragment", nf.rel, fields, nf.cells, True))
         job.out.write(_join(out_rel, _commit_of(nf.rel)), b"")
         kept += nf.cells
-    _read_in_part(job, rel, frag_rel)
+    _read_in_part(job, rel, frag_rel, fd.t2)
     for i, losses in sorted(res.lost.items()):
         job.report.parts.append(Part(rel, "tile", f"{frag_rel} tile {i}", fields,
                                      res.lost_cells.get(i), False, losses))
