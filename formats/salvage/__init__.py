@@ -3,7 +3,8 @@ clean, and a report of what was lost and why.
 
 One module per job: `damage` (which parts verify finds errors in), `output` (the new
 folder, written only by creation), `job` (one run: confined reads, the output, the report),
-`tiledb_array`, `tiledb_group`, `zarr_store` (each format's rules), `report` (cells kept and
+`tiledb_array`, `tiledb_group`, `zarr_store` (each format's rules), `tiledb_fragment` (a
+damaged TileDB fragment rewritten without its damaged tiles), `report` (cells kept and
 lost per part). The dataset is only read; nothing leaves its folder."""
 from __future__ import annotations
 

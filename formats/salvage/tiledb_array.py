@@ -2,15 +2,16 @@
 
 Copied byte for byte (so an encrypted array stays encrypted under its key): every schema
 file, the array-metadata files a reader at T loads, and each fragment it sees whose files
-verify finds no error in. A fragment with an error anywhere in it is left out whole and its
-cells reported lost: a tile-level rewrite needs a fragment writer of our own (the installed
-program never uses libtiledb), not made yet. Bookkeeping is written anew so
-it names only what OUT holds: one empty `__commits/<fragment>.wrt` per fragment kept (a
+verify finds no error in. A fragment with errors in its data tiles is rewritten without
+those tiles (`tiledb_fragment.py`); one that cannot be (its own metadata damaged, an old
+format) is left out whole and its cells reported lost. Bookkeeping is written anew so
+it names only what OUT holds: one empty `__commits/<fragment>.wrt` per fragment kept or written (a
 `<fragment>.ok` before format 12), the delete conditions that count at T; no consolidated
 commits, ignore or vacuum file (the fragments they name or hide are not in OUT), and no
 consolidated fragment metadata (each fragment's own metadata is read instead)."""
 from __future__ import annotations
 
+import math
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -89,31 +90,89 @@ def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[s
         if why:
             damaged[frag_rel] = why
     view, replaced = _view(book, job.at, dense, set(damaged))
+    # a damaged consolidated fragment metadata file: its footers and each fragment's own may
+    # disagree, and which one a damaged fragment's rewrite should trust cannot be told
+    cons_meta = [loss for m in sorted(snap.listing.fragment_meta)
+                 for loss in job.damage.in_file(_join(rel, m))]
     recovered: Dict[str, int] = {}   # damaged consolidated fragment -> the cells its replaced ones give back
     for frag_rel in view.fragments:
         fd = by_rel.get(frag_rel)
         fm = snap.metadata.get(fd.name) if fd is not None else None
-        cells = getattr(fm, "cell_num", None)
         why = damaged.get(frag_rel, [])
-        part = Part(rel, "fragment", frag_rel, fields, cells, kept=not why, why=why)
+        if why and fd is not None and frag_rel not in replaced and cons_meta:
+            job.report.notes.append(f"{rel}: {frag_rel} left out whole, not rewritten tile by "
+                                    f"tile: the consolidated fragment metadata "
+                                    f"{cons_meta[0].source} is damaged ({cons_meta[0].code})")
+        elif why and fd is not None and frag_rel not in replaced:
+            kept = _tiles(job, fd, frag_rel, fm, rel, out_rel, fields, why)
+            if kept is not None:
+                for c, listed in replaced.items():
+                    if frag_rel in listed:
+                        recovered[c] = recovered.get(c, 0) + kept
+                continue
+        part = Part(rel, "fragment", frag_rel, fields, _cells(fm), kept=not why, why=why)
         job.report.parts.append(part)
         for c, listed in replaced.items():
             if frag_rel in listed and part.kept:
-                recovered[c] = recovered.get(c, 0) + (cells or 0)
+                recovered[c] = recovered.get(c, 0) + (part.cells or 0)
         if not part.kept or fd is None:
             continue
         job.copy_tree(fd.path, _join(out_rel, frag_rel))
         job.out.write(_join(out_rel, _commit_of(frag_rel)), b"")
-        if fd.t2 is not None and fd.t2 > job.at:   # a reader at T reads only part of it
-            job.report.notes.append(f"{rel}: {frag_rel} holds cells written after {job.at} "
-                                    f"(up to {fd.t2}): open OUT at {job.at} to read what a "
-                                    f"reader at that time reads")
+        _read_in_part(job, rel, frag_rel, fd.t2)
     for c, listed in replaced.items():
         part = next(p for p in job.report.parts if p.array == rel and p.name == c)
         if part.cells is not None:
             part.cells = max(0, part.cells - recovered.get(c, 0))
         job.report.notes.append(f"{rel}: {c} (damaged, consolidated) read from the "
                                 f"{len(listed)} fragment(s) it replaced, still present")
+
+
+def _cells(fm) -> Optional[int]:
+    """The cells a fragment holds: a dense one's inside its non-empty domain (its first and
+    last tiles may hold fill values outside it), a sparse one's cell count."""
+    ned = getattr(fm, "non_empty_domain", None)
+    if getattr(fm, "dense", False) and ned and all(
+            isinstance(v, int) and not isinstance(v, bool) for r in ned for v in r):
+        return math.prod(int(hi) - int(lo) + 1 for lo, hi in ned)
+    return getattr(fm, "cell_num", None)
+
+
+def _read_in_part(job: Job, rel: str, frag_rel: str, t2: Optional[int]) -> None:
+    """A fragment written up to `t2`, after T (a consolidated one spanning T): a reader at T
+    reads only part of it, so the report says to open OUT at T."""
+    if t2 is not None and t2 > job.at:
+        job.report.notes.append(f"{rel}: {frag_rel} holds cells written after {job.at} "
+                                f"(up to {t2}): open OUT at {job.at} to read what a "
+                                f"reader at that time reads")
+
+
+def _tiles(job: Job, fd: listing.FragmentDir, frag_rel: str, fm, rel: str, out_rel: str,
+           fields: List[str], why: List[Loss]) -> Optional[int]:
+    """Damaged fragment `frag_rel` rewritten without its damaged tiles (tiledb_fragment.py):
+    a part per fragment written and per tile lost, and their commits; the cells kept. None
+    (nothing written) when it cannot be, the reason noted: it is then left out whole."""
+    from .tiledb_fragment import Fragment, Unwritable, rewrite
+
+    try:
+        res = rewrite(job, Fragment(job, fd.path, frag_rel, fm, why), out_rel)
+    except Unwritable as e:
+        job.report.notes.append(f"{rel}: {frag_rel} left out whole, not rewritten tile by "
+                                f"tile: {e}")
+        return None
+    kept = 0
+    for nf in res.fragments:
+        job.report.parts.append(Part(rel, "fragment", nf.rel, fields, nf.cells, True))
+        job.out.write(_join(out_rel, _commit_of(nf.rel)), b"")
+        kept += nf.cells
+    _read_in_part(job, rel, frag_rel, fd.t2)
+    for i, losses in sorted(res.lost.items()):
+        job.report.parts.append(Part(rel, "tile", f"{frag_rel} tile {i}", fields,
+                                     res.lost_cells.get(i), False, losses))
+    if len(res.fragments) > 1:
+        job.report.notes.append(f"{rel}: {frag_rel} written as {len(res.fragments)} dense "
+                                f"fragments around its {len(res.lost)} damaged tile(s)")
+    return kept
 
 
 def _view(book, at: int, dense: bool, damaged: Set[str]

@@ -51,21 +51,21 @@ def test_dense_multi_fragment(tmp_path, capsys):
     h = tree_hash(src)
     code, rep = salvage_cli(src, out, capsys=capsys)
     assert code == 3
-    (lost,) = lost_parts(rep)
-    assert lost["kind"] == "fragment" and lost["cells"] == 30
+    (lost,) = lost_parts(rep)   # the first tile of the fragment at 2 (cells 30..39)
+    assert lost["kind"] == "tile" and lost["cells"] == 10 and lost["name"].endswith(" tile 0")
     assert lost["why"][0]["code"] == "chunk-decode-failed" and lost["why"][0]["source"].endswith("a0.tdb")
-    assert rep["totals"]["."]["a"] == {"kept": 60, "lost": 30}
+    assert rep["totals"]["."]["a"] == {"kept": 80, "lost": 10}
     with tiledb.open(out) as A:
         got = A[:]["a"]
         meta = dict(A.meta.items())
     fill = np.iinfo(np.int64).min
-    assert np.array_equal(got[:30], before[:30]) and np.array_equal(got[60:], before[60:])
-    assert (got[30:60] == fill).all()
+    assert np.array_equal(got[:30], before[:30]) and np.array_equal(got[40:], before[40:])
+    assert (got[30:40] == fill).all()
     assert meta == {"k0": 0, "k1": 1, "k2": 2}
     assert verify_exit(out) == (0, [])
     assert tree_hash(src) == h
     assert sorted(os.listdir(os.path.join(out, "__commits"))) == \
-        sorted(os.path.basename(_frag(src, t)) + ".wrt" for t in (1, 3))
+        sorted(os.path.basename(_frag(src, t)) + ".wrt" for t in (1, 2, 3))
 
 
 def test_clean_array_is_copied_whole(tmp_path, capsys):
@@ -112,12 +112,20 @@ def test_sparse_2d(tmp_path, capsys):
     h = tree_hash(src)
     code, rep = salvage_cli(src, out, capsys=capsys)
     assert code == 3
-    (lost,) = lost_parts(rep)
-    assert lost["cells"] == 40 and lost["fields"] == ["x", "y", "v"]
+    (lost,) = lost_parts(rep)   # the fragment at 2's third tile (capacity 8: cells 16..23)
+    assert lost["cells"] == 8 and lost["fields"] == ["x", "y", "v"]
+    assert rep["totals"]["."]["v"] == {"kept": 72, "lost": 8}
     with tiledb.open(out) as A:
         got = A[:]
+    second = {f: got[f][(got["y"] - got["x"] * 3) % 100 == 1] for f in ("x", "y", "v")}
+    firsts = {f: got[f][(got["y"] - got["x"] * 3) % 100 == 0] for f in ("x", "y", "v")}
     for f in ("x", "y", "v"):
-        assert np.array_equal(got[f], first[f])
+        assert np.array_equal(firsts[f], first[f])
+    x = np.arange(40)
+    kept = np.r_[x[:16], x[24:]]
+    order = np.argsort(second["x"])
+    assert np.array_equal(second["x"][order], kept)
+    assert np.array_equal(second["v"][order], kept * 1.5 + 1)
     assert verify_exit(out) == (0, [])
     assert tree_hash(src) == h
 
@@ -172,11 +180,12 @@ def test_encrypted_stays_encrypted(tmp_path, capsys):
     kf.write_bytes(key.encode())
     code, rep = salvage_cli(src, out, "--key-file", str(kf), capsys=capsys)
     assert code == 3
-    (lost,) = lost_parts(rep)
-    assert lost["cells"] == 20 and lost["why"][0]["code"] == "aes-tag-mismatch"
+    (lost,) = lost_parts(rep)   # the first fragment's second tile
+    assert lost["cells"] == 10 and lost["why"][0]["code"] == "aes-tag-mismatch"
     with tiledb.open(out, ctx=ctx) as A:
         got = A[:]["a"]
-    assert np.array_equal(got[20:], before[20:]) and np.isnan(got[:20]).all()
+    assert np.array_equal(got[20:], before[20:]) and np.array_equal(got[:10], before[:10])
+    assert np.isnan(got[10:20]).all()
     with pytest.raises(tiledb.TileDBError):   # still encrypted: no key, no schema
         tiledb.open(out)
     assert verify_exit(out, key.encode()) == (0, [])
@@ -195,13 +204,14 @@ def test_group_members_one_by_one(tmp_path, capsys):
     h = tree_hash(src)
     code, rep = salvage_cli(src, out, capsys=capsys)
     assert code == 3
-    assert [(p["array"], p["cells"]) for p in lost_parts(rep)] == [("e", 30)]
+    assert [(p["array"], p["cells"]) for p in lost_parts(rep)] == [("e", 10)]
     with tiledb.Group(out) as g:
         assert sorted(m.name for m in g) == ["d", "e"] and g.meta["title"] == "two"
     with tiledb.open(os.path.join(src, "d")) as A, tiledb.open(os.path.join(out, "d")) as B:
         assert np.array_equal(A[:]["a"], B[:]["a"])
     with tiledb.open(os.path.join(out, "e")) as B:
-        assert (B[60:90]["a"] == np.iinfo(np.int64).min).all()
+        assert (B[60:70]["a"] == np.iinfo(np.int64).min).all()
+        assert list(B[70:73]["a"]) == [210, 211, 212]
     assert verify_exit(out) == (0, [])
     assert tree_hash(src) == h
 
@@ -288,7 +298,9 @@ def test_soma_experiment_member_damaged(tmp_path, capsys):
     h = tree_hash(src)
     code, rep = salvage_cli(src, out, capsys=capsys)
     assert code == 3
-    assert [(p["array"], p["kind"]) for p in lost_parts(rep)] == [("ms/RNA/X/data", "fragment")]
+    # X/data's one fragment holds one tile (2 400 cells, capacity 100 000): that tile is lost
+    assert [(p["array"], p["kind"], p["cells"]) for p in lost_parts(rep)] == \
+        [("ms/RNA/X/data", "tile", 2400)]
     assert _arrays(out) == _arrays(src)
     for rel in _arrays(src):
         if rel == "ms/RNA/X/data":
@@ -303,7 +315,7 @@ def test_soma_experiment_member_damaged(tmp_path, capsys):
         assert sorted(m.name for m in g) == sorted(m.name for m in tiledb.Group(
             os.path.join(src, "ms", "RNA")))
     with tiledb.open(os.path.join(out, "ms", "RNA", "X", "data")) as B:
-        assert B.nonempty_domain() is None     # its one fragment was the damaged one
+        assert B.nonempty_domain() is None     # its one tile was the damaged one
     assert verify_exit(out) == (0, [])
     assert tree_hash(src) == h
 
