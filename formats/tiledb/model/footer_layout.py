@@ -138,12 +138,6 @@ class Footer:
             setattr(self, f.name, bool(value) if f.kind == "bool" else value)
 
 
-@functools.lru_cache(maxsize=64)
-def footer_fields(version: int) -> Tuple[FooterField, ...]:
-    """The fields a footer of format `version` writes, in order."""
-    return tuple(f for f in FOOTER if version >= f.since)
-
-
 def head_fields(version: int) -> Tuple[FooterField, ...]:
     """The fields before the non-empty domain (version, schema name, flags)."""
     return tuple(f for f in FOOTER[:_NED_AT] if version >= f.since)
