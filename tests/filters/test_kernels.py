@@ -375,3 +375,13 @@ def test_double_delta_forward_kernel_is_the_filters_forward(path, dtype):
     edge = np.array([0, np.iinfo(dtype).max, np.iinfo(dtype).min, 5], dtype)
     assert check(edge.tobytes(), b"\x00" * 9) == reference(edge.tobytes(), b"\x00" * 9)
     assert agreed[True] > 20 and agreed[False] > 10, agreed
+
+
+def test_typed_codec_rule_constants_are_the_batch_paths():
+    """The fused kernel's typed-codec framing numbers are `filters.batch`'s (numba takes them
+    as constants; `accel` imports no filter module)."""
+    from arrayscope.formats.accel import nativekernels
+    from arrayscope.formats.filters import batch
+
+    assert nativekernels._TYPED_TABLE == batch._TYPED_TABLE == 16
+    assert nativekernels._TYPED_SLACK == batch.TYPED_SLACK
