@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtGui import QColor, QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QWidget
 
 from arrayscope.formats.core.status import Status
@@ -89,6 +89,3 @@ class Legend(QScrollArea):
         grid.setRowStretch(row, 1)
         self.setWidget(body)
 
-
-def legend_icon() -> QIcon:
-    return theme.kind_icon("field")

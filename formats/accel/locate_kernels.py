@@ -14,23 +14,31 @@ import numba
 from .nativekernels import _get64 as _u64
 from .nativekernels import _u32
 
+# The chunk table's layout as numba constants (accel imports no format package): the
+# declaration is `tiledb/parse/tile_layout.NUM_CHUNKS`, `CHUNK_HEADER`, and
+# tests/tiledb/test_chunk_table_kernel.py holds these to it and `_chunk_rows` to
+# `rawtile.chunk_table`, on written and on damaged tiles.
+_HEAD = 8      # Num chunks (u64)
+_ENTRY = 12    # per chunk: original length, filtered length, metadata length (u32 each)
+_ORIG, _FILT, _MDLEN = 0, 4, 8
+
 
 @numba.njit(nogil=True, cache=True)
 def _chunk_rows(src: Any, start: int, end: int, rows: Any, at: int) -> int:
     """`rawtile.chunk_table` of the bare tile at `start` (ending by `end`) appended to
     `rows` from row `at`: (original, filtered, md offset, md length, data offset) each.
     Returns the next free row, or -1 when the table does not fit (nothing then counts)."""
-    if start + 8 > end:
+    if start + _HEAD > end:
         return -1
     n = _u64(src, start)
-    if n < 0 or n > (end - start - 8) // 12 or at + n > len(rows):
+    if n < 0 or n > (end - start - _HEAD) // _ENTRY or at + n > len(rows):
         return -1
-    pos = start + 8
+    pos = start + _HEAD
     for _ in range(n):
-        if pos + 12 > end:
+        if pos + _ENTRY > end:
             return -1
-        orig, filt, mdl = _u32(src, pos), _u32(src, pos + 4), _u32(src, pos + 8)
-        md = pos + 12
+        orig, filt, mdl = _u32(src, pos + _ORIG), _u32(src, pos + _FILT), _u32(src, pos + _MDLEN)
+        md = pos + _ENTRY
         data = md + mdl
         if data + filt > end:
             return -1

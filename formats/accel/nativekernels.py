@@ -194,6 +194,8 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
 
 # the typed codec before the compressor (`fused.FusedPlan.typed`)
 DELTA, DOUBLE_DELTA = 1, 2
+# numba constants of `filters/batch.py`'s typed-codec rule (`_TYPED_TABLE`, `TYPED_SLACK`;
+# tests/filters/test_kernels.py holds them equal)
 _TYPED_TABLE = 16   # the typed codec's own part table: no metadata part, one data part
 _TYPED_SLACK = 64   # an encoded part longer than orig + this: the Python path's checks
 # where the encoded part lands in scratch, so that its 8-byte values are aligned:

@@ -113,6 +113,14 @@ class Tuning:
     aes_group: int = 32
     # an output from this size on is written with streaming stores (past the caches)
     stream_bytes: int = 16 << 20
+    # the numpy bit un-shuffle (`filters/bits.py`): 8 KiB blocks per numpy pass (128: 1 MiB
+    # of cells, stays in L2), and blocks from which the word transposes run (from 128 KiB
+    # they win; measured: 64 KiB loses)
+    bit_blocks_per_step: int = 128
+    bit_words_min_blocks: int = 16
+    # `values`: fragment-metadata files up to this size are read whole and kept by the model
+    # (what libtiledb keeps of a loaded fragment too)
+    held_meta: int = 16 << 10
 
 
 TUNING = Tuning()

@@ -228,7 +228,10 @@ def _decompress(comp: CompressionFilter, spec: FilterSpec, info: DataInfo, md, d
     return plain
 
 
-_TYPED_TABLE = 16   # the typed codec's own part table: no metadata part, one data part
+_TYPED_TABLE = table_size(0, 1)   # the typed codec's own part table: one data part
+# an encoded part longer than the values and this much (DELTA of libtiledb 2.16 keeps one
+# value more) is left to the general path's checks; `nativekernels` keeps the same rule
+TYPED_SLACK = 64
 
 
 def _decompress_typed(comp: CompressionFilter, spec: FilterSpec, info: DataInfo,
@@ -245,9 +248,7 @@ def _decompress_typed(comp: CompressionFilter, spec: FilterSpec, info: DataInfo,
         return None
     o1, c1, o2, c2 = _IIII.unpack_from(md, 8)
     view = memoryview(data)
-    # the encoded part is at most the values plus a small header (DELTA of libtiledb 2.16
-    # keeps one value more): a bigger declared length is left to the general path's checks
-    if o1 != _TYPED_TABLE or c1 + c2 != len(view) or o2 > orig + 64:
+    if o1 != _TYPED_TABLE or c1 + c2 != len(view) or o2 > orig + TYPED_SLACK:
         return None
     key = bytes(view[:c1])
     table = md_cache.get(key)

@@ -21,6 +21,7 @@ import threading
 import numpy as np
 
 from ..accel.kernels import bitunshuffle_blocks, unshuffler
+from ..core import compiled
 
 _M1, _M2, _M3 = np.uint64(0x00AA00AA00AA00AA), np.uint64(0x0000CCCC0000CCCC), np.uint64(0x00000000F0F0F0F0)
 _S7, _S14, _S28 = np.uint64(7), np.uint64(14), np.uint64(28)
@@ -87,10 +88,10 @@ def byteunshuffle_rows(src: np.ndarray, esize: int, out: np.ndarray) -> None:
     if esize <= 1 or n == 0 or g == 0:
         np.copyto(out, src)
         return
-    compiled = unshuffler(g * size)
-    if compiled is not None:   # one pass, each output byte stored once (kernels.py)
+    kernel = unshuffler(g * size)
+    if kernel is not None:   # one pass, each output byte stored once (kernels.py)
         for r in range(g):
-            compiled(src[r], esize, out[r])
+            kernel(src[r], esize, out[r])
         return
     planes = src[:, :body].reshape(g, esize, n)
     dst = out[:, :body]
@@ -161,7 +162,6 @@ def _blocks(n: int, esize: int):
 # numpy call streams through long arrays: no per-byte strided copies).
 _WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _SWAPS: dict = {}
-_BLOCKS_PER_STEP = 128  # 1 MiB of cells per numpy pass (blocks are 8 KiB): stays in L2
 
 
 def _swaps(esize: int):
@@ -203,8 +203,9 @@ def _full_blocks(src: np.ndarray, dst: np.ndarray, nb: int, esize: int, forward:
     words = b // w                                      # words per plane per block
     sv = src.view(t)
     dv = dst.view(t)
-    for a in range(0, nb, _BLOCKS_PER_STEP):
-        k = min(_BLOCKS_PER_STEP, nb - a)
+    step = compiled.TUNING.bit_blocks_per_step
+    for a in range(0, nb, step):
+        k = min(step, nb - a)
         lo, hi = a * b, (a + k) * b                     # in words (b elements = b words of E bytes)
         if esize == 1 and not forward:
             # one-byte elements: byte q of the 8 planes gathered into a u64 (the widening
@@ -253,25 +254,24 @@ def bitunshuffle_whole_blocks(src: np.ndarray, esize: int, nb: int, out: np.ndar
     all its elements (blosc's bitshuffle: no inner bshuf blocking) into `out`; the element
     count per block must be a multiple of 8."""
     b = len(src) // (nb * esize)
-    compiled = bitunshuffle_blocks.get(len(src))
-    if compiled is not None:
-        compiled(src, nb, b, esize, out)
+    kernel = bitunshuffle_blocks.get(len(src))
+    if kernel is not None:
+        kernel(src, nb, b, esize, out)
         return
     out[:] = _bytewise(src, esize, nb, b, False)
 
 
-_WORDS_MIN_BLOCKS = 16   # from 128 KiB the word transposes win (measured: 64 KiB loses)
 
 
 def _bit(data: np.ndarray, esize: int, forward: bool, out: np.ndarray) -> None:
     n = len(data) // esize
     done = 0
-    compiled = None if forward else bitunshuffle_blocks.get(len(data))
+    kernel = None if forward else bitunshuffle_blocks.get(len(data))
     for start, nb, b in _blocks(n, esize):
         lo, hi = start * esize, (start + nb * b) * esize
-        if compiled is not None:   # one pass per block, in L1 (simd.py)
-            compiled(data[lo:hi], nb, b, esize, out[lo:hi])
-        elif esize in _WORD and b == default_block(esize) and nb >= _WORDS_MIN_BLOCKS:
+        if kernel is not None:   # one pass per block, in L1 (simd.py)
+            kernel(data[lo:hi], nb, b, esize, out[lo:hi])
+        elif esize in _WORD and b == default_block(esize) and nb >= compiled.TUNING.bit_words_min_blocks:
             _full_blocks(data[lo:hi], out[lo:hi], nb, esize, forward)
         else:
             out[lo:hi] = _bytewise(data[lo:hi], esize, nb, b, forward)
@@ -301,7 +301,7 @@ def bitunshuffle_rows(src: np.ndarray, esize: int, out: np.ndarray) -> None:
             _bit(src[r], esize, False, out[r])
         return
     if esize in _WORD and size % block == 0 and out.flags.c_contiguous and \
-            src.flags.c_contiguous and g * (size // block) >= _WORDS_MIN_BLOCKS:
+            src.flags.c_contiguous and g * (size // block) >= compiled.TUNING.bit_words_min_blocks:
         _full_blocks(src.reshape(-1), out.reshape(-1), g * (size // block), esize, False)
         return
     for r in range(g):

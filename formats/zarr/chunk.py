@@ -332,13 +332,3 @@ def chunk_parts(document, meta: ArrayMeta, node: Node, src, label: str,
         else:
             dec.decode_into(node, stage)
     fill_gaps(node)
-
-
-def decoder_of(node: Node) -> Optional[ChunkDecoder]:
-    """The ChunkDecoder of a chunk file node (or of its "decoded" node), else None (no
-    codecs, or framing that failed)."""
-    if isinstance(node.data, ChunkDecoder):
-        return node.data
-    if isinstance(node.data, ChunkFile):
-        return node.data.decoder
-    return None

@@ -338,9 +338,6 @@ def from_zarray(path: str, jd: JsonDoc) -> ArrayMeta:
 
 
 # ---- v3 -----------------------------------------------------------------------------------
-ARRAY_TO_ARRAY = {"transpose"}
-
-
 def _cname(c) -> Optional[str]:
     n = c if isinstance(c, str) else c.get("name") if isinstance(c, dict) else None
     return n if isinstance(n, str) else None

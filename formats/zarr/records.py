@@ -21,7 +21,6 @@ from .dtype import Field, RecordType, Struct, to_python
 D_RECORDS = doc("Records: the decoded chunk, prod(chunk shape) packed records in storage "
                 "order (C, or F for v2 order 'F' / a v3 transpose)", spec="FORMAT_NOTES §3")
 D_RECORD = doc("One record: the struct's fields back to back, no padding", spec="FORMAT_NOTES §3")
-D_SUBARRAY = doc("Subarray field: its elements in C order", spec="numpy subarray dtypes")
 _FIELD_DOCS: Dict[Tuple[str, str, int], FieldDoc] = {}
 SUBARRAY_EAGER = 64
 

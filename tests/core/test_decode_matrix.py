@@ -8,6 +8,10 @@ the same `values` entries and the same `verify` findings.
 - worker: verify's decoding run as tasks through the task entry the process and Dask
   workers run (`verify_tasks.run_task`), here in this process (`executors.InProcess`).
 
+Each run records the routes the decision table (`decode.choose`, `choose_many`,
+`choose_windows`) gave: the reference takes no planned route, both planned runs take the
+same ones, and `test_every_route_is_taken` sees every `Route` taken.
+
 The mutations are made on a copy, in the largest data file of the dataset (the one most
 tiles live in): none, 8 bytes inverted two thirds in, and the last third cut off. The
 datasets were written by the real libraries (tiledb-py / libtiledb of many versions, zarr,
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Dict, List, Tuple
+from typing import Dict, List, Set, Tuple
 
 import pytest
 
@@ -24,6 +28,9 @@ from arrayscope import formats
 from arrayscope.formats.core import compiled
 from arrayscope.formats.core.executors import InProcess
 from arrayscope.formats.core.verify import verify
+from arrayscope.formats.tiledb.parse import decode as D
+from arrayscope.formats.tiledb.values import bulk_locate
+from arrayscope.formats.tiledb.verify import tile_batch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KEYS = {"tiledb_encrypted": os.path.join(ROOT, "resources", "samples", "tiledb_encrypted.key")}
@@ -113,12 +120,28 @@ def _findings(path: str, key, executor=None) -> List[Tuple]:
             for f in verify(doc, executor=executor)]
 
 
-def _run(mode: str, path: str, key, monkeypatch) -> Tuple[Dict, List]:
-    tuning = {"reference": compiled.tuned(planned=False, workers=1),
-              "planned": compiled.tuned(workers=1), "planned2": compiled.tuned(workers=2),
-              "worker": compiled.tuned(workers=1)}[mode]
+def _spy(m, routes: Set) -> None:
+    """Record every route the decision table gives, where its callers look it up."""
+    for owner, name in ((D, "choose"), (bulk_locate, "choose_many"),
+                        (tile_batch, "choose_windows")):
+        fn = getattr(D, name)
+
+        def spied(*a, _fn=fn, **k):
+            r = _fn(*a, **k)
+            routes.add(r)
+            return r
+        m.setattr(owner, name, spied)
+
+
+def _run(mode: str, path: str, key, monkeypatch, routes: Set, **tuning_changes
+         ) -> Tuple[Dict, List]:
+    tuning = {"reference": compiled.tuned(planned=False, workers=1, **tuning_changes),
+              "planned": compiled.tuned(workers=1, **tuning_changes),
+              "planned2": compiled.tuned(workers=2, **tuning_changes),
+              "worker": compiled.tuned(workers=1, **tuning_changes)}[mode]
     with monkeypatch.context() as m:
         m.setattr(compiled, "TUNING", tuning)
+        _spy(m, routes)
         if mode == "worker":
             return {}, _findings(path, key, InProcess())
         return _entries(path, key), _findings(path, key)
@@ -148,11 +171,33 @@ def _cases():
 def test_routes_agree(dataset, mutation, tmp_path, monkeypatch):
     path = _mutated(dataset, mutation, str(tmp_path))
     key = _key(dataset)
-    ref_entries, ref_found = _run("reference", path, key, monkeypatch)
+    routes: Dict[str, Set] = {m: set() for m in MODES}
+    ref_entries, ref_found = _run("reference", path, key, monkeypatch, routes["reference"])
     if mutation == "clean":   # the clean datasets decode: the matrix compares real cells
         assert all(not e[2] for es in ref_entries.values() for e in es), ref_entries
     for mode in MODES[1:]:
-        entries, found = _run(mode, path, key, monkeypatch)
+        entries, found = _run(mode, path, key, monkeypatch, routes[mode])
         if mode != "worker":
             assert entries == ref_entries, mode
         assert found == ref_found, mode
+    assert routes["reference"] <= {D.Route.REFERENCE, D.Route.COPY}, routes
+    assert routes["planned"] == routes["planned2"], routes
+    assert routes["worker"] <= routes["planned"], routes
+    if _tiledb_array(dataset):   # a TileDB array's values and verify take planned routes
+        assert routes["planned"] & {D.Route.PLANNED, D.Route.CHECKED, D.Route.WINDOWS}, routes
+
+
+# datasets whose runs take each route (bulk: `values` of their fragments with
+# `min_files` lowered to 1, so a committed array of few fragments reads them in bulk)
+ROUTE_CASES = ("resources/samples/tiledb_dense", "resources/samples/tiledb_sparse",
+               "tests/data/writer_rules/2.30.0/dd_steps", "tests/data/tiledb_versions/4_1.7.7")
+
+
+def test_every_route_is_taken(tmp_path, monkeypatch):
+    seen: Dict[str, Set] = {m: set() for m in ("reference", "planned")}
+    for rel in ROUTE_CASES:
+        path = _mutated(os.path.join(ROOT, rel), "clean", str(tmp_path / rel.replace("/", "_")))
+        for mode in seen:
+            _run(mode, path, None, monkeypatch, seen[mode], min_files=1)
+    assert seen["planned"] | seen["reference"] == set(D.Route), seen
+    assert seen["reference"] == {D.Route.REFERENCE, D.Route.COPY}, seen

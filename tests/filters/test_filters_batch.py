@@ -137,8 +137,8 @@ def test_bitunshuffle_rows_many_blocks(esize):
     byte-plane transform (`_bytewise`, what one small chunk takes), block by block, and to
     bitshuffle's inverse; so is one long array both ways (plus a short last block and a raw
     tail)."""
+    from arrayscope.formats.core.compiled import TUNING
     from arrayscope.formats.filters.bits import (
-        _WORDS_MIN_BLOCKS,
         _bytewise,
         bitshuffle,
         bitunshuffle,
@@ -158,7 +158,7 @@ def test_bitunshuffle_rows_many_blocks(esize):
             assert _bytewise(ref, esize, 1, b, True).tobytes() == seg.tobytes()
         assert bitshuffle(out[g], esize).tobytes() == src[g].tobytes()
         assert bitunshuffle(src[g], esize).tobytes() == out[g].tobytes()
-    nb = _WORDS_MIN_BLOCKS + 3
+    nb = TUNING.bit_words_min_blocks + 3
     tail = 8 * 5 * esize + 3 * esize + 1   # a short block of 40 elements, 3 raw ones, a byte
     flat = rng.integers(0, 256, nb * b * esize + tail).astype(np.uint8)
     body = nb * b * esize

@@ -435,7 +435,7 @@ def test_section_payload_parsers_never_raise(tmp_path_factory, payload, kind, sl
     _n, fm = FM.parse_fragment_metadata_file(doc, BytesSource(fmd, "f"), doc.ctx)
     footer = fm.footer
     loader = fm.loader
-    fn = FM._section_parser(kind, slot % len(footer.slots), footer,
+    fn = FM.section_parser(kind, slot % len(footer.slots), footer,
                             schema if use_schema else None, loader)
     src = BytesSource(payload, "payload")
     node = run_parser("Payload", "struct", src, fn)

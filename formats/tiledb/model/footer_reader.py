@@ -1,6 +1,7 @@
 """The fragment-metadata footer read with `struct`, no nodes: for the model-only path
-(`values` on a thousand fragments reads a thousand footers). The layout is the one
-`fragment_footer.parse_footer` annotates (format_spec/fragment.md "Footer"); anything this
+(`values` on a thousand fragments reads a thousand footers). Both this reader and
+`fragment_footer.parse_footer` take the layout from its one declaration
+(`footer_layout.FOOTER`, format_spec/fragment.md "Footer"); anything this
 reader does not expect (no schema, format < 5, bytes that stop short or are left over)
 returns None, and the caller parses the footer with nodes, which says what is wrong.
 tests/tiledb/test_tiledb_footer_reader.py checks both give the same Footer."""
@@ -8,12 +9,12 @@ from __future__ import annotations
 
 import functools
 import struct
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from ...filters.enums import BYTE_STRING_TYPES, DATATYPES, Datatype, datatype_size, numpy_dtype
-from ..parse.fragment_footer import Footer, section_kinds
 from ..parse.fragment_values import python_value
 from .array_model import ArraySchema
+from .footer_layout import FOOTER, Footer, FooterField, null_ned_size, section_kinds, tail_layout
 from .fragment_slots import slot_names
 
 _U64 = struct.Struct("<Q")
@@ -91,56 +92,26 @@ def footer_of(buf: bytes, start: int, schema: ArraySchema) -> Optional[Footer]:
         v = ft.version = struct.unpack_from("<I", buf, take(4))[0]
         if v < 5:
             return None
-        if v >= 10:
-            n = u64()
-            at = take(n)
-            ft.schema_name = bytes(buf[at:at + n]).decode("utf-8", "replace")
-        ft.dense = bool(buf[take(1)])
-        ft.null_ned = bool(buf[take(1)])
-        dims = schema.dimensions
-        if ft.null_ned:
-            if not any(d.var for d in dims):
-                take(2 * len(dims) * (dims[0].cell_size if dims else 0))
-        else:
-            ned = []
-            for d in dims:
-                if d.var:
-                    total, first = u64(), u64()
-                    if first > total:
-                        return None
-                    at = take(total)
-                    raw_min, raw_max = buf[at:at + first], buf[at + first:at + total]
-                else:
-                    sz = d.cell_size
-                    at = take(2 * sz)
-                    raw_min, raw_max = buf[at:at + sz], buf[at + sz:at + 2 * sz]
-                sc = _scalar(d.datatype) if not d.var else None
-                if sc is not None and len(raw_min) == len(raw_max) == sc[0].size:
-                    lo, hi = sc[0].unpack(raw_min)[0], sc[0].unpack(raw_max)[0]
-                    ned.append((bool(lo), bool(hi)) if sc[1] else (lo, hi))
-                else:
-                    ned.append((python_value(d.datatype, raw_min),
-                                python_value(d.datatype, raw_max)))
-                ft.ned_raw.append(raw_min + raw_max)
-            ft.non_empty_domain = ned
-        ft.sparse_tile_num = u64()
-        ft.last_tile_cell_num = u64()
-        if v >= 14:
-            ft.has_timestamps = bool(buf[take(1)])
-        if v >= 15:
-            ft.has_delete_meta = bool(buf[take(1)])
-        ft.slots = slot_names(schema, v, ft.has_timestamps, ft.has_delete_meta, None)
-        ns = len(ft.slots)
-        ft.file_sizes = u64s(ns)
-        ft.file_var_sizes = u64s(ns)
-        ft.file_validity_sizes = u64s(ns) if v >= 7 else [0] * ns
-        ft.rtree = u64()
-        for kind in section_kinds(v):
-            ft.sections[kind] = u64s(ns)
-        if v >= 12:
-            ft.fmmsn = u64()
-        if v >= 16:
-            ft.processed_conditions = u64()
+        for f in FOOTER[1:]:
+            if v < f.since:
+                continue
+            if f.kind == "name":
+                n = u64()
+                at = take(n)
+                ft.schema_name = bytes(buf[at:at + n]).decode("utf-8", "replace")
+            elif f.kind == "ned":
+                if not _ned(buf, take, u64, schema, ft):
+                    return None
+            elif f.kind in ("slots", "section"):
+                if not ft.slots:
+                    ft.slots = slot_names(schema, v, ft.has_timestamps, ft.has_delete_meta, None)
+                ft.set(f, u64s(f.count(v, len(ft.slots))))
+            elif f.kind == "bool":
+                ft.set(f, buf[take(1)])
+            else:
+                ft.set(f, u64())
+        if v < 7:
+            ft.file_validity_sizes = [0] * len(ft.slots)
     except (_Short, struct.error):
         return None
     if pos != size:
@@ -149,47 +120,91 @@ def footer_of(buf: bytes, start: int, schema: ArraySchema) -> Optional[Footer]:
     return ft
 
 
+def _ned(buf, take, u64, schema: ArraySchema, ft: Footer) -> bool:
+    """The non-empty domain into `ft` (False: a var-sized range that does not fit)."""
+    if ft.null_ned:
+        take(null_ned_size(schema))
+        return True
+    ned = []
+    for d in schema.dimensions:
+        if d.var:
+            total, first = u64(), u64()
+            if first > total:
+                return False
+            at = take(total)
+            raw_min, raw_max = buf[at:at + first], buf[at + first:at + total]
+        else:
+            sz = d.cell_size
+            at = take(2 * sz)
+            raw_min, raw_max = buf[at:at + sz], buf[at + sz:at + 2 * sz]
+        sc = _scalar(d.datatype) if not d.var else None
+        if sc is not None and len(raw_min) == len(raw_max) == sc[0].size:
+            lo, hi = sc[0].unpack(raw_min)[0], sc[0].unpack(raw_max)[0]
+            ned.append((bool(lo), bool(hi)) if sc[1] else (lo, hi))
+        else:
+            ned.append((python_value(d.datatype, raw_min), python_value(d.datatype, raw_max)))
+        ft.ned_raw.append(raw_min + raw_max)
+    ft.non_empty_domain = ned
+    return True
+
+
 # The footers of one schema's fragments differ only in their values: their layout — for a
-# format, schema-name length and null-domain flag — is worked out once into one `struct`
-# for the fields up to the timestamps flags and one for the per-slot tail (a thousand
-# footers are a thousand `unpack_from`s, not twenty reads each). Only for fixed-sized
-# dimensions whose domain `struct` reads (`_scalar`); anything else takes the reader above.
-_Head = Tuple[struct.Struct, list]   # (fields up to the flags, per dim (offset, size, bool))
+# format, schema-name length and null-domain flag — is worked out once from `FOOTER` into
+# one `struct` for the fields from the dense flag to the timestamps flags (the head: the
+# slot count depends on those flags) and one for the per-slot rest (a thousand footers are a
+# thousand `unpack_from`s, not twenty reads each). Only for fixed-sized dimensions whose
+# domain `struct` reads (`_scalar`); anything else takes the reader above.
+class _Head(NamedTuple):
+    struct: struct.Struct
+    names: Tuple[str, ...]                # per value: its field (the domain's: "")
+    spans: List[Tuple[int, int, bool]]    # per dimension (offset, size, is BOOL)
+
+
 _HEADS: Dict[Tuple[int, int, int, bool], Tuple[ArraySchema, Optional[_Head]]] = {}
-_TAILS: Dict[Tuple[int, int], Tuple[struct.Struct, list]] = {}
+_RESTS: Dict[Tuple[int, int], Tuple[struct.Struct, Tuple[FooterField, ...]]] = {}
 _U32 = struct.Struct("<I")
+_CODE = {"bool": "?", "u64": "Q"}
 
 
 def _head_plan(schema: ArraySchema, v: int, at: int, null_ned: bool) -> Optional[_Head]:
-    dims = schema.dimensions
-    if any(d.var for d in dims):
-        return None
-    fmt, spans, pos = "<??", [], at + 2
-    if null_ned:
-        pad = 2 * len(dims) * (dims[0].cell_size if dims else 0)
-        fmt += f"{pad}x" if pad else ""
-        pos += pad
-    else:
-        for d in dims:
-            sc = _scalar(d.datatype)
-            if sc is None or sc[0].size != d.cell_size:
+    fmt, names, spans, pos = "<", [], [], at
+    for f in FOOTER:
+        if v < f.since or f.kind in ("u32", "name"):
+            continue
+        if f.kind in ("slots", "section"):
+            break
+        if f.kind != "ned":
+            fmt += _CODE[f.kind]
+            names.append(f.name)
+            pos += struct.calcsize("<" + _CODE[f.kind])
+        elif null_ned:
+            if any(d.var for d in schema.dimensions):
                 return None
-            code = sc[0].format[1:]
-            fmt += code + code
-            spans.append((pos, 2 * d.cell_size, sc[1]))
-            pos += 2 * d.cell_size
-    fmt += "QQ" + ("?" if v >= 14 else "") + ("?" if v >= 15 else "")
-    return struct.Struct(fmt), spans
+            pad = null_ned_size(schema)
+            fmt += f"{pad}x" if pad else ""
+            pos += pad
+        else:
+            for d in schema.dimensions:
+                sc = _scalar(d.datatype) if not d.var else None
+                if sc is None or sc[0].size != d.cell_size:
+                    return None
+                code = sc[0].format[1:]
+                fmt += code + code
+                names += ["", ""]
+                spans.append((pos, 2 * d.cell_size, sc[1]))
+                pos += 2 * d.cell_size
+    return _Head(struct.Struct(fmt), tuple(names), spans)
 
 
-def _tail_plan(v: int, ns: int) -> Tuple[struct.Struct, list]:
-    """(struct of the per-slot tail, its section kinds) of format `v` with `ns` slots."""
-    t = _TAILS.get((v, ns))
+def _rest_plan(v: int, ns: int) -> Tuple[struct.Struct, Tuple[FooterField, ...]]:
+    """(struct of the per-slot rest — all u64 — its fields) of format `v` with `ns` slots."""
+    t = _RESTS.get((v, ns))
     if t is None:
-        sizes = 3 if v >= 7 else 2
-        kinds = section_kinds(v)
-        n = sizes * ns + 1 + len(kinds) * ns + (v >= 12) + (v >= 16)
-        t = _TAILS[(v, ns)] = (struct.Struct(f"<{n}Q"), kinds)
+        lay = tail_layout(v, ns)
+        fields = tuple(f for f in FOOTER if v >= f.since and f.name in lay)
+        first = next(i for i, f in enumerate(fields) if f.kind in ("slots", "section"))
+        n = (lay[""][0] - lay[fields[first].name][0]) // 8
+        t = _RESTS[(v, ns)] = (struct.Struct(f"<{n}Q"), fields[first:])
     return t
 
 
@@ -216,50 +231,40 @@ def _planned(buf: bytes, start: int, schema: ArraySchema) -> Optional[Footer]:
     plan = got[1]
     if plan is None:
         return None
-    head, spans = plan
-    end = at + head.size
+    end = at + plan.struct.size
     if end > size:
         return None
-    h = head.unpack_from(buf, at)
-    ts = h[-2] if v >= 15 else (h[-1] if v >= 14 else False)
-    dm = h[-1] if v >= 15 else False
-    slots = slot_names(schema, v, ts, dm, None)
-    ns = len(slots)
-    tail, kinds = _tail_plan(v, ns)
-    if end + tail.size != size:
-        return None
-    t = tail.unpack_from(buf, end)
-    ft = Footer(offset=start, size=size, schema_used=True, version=v, dense=h[0],
-                null_ned=null_ned, has_timestamps=ts, has_delete_meta=dm, slots=slots)
+    h = plan.struct.unpack_from(buf, at)
+    ft = Footer(offset=start, size=size, schema_used=True, version=v)
+    for name, value in zip(plan.names, h):
+        if name:
+            setattr(ft, name, value)
     if v >= 10:
         ft.schema_name = bytes(buf[12:at]).decode("utf-8", "replace")
-    k = 2 + 2 * len(spans)
-    ft.sparse_tile_num, ft.last_tile_cell_num = h[k], h[k + 1]
+    ft.slots = slot_names(schema, v, ft.has_timestamps, ft.has_delete_meta, None)
+    ns = len(ft.slots)
+    rest, fields = _rest_plan(v, ns)
+    if end + rest.size != size:
+        return None
+    t = rest.unpack_from(buf, end)
     if not null_ned:
-        ned = []
-        for i, (pos, n, is_bool) in enumerate(spans):
-            lo, hi = h[2 + 2 * i], h[3 + 2 * i]
+        ned, k = [], plan.names.index("") if plan.spans else 0
+        for i, (pos, n, is_bool) in enumerate(plan.spans):
+            lo, hi = h[k + 2 * i], h[k + 1 + 2 * i]
             ned.append((bool(lo), bool(hi)) if is_bool else (lo, hi))
             ft.ned_raw.append(bytes(buf[pos:pos + n]))
         ft.non_empty_domain = ned
-    ft.file_sizes = list(t[0:ns])
-    ft.file_var_sizes = list(t[ns:2 * ns])
-    j = 2 * ns
-    if v >= 7:
-        ft.file_validity_sizes = list(t[j:j + ns])
-        j += ns
-    else:
+    j = 0
+    for f in fields:
+        if f.kind in ("slots", "section"):
+            n = f.count(v, ns)
+            ft.set(f, list(t[j:j + n]))
+            j += n
+        else:
+            ft.set(f, t[j])
+            j += 1
+    if v < 7:
         ft.file_validity_sizes = [0] * ns
-    ft.rtree = t[j]
-    j += 1
-    for kind in kinds:
-        ft.sections[kind] = list(t[j:j + ns])
-        j += ns
-    if v >= 12:
-        ft.fmmsn = t[j]
-        j += 1
-    if v >= 16:
-        ft.processed_conditions = t[j]
     ft.complete = True
     return ft
 
@@ -288,11 +293,11 @@ def footer_shape(buf: bytes, schema: ArraySchema) -> Optional[FooterShape]:
     got = _HEADS.get((id(schema), v, at, ft.null_ned))
     if got is None or got[0] is not schema or got[1] is None:
         return None
-    head_end = at + got[1][0].size
-    flags = (v >= 14) + (v >= 15)
-    ns = len(ft.slots)
-    sizes = 3 if v >= 7 else 2
-    rtree_at = head_end + 8 * sizes * ns
-    kinds = _tail_plan(v, ns)[1]
-    return FooterShape(len(buf), bytes(buf), ((0, at + 2), (head_end - flags, head_end)),
-                       rtree_at, {k: rtree_at + 8 + 8 * ns * i for i, k in enumerate(kinds)})
+    lay = tail_layout(v, len(ft.slots))
+    rest_at = next(off for name, (off, n) in lay.items() if n)     # the first per-slot field
+    ned_end = at + got[1].struct.size - rest_at
+    flags = [ned_end + lay[f.name][0] for f in FOOTER if f.kind == "bool" and f.name in lay]
+    head_end = ned_end + rest_at
+    return FooterShape(len(buf), bytes(buf), ((0, at + 2), (min(flags, default=head_end), head_end)),
+                       ned_end + lay["rtree"][0],
+                       {k: ned_end + lay[k][0] for k in section_kinds(v)})

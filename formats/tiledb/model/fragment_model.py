@@ -8,9 +8,9 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 import numpy as np
 
 from ...filters import DataInfo
-from ..parse.fragment_footer import Footer
 from ..parse.rawtile import TileError, decode_generic_tile
 from .array_model import ArraySchema, FragmentMetadata
+from .footer_layout import Footer
 
 
 class SectionLoader:

@@ -16,15 +16,19 @@ writes the cells of every chunk it takes and returns the indices of those it dec
   `tile_batch.chunk_plan`); everything else it declines, and the caller hands it to the
   reference, which says what is wrong. So both give the same cells and the same errors.
 
-`choose(run)` is the decision table:
+Every decision of how tiles become cells is a `Route`, and the one decision table below
+(`choose`, `choose_many`, `choose_windows`) makes it:
 
-| the run | decoder |
+| the job | route |
 | --- | --- |
-| `TUNING.planned` off (the differential tests) | `Reference` |
-| no filters (a chunk is its cells) | `Reference` (a copy: nothing to plan) |
-| a pipeline `Planned` has a plan for (`planned_for`; for a `clean` run, `tile_batch.chunk_plan`) | `Planned` |
-| anything else | `Reference` |
-| (`decode_tile`) one chunk of one tile asked alone | `Reference` (a plan costs more than it saves) |
+| `TUNING.planned` off (the differential tests) | `REFERENCE` or `COPY`, nothing planned |
+| a run with no filters (a chunk is its cells) | `COPY` (the reference's copy: nothing to plan) |
+| a run of one chunk, not `clean` (`decode_tile` of a one-chunk tile) | `REFERENCE` (a plan costs more than it saves) |
+| a `clean` run (verify) `tile_batch.chunk_plan` plans | `CHECKED` (`Planned`: chunks with no finding) |
+| a run `Planned` has a plan for (`planned_for`) | `PLANNED` |
+| any other run | `REFERENCE` (for a `clean` run: every chunk checked in full by the caller) |
+| `values` of many fragments (`compiled.bulk_wanted`, libc, the fused kernel) | `BULK` (`bulk_locate.py`) |
+| verify of a data file whose role `tile_batch` decodes whole (a local file) | `WINDOWS` (`tile_batch.decode_run`) |
 
 What the caller does with what `Planned` declines is always the same: `Reference` on those
 chunks. Whether `Planned` runs compiled kernels or their numpy twins is `compiled.py`'s
@@ -32,6 +36,7 @@ rule; every number that tunes either is in `compiled.TUNING`.
 """
 from __future__ import annotations
 
+import enum
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol, Sequence, Tuple
@@ -371,23 +376,64 @@ def _decode_fused_run(kernel, fplan: fused.FusedPlan, pieces: Sequence[Piece], r
 
 # ---- the choice --------------------------------------------------------------------------
 
-def choose(run: Run, workers: Optional[int] = None) -> Decoder:
-    """The decoder for `run` (the decision table of the module doc)."""
-    if compiled.TUNING.planned and planned_for(run.specs, run.info, run.clean):
-        return Planned(workers)
-    return Reference(workers)
+class Route(enum.Enum):
+    """The ways a TileDB tile's chunks become cells (the decision table of the module doc)."""
+
+    REFERENCE = "reference"   # each chunk reversed stage by stage (`Reference`)
+    COPY = "copy"             # no filters: each chunk's bytes are its cells (`Reference`)
+    PLANNED = "planned"       # whole runs without Stage objects (`Planned`)
+    CHECKED = "checked"       # verify: `Planned` taking only chunks no check could fault
+    BULK = "bulk"             # `values` of many fragments: compiled read, locate, decode
+    WINDOWS = "windows"       # verify: a data file's tiles decoded window by window
 
 
-def decode(run: Run, out: np.ndarray, workers: Optional[int] = None) -> List[int]:
-    """Every piece of `run` into `out` by the chosen decoder, what it declines by the
+def choose(run: Run) -> Route:
+    """The route of `run` (the decision table of the module doc)."""
+    if not run.specs:
+        return Route.COPY
+    if not compiled.TUNING.planned or (len(run.pieces) == 1 and not run.clean):
+        return Route.REFERENCE
+    if planned_for(run.specs, run.info, run.clean):
+        return Route.CHECKED if run.clean else Route.PLANNED
+    return Route.REFERENCE
+
+
+def choose_many(fragments: int) -> Route:
+    """`values` of `fragments` fragments: `BULK` when this machine reads them that way and
+    it pays (`compiled.bulk_wanted`); else fragment by fragment, each run `choose`n:
+    `PLANNED`, or `REFERENCE` when the planned routes are off."""
+    if not compiled.TUNING.planned:
+        return Route.REFERENCE
+    if not compiled.bulk_wanted(fragments):
+        return Route.PLANNED
+    from ...accel import bulkread
+    if bulkread.libc_functions() is None or fused.decoder(1 << 30) is None:
+        return Route.PLANNED
+    return Route.BULK
+
+
+def choose_windows(whole: bool) -> Route:
+    """Verify of a data file whose tiles `tile_batch` can decode whole (`whole`: a simple
+    role in a local file): `WINDOWS`, else `REFERENCE` (chunk by chunk, every check)."""
+    return Route.WINDOWS if whole and compiled.TUNING.planned else Route.REFERENCE
+
+
+def decode(run: Run, out: np.ndarray, workers: Optional[int] = None, pool: Any = None
+           ) -> List[int]:
+    """Every piece of `run` into `out` by the chosen route, what `Planned` declines by the
     reference; returns the pieces that do not decode (`run.errors` says why). A `clean`
-    run stops after the planned path: what it declines the caller checks chunk by chunk."""
-    chosen = choose(run, workers)
-    left = chosen.decode(run, out)
-    if not left or run.clean or isinstance(chosen, Reference):
+    run stops after the planned path: what it declines (every piece when the route is not
+    `CHECKED`) the caller checks chunk by chunk."""
+    route = choose(run)
+    if run.clean and route is not Route.CHECKED:
+        return list(range(len(run.pieces)))
+    if route in (Route.REFERENCE, Route.COPY):
+        return Reference(workers, pool).decode(run, out)
+    left = Planned(workers, pool).decode(run, out)
+    if not left or run.clean:
         return left
     sub = run.subset(left)
-    bad = Reference(workers).decode(sub, out)
+    bad = Reference(workers, pool).decode(sub, out)
     run.errors.update((left[i], e) for i, e in sub.errors.items())
     run.offsets.update((left[i], o) for i, o in sub.offsets.items())
     return [left[i] for i in bad]
@@ -400,14 +446,14 @@ def decode_tile(source, offset: int, end: int, specs: List[FilterSpec], info: Da
     var-sized strings (their offsets tile has 0 chunks). TileError when a chunk does not
     decode (the first one's reason)."""
     table = chunk_table(source, offset, end)
-    if len(table) == 1 or not specs:   # one chunk (or a copy): the reference's own result
-        return join_chunks([decode_chunk(_buffer(source), c, specs, info, key, i)
-                            for i, c in enumerate(table)])
     pieces, at = [], 0
     for i, c in enumerate(table):
         pieces.append(Piece(source, c, at, 0, i))
         at += c.original
     run = Run(specs, info, pieces, key)
+    if choose(run) is not Route.PLANNED:   # the reference's own result (and its errors)
+        return join_chunks([decode_chunk(_buffer(source), c, specs, info, key, i)
+                            for i, c in enumerate(table)])
     out = np.empty(at, np.uint8)
     bad = decode(run, out, 1)
     if bad:

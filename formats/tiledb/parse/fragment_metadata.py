@@ -79,7 +79,6 @@ D_UNREFERENCED_PC = doc("Processed conditions: the delete/update conditions alre
                        note="not in the v15 footer: found after the fragment min/max/sum/"
                             "null-count tile (bytes of libtiledb 2.11.3)")
 
-_section_parser = section_parser  # the name the tests know
 
 
 def _schema_for(ctx, name: Optional[str]) -> Optional[ArraySchema]:

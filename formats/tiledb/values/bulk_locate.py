@@ -36,6 +36,7 @@ from ...filters.batch import reverse_into
 from ..model.array_model import Fragment
 from ..model.footer_reader import footer_shape
 from ..model.fragment_model import GENERIC_INFO
+from ..parse.decode import Route, choose_many
 from ..parse.rawtile import GT_HEAD_SIZE, generic_specs, peek_generic_tile
 from ..parse.tile import MAX_GENERIC_DECODE
 from ..parse.tile_layout import GENERIC_HEADER
@@ -214,10 +215,9 @@ class FastValues:
 
     @staticmethod
     def available(fragments: int) -> bool:
-        """This machine reads `fragments` fragments this way, and it pays
-        (`compiled.bulk_wanted`: the one rule)."""
-        return compiled.bulk_wanted(fragments) and bulkread.libc_functions() is not None \
-            and fused.decoder(1 << 30) is not None
+        """This machine reads `fragments` fragments this way, and it pays (the decision
+        table: `decode.choose_many`)."""
+        return choose_many(fragments) is Route.BULK
 
     def takes(self, frag: Fragment) -> Optional[str]:
         """`frag`'s folder when a plan of its format may read it, else None."""

@@ -50,11 +50,8 @@ from .dense_coords import fragment_dense_coords
 from .legacy_coords import dimension_values
 
 # Data files up to this size are read whole when located (and dropped once decoded: what
-# FileSource would read with one pread anyway, there mapped beyond it);
-# fragment-metadata files up to this size are read whole and kept by the model (what
-# libtiledb keeps of a loaded fragment too).
+# FileSource would read with one pread anyway, there mapped beyond it).
 _HELD_MAX = FileSource.PREAD_MAX
-_HELD_META = 16 << 10
 
 
 class ValuesError(Exception):
@@ -245,7 +242,7 @@ def _metadata(document, array: TileDBArray, frag: Fragment) -> FragmentMetadata:
     if fm is not None and fm.loader is not None:
         return fm
     src = _open_in(document, frag, "__fragment_metadata.tdb",
-                   "fragment has no __fragment_metadata.tdb", _HELD_META)
+                   "fragment has no __fragment_metadata.tdb", compiled.TUNING.held_meta)
     ctx = Context(key=document.ctx.key if document is not None else None,
                   format=TileDBContext(array=array))
     # no nodes: the model only (looked up in its module on each call: a spy sees it)

@@ -27,6 +27,7 @@ from ...filters.compression import CompressionFilter
 from ...filters.enums import FilterType
 from ...filters.unread import unread_metadata
 from ..parse.data_files import DataFileRole
+from ..parse.decode import Route, choose_windows
 
 _HEAD = 8 + 12      # Num chunks (u64), then one chunk header (u32 orig, filt, md length)
 _PARTS_MD = 16      # a compressor's metadata for one data part: counts (0, 1), (orig, comp)
@@ -74,7 +75,7 @@ def decode_run(source, offsets: np.ndarray, ends: np.ndarray, role: DataFileRole
     n = len(offsets)
     if not n:
         return
-    if not compiled.TUNING.planned or not simple(role) or not hasattr(source, "path"):
+    if choose_windows(simple(role) and hasattr(source, "path")) is not Route.WINDOWS:
         yield Window(0, [None] * n, 0)
         return
     offs = np.asarray(offsets, dtype=np.int64)

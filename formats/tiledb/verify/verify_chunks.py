@@ -262,7 +262,7 @@ class _FastChunks:
             return
         import numpy as np
 
-        from ..parse.decode import Piece, Planned, Run
+        from ..parse.decode import Piece, Run, decode
         from ..parse.rawtile import Chunk
 
         first = items[0][0]
@@ -277,7 +277,7 @@ class _FastChunks:
             at += ci.original_length
         out = np.empty(at, np.uint8)
         run = Run(first.specs, first.info, pieces, self.key, clean=True)
-        left = set(Planned(self.workers, self.pool).decode(run, out))
+        left = set(decode(run, out, self.workers, self.pool))
         done = stored = 0
         results: List[Result] = []
         for (ci, tile), pc in zip(items, pieces):

@@ -154,14 +154,6 @@ _STATUS: Dict[str, CheckStatus] = {"identical": "identical", "tolerated": "ident
                                    "failed": "failed"}
 
 
-def forward_checks(specs, stages, info: F.DataInfo, key: Optional[bytes] = None,
-                   original_length: Optional[int] = None,
-                   offsets: Optional[bytes] = None) -> List[ForwardCheck]:
-    """`stage_checks` as the panel's rows show them."""
-    return [ForwardCheck(c.k, _STATUS[c.status], c.message)
-            for c in stage_checks(specs, stages, info, key, original_length, offsets)]
-
-
 def forward_verdict(checks, stored_size: int) -> Tuple[Status, str]:
     """(status, one line) for a chunk's stage checks: damage only when a deterministic
     filter does not reproduce its stage; re-encoding codecs and writer quirks are info."""
