@@ -188,6 +188,13 @@ def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
     idx = win.diag.proxy.index(0, 1)
     row = win.diag.model.rows[win.diag.proxy.mapToSource(idx).row()]
     assert row.message in idx.data(Qt.ItemDataRole.ToolTipRole)
+    # the current row's whole message, wrapped under the table (the row elides it)
+    view.setCurrentIndex(idx)
+    detail = win.diag.detail
+    qtbot.waitUntil(detail.isVisible, timeout=WAIT_MS)
+    assert detail.text() == row.message and detail.wordWrap()
+    assert detail.width() <= view.width() + 8
+    assert detail.height() >= detail.heightForWidth(detail.width()) - 2   # no line cut
     assert win.tree.view.textElideMode() == Qt.TextElideMode.ElideMiddle
     assert win.browser.textElideMode() == Qt.TextElideMode.ElideMiddle
     # the right column keeps the full height: the pipeline's Cells pane shows >= 8 rows
