@@ -325,8 +325,14 @@ class DiagnosticsPanel(QWidget):
         self.proxy.setFilterFixedString(["", "error", "warning"][i])
 
     def _show_detail(self, index, _previous=None) -> None:
-        text = self.proxy.data(index.siblingAtColumn(1)) if index.isValid() else None
-        self.detail.setText(str(text or ""))
+        """The current row's message and its whole source path (the Source column elides
+        a member's path inside a group: `ms/…/a0.tdb`)."""
+        r = self.proxy.data(index, Qt.ItemDataRole.UserRole) if index.isValid() else None
+        text = ""
+        if r is not None:
+            where = r.source + (f" @ 0x{r.offset:X}" if r.offset is not None else "")
+            text = f"{r.message}\n{where}" if where else r.message
+        self.detail.setText(text)
         self.detail.setVisible(bool(text))
 
     def _activate(self, index) -> None:

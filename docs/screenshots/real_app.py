@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SOMA = os.path.join(ROOT, "tests", "data", "soma", "pbmc68k")
 SIZES = {"1024x700": (1024, 700), "2560x1440": (2560, 1440)}
 # where the first Diagnostics row is at each size (the bottom dock's first row), x, y
-DIAG_ROW = {"1024x700": (300, 0), "2560x1440": (700, 0)}
+DIAG_ROW = {"1024x700": (290, 578), "2560x1440": (1055, 1317)}
 
 
 def damaged_soma(dest: str) -> str:
