@@ -206,6 +206,10 @@ def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
                     timeout=WAIT_MS)
     qtbot.wait(50)
     assert cells.viewport().height() // cells.rowHeight(0) >= 8
+    # the inspector is not squeezed: its Data at cursor shows some rows too (it showed one)
+    table = win.inspector.table
+    assert table.rowCount() >= 4
+    assert table.viewport().height() >= 3 * table.rowHeight(0)
     # a row leads with the cell's coordinates (a column per dimension) and its value, and
     # both are on screen in the narrow dock (it showed one or the other)
     table = cells.model().table
