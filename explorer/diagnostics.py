@@ -216,6 +216,15 @@ class DiagnosticsPanel(QWidget):
         lay.setSpacing(2)
         lay.addLayout(top)
         lay.addWidget(self.view, 1)
+        # the current row's whole message, wrapped: a row has one line, which a narrow
+        # window (1024×700) elides to `the ce…data says`
+        self.detail = QLabel("", self)
+        self.detail.setWordWrap(True)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail.hide()
+        lay.addWidget(self.detail)
+        self.view.selectionModel().currentRowChanged.connect(self._show_detail)
+        self.proxy.modelReset.connect(lambda: self._show_detail(self.view.currentIndex()))
         self.view.clicked.connect(self._activate)
         self.view.activated.connect(self._activate)
 
@@ -314,6 +323,17 @@ class DiagnosticsPanel(QWidget):
 
     def _filter(self, i: int) -> None:
         self.proxy.setFilterFixedString(["", "error", "warning"][i])
+
+    def _show_detail(self, index, _previous=None) -> None:
+        """The current row's message and its whole source path (the Source column elides
+        a member's path inside a group: `ms/…/a0.tdb`)."""
+        r = self.proxy.data(index, Qt.ItemDataRole.UserRole) if index.isValid() else None
+        text = ""
+        if r is not None:
+            where = r.source + (f" @ 0x{r.offset:X}" if r.offset is not None else "")
+            text = f"{r.message}\n{where}" if where else r.message
+        self.detail.setText(text)
+        self.detail.setVisible(bool(text))
 
     def _activate(self, index) -> None:
         r = self.proxy.data(index, Qt.ItemDataRole.UserRole)

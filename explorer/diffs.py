@@ -68,7 +68,36 @@ class Diffs:
         except OSError as e:
             self.win.st_value.setText(f"Cannot compare: {e}")
             return None
-        return self.compare(sa, sb, titles=distinct_titles(a, b))
+        opened: List[object] = []
+        na, nb = self.file_node(a, opened), self.file_node(b, opened)
+        dv = self.compare(sa, sb, titles=distinct_titles(a, b),
+                          nodes=(na, nb) if na is not None and nb is not None else None)
+        for doc in opened:   # the datasets opened for the fields live as long as the tab
+            dv.destroyed.connect(lambda _o=None, d=doc: d.close())
+        return dv
+
+    def file_node(self, path: str, opened: List[object]) -> Optional[Node]:
+        """`path`'s node, for the field-by-field list: in the open dataset, else in the
+        dataset folder around it (opened here, appended to `opened`); None when no format
+        places the file."""
+        from arrayscope import formats
+        from arrayscope.formats.core import registry
+
+        path = os.path.abspath(path)
+        session = self.win.session
+        if session is not None and self.win.path and _under(path, self.win.path):
+            return _walk(session.document.root, os.path.relpath(path, self.win.path))
+        d = os.path.dirname(path)
+        while d != os.path.dirname(d):
+            if registry.for_dir(d) is not None:
+                try:
+                    doc = formats.open(d, lazy=True)
+                except formats.OpenError:
+                    return None
+                opened.append(doc)
+                return _walk(doc.root, os.path.relpath(path, d))
+            d = os.path.dirname(d)
+        return None
 
     def compare(self, a, b, titles: Optional[Tuple[str, str]] = None,
                 nodes: Optional[Tuple[Node, Node]] = None) -> DiffView:
@@ -119,6 +148,25 @@ def distinct_titles(a: str, b: str) -> Tuple[str, str]:
     except ValueError:   # different drives
         return a, b
     return os.path.relpath(a, common), os.path.relpath(b, common)
+
+
+def _under(path: str, folder: str) -> bool:
+    folder = os.path.abspath(folder)
+    return os.path.isdir(folder) and os.path.commonpath([path, folder]) == folder
+
+
+def _walk(root: Optional[Node], rel: str) -> Optional[Node]:
+    """The file node at `rel` (os separators) under `root`, building folders on the way."""
+    cur: Optional[Node] = root
+    for part in rel.split(os.sep):
+        if cur is None:
+            return None
+        cur.ensure_built()   # a folder listed when expanded, a group member opened
+        cur = cur.find(part)
+    if cur is None or cur.kind != "file":
+        return None
+    cur.ensure_built()   # a file parsed when first shown: its fields
+    return cur
 
 
 def _short(name: str) -> str:

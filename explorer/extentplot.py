@@ -3,6 +3,7 @@ chosen dimensions (one-dimensional arrays: the dimension against the fragment's 
 coloured by the fragment's state; clicking a box emits `fragmentSelected(name)`."""
 from __future__ import annotations
 
+import math
 from typing import Dict, List, Optional, Tuple
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
@@ -38,17 +39,30 @@ class PlotArea(QWidget):
         self.dx, self.dy = 0, 1
         self.selected: Optional[str] = None
         self._hits: List[Tuple[QRectF, str]] = []
+        # what a paint draws, kept until the data, the dimensions or the size change (a
+        # thousand fragments' boxes are not worth laying out on every expose)
+        self._laid: Optional[Tuple[tuple, List[Tuple[QRectF, str]], int]] = None
+        self._spans: Dict[int, Tuple[float, float]] = {}
         self.setMinimumSize(300, 220)
+
+    def changed(self) -> None:
+        """The data or the dimensions changed: lay out again, repaint."""
+        self._laid = None
+        self._spans.clear()
+        self.update()
 
     def _span(self, d: int) -> Tuple[float, float]:
         """[lo, hi] of the boxes over dimension `d` (what the axis label says)."""
+        if d in self._spans:
+            return self._spans[d]
         vals: List[float] = []
         if self.extents is not None:
             for boxes in self.extents.boxes.values():
                 for b in boxes:
                     if d < len(b):
                         vals += [x for x in (_num(b[d][0]), _num(b[d][1])) if x is not None]
-        return (min(vals), max(vals)) if vals else (0.0, 1.0)
+        span = self._spans[d] = (min(vals), max(vals)) if vals else (0.0, 1.0)
+        return span
 
     def _range(self, d: int) -> Tuple[float, float]:
         """The span with a margin (what the plot shows)."""
@@ -95,37 +109,57 @@ class PlotArea(QWidget):
             p.drawText(QRectF(-h / 2, -8, h, 16), Qt.AlignmentFlag.AlignCenter,
                        "{}  [{:g}, {:g}]".format(e.dimensions[self.dy], *self._span(self.dy)))
             p.restore()
+        key = (left, w, h, x0, x1, y0, y1, self.dx, self.dy)
+        if self._laid is None or self._laid[0] != key:
+            self._laid = (key, *self._boxes(one_d, X, Y))
+        _key, boxes, skipped = self._laid
+        self._hits = boxes
+        exposed = QRectF(_e.rect()).adjusted(-3, -3, 3, 3)
+        colours = {name: state_colour(self.states.get(name, "")) for name in self.order}
+        for r, name in boxes:
+            if not exposed.intersects(r):
+                continue
+            c = colours[name]
+            fill = QColor(c)
+            fill.setAlpha(90)
+            p.setBrush(fill)
+            p.setPen(QPen(c.darker(130), 2.5 if name == self.selected else 1))
+            p.drawRect(r)
+        if one_d:   # the fragments' labels that fit, one per 16 px at most
+            p.setPen(QPen(self.palette().text().color()))
+            right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+            every = max(1, math.ceil(16 / max(1e-9, h / max(1, len(self.order)))))
+            for row in range(0, len(self.order), every):
+                label = QRectF(2, Y(row) - 8, left - 6, 16)
+                if exposed.intersects(label):
+                    p.drawText(label, right, short_name(self.order[row], 6))
+        if skipped:
+            p.drawText(QRectF(self.M, 4, w, 16), Qt.AlignmentFlag.AlignLeft,
+                       f"{skipped} box(es) over non-numeric dimensions not drawn")
+        p.end()
+
+    def _boxes(self, one_d: bool, X, Y) -> Tuple[List[Tuple[QRectF, str]], int]:
+        """Each fragment's boxes in widget coordinates, and how many could not be placed
+        (a non-numeric dimension)."""
+        out: List[Tuple[QRectF, str]] = []
         skipped = 0
+        assert self.extents is not None
         for row, name in enumerate(self.order):
-            c = state_colour(self.states.get(name, ""))
-            for b in e.boxes.get(name, []):
+            for b in self.extents.boxes.get(name, []):
                 xs = _pair(b, self.dx)
                 ys: Optional[Tuple[float, float]] = (row - 0.35, row + 0.35) if one_d \
                     else _pair(b, self.dy)
                 if xs is None or ys is None:
                     skipped += 1
                     continue
-                a, yy = xs, ys
-                r = QRectF(QPointF(X(a[0] - 0.5 if one_d else a[0]), Y(yy[1])),
-                           QPointF(X(a[1] + 0.5 if one_d else a[1]), Y(yy[0]))).normalized()
+                r = QRectF(QPointF(X(xs[0] - 0.5 if one_d else xs[0]), Y(ys[1])),
+                           QPointF(X(xs[1] + 0.5 if one_d else xs[1]), Y(ys[0]))).normalized()
                 if r.width() < 2:
                     r.setWidth(2)
                 if r.height() < 2:
                     r.setHeight(2)
-                fill = QColor(c)
-                fill.setAlpha(90)
-                p.setBrush(fill)
-                p.setPen(QPen(c.darker(130), 2.5 if name == self.selected else 1))
-                p.drawRect(r)
-                self._hits.append((r, name))
-            if one_d:
-                p.setPen(QPen(self.palette().text().color()))
-                right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                p.drawText(QRectF(2, Y(row) - 8, left - 6, 16), right, short_name(name, 6))
-        if skipped:
-            p.drawText(QRectF(self.M, 4, w, 16), Qt.AlignmentFlag.AlignLeft,
-                       f"{skipped} box(es) over non-numeric dimensions not drawn")
-        p.end()
+                out.append((r, name))
+        return out, skipped
 
     def mousePressEvent(self, ev) -> None:
         pos = ev.position() if hasattr(ev, "position") else QPointF(ev.pos())
@@ -174,9 +208,9 @@ class ExtentPlot(QWidget):
 
     def select(self, name: Optional[str]) -> None:
         self.area.selected = name
-        self.area.update()
+        self.area.update()   # (the layout stays: only a pen changes)
 
     def _dims(self, *_a) -> None:
         self.area.dx = max(0, self.cx.currentIndex())
         self.area.dy = max(0, self.cy.currentIndex())
-        self.area.update()
+        self.area.changed()

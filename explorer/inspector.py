@@ -47,6 +47,9 @@ class Inspector(QWidget):
         self.table.setWordWrap(False)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         h = self.table.horizontalHeader()
+        # three rows at least: a short window (1024×700) squeezed it to one
+        self.table.setMinimumHeight(h.sizeHint().height() + 3 * (self.fontMetrics().height() + 4)
+                                    + 2 * self.table.frameWidth() + 2)
         h.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         h.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)

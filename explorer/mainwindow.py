@@ -71,6 +71,7 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
         self.verifier.done.connect(self._verified)
         self.verifier.failed.connect(lambda msg: self.diag.verify_failed(msg))
         self._open_format: Optional[str] = None
+        self._diag_errors = 0   # errors Diagnostics lists (its tab is raised when they come)
         self._open_key: Optional[bytes] = None
 
         # central: start page / hex tabs + find bar
@@ -336,6 +337,9 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
     # ---- misc ------------------------------------------------------------------------
     def _diag_counts(self, errors: int, warnings: int) -> None:
         t = "Diagnostics"
+        if errors and not self._diag_errors:
+            self.d_diag.raise_()   # the first errors: in front of a tab beside it (Health)
+        self._diag_errors = errors
         if errors or warnings:
             t += f" ({errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)})"
         self.d_diag.setWindowTitle(t)

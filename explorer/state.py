@@ -99,7 +99,8 @@ class AppState:
         """Make `node` the selection (a step of the history); False when nothing is open."""
         if node is None or self.session is None:
             return False
-        if node.pending and getattr(node.children, "owner_fields", False):
+        kids = node.children if node.pending else None
+        if getattr(kids, "owner_fields", False) and not getattr(kids, "background", False):
             node.ensure_built()   # a file parsed when first shown (a lazy open): now
         if origin != "history" and self.current is not None and self.current is not node:
             self._back.append(self.current)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from typing import Callable, Iterator, List, Optional, Union
 
 from .fielddoc import FieldDoc
@@ -137,6 +138,25 @@ class BuildDeferred(DeferredChildren):
     fragment's files in the window): once built, the tree is exactly the one an eager open
     makes, so verify builds them all first (`remote.build_read_deferred`) and nothing
     releases them but a dump, which rebuilds the same nodes on the next access."""
+
+
+class BackgroundBuild:
+    """A deferred build that is real work (a group member's open, a folder of thousands of
+    commit files): the window builds it off the GUI thread (`background`,
+    explorer/treemodel.py) and selecting the node does not build it; the lock makes a second
+    asker (the GUI thread going into the node meanwhile) wait for that build rather than
+    run another. Mixed in before a DeferredChildren class (a slotted one names `_lock`)."""
+
+    __slots__ = ()
+    background = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._lock = threading.RLock()  # type: ignore[misc]  # a slot of the class it is mixed into
+
+    def materialize(self) -> List["Node"]:
+        with self._lock:
+            return super().materialize()  # type: ignore[misc]
 
 
 class Node:

@@ -125,3 +125,44 @@ def test_compare_files_titles_tell_the_fragments_apart(tmp_path):
     a = str(tmp_path / "arr" / "__fragments" / "f1" / "a1.tdb")
     b = str(tmp_path / "arr" / "__fragments" / "f2" / "a1.tdb")
     assert distinct_titles(a, b) == (os.path.join("f1", "a1.tdb"), os.path.join("f2", "a1.tdb"))
+
+
+def test_compare_files_lists_fields_of_any_two_files(qtbot, tmp_path):
+    """Issue 28: File ▸ Compare Files on two files picked by path, one in the open array and
+    one in another array that is not open, lists the differing fields by name (not only the
+    bytes), and titles the panes with distinct names."""
+    import tiledb
+
+    def array(name: str, lo: int) -> str:
+        uri = str(tmp_path / name)
+        dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=10, dtype=np.int64))
+        tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom,
+                                                    attrs=[tiledb.Attr("a", dtype=np.int64)]))
+        with tiledb.open(uri, "w", timestamp=1) as A:
+            A[lo:lo + 10] = np.arange(10) + lo
+        return uri
+
+    one, two = array("one", 0), array("two", 50)
+
+    def meta(uri: str) -> str:
+        frag = os.listdir(os.path.join(uri, "__fragments"))[0]
+        return os.path.join(uri, "__fragments", frag, "__fragment_metadata.tdb")
+
+    win = open_window(qtbot, tmp_path)
+    assert win.open_path(one, sync=True)
+    dv = win.diffs.compare_paths(meta(one), meta(two))
+    assert dv is not None and dv.fields, "no field listed"
+    assert dv.lists.tabText(0).startswith("Fields")
+    assert dv.title_a.text() != dv.title_b.text()
+    assert "one" in dv.title_a.text() and "two" in dv.title_b.text()
+    named = {d.path: (d.shown(d.left), d.shown(d.right)) for d in dv.fields}
+    assert any("0" in x and "50" in y and "omain" in p for p, (x, y) in named.items()), named
+    # two files of the same array picked by path (not through the tree)
+    assert win.open_path(two, sync=True)
+    with tiledb.open(two, "w", timestamp=2) as A:
+        A[80:90] = np.arange(10)
+    assert win.open_path(two, sync=True)
+    frags = sorted(os.listdir(os.path.join(two, "__fragments")))
+    a, b = (os.path.join(two, "__fragments", f, "__fragment_metadata.tdb") for f in frags)
+    dv = win.diffs.compare_paths(a, b)
+    assert dv.fields and dv.title_a.text() != dv.title_b.text()

@@ -160,3 +160,70 @@ def test_open_verify_and_health_take_short_turns_of_the_gui_thread(qtbot, tmp_pa
     print(f"\n60 fragments: longest turn {cpu:.0f} ms of GUI-thread CPU, "
           f"longest gap {probe.longest_gap_ms():.0f} ms")
     assert 0 < cpu <= 400
+
+
+def driven(qtbot, tmp_path, uri) -> LoopProbe:
+    """The event loop's turns while a user opens `uri` (verify runs in the background),
+    expands `__fragments`, scrolls it to the end, selects fragments, and opens the Health
+    dock's tabs (`tests.support.eventloop.LoopProbe`, each step a phase)."""
+    from PySide6.QtCore import Qt
+
+    win = open_window(qtbot, tmp_path)
+    probe = LoopProbe(win)
+    qtbot.wait(50)
+    probe.start()
+    probe.phase("open")
+    win.open_path(uri)
+    qtbot.waitUntil(lambda: win.session is not None and win.tree.current_node() is not None,
+                    timeout=600000)
+    tree = win.tree.view
+    probe.phase("expand __fragments")
+    frags = win.session.root.find("__fragments")
+    win.tree.select_node(frags)
+    tree.expand(tree.currentIndex())
+    qtbot.wait(100)
+    probe.phase("scroll")
+    bar = tree.verticalScrollBar()
+    while bar.value() < bar.maximum():   # a page at a time, as PageDown does
+        bar.setValue(bar.value() + bar.pageStep())
+        qtbot.wait(20)
+    probe.phase("select")
+    for _ in range(6):
+        qtbot.keyClick(tree, Qt.Key.Key_Up)
+        qtbot.wait(30)
+    qtbot.keyClick(tree, Qt.Key.Key_Right)     # into a fragment
+    qtbot.wait(30)
+    qtbot.keyClick(tree, Qt.Key.Key_Down)
+    qtbot.wait(100)
+    probe.phase("Health dock")
+    view = win.health_view
+    win.d_health.show()
+    win.d_health.raise_()
+    qtbot.waitUntil(lambda: not view.busy and bool(view.fragments.timeline.rows),
+                    timeout=600000)
+    for i in range(view.count()):
+        view.setCurrentIndex(i)
+        qtbot.wait(100)
+    probe.phase("verify")
+    qtbot.waitUntil(lambda: not win.verifier.busy, timeout=600000)
+    qtbot.wait(100)
+    probe.stop()
+    return probe
+
+
+def report(probe: LoopProbe, n: int) -> str:
+    worst = ", ".join(f"{w:.0f}/{c:.0f} ms {p}" for w, c, p, _g in probe.worst(4))
+    cpu = ", ".join(f"{c:.0f} ms {p} (gc {g:.0f})" for _w, c, p, g in probe.worst_cpu(4))
+    return (f"{n} fragments, driven: worst stalls wall/GUI-CPU {worst}; most GUI CPU {cpu} "
+            f"(cores {os.cpu_count()}, load {os.getloadavg()[0]:.1f})")
+
+
+@pytest.mark.parametrize("n", [200, pytest.param(1000, marks=pytest.mark.slow)])
+def test_driven_window_takes_no_long_turn_of_the_gui_thread(qtbot, tmp_path, n):
+    """Open, expand `__fragments`, scroll, select, Health dock, verify: no turn of the event
+    loop takes the GUI thread over 100 ms of CPU (CPU, not the wall clock: on a loaded
+    machine the wall clock counts the wait for a core)."""
+    probe = driven(qtbot, tmp_path, _fragments(tmp_path, n))
+    print("\n" + report(probe, n))
+    worst_cpu = probe.worst_cpu(1)[0]
+    assert 0 < worst_cpu[1] <= 100, worst_cpu

@@ -188,6 +188,14 @@ def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
     idx = win.diag.proxy.index(0, 1)
     row = win.diag.model.rows[win.diag.proxy.mapToSource(idx).row()]
     assert row.message in idx.data(Qt.ItemDataRole.ToolTipRole)
+    # the current row's whole message, wrapped under the table (the row elides it)
+    view.setCurrentIndex(idx)
+    detail = win.diag.detail
+    qtbot.waitUntil(detail.isVisible, timeout=WAIT_MS)
+    assert detail.text() == f"{row.message}\n{row.source} @ 0x{row.offset:X}"
+    assert detail.wordWrap()
+    assert detail.width() <= view.width() + 8
+    assert detail.height() >= detail.heightForWidth(detail.width()) - 2   # no line cut
     assert win.tree.view.textElideMode() == Qt.TextElideMode.ElideMiddle
     assert win.browser.textElideMode() == Qt.TextElideMode.ElideMiddle
     # the right column keeps the full height: the pipeline's Cells pane shows >= 8 rows
@@ -198,6 +206,10 @@ def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
                     timeout=WAIT_MS)
     qtbot.wait(50)
     assert cells.viewport().height() // cells.rowHeight(0) >= 8
+    # the inspector is not squeezed: its Data at cursor shows some rows too (it showed one)
+    table = win.inspector.table
+    assert table.rowCount() >= 4
+    assert table.viewport().height() >= 3 * table.rowHeight(0)
     # a row leads with the cell's coordinates (a column per dimension) and its value, and
     # both are on screen in the narrow dock (it showed one or the other)
     table = cells.model().table
@@ -220,3 +232,39 @@ def test_docks_scale_at_2560_by_1440(qtbot, tmp_path):
     assert win.corner(Qt.Corner.BottomLeftCorner) == Qt.DockWidgetArea.LeftDockWidgetArea
     view = win.diag.view
     assert view.columnWidth(1) >= view.viewport().width() // 2
+
+
+def test_float32_cells_read_as_float32(qtbot, tmp_path):
+    """Issue 28: float32 cells show as float32 prints them (0.57), not as the float64 their
+    widening gives (0.5699999928474426), in the cells table and the tree's Value column."""
+    import numpy as np
+    import tiledb
+
+    uri = str(tmp_path / "f32")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 9), tile=10, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[
+        tiledb.Attr("a", dtype=np.float32, filters=[tiledb.ZstdFilter()])]))
+    written = np.array([0.57, -1.2, 3.3, 0.1, 1, 2, 3, 4, 5, 6], dtype=np.float32)
+    with tiledb.open(uri, "w") as a:
+        a[:] = written
+    win = open_window(qtbot, tmp_path)
+    assert win.open_path(uri, sync=True)
+    frag = next(win.session.document.root.find("__fragments").iter_children())
+    chunk = frag["a0.tdb"]["Tile 1"]["Chunk 1"]
+    win.select_node(chunk)
+    cells = win.pipeline.cells_pane.view
+    qtbot.waitUntil(lambda: cells.model() is not None and cells.model().rowCount() >= 10,
+                    timeout=WAIT_MS)
+    model = cells.model()
+    value = len(model.table.coords.names)
+    shown = [model.data(model.index(r, value)) for r in range(4)]
+    assert shown == ["0.57", "-1.2", "3.3", "0.1"]
+    # the decoded cells in the tree: their Value column
+    texts = []
+    stack = [chunk]
+    while stack and len(texts) < 200:
+        n = stack.pop()
+        if isinstance(n.value, float):
+            texts.append(n.display_text())
+        stack.extend(n.iter_children())
+    assert "0.57" in texts and not any("0.5699999" in t for t in texts), texts[:12]

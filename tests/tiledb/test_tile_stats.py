@@ -123,3 +123,15 @@ def test_var_string_minimum_changed(tmp_path, monkeypatch, vectorised):
     found = [(f.code, f.message) for f in verify_report(open_for_verify(uri)).findings]
     assert found == [("tile-stat-mismatch", "tile 1 of 's': the cells' minimum is b'w!000', "
                                             "the fragment metadata says b'w0000'")]
+
+
+def test_float32_statistic_printed_as_float32():
+    """A float32 minimum in a finding reads as float32 prints it (-1.2), not as the float64
+    its widening gives (-1.2000000476837158); float64 and integers as before."""
+    import numpy as np
+
+    from arrayscope.formats.tiledb.verify.cell_checks import _typed
+
+    assert _typed(np.float32(-1.2).item(), np.dtype(np.float32)) == "-1.2"
+    assert _typed(0.1, np.dtype(np.float64)) == "0.1"
+    assert _typed(-5, np.dtype(np.int32)) == "-5"

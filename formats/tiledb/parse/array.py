@@ -19,7 +19,7 @@ from ...core.dataset_fs import DatasetFS, entry_node, mark_unlistable, unreadabl
 from ...core.engine import guarded
 from ...core.fielddoc import doc
 from ...core.findings import NO_SCHEMA
-from ...core.node import ERROR, OK, WARNING, BuildDeferred, Node, hex_preview
+from ...core.node import ERROR, OK, WARNING, BackgroundBuild, BuildDeferred, Node, hex_preview
 from ...core.plain import file_node
 from ...core.standin import parse_failed, stand_in_node
 from ..model import layout, names
@@ -395,8 +395,9 @@ class _FragmentDeferred(BuildDeferred):
         super().__init__(build, release)
 
 
-class _CommitsDeferred(_FragmentDeferred):
-    """The commits folder: its (empty) commit files give the first screen nothing to show."""
+class _CommitsDeferred(BackgroundBuild, _FragmentDeferred):
+    """The commits folder: its (empty) commit files give the first screen nothing to show,
+    and listing them (one per write: thousands) is work for a worker thread."""
 
     first_screen = False
 

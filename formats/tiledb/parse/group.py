@@ -13,14 +13,13 @@ member entry's URI, never followed. Directories of the group's folder that no me
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from ...core.context import Context
 from ...core.dataset_fs import entry_node, mark_unlistable
 from ...core.fielddoc import doc
-from ...core.node import ERROR, WARNING, DeferredChildren, Node, hex_preview
+from ...core.node import ERROR, WARNING, BackgroundBuild, DeferredChildren, Node, hex_preview
 from ...core.plain import dir_node, file_node
 from ...core.remote import absolute
 from ..model import layout, names, soma
@@ -257,22 +256,11 @@ def _builder(document, node: Node, ref: MemberRef, ctx: Context, parent: TileDBG
     return _MemberChildren(build, release)
 
 
-class _MemberChildren(DeferredChildren):
-    """A member's children: opening the member (a whole array or group) is real work, so
-    the window builds them off the GUI thread (`background`, explorer/treemodel.py); the
-    lock makes a second asker (the GUI thread selecting into the member meanwhile) wait for
-    that build rather than run another."""
+class _MemberChildren(BackgroundBuild, DeferredChildren):
+    """A member's children: opening the member (a whole array or group) is real work, built
+    off the GUI thread (`BackgroundBuild`)."""
 
     __slots__ = ("_lock",)
-    background = True
-
-    def __init__(self, build, on_release=None):
-        super().__init__(build, on_release)
-        self._lock = threading.RLock()
-
-    def materialize(self) -> List[Node]:
-        with self._lock:
-            return super().materialize()
 
 
 def _member_node(document, ref: MemberRef, ctx: Context, parent: TileDBGroup,

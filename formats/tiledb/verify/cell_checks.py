@@ -622,6 +622,12 @@ def _stats_group(out: _Out, src: str, fld, tiles: List[_Tile], st, dt: np.dtype,
         _report_exact(out, src, fld, tiles[k], settle, dt)
 
 
+def _typed(v, dt: np.dtype) -> str:
+    """A cell value as its type prints it: a float32 minimum reads -1.2, not the float64
+    -1.2000000476837158 its widening gives."""
+    return str(dt.type(v)) if dt.kind == "f" else repr(v)
+
+
 def _report_exact(out: _Out, src: str, fld, t: _Tile, settle: _Settle, dt: np.dtype) -> None:
     """The findings of a tile no writer plan explains: each stored statistic that differs
     from the written cells' (the ordered writer's plan for dense fragments)."""
@@ -636,8 +642,8 @@ def _report_exact(out: _Out, src: str, fld, t: _Tile, settle: _Settle, dt: np.dt
         g = g.item() if isinstance(g, np.generic) else g
         if arr is not None and not writer_stats.same(arr[i].item(), g):
             out.add(TILE_STAT, src, t.offset,
-                    f"tile {i + 1} of {fld.name!r}: the cells' {label} is {g!r}, the fragment "
-                    f"metadata says {arr[i].item()!r}")
+                    f"tile {i + 1} of {fld.name!r}: the cells' {label} is {_typed(g, dt)}, "
+                    f"the fragment metadata says {_typed(arr[i].item(), dt)}")
     w = settle.want
     if w is not None and not writer_stats.same(w[i].item(), got[2]) and \
             not settle.may_saturate(t):

@@ -76,7 +76,8 @@ class TypedCells:
             return repr(chr(c)) if 32 <= c < 127 else f"\\x{c:02x}"
         if dt == Datatype.BOOL:
             return "true" if v else "false"
-        return format_scalar(v.item() if hasattr(v, "item") else v)
+        bits = 8 * v.dtype.itemsize if isinstance(v, np.floating) else 64   # float32 as float32
+        return format_scalar(v.item() if hasattr(v, "item") else v, bits)
 
     def text(self, row: int, col: int) -> str:
         r = self.arr[row]
