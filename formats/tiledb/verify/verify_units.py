@@ -50,7 +50,7 @@ def slots(document, root: Node) -> List[Slot]:
         n = stack.pop()
         if n.doc is D_DATA_FILE and n.kind == "file":
             where = _file_slot(document, n, frags)
-            if where is not None and not n.pending:
+            if where is not None:   # unbuilt (a remote file, read deferred): a worker builds it
                 out.append((where, n))
                 continue
         if isinstance(n.data, (ChunkInfo, TileRun)) or \
@@ -427,7 +427,7 @@ def _file_parts(node: Node, nbytes: int,
                 target: int) -> List[Tuple[Optional[Tuple[int, int]], int]]:
     """(pieces a..b, stored bytes) of the data file, about `target` bytes each; one part
     (None: the whole file) when it is not bigger or cannot be split."""
-    found = pieces(node) if nbytes > target else []
+    found = pieces(node) if nbytes > target and not node.pending else []   # unread: whole
     if len(found) < 2:
         return [(None, nbytes)]
     parts: List[Tuple[Optional[Tuple[int, int]], int]] = []
