@@ -39,6 +39,14 @@ class Tally:
         self._since += nbytes
         self._report(source)
 
+    def add(self, other: "Tally", what: str) -> None:
+        """What `other` counted (a part checked aside, then kept) counted here too."""
+        self.files |= other.files
+        self.tiles += other.tiles
+        self.nbytes += other.nbytes
+        self._since += other.nbytes
+        self._report(what)
+
     def finished(self, nbytes: int, what: str) -> None:
         """Everything in `nbytes` stored bytes (a fragment's folder) is checked: counted
         whole, in place of its chunk bytes counted so far."""

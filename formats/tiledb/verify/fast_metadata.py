@@ -1,0 +1,146 @@
+"""A fragment's `__fragment_metadata.tdb` checked from the model and the raw tile bytes, with
+no annotated node tree — for the common case, where the check finds nothing.
+
+The streamed verify (`array_verify`) builds a fragment folder's tree to take its diagnostics
+and check its chunks; for the metadata file that tree (a footer, then some thirty generic
+tiles, each a header, a pipeline, a chunk table and a parsed payload) costs most of the
+time of a small fragment. `clean_metadata` runs the checks that give findings there — the
+annotated footer, the layout of the sections, every section's generic tile header, its
+chunk checks (`chunk_checks.check_one`: checksums, codecs, forward reproduction) and its
+payload parse — on the bytes, and answers only when nothing was found: the model, and the
+tiles and bytes to tally. Anything else (a finding, a layout the tree would show
+differently, an old format, a header not yet seen parsing clean) answers None and the
+caller builds the file's tree, which then says where the problem is: annotated nodes are
+built only where a finding lands. The equality with the tree's checks is tested on every
+committed array and damaged copies (tests/tiledb/test_verify_paths_differential.py)."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from ...core.cursor import Cursor, ParseStop
+from ...core.engine import run_parser
+from ...core.node import OK, Node
+from ...core.source import BytesSource
+from ...filters import DataInfo
+from ..model.array_model import FragmentMetadata, with_schema
+from ..parse import fragment_metadata as fmeta
+from ..parse import tile_templates
+from ..parse.rawtile import GT_HEAD_SIZE, exact_chunk_table, generic_specs, peek_generic_tile
+from ..parse.tile import MAX_GENERIC_DECODE, ChunkInfo
+from .chunk_checks import check_one
+
+_GENERIC = DataInfo(4, 1, "generic")   # what parse_generic_tile decodes a generic tile as
+_U64 = struct.Struct("<Q")
+
+
+@dataclass
+class CleanMetadata:
+    """A metadata file checked clean: its model, and the chunks to tally (name, bytes)."""
+
+    metadata: FragmentMetadata
+    tallied: List[Tuple[str, int]]
+
+
+def clean_metadata(document, source, array) -> Optional[CleanMetadata]:
+    """The checks the tree of `__fragment_metadata.tdb` (`source`) would run, on its bytes;
+    None unless they all pass (then the caller builds the tree). Never raises."""
+    try:
+        return _check(document, source, array)
+    except Exception:  # noqa: BLE001 - the tree then says what it is
+        return None
+
+
+def _check(document, src, array) -> Optional[CleanMetadata]:
+    ctx = with_schema(document.ctx, array.latest_schema)
+    info = fmeta._fragment_name(src)
+    if info.get("kind") != "timestamped" or (info.get("version") or 0) < 10:
+        return None   # formats 1-9 (fixed footers, one generic tile): the tree reads them
+    size = src.size
+    if size < 20:
+        return None
+    flen = _U64.unpack(src.read(size - 8, 8))[0]
+    if flen > size - 8 or flen < 12:
+        return None
+    fstart = size - 8 - flen
+    head = src.read(fstart, 12)
+    version = struct.unpack_from("<I", head, 0)[0]
+    k = _U64.unpack_from(head, 4)[0]
+    if version < 10 or k > flen - 12:
+        return None
+    schema_name = src.read(fstart + 12, k).decode("utf-8", "replace")
+    if fmeta._schema_gone(document, ctx, schema_name) is not None:
+        return None
+    schema = fmeta._schema_for(ctx, schema_name)
+    # the footer as the tree annotates it (small: one region), its diagnostics wanted none
+    scratch = Node("footer", "struct", src, fstart, flen)
+    try:
+        footer = fmeta.parse_footer(Cursor(src, fstart, size - 8, scratch, ctx=ctx), schema,
+                                    "Footer", size=flen)
+    except ParseStop:
+        return None
+    if not footer.complete or _found(scratch):
+        return None
+    fm = FragmentMetadata(version=0)
+    fmeta.fill_model(fm, footer, schema, src, ctx.key)
+    fmeta._find_unreferenced_processed(src, footer, fstart)
+    tallied: List[Tuple[str, int]] = []
+    secs = fmeta.section_list(footer)
+    ends = [o for o, *_ in secs] + [fstart]
+    if not secs or secs[0][0] != 0 or len(set(ends)) != len(ends) or \
+            any(b <= a for a, b in zip(ends, ends[1:])):
+        return None   # a gap, an overlap, a shared or misplaced offset: the tree shows it
+    for (off, _name, kind, slot), nxt in zip(secs, ends[1:]):
+        got = _section(document, src, off, nxt, kind, slot, footer, schema, fm, ctx)
+        if got is None:
+            return None
+        tallied.extend(got)
+    fm.encrypted = fmeta._encrypted_of(None, fm.loader)
+    return CleanMetadata(fm, tallied)
+
+
+def _section(document, src, start: int, end: int, kind: str, slot: int, footer, schema,
+             fm: FragmentMetadata, ctx) -> Optional[List[Tuple[str, int]]]:
+    """One section's generic tile checked as the tree checks it: the chunks' tallies, or
+    None where the tree would have something to say (or reads it differently)."""
+    head = peek_generic_tile(src, start)
+    region = end - start
+    if head is None or head[0] != region:
+        return None
+    total, psize, persisted, _enc, tsize = head
+    if max(region, tsize) > fmeta.LAZY_BYTES:
+        return None   # a section the tree shows lazily: its own reading
+    if not tile_templates.header_parses_clean(src, start, end):
+        return None   # a header not seen parsing clean yet: the tree parses (and learns) it
+    specs = generic_specs(src, start, psize)
+    tstart = start + GT_HEAD_SIZE + psize
+    table = exact_chunk_table(src, tstart, persisted, end)
+    if not table or sum(c.original for c in table) > MAX_GENERIC_DECODE:
+        return None
+    name = getattr(src, "name", str(src))
+    tallied: List[Tuple[str, int]] = []
+    cells: List[bytes] = []
+    key = ctx.key
+    for i, c in enumerate(table):
+        ci = ChunkInfo(i, src, c.original, c.filtered, c.md_offset, c.md_length,
+                       c.data_offset, list(specs), _GENERIC)
+        r = check_one(ci, key, None)
+        if r.findings or r.decoded is None:
+            return None
+        if r.tallied is not None:
+            tallied.append(r.tallied)
+        cells.append(bytes(r.decoded[0]))
+    if tsize != sum(len(c) for c in cells):
+        return None
+    parse_fn = fmeta.section_parser(kind, slot, footer, schema, fm.loader)
+    if parse_fn is None:
+        return None
+    payload = BytesSource(b"".join(cells), f"{name} @{start} payload", parent=src)
+    root = run_parser("Payload", "struct", payload, parse_fn, ctx)
+    return None if _found(root) else tallied
+
+
+def _found(root: Node) -> bool:
+    """Whether a node under `root` (as the tree's diagnostics walk enters it) is not OK."""
+    return any(n.status != OK for n in root.walk())
