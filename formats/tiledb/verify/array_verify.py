@@ -195,6 +195,9 @@ class _Streamed:
             if self.checkable else {}
         self.known = _commits_of(document, array) if self.checkable else None
         self._pool: list = []
+        from .fast_metadata import Seen
+
+        self.seen = Seen()   # metadata sections checked clean (`fast`)
 
     def pool(self):
         if not self.threads:
@@ -221,7 +224,7 @@ class _Streamed:
         aside = Tally()
         with counting_into(aside):
             meta = node.find(FRAGMENT_METADATA_FILE)   # (builds the folder: its file list)
-            got = clean_metadata(document, meta.source, document.model) \
+            got = clean_metadata(document, meta.source, document.model, self.seen) \
                 if meta is not None and meta.pending else None
             if got is not None:
                 frag.metadata = got.metadata
