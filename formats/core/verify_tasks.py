@@ -235,9 +235,9 @@ def _run(executor, tasks: List[Task]) -> List[Any]:
     for _found, requests, nbytes, where, (tiles, stored, files) in results:
         if where != here:   # in this process (threads, in-process) TOTAL has them already
             TOTAL.add(requests, nbytes)
-        tal.tiles += tiles
-        tal.nbytes += stored
-        tal.files.update(files)
+        # counted, and on the progress bar (the workers' chunks are checked: not only the
+        # caller's own)
+        tal.add(Tally(files=set(files), tiles=tiles, nbytes=stored), "")
     return [found for found, _r, _b, _w, _t in results]
 
 
