@@ -51,11 +51,11 @@ def count_fast(monkeypatch):
     FAST["folders"] = 0
 
 
-def _report(path: str, model_path: bool):
+def _report(path: str, model_path: bool, key=None):
     saved = array_verify.MODEL_PATH
     array_verify.MODEL_PATH = model_path
     try:
-        doc = open_for_verify(path)
+        doc = open_for_verify(path, key)
         try:
             r = verify_report(doc)
         finally:
@@ -66,10 +66,10 @@ def _report(path: str, model_path: bool):
     return found, (sorted(r.tally.files), r.tally.tiles, r.tally.nbytes)
 
 
-def same_on_both_paths(path: str) -> int:
+def same_on_both_paths(path: str, key=None) -> int:
     """Assert the model path's findings and tally are the reference path's; their number."""
-    ref = _report(path, False)
-    assert _report(path, True) == ref, path
+    ref = _report(path, False, key)
+    assert _report(path, True, key) == ref, path
     return len(ref[0])
 
 
@@ -119,6 +119,19 @@ def test_every_committed_array_verifies_the_same_on_both_paths():
           f"{FAST['folders']} fragment folders on the model path")
     assert found > 0   # the writer-rule arrays have findings of their own
     assert FAST["folders"] >= len(ARRAYS) // 2   # it answered (formats >= 10, headers seen)
+
+
+def test_an_encrypted_array_with_its_key(tmp_path):
+    """AES-256-GCM sections (the tags checked, the payloads decrypted) on both paths; and
+    with a flipped byte in its metadata."""
+    from resources.make_samples import KEY
+
+    path = os.path.join(REPO, "resources", "samples", "tiledb_encrypted")
+    same_on_both_paths(path, KEY)
+    assert FAST["folders"] >= 1
+    found = sum(same_on_both_paths(copy, KEY) for copy, _what in
+                damaged_copies(path, str(tmp_path)))
+    assert found > 0
 
 
 def _damaged_sweep(arrays: List[str], tmp_path) -> Tuple[int, int]:
