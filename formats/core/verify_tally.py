@@ -27,6 +27,7 @@ class Tally:
     # metadata, schema: 56 % of an array of one-cell tiles); `complete` ends it at 100 %.
     _done: int = 0
     _since: int = 0
+    _shown: int = 0   # the bar never goes back (workers' chunk bytes, then their folders)
 
     def tile(self, source: str, nbytes: int) -> None:
         self.batch(source, 1, nbytes)
@@ -38,6 +39,14 @@ class Tally:
         self.nbytes += nbytes
         self._since += nbytes
         self._report(source)
+
+    def add(self, other: "Tally", what: str) -> None:
+        """What `other` counted (a part checked aside, then kept) counted here too."""
+        self.files |= other.files
+        self.tiles += other.tiles
+        self.nbytes += other.nbytes
+        self._since += other.nbytes
+        self._report(what)
 
     def finished(self, nbytes: int, what: str) -> None:
         """Everything in `nbytes` stored bytes (a fragment's folder) is checked: counted
@@ -53,7 +62,7 @@ class Tally:
 
     def _report(self, what: str) -> None:
         if self.progress is not None:
-            done = self._done + self._since
+            done = self._shown = max(self._shown, self._done + self._since)
             self.progress(done, max(self.planned, done), what)
 
     def file(self, source: str) -> None:

@@ -117,6 +117,9 @@ def run_task(task: Task) -> List[Any]:
             out.append(units.run(document, work))
         except Exception:  # noqa: BLE001 - what stops a worker here, the caller checks itself
             out.append(NotDone())
+    tal = tally()
+    for src in getattr(document, "sources", []):   # every file parsed is a file checked
+        tal.file(document.source_name(src))
     return out
 
 
@@ -126,16 +129,19 @@ def _here() -> Tuple[str, int]:
     return socket.gethostname(), os.getpid()
 
 
-def run_task_counted(task: Task) -> Tuple[Any, int, int, Tuple[str, int], Tuple[int, int]]:
+Counted = Tuple[int, int, Tuple[str, ...]]   # tiles, stored bytes, files checked
+
+
+def run_task_counted(task: Task) -> Tuple[Any, int, int, Tuple[str, int], Counted]:
     """`run_task`, with the requests and bytes it transferred, the process it ran in and
-    the (tiles, stored bytes) it checked: a worker's transfers and tally are not in the
-    caller's totals unless sent back."""
+    the (tiles, stored bytes, files) it checked: a worker's transfers and tally are not in
+    the caller's totals unless sent back."""
     from .remote import counting
 
     with counting_into(Tally()) as tal, counting() as stats:
         found = run_task(task)
     requests, nbytes = stats.snapshot()
-    return found, requests, nbytes, _here(), (tal.tiles, tal.nbytes)
+    return found, requests, nbytes, _here(), (tal.tiles, tal.nbytes, tuple(sorted(tal.files)))
 
 
 # ---- the calling side ------------------------------------------------------------------------
@@ -226,11 +232,12 @@ def _run(executor, tasks: List[Task]) -> List[Any]:
         return [[why] * len(t.units) for t in tasks]
     here = _here()
     tal = tally()
-    for _found, requests, nbytes, where, (tiles, stored) in results:
+    for _found, requests, nbytes, where, (tiles, stored, files) in results:
         if where != here:   # in this process (threads, in-process) TOTAL has them already
             TOTAL.add(requests, nbytes)
-        tal.tiles += tiles
-        tal.nbytes += stored
+        # counted, and on the progress bar (the workers' chunks are checked: not only the
+        # caller's own)
+        tal.add(Tally(files=set(files), tiles=tiles, nbytes=stored), "")
     return [found for found, _r, _b, _w, _t in results]
 
 

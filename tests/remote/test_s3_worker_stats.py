@@ -38,9 +38,6 @@ def _run(s3_server, capsys, *argv):
     return code, json.loads(out.out), (req - before[0], nbytes - before[1]), seen
 
 
-@pytest.mark.xfail(strict=True, reason="known regression (stop 34): verify --workers on an s3:// "
-                   "array runs in the calling process since verify opens lazily for units; "
-                   "results are equal, no worker reads. Strict: passes again once fixed.")
 def test_worker_transfers_are_in_the_stats(url, s3_server, capsys):
     code1, serial, (req1, bytes1), seen1 = _run(s3_server, capsys, "verify", url, "--json")
     code2, split, (req2, bytes2), seen2 = _run(s3_server, capsys, "verify", url, "--json",

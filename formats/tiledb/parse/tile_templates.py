@@ -115,6 +115,15 @@ def _header_key(cur: Cursor) -> Optional[Tuple[str, bytes]]:
     return (cur.endian, data) if len(data) == n else None
 
 
+def header_parses_clean(source, start: int, end: int) -> bool:
+    """Whether the generic tile header at `start` (ending by `end`) has the bytes of one
+    that parsed clean (a template): its parse would mark nothing (verify's model path)."""
+    if not _HEADERS:
+        return False
+    key = _header_key(Cursor(source, start, end, None))
+    return key is not None and key in _HEADERS
+
+
 def cloned_header(cur: Cursor) -> Optional[Tuple[Node, Tuple, List[FilterSpec]]]:
     """(the header node, its GENERIC_HEADER values, the pipeline's specs) copied from a
     template and added at `cur` as the parse adds them, or None: parse it."""

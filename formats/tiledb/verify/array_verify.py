@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ...core.findings import Finding, of_node
 from ...core.node import OK, Node
-from ...core.verify_tally import folder_bytes, tally
+from ...core.verify_tally import Tally, counting_into, folder_bytes, tally
 from . import tile_cache
 from .bookkeeping import _commits_of, check_array, check_fragments_one, verify_bookkeeping
 from .check_findings import guard
@@ -60,15 +60,19 @@ def verify_streamed(document, done: Optional[Dict[str, FolderFindings]] = None) 
     def fragment(m: Node, kids) -> object:
         if not isinstance(kids, _FragmentDeferred) or isinstance(kids, _CommitsDeferred):
             return None
-        got = done.get(m.name) if done else None
+        elsewhere = done.get(m.name) if done else None
+        got = elsewhere if elsewhere is not None else run.fast(m)
         if got is None:
             return _Done(m)
+        if elsewhere is None:
+            young.collect()
         diags.extend(got.diagnostics)
         splices[id(m)] = Splice(list(got.chunks))
         frag = run.frags.get(m.name)
         if frag is not None and got.book is not None:
             book[frag.path] = list(got.book)
-            tally().finished(folder_bytes(frag.path), document.relname(frag.path))
+            if elsewhere is not None:   # (`fast` counted its own)
+                tally().finished(folder_bytes(frag.path), document.relname(frag.path))
         return SKIP
 
     class _Done:
@@ -117,6 +121,9 @@ def check_folder(document, node: Node) -> FolderFindings:
         run = _SHARED[id(document)] = _Streamed(document, threads=False)
     token = tile_cache.use(tile_cache.TileCache())
     try:
+        fast = run.fast(node)
+        if fast is not None:
+            return fast
         diags: List[object] = []
         node.ensure_built()   # then its subtree as the streamed walk takes it
         _visit(document, node, diags, lambda m, kids: None)
@@ -129,6 +136,11 @@ def check_folder(document, node: Node) -> FolderFindings:
 
 _SHARED: Dict[int, "_Streamed"] = {}   # the last document `check_folder` was given
 
+
+# Whether a fragment folder is first checked with its metadata file read from the model
+# (`_Streamed.fast`); off: the annotated tree of every folder (the reference the tests hold
+# the model path to, tests/tiledb/test_verify_paths_differential.py).
+MODEL_PATH = True
 
 SKIP = object()   # `_visit`'s `fragment` answer: done elsewhere, neither built nor entered
 
@@ -183,6 +195,9 @@ class _Streamed:
             if self.checkable else {}
         self.known = _commits_of(document, array) if self.checkable else None
         self._pool: list = []
+        from .fast_metadata import Seen
+
+        self.seen = Seen()   # metadata sections checked clean (`fast`)
 
     def pool(self):
         if not self.threads:
@@ -193,6 +208,42 @@ class _Streamed:
             workers = thread_count()
             self._pool.append(ThreadPoolExecutor(workers) if workers > 1 else None)
         return self._pool[0]
+
+    def fast(self, node: Node) -> Optional[FolderFindings]:
+        """The fragment folder checked with its metadata file read from the model and its
+        raw bytes (`fast_metadata`: no node tree for it), its data files as `check` checks
+        them — when nothing at all is found there; else None, the folder released, and the
+        caller checks it with the tree (which locates what is found)."""
+        from ..model.layout import FRAGMENT_METADATA_FILE
+        from .fast_metadata import clean_metadata
+
+        frag = self.frags.get(node.name)
+        if not MODEL_PATH or frag is None or self.known is None:
+            return None
+        document = self.document
+        aside = Tally()
+        with counting_into(aside):
+            meta = node.find(FRAGMENT_METADATA_FILE)   # (builds the folder: its file list)
+            got = clean_metadata(document, meta.source, document.model, self.seen) \
+                if meta is not None and meta.pending else None
+            if got is not None:
+                frag.metadata = got.metadata
+                if frag.version is None and got.metadata.version:
+                    frag.version = got.metadata.version
+                for name, nbytes in got.tallied:
+                    tally().tile(name, nbytes)
+                diags: List[object] = []
+                _visit(document, node, diags, lambda m, _kids: SKIP if m is meta else None)
+                walk = walk_chunks(node, runs=True, splices={id(meta): Splice([])})
+                found = verify_chunks(document, node, walk, pool=self.pool())
+                book = self.bookkeeping(frag)
+        node.release_deferred()
+        if got is None or diags or found or book:
+            return None
+        where = document.relname(frag.path)
+        tally().add(aside, where)
+        tally().finished(folder_bytes(frag.path), where)
+        return FolderFindings((), (), ())
 
     def check(self, node: Node) -> FolderFindings:
         """The built fragment folder's chunk checks and bookkeeping (no diagnostics)."""

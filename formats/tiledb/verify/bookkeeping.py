@@ -210,5 +210,19 @@ def verify_bookkeeping(document) -> List[object]:
                    document=document)
             guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key),
                    document=document)
+            folder_checked(document, frag)
         guard(out, document.relname(array.path), check_array, document, array, document=document)
     return out
+
+
+def folder_checked(document, frag) -> None:
+    """Progress of a whole-tree verify (a remote array): the fragment's folder, its chunks
+    checked before, is checked to the end — counted whole (its files' sizes in the
+    document: a remote folder has no local size), as the streamed verify counts it."""
+    from ...core.verify_tally import tally
+
+    where = document.relname(frag.path)
+    inside = where.rstrip("/") + "/"
+    size = sum(int(getattr(s, "size", 0) or 0) for s in getattr(document, "sources", [])
+               if document.source_name(s).startswith(inside))
+    tally().finished(size, where)

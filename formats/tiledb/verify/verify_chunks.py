@@ -46,7 +46,8 @@ def verify_chunks(document, root: Node, items=None, pool=None) -> List[object]:
 
     spliced = items is not None
     walk = _batched(items if spliced else walk_chunks(root, runs=True))
-    for got in _checked(walk, key, 1 if spliced else thread_count(), None if spliced else pool):
+    threads = pool is not None or not spliced   # a spliced walk: threads only when given
+    for got in _checked(walk, key, thread_count() if threads else 1, pool if threads else None):
         if isinstance(got, Splice):
             out.extend(got.found)
         else:

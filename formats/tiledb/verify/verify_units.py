@@ -50,7 +50,7 @@ def slots(document, root: Node) -> List[Slot]:
         n = stack.pop()
         if n.doc is D_DATA_FILE and n.kind == "file":
             where = _file_slot(document, n, frags)
-            if where is not None and not n.pending:
+            if where is not None:   # unbuilt (a remote file, read deferred): a worker builds it
                 out.append((where, n))
                 continue
         if isinstance(n.data, (ChunkInfo, TileRun)) or \
@@ -215,7 +215,7 @@ def bookkeeping_with(document, cells: Dict[str, List[Finding]]) -> List[object]:
     """`bookkeeping.verify_bookkeeping`, in its order, with the cell findings of the
     fragments in `cells` (by name) as the workers found them; other fragments are checked
     here."""
-    from .bookkeeping import check_array, check_fragments_one
+    from .bookkeeping import check_array, check_fragments_one, folder_checked
     from .cell_checks import check_fragment_cells
     from .check_findings import guard
 
@@ -233,6 +233,7 @@ def bookkeeping_with(document, cells: Dict[str, List[Finding]]) -> List[object]:
             else:
                 guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key),
                        document=document)
+            folder_checked(document, frag)
         guard(out, document.relname(array.path), check_array, document, array,
                document=document)
     return out
@@ -427,7 +428,7 @@ def _file_parts(node: Node, nbytes: int,
                 target: int) -> List[Tuple[Optional[Tuple[int, int]], int]]:
     """(pieces a..b, stored bytes) of the data file, about `target` bytes each; one part
     (None: the whole file) when it is not bigger or cannot be split."""
-    found = pieces(node) if nbytes > target else []
+    found = pieces(node) if nbytes > target and not node.pending else []   # unread: whole
     if len(found) < 2:
         return [(None, nbytes)]
     parts: List[Tuple[Optional[Tuple[int, int]], int]] = []

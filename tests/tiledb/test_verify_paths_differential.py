@@ -1,0 +1,164 @@
+"""verify's model path (`array_verify._Streamed.fast`: a fragment's `__fragment_metadata.tdb`
+checked from the model and its raw tile bytes, no annotated tree unless something is found)
+gives the annotated reference path's findings — code, status, file, offset, node path,
+message, in the same order — and the same tally, on every committed TileDB array (tests/data,
+resources/samples) and on damaged copies of them: a byte flipped in a data tile, in the
+fragment metadata's sections and in its footer, the metadata file cut short, and the random
+damage of tests/support/mutations."""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from typing import List, Tuple
+
+import pytest
+
+from arrayscope.formats.core.verify import open_for_verify, verify_report
+from arrayscope.formats.tiledb.model import layout
+from arrayscope.formats.tiledb.verify import array_verify
+from tests.support.mutations import mutate
+from tests.support.paths import REPO
+
+
+def committed_arrays() -> List[str]:
+    out = []
+    for top in (os.path.join(REPO, "tests", "data"), os.path.join(REPO, "resources", "samples")):
+        for d, dirs, _files in os.walk(top):
+            if layout.is_array_dir(d):
+                dirs[:] = []
+                out.append(d)
+    return sorted(out)
+
+
+ARRAYS = committed_arrays()
+
+
+FAST = {"folders": 0}   # fragment folders the model path answered for (not the tree)
+
+
+def _counted(fast):
+    def spy(self, node):
+        got = fast(self, node)
+        FAST["folders"] += got is not None
+        return got
+    return spy
+
+
+@pytest.fixture(autouse=True)
+def count_fast(monkeypatch):
+    monkeypatch.setattr(array_verify._Streamed, "fast", _counted(array_verify._Streamed.fast))
+    FAST["folders"] = 0
+
+
+def _report(path: str, model_path: bool, key=None):
+    saved = array_verify.MODEL_PATH
+    array_verify.MODEL_PATH = model_path
+    try:
+        doc = open_for_verify(path, key)
+        try:
+            r = verify_report(doc)
+        finally:
+            doc.close()
+    finally:
+        array_verify.MODEL_PATH = saved
+    found = [(f.code, f.status, f.source, f.offset, f.node, f.message) for f in r.findings]
+    return found, (sorted(r.tally.files), r.tally.tiles, r.tally.nbytes)
+
+
+def same_on_both_paths(path: str, key=None) -> int:
+    """Assert the model path's findings and tally are the reference path's; their number."""
+    ref = _report(path, False, key)
+    assert _report(path, True, key) == ref, path
+    return len(ref[0])
+
+
+def _flip(path: str, at: int) -> None:
+    raw = bytearray(open(path, "rb").read())
+    raw[min(max(at, 0), len(raw) - 1)] ^= 0x5A
+    open(path, "wb").write(bytes(raw))
+
+
+def damaged_copies(path: str, dest: str) -> List[Tuple[str, str]]:
+    """[(copy, what was damaged)]: targeted damage in the first fragment that has metadata."""
+    frags = sorted(os.path.join(d, layout.FRAGMENT_METADATA_FILE)
+                   for d, _dirs, files in os.walk(path) if layout.FRAGMENT_METADATA_FILE in files)
+    if not frags:
+        return []
+    meta = os.path.relpath(frags[0], path)
+    folder = os.path.dirname(meta)
+    data = sorted(f for f in os.listdir(os.path.join(path, folder))
+                  if f.endswith(".tdb") and f != layout.FRAGMENT_METADATA_FILE)
+    size = os.path.getsize(frags[0])
+    plans = [(meta, "flip", 40), (meta, "flip", size // 3), (meta, "flip", size * 2 // 3),
+             (meta, "flip", size - 24), (meta, "cut", size * 2 // 3)]
+    if data:
+        f = os.path.join(folder, data[0])
+        plans.append((f, "flip", os.path.getsize(os.path.join(path, f)) // 2))
+    out = []
+    for k, (rel, how, at) in enumerate(plans):
+        dst = os.path.join(dest, f"d{k}")
+        shutil.copytree(path, dst)
+        target = os.path.join(dst, rel)
+        if how == "flip":
+            _flip(target, at)
+        else:
+            raw = open(target, "rb").read()
+            open(target, "wb").write(raw[:at])
+        out.append((dst, f"{how} {rel}@{at}"))
+    return out
+
+
+def test_committed_arrays_are_many():
+    assert len(ARRAYS) >= 90
+
+
+def test_every_committed_array_verifies_the_same_on_both_paths():
+    found = sum(same_on_both_paths(p) for p in ARRAYS)
+    print(f"\n{len(ARRAYS)} committed arrays compared, {found} findings, "
+          f"{FAST['folders']} fragment folders on the model path")
+    assert found > 0   # the writer-rule arrays have findings of their own
+    assert FAST["folders"] >= len(ARRAYS) // 2   # it answered (formats >= 10, headers seen)
+
+
+def test_an_encrypted_array_with_its_key(tmp_path):
+    """AES-256-GCM sections (the tags checked, the payloads decrypted) on both paths; and
+    with a flipped byte in its metadata."""
+    from resources.make_samples import KEY
+
+    path = os.path.join(REPO, "resources", "samples", "tiledb_encrypted")
+    same_on_both_paths(path, KEY)
+    assert FAST["folders"] >= 1
+    found = sum(same_on_both_paths(copy, KEY) for copy, _what in
+                damaged_copies(path, str(tmp_path)))
+    assert found > 0
+
+
+def _damaged_sweep(arrays: List[str], tmp_path) -> Tuple[int, int]:
+    copies = found = 0
+    for i, path in enumerate(arrays):
+        plans = damaged_copies(path, str(tmp_path / f"a{i}"))
+        rng = random.Random(i)
+        dst = str(tmp_path / f"a{i}" / "random")
+        plans.append((dst, str(mutate(path, dst, rng))))
+        for copy, what in plans:
+            try:
+                found += same_on_both_paths(copy)
+            except AssertionError as e:
+                raise AssertionError(f"{os.path.relpath(path, REPO)}, {what}: {e}") from None
+            copies += 1
+    return copies, found
+
+
+def test_damaged_copies_verify_the_same_on_both_paths(tmp_path):
+    copies, found = _damaged_sweep(ARRAYS[::5], tmp_path)
+    print(f"\n{copies} damaged copies of {len(ARRAYS[::5])} arrays compared, {found} findings, "
+          f"{FAST['folders']} fragment folders on the model path")
+    assert copies >= 6 * len(ARRAYS[::5]) - 5 and found > copies   # the damage is seen
+
+
+@pytest.mark.slow
+def test_damaged_copies_of_every_committed_array(tmp_path):
+    copies, found = _damaged_sweep(ARRAYS, tmp_path)
+    print(f"\n{copies} damaged copies of {len(ARRAYS)} arrays compared, {found} findings")
+    assert found > copies
