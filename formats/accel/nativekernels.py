@@ -4,6 +4,12 @@ chunks decoded per call. Imported only through `fused.py`, once numba is known t
 A C function is called through its address, an integer argument (`_c_function`): the
 compiled code holds no address, so numba caches it on disk like the other kernels. Pointer
 arguments travel as 64-bit integers, which every supported ABI passes as pointers are.
+
+Each chunk kernel is made per form of its pipeline (`_shuffled_kernel(shuffle)` and the
+like: a closure whose constants numba prunes on before typing), and the Python-level
+`shuffled_chunks`, `typed_chunks`, ... pick the form's kernel: a filter stack's first run
+compiles its own decoder only (docs/DESIGN.md, "The first run"). Inside the kernels: no
+array slice assignment (`_copy`), no literal argument to another compiled function.
 """
 from __future__ import annotations
 
@@ -140,6 +146,13 @@ def _bitunshuffle(src: Any, esize: int, out: Any, streaming: bool = False) -> No
         out[t] = src[t]
 
 
+def _tables(size: int) -> Tuple[np.ndarray, np.ndarray]:
+    """A kernel call's scratch, made here rather than in the kernel (a kernel's `np.zeros`
+    compiles numpy's allocation code into it, half a second of a first run): `size` bytes
+    for a filter's part table, decompressed, and the uint64[2] in/out lengths of `_part`."""
+    return np.zeros(size, np.uint8), np.zeros(2, np.uint64)
+
+
 def _shuffled_kernel(shuffle: int) -> Any:
     """`shuffled_chunks` for one `shuffle` (NONE, BYTES or BITS), a constant of the closure:
     numba prunes the other shuffles' branches before typing them, so a stack compiles only
@@ -148,14 +161,13 @@ def _shuffled_kernel(shuffle: int) -> Any:
     @numba.njit(nogil=True, cache=True)
     def chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
                data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-               esize: int, scratch: Any, status: Any, streaming: bool) -> None:
+               esize: int, scratch: Any, status: Any, streaming: bool, table: Any,
+               lengths: Any) -> None:
         nsrc = len(src)
         base = src.ctypes.data
         obase = out.ctypes.data
         sbase = scratch.ctypes.data
-        table = np.zeros(8, np.uint8)   # the shuffle's own part table, decompressed
         tbase = table.ctypes.data
-        lengths = np.zeros(2, np.uint64)
         want_md = 1 if shuffle != NONE else 0
         for i in range(len(orig)):
             status[i] = 1
@@ -217,8 +229,9 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
     table other than the expected one, a range outside the file, any codec disagreement
     (`batch._decompress` makes the same checks), or a BITSHUFFLE chunk that is not whole
     elements of a multiple of 8 bytes (`batch.reverse_into` leaves those too)."""
+    table, lengths = _tables(8)
     _SHUFFLED[shuffle](codec, fns, ctx, src, md_off, md_len, data_off, data_len, orig,
-                       out_pos, out, esize, scratch, status, bool(streaming))
+                       out_pos, out, esize, scratch, status, bool(streaming), table, lengths)
 
 
 # the typed codec before the compressor (`fused.FusedPlan.typed`)
@@ -292,14 +305,12 @@ def _typed_kernel(typed: int) -> Any:
     @numba.njit(nogil=True, cache=True)
     def chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
                data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-               scratch: Any, status: Any) -> None:
+               scratch: Any, status: Any, table: Any, lengths: Any) -> None:
         nsrc = len(src)
         base = src.ctypes.data
         at = 0 if typed == DELTA else _ENC_MAX   # where the encoded part lands (see above)
         sbase = scratch.ctypes.data + at
-        table = np.zeros(_TYPED_TABLE, np.uint8)
         tbase = table.ctypes.data
-        lengths = np.zeros(2, np.uint64)
         for i in range(len(orig)):
             status[i] = 1
             m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
@@ -341,8 +352,9 @@ def typed_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: 
     into `scratch`, the typed codec from there into `out[out_pos:out_pos + orig]` — with
     the checks `batch._decompress_typed` and the typed codecs make; `status` as for
     `shuffled_chunks`. `scratch` holds `_ENC_AT + orig + _TYPED_SLACK` bytes."""
+    table, lengths = _tables(_TYPED_TABLE)
     _TYPED_KERNELS[typed](codec, fns, ctx, src, md_off, md_len, data_off, data_len, orig,
-                          out_pos, out, scratch, status)
+                          out_pos, out, scratch, status, table, lengths)
 
 
 _prefix_xor: Any = prefix_xor.get()
@@ -356,13 +368,12 @@ def _scaled_kernel(has_scale: bool, has_xor: bool, width: int, fsize: int) -> An
     @numba.njit(nogil=True, cache=True)
     def chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
                data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-               scale: float, offset: float, scratch: Any, status: Any) -> None:
+               scale: float, offset: float, scratch: Any, status: Any, table: Any,
+               lengths: Any) -> None:
         nsrc = len(src)
         base = src.ctypes.data
         obase = out.ctypes.data
-        table = np.zeros(8, np.uint8)
         tbase = table.ctypes.data
-        lengths = np.zeros(2, np.uint64)
         nmd = np.int64(has_scale) + np.int64(has_xor)
         align = fsize if has_scale else width   # the output viewed as these values
         for i in range(len(orig)):
@@ -457,8 +468,9 @@ def scaled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len:
     kernel = _SCALED.get(form)
     if kernel is None:
         kernel = _SCALED.setdefault(form, _scaled_kernel(*form))
+    table, lengths = _tables(8)
     kernel(codec, fns, ctx, src, md_off, md_len, data_off, data_len, orig, out_pos, out,
-           float(scale), float(offset), scratch, status)
+           float(scale), float(offset), scratch, status, table, lengths)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -525,7 +537,8 @@ def _unreduce_kernel(size: int) -> Any:
             needed += ln // size * (bits // 8) if reduced else ln
         if total != len(out) or needed != len(data):
             return False
-        ip, op = 0, 0
+        ip: Any = np.int64(0)   # typed: a literal 0 would compile `_window_into` twice
+        op: Any = np.int64(0)
         for k in range(nw):
             r = 8 + k * rs
             bits, ln = int(md[r + size]), _u32(md, r + size + 1)
@@ -574,11 +587,10 @@ def _reduced_kernel(size: int) -> Any:
     @numba.njit(nogil=True, cache=True)
     def chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
                data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-               signed: bool, scratch: Any, status: Any) -> None:
+               signed: bool, scratch: Any, status: Any, lengths: Any) -> None:
         nsrc = len(src)
         base = src.ctypes.data
         sbase = scratch.ctypes.data
-        lengths = np.zeros(2, np.uint64)
         for i in range(len(orig)):
             status[i] = 1
             m, ml, d, dl = md_off[i], md_len[i], data_off[i], data_len[i]
@@ -623,7 +635,7 @@ def reduced_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len
     if kernel is None:   # not a size BIT_WIDTH_REDUCTION reduces: the Python path
         return
     kernel(codec, fns, ctx, src, md_off, md_len, data_off, data_len, orig, out_pos, out,
-           bool(signed), scratch, status)
+           bool(signed), scratch, status, _tables(0)[1])
 
 
 # ---- AES-256-GCM (TileDB's encryption filter) through OpenSSL's EVP calls (`native.aes_gcm`)

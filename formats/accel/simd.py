@@ -192,17 +192,15 @@ def bitunshuffle_blocks(src: Any, nb: int, b: int, esize: int, out: Any,
     direct = src.strides[0] == 1 and out.strides[0] == 1 and pb % _BLOCK == 0 \
         and (esize == 1 or esize == 2 or esize == 4 or esize == 8)
     sbase, obase = src.ctypes.data, out.ctypes.data
-    # the constants passed on as typed values: a literal argument would compile the callee
-    # once more, for that literal
+    # constants passed to `_unshuffle_any` as typed values: a literal argument would compile
+    # it once more, for that literal (`_blocks` is inlined: its literals fold away)
     eight: Any = np.int64(8)
-    zero: Any = np.int64(0)
     regular: Any = np.bool_(False)
     for blk in range(nb):
         base = blk * bs
         for g in range(esize):
             if direct:
-                _blocks(eight, sbase + base + 8 * g * pb, pb, wbase + 8 * g * pb, zero, pb,
-                        regular)
+                _blocks(8, sbase + base + 8 * g * pb, pb, wbase + 8 * g * pb, 0, pb, False)
             else:
                 _unshuffle_any(src[base + 8 * g * pb:base + 8 * (g + 1) * pb], pb, eight,
                                w[8 * g * pb:8 * (g + 1) * pb], regular)
@@ -215,7 +213,7 @@ def bitunshuffle_blocks(src: Any, nb: int, b: int, esize: int, out: Any,
             t = (x ^ (x >> np.uint64(28))) & np.uint64(0x00000000F0F0F0F0)
             wv[i] = x ^ t ^ (t << np.uint64(28))
         if direct and esize > 1:
-            _blocks(esize, wbase, b, obase + base, zero, b,
+            _blocks(esize, wbase, b, obase + base, 0, b,
                     streaming and (obase + base) % 16 == 0)
         else:
             _unshuffle_any(w, b, esize, out[base:base + bs], streaming)

@@ -12,6 +12,11 @@ beside numpy's. On a busy machine the CPU column is the one to compare.
 
     python tests/benchmarks/startup.py --kernels DIR [STACK ...]
 
+    python tests/benchmarks/startup.py --ab A B [ROUNDS]
+
+The same, for two checkouts side by side (A and B: folders holding an `arrayscope/` tree,
+e.g. `git archive` of two commits), their rounds interleaved: CPU seconds of each and B/A.
+
 The first run after install: for each stack of `stacks.py` (8 Mi cells written by tiledb-py
 into DIR once), `arrayscope values --raw` with an empty kernel cache (the cache follows
 `compiled.user_cache_dir()`, so the child gets a fresh XDG_CACHE_HOME; numba's own
@@ -141,9 +146,31 @@ def _key_file(dest: str) -> str:
     return path
 
 
+def ab(a: str, b: str, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as prefix:
+        env = _bytecode_env(prefix)
+        sides = {"A": dict(env, PYTHONPATH=a), "B": dict(env, PYTHONPATH=b)}
+        cases = [BASELINE] + [(name, CLI + argv) for name, argv in COMMANDS]
+        cpu: Dict[Tuple[str, str], List[float]] = {}
+        for _ in range(rounds + 1):   # the first round writes the bytecode: not counted
+            for name, argv in cases:
+                for side, side_env in sides.items():
+                    c, _w, _err = run_once(argv, side_env)
+                    cpu.setdefault((side, name), []).append(c)
+    print(f"{os.cpu_count()} cores, {rounds} rounds, median CPU s; A={a} B={b}")
+    print(f"{'command':18} {'A':>7} {'B':>7} {'B/A':>6} {'A-numpy':>8} {'B-numpy':>8}")
+    med = {k: statistics.median(v[1:]) for k, v in cpu.items()}
+    for name, _argv in cases:
+        x, y = med[("A", name)], med[("B", name)]
+        print(f"{name:18} {x:7.3f} {y:7.3f} {y / x:6.2f} {x - med[('A', BASELINE[0])]:8.3f} "
+              f"{y - med[('B', BASELINE[0])]:8.3f}")
+
+
 def main(argv: List[str]) -> None:
     if argv[:1] == ["--kernels"]:
         kernels(argv[1], argv[2:])
+    elif argv[:1] == ["--ab"]:
+        ab(argv[1], argv[2], int(argv[3]) if len(argv) > 3 else 7)
     else:
         startup(int(argv[0]) if argv else 7)
 
