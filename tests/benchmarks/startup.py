@@ -119,6 +119,10 @@ def kernels(dest: str, names: Sequence[str], cells: int = 8 << 20) -> None:
     prefix = tempfile.mkdtemp()
     env0 = {k: v for k, v in _bytecode_env(prefix).items()
             if k not in ("NUMBA_CACHE_DIR", "ARRAYSCOPE_NO_JIT", "XDG_CACHE_HOME")}
+    # bytecode of numba and of the kernel modules written first, outside the measurements
+    # (an installed numba has it; the first cold run would otherwise compile it)
+    subprocess.run([sys.executable, "-c", "import numba, arrayscope.formats.accel.nativekernels"],
+                   env=dict(env0, ARRAYSCOPE_NO_JIT=""), check=True, cwd=str(REPO))
     print(f"{os.cpu_count()} cores; values --raw of {cells} cells, kernel cache cold, then warm")
     print(f"{'stack':28} {'cold CPU s':>10} {'warm CPU s':>10} {'cold-warm':>10}  note")
     for name in names:
