@@ -64,15 +64,18 @@ class FusedPlan(NamedTuple):
 
 
 def fused_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[FusedPlan]:
-    """The plan for [codec] or [BYTESHUFFLE or BITSHUFFLE, codec]; None for any other pipeline
-    or a shuffle without an element size."""
+    """The plan for [codec] or [BYTESHUFFLE or BITSHUFFLE, codec]; None for any other pipeline,
+    a codec without a kernel (GZIP; with numba loaded, a codec whose library is not
+    reachable), or a shuffle without an element size."""
     from . import get, stage_infos
     if not specs or len(specs) > 3:
         return None
-    # (whether the codec's C library is reachable is asked when a kernel runs,
-    # `decode_chunks`: finding it costs a subprocess that a small decode never needs)
+    # ZLIB has no kernel (`native._LOADERS`); another codec's C library is looked up (a
+    # subprocess) once numba is loaded: before, no kernel runs, and a small decode never
+    # pays for the lookup (`decode_chunks` declines the chunks of a missing library)
     codec = _CODECS.get(type(get(specs[-1].type)))
-    if codec is None:
+    if codec is None or codec == native.Codec.ZLIB \
+            or (compiled.loaded() and native.functions(codec) is None):
         return None
     if len(specs) == 1:
         return FusedPlan(codec, 0, 0)
