@@ -18,7 +18,6 @@ only where numba loads; elsewhere `read_files` returns None and callers read fil
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import stat
 import sys
@@ -61,7 +60,9 @@ def libc_functions() -> Optional[Tuple[int, ...]]:
                 got: Optional[Tuple[int, ...]] = None
                 if sys.platform.startswith("linux") and ctypes.sizeof(ctypes.c_void_p) == 8:
                     try:
-                        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                        from ctypes.util import find_library  # here: it imports subprocess and tempfile
+
+                        libc = ctypes.CDLL(find_library("c") or "libc.so.6")
                         got = tuple(_address(getattr(libc, n))
                                     for n in ("statx", "open", "pread", "close"))
                         if not all(got):

@@ -18,7 +18,6 @@ system's OpenSSL libcrypto, on Linux.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 import threading
 from enum import IntEnum
@@ -47,7 +46,9 @@ def _address(fn: Any) -> int:
 def _library(name: str) -> Any:
     """The system's shared library `name` (as the linker names it: "zstd" for libzstd)."""
     if name not in _libs:
-        path = ctypes.util.find_library(name)
+        from ctypes.util import find_library  # here: it imports subprocess and tempfile
+
+        path = find_library(name)
         if path is None:
             raise OSError(f"lib{name} not found")
         _libs[name] = ctypes.CDLL(path)
@@ -142,7 +143,9 @@ def _load_aes() -> Optional[Tuple[int, ...]]:
     global _aes_lib
     if not sys.platform.startswith("linux") or not _LP64:
         return None
-    path = ctypes.util.find_library("crypto")
+    from ctypes.util import find_library
+
+    path = find_library("crypto")
     if path is None:
         return None
     lib = ctypes.CDLL(path)

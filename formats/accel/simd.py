@@ -102,7 +102,7 @@ def _fence_typer(typingctx: Any) -> Any:
 store_fence: Any = intrinsic(_fence_typer)
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, inline="always")
 def _blocks(esize: int, src: int, n: int, dst: int, first: int, count: int,
             streaming: bool) -> None:
     """Elements `first .. first + count` (count a multiple of 16) through the block
@@ -126,7 +126,7 @@ def _blocks(esize: int, src: int, n: int, dst: int, first: int, count: int,
             _block2(a, nn, b)
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, inline="always")
 def _elements(src: Any, n: int, esize: int, out: Any, first: int, stop: int) -> None:
     for i in range(first, stop):
         for j in range(esize):
@@ -166,7 +166,8 @@ def unshuffle_into(src: Any, n: int, esize: int, out: Any, streaming: bool) -> b
 def _unshuffle_any(src: Any, n: int, esize: int, out: Any, streaming: bool) -> None:
     """`unshuffle_into`, or the plain loop for what it declines (other sizes, strides)."""
     if esize == 1:
-        out[:n] = src[:n]
+        _elements(src, n, esize, out, 0, n)   # a copy (a slice assignment compiles its
+        # error message's string formatting, seconds of a first compile)
     elif not unshuffle_into(src, n, esize, out, streaming):
         _elements(src, n, esize, out, 0, n)
 
@@ -191,14 +192,18 @@ def bitunshuffle_blocks(src: Any, nb: int, b: int, esize: int, out: Any,
     direct = src.strides[0] == 1 and out.strides[0] == 1 and pb % _BLOCK == 0 \
         and (esize == 1 or esize == 2 or esize == 4 or esize == 8)
     sbase, obase = src.ctypes.data, out.ctypes.data
+    # constants passed to `_unshuffle_any` as typed values: a literal argument would compile
+    # it once more, for that literal (`_blocks` is inlined: its literals fold away)
+    eight: Any = np.int64(8)
+    regular: Any = np.bool_(False)
     for blk in range(nb):
         base = blk * bs
         for g in range(esize):
             if direct:
                 _blocks(8, sbase + base + 8 * g * pb, pb, wbase + 8 * g * pb, 0, pb, False)
             else:
-                _unshuffle_any(src[base + 8 * g * pb:base + 8 * (g + 1) * pb], pb, 8,
-                               w[8 * g * pb:8 * (g + 1) * pb], False)
+                _unshuffle_any(src[base + 8 * g * pb:base + 8 * (g + 1) * pb], pb, eight,
+                               w[8 * g * pb:8 * (g + 1) * pb], regular)
         for i in range(esize * pb):   # LLVM vectorises this loop
             x = wv[i]
             t = (x ^ (x >> np.uint64(7))) & np.uint64(0x00AA00AA00AA00AA)

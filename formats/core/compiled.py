@@ -31,9 +31,7 @@ is loaded, and a one-line note on stderr says when kernels are about to be compi
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import sys
 import threading
 import time
@@ -135,6 +133,7 @@ _lock = threading.RLock()
 _numba: Any = None
 _tried = False
 _own: Optional["_OwnProcess"] = None
+_listening = False   # the first-compile listener is registered with numba
 
 
 def disabled() -> bool:
@@ -163,6 +162,8 @@ def kernel_sources_stamp() -> str:
     after a change to one of those, the cache would hand out the old code. Every version
     of the sources gets a cache of its own instead."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # formats/
+    import hashlib  # here: only our own process with numba loaded asks
+
     digest = hashlib.sha1()
     for folder in sorted(d for d, _, _ in os.walk(here) if "__pycache__" not in d):
         try:
@@ -180,22 +181,24 @@ def kernel_sources_stamp() -> str:
 
 @dataclass
 class _OwnProcess:
-    cache_dir: Optional[str]                 # None: NUMBA_CACHE_DIR (the user's) rules
+    user_cache: bool                         # False: NUMBA_CACHE_DIR (the user's) rules
     notice: Optional[Callable[[str], None]]  # where the first-compile note goes
+    noted: bool = False
 
 
-COMPILE_NOTE = "compiling decode kernels (first run only)…"
+# what one stack's kernels take to compile, measured on a busy 2-core machine
+# (tests/benchmarks/startup.py --kernels): the note tells the user the order of magnitude
+COMPILE_NOTE = "compiling decode kernels once (about 5 s)…"
 
 
 def own_process(notice: Optional[Callable[[str], None]] = None) -> None:
     """Called by the entry points of our own processes (the CLI, the window, the verify
     worker), never on import: numba's cache goes to `user_cache_dir()` (unless the user
     set NUMBA_CACHE_DIR), set through `numba.config` once numba is loaded; `notice` gets
-    `COMPILE_NOTE` when kernels are about to be compiled (nothing cached for these
-    sources yet)."""
+    `COMPILE_NOTE` once, when a kernel is about to be compiled (none cached for its
+    arguments), not when one is read from the cache."""
     global _own
-    mine = None if os.environ.get("NUMBA_CACHE_DIR") else user_cache_dir()
-    _own = _OwnProcess(mine, notice)
+    _own = _OwnProcess(not os.environ.get("NUMBA_CACHE_DIR"), notice)
     if _numba is not None:
         _configure(_numba)
 
@@ -206,11 +209,35 @@ def _configure(numba: Any) -> None:
     own = _own
     if own is None:
         return
-    if own.cache_dir is not None:
-        numba.config.CACHE_DIR = own.cache_dir
-        prune_caches(own.cache_dir)
-    if own.notice is not None and not _has_cache(own.cache_dir or numba.config.CACHE_DIR):
-        own.notice(COMPILE_NOTE)
+    if own.user_cache:
+        folder = user_cache_dir()
+        numba.config.CACHE_DIR = folder
+        prune_caches(folder)
+    if own.notice is not None:
+        _listen_for_compiles(numba)
+
+
+def _listen_for_compiles(numba: Any) -> None:
+    """`_own.notice` gets `COMPILE_NOTE` at the first compile numba starts in this process
+    (numba's "numba:compile" event starts only when the cache has no machine code for
+    the arguments)."""
+    from numba.core import event
+
+    class _FirstCompile(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            own = _own
+            if own is not None and own.notice is not None and not own.noted:
+                own.noted = True
+                own.notice(COMPILE_NOTE)
+
+        def on_end(self, ev: Any) -> None:
+            pass
+
+    global _listening
+    with _lock:
+        if not _listening:
+            event.register("numba:compile", _FirstCompile())
+            _listening = True
 
 
 # another version's cache untouched this long is an old install's: removed. (Not at once:
@@ -222,6 +249,8 @@ def prune_caches(current: str, now: Optional[float] = None) -> List[str]:
     """Remove the kernel caches of other versions of the sources (the sibling folders of
     `current` under the user's cache folder) that nothing wrote for `STALE_CACHE_S`: every
     reinstall makes a new one. Returns the folders removed; an error leaves a folder."""
+    import shutil
+
     parent = os.path.dirname(current)
     now = time.time() if now is None else now
     removed: List[str] = []
@@ -251,14 +280,6 @@ def _newest_mtime(folder: str) -> Optional[float]:
                 continue
             newest = m if newest is None or m > newest else newest
     return newest
-
-
-def _has_cache(folder: str) -> bool:
-    """Some compiled kernel of these sources is cached under `folder` already."""
-    for _root, _dirs, files in os.walk(folder or os.devnull):
-        if any(f.endswith(".nbi") for f in files):
-            return True
-    return False
 
 
 def _load() -> Any:

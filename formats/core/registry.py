@@ -30,7 +30,6 @@ the user expands or selects it.
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from .findings import PLUGIN_FAILED, Finding
@@ -66,7 +65,6 @@ PLUGIN_MODULES = tuple(d.module for d in DECLARED)   # relative to this package
 _loaded: Dict[str, Optional[FormatPlugin]] = {}       # module -> plugin (None: failed)
 _plugins: Optional[List[FormatPlugin]] = None
 _failures: List[Finding] = []
-log = logging.getLogger(__name__)
 
 
 def declared(name: str) -> Declared:
@@ -81,7 +79,9 @@ def _load(mod: str) -> Optional[FormatPlugin]:
         except Exception as e:  # noqa: BLE001 - any failure is reported, none is fatal
             name = mod.lstrip(".")
             msg = f"the {name} format plugin failed to load: {type(e).__name__}: {e}"
-            log.error(msg)
+            import logging  # here: only a failure is logged (the import costs ~4 ms)
+
+            logging.getLogger(__name__).error(msg)
             _failures.append(Finding(Status.ERROR, PLUGIN_FAILED, "", 0, "", msg,
                                      "reinstall arrayscope; report it if it persists"))
             _loaded[mod] = None

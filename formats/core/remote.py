@@ -16,7 +16,6 @@ theirs is opened, never at import time of this module.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import posixpath
 import re
 import threading
@@ -401,6 +400,7 @@ class RemoteStore:
         if not getattr(fs, "async_impl", False) or coro_fn is None or getattr(fs, "loop", None) is None:
             return getattr(fs, method)(*args, **kwargs)   # memory://, file://: no server
         import asyncio  # here: a local dataset's command never pays its import (~0.05 s)
+        import concurrent.futures
 
         future = asyncio.run_coroutine_threadsafe(
             asyncio.wait_for(coro_fn(*args, **kwargs), t.total), fs.loop)

@@ -24,14 +24,16 @@ Filters live one module per job: compression (GZIP/ZSTD/LZ4/BZIP2 framing), encr
 shuffle, windows (BWR, POSITIVE_DELTA), deltas (DOUBLE_DELTA, DELTA), rle, dictionary,
 checksum, scale (SCALE_FLOAT), xor, webp; bits (vectorised transposes and bit streams),
 strings (var-string framing), parts (part tables), options (option bytes), util. A filter
-class registers itself by declaring its `type` (see `base.Filter`): adding a filter is one
-module (plus its FilterType member, the on-disk id) and its test.
+class registers itself by declaring its `type` (see `base.Filter`); `MODULE_OF` names the
+module that declares each type, imported the first time a filter of that type is asked
+for (a command on a ZSTD array never imports the AES or WEBP code, nor their libraries).
+Adding a filter is one module, its FilterType member (the on-disk id), its `MODULE_OF`
+entry and its test.
 """
 from __future__ import annotations
 
 import dataclasses
 import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
@@ -39,7 +41,7 @@ from ..core.cursor import Cursor
 from .base import _CLASSES, DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .enums import FilterType
 
-_REGISTRY: Dict[int, Filter] = {}
+_REGISTRY: Dict[int, Filter] = {}   # one instance per type, made on first use
 
 
 class _NoOp(Filter):
@@ -63,34 +65,43 @@ class _Unknown(Filter):
                                           f"its metadata cannot be split")
 
 
-# Modules of this package that import numba at their top: compiled accelerators, no filter
-# in them, reached only through `compiled.py`'s decision (`fused.decoder`, `kernels`). The
-# registry never walks them: importing one is importing numba (a second or more), and
-# without numba every filter must still load. tests/core/test_no_numba.py holds this list
-# to the modules' imports.
-COMPILED_ONLY: frozenset = frozenset()   # the accelerators live in formats/accel/
+# The module of this package that declares each filter type (tests/filters/
+# test_filter_declarations.py holds it to the classes the modules register).
+MODULE_OF: Dict[int, str] = {
+    FilterType.GZIP: "compression", FilterType.ZSTD: "compression",
+    FilterType.LZ4: "compression", FilterType.BZIP2: "compression",
+    FilterType.RLE: "rle", FilterType.DICTIONARY: "dictionary",
+    FilterType.DOUBLE_DELTA: "deltas", FilterType.DELTA: "deltas",
+    FilterType.BIT_WIDTH_REDUCTION: "windows", FilterType.POSITIVE_DELTA: "windows",
+    FilterType.BITSHUFFLE: "shuffle", FilterType.BYTESHUFFLE: "shuffle",
+    FilterType.INTERNAL_FILTER_AES_256_GCM: "encryption",
+    FilterType.CHECKSUM_MD5: "checksum", FilterType.CHECKSUM_SHA256: "checksum",
+    FilterType.SCALE_FLOAT: "scale", FilterType.XOR: "xor", FilterType.WEBP: "webp",
+}
 
 
-def _load() -> None:
-    """Import every filter module of this package: each filter class registers itself there."""
-    for m in pkgutil.iter_modules(__path__):
-        if m.name not in COMPILED_ONLY:
-            importlib.import_module(f"{__name__}.{m.name}")
-    for t, cls in sorted(_CLASSES.items()):
-        _REGISTRY[t] = cls()
+def _class_of(filter_type: int) -> Optional[type]:
+    """The class registered for `filter_type`, its module imported first if need be."""
+    cls = _CLASSES.get(filter_type)
+    if cls is None and filter_type in MODULE_OF:
+        importlib.import_module(f"{__name__}.{MODULE_OF[filter_type]}")
+        cls = _CLASSES.get(filter_type)
+    return cls
 
 
 def get(filter_type: int) -> Filter:
-    if not _REGISTRY:
-        _load()
-    return _REGISTRY.get(filter_type) or _Unknown(filter_type)
+    f = _REGISTRY.get(filter_type)
+    if f is None:
+        cls = _class_of(filter_type)
+        if cls is None:
+            return _Unknown(filter_type)
+        f = _REGISTRY.setdefault(filter_type, cls())
+    return f
 
 
 def is_known(filter_type: int) -> bool:
     """Whether this build implements filter type `filter_type`."""
-    if not _REGISTRY:
-        _load()
-    return filter_type in _REGISTRY
+    return filter_type in _REGISTRY or _class_of(filter_type) is not None
 
 
 def stage_infos(specs: List[FilterSpec], info: DataInfo) -> List[DataInfo]:

@@ -64,13 +64,18 @@ class FusedPlan(NamedTuple):
 
 
 def fused_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[FusedPlan]:
-    """The plan for [codec] or [BYTESHUFFLE or BITSHUFFLE, codec]; None for any other pipeline, a codec
-    whose library is not reachable, or a shuffle without an element size."""
+    """The plan for [codec] or [BYTESHUFFLE or BITSHUFFLE, codec]; None for any other pipeline,
+    a codec without a kernel (GZIP; with numba loaded, a codec whose library is not
+    reachable), or a shuffle without an element size."""
     from . import get, stage_infos
     if not specs or len(specs) > 3:
         return None
+    # ZLIB has no kernel (`native._LOADERS`); another codec's C library is looked up (a
+    # subprocess) once numba is loaded: before, no kernel runs, and a small decode never
+    # pays for the lookup (`decode_chunks` declines the chunks of a missing library)
     codec = _CODECS.get(type(get(specs[-1].type)))
-    if codec is None or native.functions(codec) is None:
+    if codec is None or codec == native.Codec.ZLIB \
+            or (compiled.loaded() and native.functions(codec) is None):
         return None
     if len(specs) == 1:
         return FusedPlan(codec, 0, 0)
@@ -170,7 +175,7 @@ def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
     orig = np.ascontiguousarray(table[:, 0])
     status = np.ones(len(table), np.int8)
     args = (int(plan.codec), np.array(fns + (0,) * (3 - len(fns)), dtype=np.uint64),
-            native.context(plan.codec), np.frombuffer(src, np.uint8),
+            native.context(plan.codec), _read_only(src),
             np.ascontiguousarray(table[:, 2]), np.ascontiguousarray(table[:, 3]),
             np.ascontiguousarray(table[:, 4]), np.ascontiguousarray(table[:, 1]), orig, pos, out)
     if plan.reduced is not None:
@@ -193,6 +198,14 @@ def decode_chunks(kernel: Callable[..., Any], plan: FusedPlan, src: Any,
         scratch = np.empty(int(orig.max()) if plan.shuffle else 0, np.uint8)
         kernel(*args, plan.shuffle, plan.esize, scratch, status, out.nbytes >= compiled.TUNING.stream_bytes)
     return np.flatnonzero(status).tolist()
+
+
+def _read_only(src: Any) -> np.ndarray:
+    """`src` as a read-only uint8 array, whatever it is (bytes, a writable mmap, a bytearray):
+    one argument type, so the kernel is compiled once, not once per kind of buffer."""
+    a = np.frombuffer(src, np.uint8)
+    a.flags.writeable = False
+    return a
 
 
 def decode_packed(kernel: Callable[..., Any], plan: FusedPlan,

@@ -146,3 +146,61 @@ def test_old_kernel_caches_pruned_current_and_recent_kept(tmp_path):
     assert removed == [str(folders["bbbbbbbbbbbb"])]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["aaaaaaaaaaaa", "cccccccccccc",
                                                           "notastamp"]
+
+
+def test_a_stack_compiles_only_its_own_kernel(tmp_path):
+    """The first `values` of a [BYTESHUFFLE, ZSTD] array past the numba threshold, with an
+    empty kernel cache, in a fresh process of our own: the byte un-shuffle's kernel is
+    compiled, the bit un-shuffle and the other stacks' decoders never are (the fused
+    kernels are closures over the pipeline's constants), no compiled function is compiled
+    for more than one set of argument types, and the compile is announced once, before it
+    runs; the cells are tiledb-py's."""
+    import json
+    import subprocess
+    import sys
+
+    import tiledb
+
+    uri, out = str(tmp_path / "a"), str(tmp_path / "out.bin")
+    n = compiled.TUNING.min_bytes // 8 * 2
+    dom = tiledb.Domain(tiledb.Dim(name="d", domain=(0, n - 1), tile=n // 4, dtype=np.int64))
+    fl = tiledb.FilterList([tiledb.ByteShuffleFilter(), tiledb.ZstdFilter()])
+    tiledb.Array.create(uri, tiledb.ArraySchema(
+        domain=dom, attrs=[tiledb.Attr(name="a", dtype=np.int64, filters=fl)]))
+    with tiledb.open(uri, "w") as A:
+        A[:] = np.arange(n) * 7
+    code = (
+        "import json, sys\n"
+        "from arrayscope.explorer.cli import main\n"
+        f"rc = main(['values', {uri!r}, '--field', 'a', '--raw', {out!r}])\n"
+        "from arrayscope.formats.accel import kernels, nativekernels, simd\n"
+        "sigs = {}\n"
+        "for mod in (kernels, nativekernels, simd):\n"
+        "    for name, f in vars(mod).items():\n"
+        "        f = getattr(f, '_jit', f)\n"
+        "        if hasattr(f, 'signatures'):\n"
+        "            sigs[mod.__name__.rsplit('.', 1)[-1] + '.' + name] = len(f.signatures)\n"
+        "for shuffle, f in nativekernels._SHUFFLED.items():\n"
+        "    sigs[f'_SHUFFLED[{shuffle}]'] = len(f.signatures)\n"
+        "print('RC', rc)\n"
+        "print('SIGS=' + json.dumps(sigs))\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "ARRAYSCOPE_NO_JIT")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")   # compiled.user_cache_dir(): empty
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "RC 0" in r.stdout, r.stderr[-3000:]
+    sigs = json.loads(r.stdout.split("SIGS=")[1])
+    assert r.stderr.count(compiled.COMPILE_NOTE) == 1, r.stderr
+    assert sigs["_SHUFFLED[1]"] == 1                      # BYTES: compiled, once
+    assert sigs["_SHUFFLED[0]"] == 0 and sigs["_SHUFFLED[2]"] == 0
+    assert sigs["simd.unshuffle_into"] == 1
+    never = ["nativekernels._bitunshuffle", "simd.bitunshuffle_blocks", "simd._unshuffle_any",
+             "nativekernels._undelta", "nativekernels._undouble_delta",
+             "nativekernels._window_into", "kernels.double_delta_decode", "kernels.prefix_sum",
+             "kernels.prefix_xor", "kernels.unscale", "nativekernels.decrypt_chunks"]
+    assert {k: sigs.get(k, 0) for k in never} == {k: 0 for k in never}
+    assert max(sigs.values()) == 1, {k: v for k, v in sigs.items() if v > 1}
+    with tiledb.open(uri) as A:
+        assert open(out, "rb").read() == A[:]["a"].tobytes()

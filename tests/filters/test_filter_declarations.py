@@ -20,6 +20,21 @@ def test_every_libtiledb_filter_type_has_a_class():
     assert known == lib - {FilterType.DEPRECATED}   # 17 is reserved, never written
 
 
+def test_module_of_names_the_module_declaring_each_filter():
+    """`filters.MODULE_OF` (the registry imports a filter's module on first use) agrees with
+    the classes the modules register: every module of the package imported, each filter
+    type is declared by the module the map names, and every declared type is in the map."""
+    import importlib
+    import pkgutil
+
+    for m in pkgutil.iter_modules(F.__path__):
+        importlib.import_module(f"{F.__name__}.{m.name}")
+    declared = {t: cls.__module__.rsplit(".", 1)[-1] for t, cls in _CLASSES.items()
+                if t != FilterType.NONE and t < 250}
+    assert declared == {int(t): m for t, m in F.MODULE_OF.items()}
+    assert len(declared) == 18
+
+
 def test_a_subclass_registers_itself():
     before = dict(_CLASSES)
     try:

@@ -72,7 +72,8 @@ def seq_sums(vals: np.ndarray, counts: np.ndarray) -> np.ndarray:
     if fn is not None:   # one pass in order, no temporaries (the rows below copy twice)
         fn(v, starts, counts.astype(np.int64), out)
         return out
-    sizes = np.unique(counts)
+    s = np.sort(counts)   # the distinct sizes (np.unique would import numpy.ma, ~0.03 s)
+    sizes = s[np.concatenate(([True], s[1:] != s[:-1]))] if len(s) else s
     if len(sizes) <= ROWS_AT_ONCE:
         # tiles of one cell count as the rows of a matrix: a cumsum along each row adds in
         # order (accumulate is sequential, unlike a pairwise sum): numpy alone, bit-exact
