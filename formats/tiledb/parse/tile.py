@@ -14,7 +14,14 @@ from ...core.context import KEY_HINT
 from ...core.cursor import Cursor, ParseStop
 from ...core.engine import run_parser
 from ...core.fielddoc import doc
-from ...core.findings import AES_TAG, CHUNK_DECODE, NO_KEY, SIZE_OVER_LIMIT, UNCHECKED
+from ...core.findings import (
+    AES_TAG,
+    CHUNK_DECODE,
+    GENERIC_TILE_SIZE,
+    NO_KEY,
+    SIZE_OVER_LIMIT,
+    UNCHECKED,
+)
 from ...core.limits import DECODE_BUDGET
 from ...core.node import ERROR, WARNING, Node
 from ...core.source import ByteSource
@@ -280,6 +287,8 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
             persisted, specs = hg.data
             hg.data = None
             tile_templates.learn_header(c, hg, fields_read, specs)
+            fields = fields_read
+        tile_size = fields[2] if fields else None
         if persisted > c.remaining:
             hg["Persisted size"].mark(ERROR, f"Persisted size: {persisted} bytes declared, only "
                                              f"{c.remaining} bytes follow the header")
@@ -297,6 +306,13 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
             gt.tile.complete = False
             for ch in gt.tile.chunks:
                 ch.blocked = msg
+        if gt.tile.complete and tile_size is not None and declared != tile_size:
+            # libtiledb allocates Tile size bytes and unfilters the chunks into them: it
+            # refuses any other total ("Tile: Incorrect unfiltered tile size allocated")
+            size_node = hg.find("Tile size") or hg
+            size_node.mark(ERROR, f"Tile size {tile_size}, but the tile's chunks unfilter to "
+                                  f"{declared} bytes: libtiledb refuses the tile")
+            size_node.code = GENERIC_TILE_SIZE
         if gt.tile.complete:
             pname = payload_name or f"{getattr(c.source, 'name', 'tile')} @{tile_node.offset} payload"
             gt.payload = decode_into(document, tile_node, gt.tile, key, pname, parse_fn,
