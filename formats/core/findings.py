@@ -84,6 +84,8 @@ class Code(str, Enum):
     UNCOMMITTED = ("fragment-uncommitted", Status.WARNING, "a fragment no commit names")
     GENERIC_TILE_SIZE = ("generic-tile-size", Status.ERROR,
         "a generic tile's Tile size vs what its chunks unfilter to: libtiledb refuses the tile")
+    GENERIC_TILE_VERSION = ("generic-tile-version", Status.ERROR,
+        "a generic tile's version vs the format its file names (fragment footer, schema payload)")
     COMMIT_LOST = ("fragment-commit-lost", Status.ERROR,
         "a complete fragment (its metadata written, the writer's last step before the commit) "
         "no commit names and no .vac lists: its .wrt was lost")
@@ -175,6 +177,7 @@ DENSE_DOMAIN = Code.DENSE_DOMAIN
 UNCOMMITTED = Code.UNCOMMITTED
 COMMIT_LOST = Code.COMMIT_LOST
 GENERIC_TILE_SIZE = Code.GENERIC_TILE_SIZE
+GENERIC_TILE_VERSION = Code.GENERIC_TILE_VERSION
 COMMIT_ORPHAN = Code.COMMIT_ORPHAN
 FILE_MISSING = Code.FILE_MISSING
 FILE_SIZE = Code.FILE_SIZE

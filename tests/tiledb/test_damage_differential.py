@@ -51,6 +51,7 @@ def damage_all(script: GenScript, per_array: int, log: Optional[str] = None) -> 
             if log:
                 with open(log, "a") as fh:
                     tag = "MISS" if o.miss else "RAISED" if o.raised else \
+                        "UNNOTICEABLE" if o.unnoticeable else \
                         "BENIGN-ALARM" if o.alarm_on_benign else "ok"
                     fh.write(f"{tag} {o.line()}\n")
                     if o.miss or o.raised:

@@ -837,6 +837,8 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, schema: ArraySchema, slot: i
                  f"tiles (the last tile's values in tile 1's place, zeros for the others; "
                  f"libtiledb 2.30 reads the cells right and does not use these)")
         return
+    # the cells are the var tile's bytes: said there (a flipped byte of a string is in it)
+    var_src = src[:-len(".tdb")] + "_var.tdb" if src.endswith(".tdb") else src
     for i in bad:
         ext = written[i]
         if ext is None:
@@ -844,7 +846,7 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, schema: ArraySchema, slot: i
         for label, want in (("minimum", ext[0]), ("maximum", ext[1])):
             said = got[label]
             if said is not None and said[i] is not None and said[i] != want:
-                out.add(TILE_STAT, src, fixed[i].offset,
+                out.add(TILE_STAT, var_src, var_tiles[i].offset,
                         f"tile {i + 1} of {fld.name!r}: the cells' {label} is {want[:40]!r}, "
                         f"the fragment metadata says {(said[i] or b'')[:40]!r}")
 
