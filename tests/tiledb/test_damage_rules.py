@@ -153,3 +153,42 @@ def test_consolidated_per_cell_files(tmp_path, stem):
             _read(uri)
     errs = _errors(uri)
     assert any(f.code == "cell-count-mismatch" and f.source == _rel(uri, path) for f in errs), errs
+
+
+@pytest.mark.parametrize("which,says", [
+    ("__schema/__*", "the schema's Array version is 22"),
+    ("__fragments/__1_1_*/__fragment_metadata.tdb", "the fragment's footer says format 22")])
+def test_generic_tile_version(sparse_array, which, says):
+    """A flipped byte of a generic tile's version: libtiledb 2.30 reads the tile whatever the
+    number (damage it does not notice); the file's own format version says it is wrong."""
+    path = [p for p in glob.glob(os.path.join(sparse_array, which)) if os.path.isfile(p)][0]
+    clean = _read(sparse_array)[0]["a"].tolist()
+    with open(path, "r+b") as fh:
+        fh.write(bytes([22 ^ 0xFF]))
+    assert _read(sparse_array)[0]["a"].tolist() == clean
+    for lazy in (True, False):
+        errs = _errors(sparse_array, lazy)
+        assert any(f.code == "generic-tile-version" and f.source == _rel(sparse_array, path)
+                   and f.offset == 0 and "generic tile version 233" in f.message
+                   and says in f.message for f in errs), errs
+
+
+def test_var_string_minmax_in_the_var_file(tmp_path):
+    """A flipped byte of a string cell (no checksum) that changes its tile's maximum: the
+    read gives the other string; the finding is in the var file, where the cell is."""
+    uri = str(tmp_path / "v")
+    dom = tiledb.Domain(tiledb.Dim(name="d0", domain=(0, 99), tile=10, dtype="int32"))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=8, attrs=[
+        tiledb.Attr("a0", dtype="ascii", var=True, filters=[tiledb.RleFilter()])]))
+    with tiledb.open(uri, "w", timestamp=1) as A:
+        A[np.arange(12)] = {"a0": np.array(["aa", "aa", "b", "ccc", "ccc", "ccc", "", "d", "aa",
+                                            "b", "b", "x"], dtype=object)}
+    assert not _errors(uri)
+    var = glob.glob(os.path.join(uri, "__fragments", "*", "a0_var.tdb"))[0]
+    with open(var, "r+b") as fh:   # the last byte: the run of 'x', tile 2's maximum
+        fh.seek(-1, os.SEEK_END)
+        fh.write(b"y")
+    assert _read(uri)[0]["a0"].tolist()[-1] == b"y"
+    errs = _errors(uri)
+    assert any(f.code == "tile-stat-mismatch" and f.source == _rel(uri, var)
+               and "the cells' maximum is b'y'" in f.message for f in errs), errs
