@@ -192,3 +192,20 @@ def test_var_string_minmax_in_the_var_file(tmp_path):
     errs = _errors(uri)
     assert any(f.code == "tile-stat-mismatch" and f.source == _rel(uri, var)
                and "the cells' maximum is b'y'" in f.message for f in errs), errs
+
+
+def test_generic_tile_chunk_length_over_the_budget(sparse_array):
+    """A flipped high byte of a generic tile's chunk length (4 GB declared in a 52-byte
+    `__meta` tile): libtiledb refuses it; not a tile over the decode budget (a warning) but
+    a Tile size its chunks do not give."""
+    path = glob.glob(os.path.join(sparse_array, "__meta", "__*"))[0]
+    with open(path, "r+b") as fh:
+        head = fh.read(34)
+        chunk = 34 + struct.unpack("<I", head[30:34])[0] + 8   # after the chunk count
+        fh.seek(chunk + 3)
+        fh.write(b"\xff")
+    with pytest.raises(tiledb.TileDBError):
+        _read(sparse_array)
+    errs = _errors(sparse_array)
+    assert any(f.code == "generic-tile-size" and f.source == _rel(sparse_array, path)
+               for f in errs), errs
