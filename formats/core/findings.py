@@ -82,6 +82,13 @@ class Code(str, Enum):
     DENSE_DOMAIN = ("dense-domain-outside-array", Status.ERROR,
         "a dense fragment's domain outside the array domain")
     UNCOMMITTED = ("fragment-uncommitted", Status.WARNING, "a fragment no commit names")
+    GENERIC_TILE_SIZE = ("generic-tile-size", Status.ERROR,
+        "a generic tile's Tile size vs what its chunks unfilter to: libtiledb refuses the tile")
+    GENERIC_TILE_VERSION = ("generic-tile-version", Status.ERROR,
+        "a generic tile's version vs the format its file names (fragment footer, schema payload)")
+    COMMIT_LOST = ("fragment-commit-lost", Status.ERROR,
+        "a complete fragment (its metadata written, the writer's last step before the commit) "
+        "no commit names and no .vac lists: its .wrt was lost")
     COMMIT_ORPHAN = ("commit-without-fragment", Status.ERROR, "a commit naming a fragment that is not there")
     FILE_MISSING = ("fragment-file-missing", Status.ERROR, "a file the fragment metadata sizes is missing")
     FILE_SIZE = ("fragment-file-size", Status.ERROR,
@@ -168,6 +175,9 @@ COORD_ORDER = Code.COORD_ORDER
 COORD_DUP = Code.COORD_DUP
 DENSE_DOMAIN = Code.DENSE_DOMAIN
 UNCOMMITTED = Code.UNCOMMITTED
+COMMIT_LOST = Code.COMMIT_LOST
+GENERIC_TILE_SIZE = Code.GENERIC_TILE_SIZE
+GENERIC_TILE_VERSION = Code.GENERIC_TILE_VERSION
 COMMIT_ORPHAN = Code.COMMIT_ORPHAN
 FILE_MISSING = Code.FILE_MISSING
 FILE_SIZE = Code.FILE_SIZE

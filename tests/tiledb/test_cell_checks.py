@@ -79,5 +79,5 @@ def test_bookkeeping(tmp_path, tiledb_array):
     os.remove(os.path.join(frags[-1], "a0.tdb"))   # a data file missing
     report = verify_report(formats.open(uri))
     codes = {f.code for f in report.findings}
-    assert {"fragment-uncommitted", "commit-without-fragment", "fragment-file-missing"} <= codes
+    assert {"fragment-commit-lost", "commit-without-fragment", "fragment-file-missing"} <= codes
     assert report.exit_code() == 1

@@ -35,7 +35,7 @@ from ...core.cursor import Cursor, ParseStop
 from ...core.dataset_fs import MISSING
 from ...core.engine import run_parser
 from ...core.fielddoc import doc
-from ...core.findings import NO_SCHEMA
+from ...core.findings import GENERIC_TILE_VERSION, NO_SCHEMA
 from ...core.node import ERROR, WARNING, LazyChildren, Node, hex_preview
 
 # The parts, re-exported: other modules and the tests import these names from here.
@@ -365,16 +365,34 @@ def add_sections(parent: Node, document, src, footer: Footer, schema, ctx, key, 
         head = peek_generic_tile(src, start)
         region = nxt - start
         if head is not None and head[0] == region and max(region, head[4]) > LAZY_BYTES:
-            parent.add(_lazy_section(document, src, start, region, name, parse_fn, pname, ctx,
-                                     head))
+            section = _lazy_section(document, src, start, region, name, parse_fn, pname, ctx,
+                                    head)
+            parent.add(section)
+            _check_tile_version(section, src, start, footer)
             continue
         sub = Cursor(src, start, nxt, parent, ctx=ctx)
         try:
             gt = parse_generic_tile(sub, document, name, parse_fn, pname, ctx)
             gt.node.doc = D_SECTION
             _section_display(gt.node, kind)
+            header = gt.node.find("Generic tile header")
+            _check_tile_version((header.find("Version number") if header else None) or gt.node,
+                                src, start, footer)
         except ParseStop:
             pass
+
+
+def _check_tile_version(node: Node, src, start: int, footer: Footer) -> None:
+    """A section's generic tile carries the format version of the libtiledb that wrote the
+    fragment, as its footer does (one writer writes the whole file): another is damage,
+    which libtiledb does not notice (it reads the tile whatever the number)."""
+    if start + 4 > src.size:
+        return
+    version = struct.unpack("<I", src.read(start, 4))[0]
+    if footer.version and version != footer.version:
+        node.mark(ERROR, f"generic tile version {version}, the fragment's footer says format "
+                         f"{footer.version} (one writer writes both)")
+        node.code = GENERIC_TILE_VERSION
 
 
 def _lazy_section(document, src, start, region, name, parse_fn, pname, ctx, head) -> Node:

@@ -24,6 +24,7 @@ from typing import List, Optional
 
 from ...core.cursor import Cursor, ParseStop
 from ...core.fielddoc import doc
+from ...core.findings import GENERIC_TILE_VERSION
 from ...core.node import ERROR, WARNING, Node
 from ...filters.enums import (
     ARRAY_TYPES,
@@ -254,6 +255,23 @@ def typed_field(cur: Cursor, name: str, dt: int, size: int, d=None, kind: str = 
 
 def _ctx_of(cur: Cursor, ctx):
     return ctx if ctx is not None else cur.ctx
+
+
+def _check_tile_version(root: Node, source, version: int) -> None:
+    """The generic tile's version and the payload's "Array version" are both the format of
+    the libtiledb that wrote the file (it serialises every schema as its own version):
+    another is damage, which libtiledb does not notice."""
+    if source.size < 4:
+        return
+    tile_version = int.from_bytes(source.read(0, 4), "little")
+    if tile_version == version:
+        return
+    gt = root.find("Generic tile")
+    header = gt.find("Generic tile header") if gt is not None else None
+    node = (header.find("Version number") if header is not None else None) or root
+    node.mark(ERROR, f"generic tile version {tile_version}, the schema's Array version is "
+                     f"{version} (one writer writes both)")
+    node.code = GENERIC_TILE_VERSION
 
 
 # ---- the payload ----------------------------------------------------------------------------
@@ -504,6 +522,7 @@ def parse_schema_file(document, source, ctx=None) -> Node:
         lambda sch: (f"v{sch.version} {ARRAY_TYPES.get(sch.array_type, '?').lower()}, "
                      f"{len(sch.dimensions)} dim(s), {len(sch.attributes)} attr(s)"))
     if root.data is not None:
+        _check_tile_version(root, source, root.data.version)
         root.display = "array schema " + (
             f"v{root.data.version}, {len(root.data.dimensions)} dim(s), "
             f"{len(root.data.attributes)} attr(s)")

@@ -14,7 +14,14 @@ from ...core.context import KEY_HINT
 from ...core.cursor import Cursor, ParseStop
 from ...core.engine import run_parser
 from ...core.fielddoc import doc
-from ...core.findings import AES_TAG, CHUNK_DECODE, NO_KEY, SIZE_OVER_LIMIT, UNCHECKED
+from ...core.findings import (
+    AES_TAG,
+    CHUNK_DECODE,
+    GENERIC_TILE_SIZE,
+    NO_KEY,
+    SIZE_OVER_LIMIT,
+    UNCHECKED,
+)
 from ...core.limits import DECODE_BUDGET
 from ...core.node import ERROR, WARNING, Node
 from ...core.source import ByteSource
@@ -280,6 +287,8 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
             persisted, specs = hg.data
             hg.data = None
             tile_templates.learn_header(c, hg, fields_read, specs)
+            fields = fields_read
+        tile_size = fields[2] if fields else None
         if persisted > c.remaining:
             hg["Persisted size"].mark(ERROR, f"Persisted size: {persisted} bytes declared, only "
                                              f"{c.remaining} bytes follow the header")
@@ -287,13 +296,22 @@ def parse_generic_tile(cur: Cursor, document, name: str = "Generic tile",
         gt.tile = parse_tile(c, specs, info, "Tile", size=min(persisted, c.remaining))
         tile_node = c.node.children[-1]
         declared = gt.tile.original_length
+        size_wrong = gt.tile.complete and tile_size is not None and declared != tile_size
+        if size_wrong:
+            # libtiledb allocates Tile size bytes and unfilters the chunks into them: it
+            # refuses any other total ("Tile: Incorrect unfiltered tile size allocated")
+            size_node = hg.find("Tile size") or hg
+            size_node.mark(ERROR, f"Tile size {tile_size}, but the tile's chunks unfilter to "
+                                  f"{declared} bytes: libtiledb refuses the tile")
+            size_node.code = GENERIC_TILE_SIZE
         if gt.tile.complete and declared > MAX_GENERIC_DECODE:
             # Nothing in the format bounds a generic tile: decode at most a budget, so a
             # small file that inflates to gigabytes costs nothing at open or in verify.
             msg = (f"the tile's chunks declare {declared} unfiltered bytes, over the "
                    f"{MAX_GENERIC_DECODE}-byte limit for a generic tile: not decoded")
-            tile_node.mark(WARNING, msg)
-            tile_node.code = SIZE_OVER_LIMIT
+            if not size_wrong:   # (else the error above says what is wrong)
+                tile_node.mark(WARNING, msg)
+                tile_node.code = SIZE_OVER_LIMIT
             gt.tile.complete = False
             for ch in gt.tile.chunks:
                 ch.blocked = msg

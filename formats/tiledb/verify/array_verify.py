@@ -11,7 +11,13 @@ from ...core.findings import Finding, of_node
 from ...core.node import OK, Node
 from ...core.verify_tally import Tally, counting_into, folder_bytes, tally
 from . import tile_cache
-from .bookkeeping import _commits_of, check_array, check_fragments_one, verify_bookkeeping
+from .bookkeeping import (
+    _commits_of,
+    check_array,
+    check_fragments_one,
+    verify_bookkeeping,
+    verify_label_arrays,
+)
 from .check_findings import guard
 from .chunk_walk import Splice, walk_chunks
 from .verify_chunks import thread_count, verify_chunks
@@ -103,6 +109,7 @@ def verify_streamed(document, done: Optional[Dict[str, FolderFindings]] = None) 
                 out += run.bookkeeping(frag)
             guard(out, document.relname(array.path), check_array, document, array,
                   document=document)
+        out += verify_label_arrays(document)   # small arrays of their own: not streamed
         return out
     finally:
         young.close()

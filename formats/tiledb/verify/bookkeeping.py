@@ -7,7 +7,7 @@ import os
 from typing import Any, Dict, List, Optional
 
 from ...core.dataset_fs import fs_of, listable
-from ...core.findings import COMMIT_ORPHAN, FILE_MISSING, FILE_SIZE, UNCOMMITTED
+from ...core.findings import COMMIT_LOST, COMMIT_ORPHAN, FILE_MISSING, FILE_SIZE, UNCOMMITTED
 from ...core.node import ERROR, WARNING, Node
 from ...core.standin import HEAD as STAND_IN_HEAD
 from ...core.standin import stand_in
@@ -64,9 +64,20 @@ def check_fragments_one(document, array, f, known: Optional[tuple] = None) -> Li
     where = src if src is not None else document.relname(f.path)
     if new_layout and f.name not in committed and f.name not in commits["ign"] and \
             not commits["unlisted"]:
-        out.append(finding(where, 0, WARNING,
-                           f"fragment {f.name} has no commit (.wrt) in __commits: readers ignore it",
-                           code=UNCOMMITTED))
+        # libtiledb writes the fragment metadata last, then the commit: a fragment whose
+        # metadata is there lost its commit (a write cut short has no metadata yet), unless
+        # a .vac lists it (a vacuum removes the commits first, then the folders)
+        vacuumed = any(base == f.name for _, base in commits["vac"])
+        meta = document.fs.stat(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE))
+        if meta.is_file and meta.size and not vacuumed:
+            out.append(finding(where, 0, ERROR,
+                               f"fragment {f.name} is complete but no commit (.wrt) in __commits "
+                               f"names it: readers ignore its cells (the commit file lost?)",
+                               code=COMMIT_LOST))
+        else:
+            out.append(finding(where, 0, WARNING,
+                               f"fragment {f.name} has no commit (.wrt) in __commits: readers "
+                               f"ignore it", code=UNCOMMITTED))
     if not new_layout and not document.fs.stat(f.path + ".ok").is_file and \
             not document.fs.stat(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)).is_file:
         out.append(finding(where, 0, WARNING, f"fragment {f.name} has no .ok marker",
@@ -195,23 +206,68 @@ def _stands_in(document, path: str) -> bool:
 
 
 def verify_bookkeeping(document) -> List[object]:
-    """Fragments against commits, footers against files, cells against the metadata."""
+    """Fragments against commits, footers against files, cells against the metadata: of
+    the array, then of each of its dimension-label arrays."""
     out: List[object] = []
-    key = document.ctx.key
     array = document.model
     if array is not None and hasattr(array, "fragments") and \
             document.fs.stat(getattr(array, "path", "")).is_dir:
-        from .cell_checks import check_fragment_cells
+        out += _array_bookkeeping(document, array, progress=True)
+    out += verify_label_arrays(document)
+    return out
 
-        known = _commits_of(document, array)
-        for frag in array.fragments:
-            where = document.relname(frag.path)
-            guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known),
-                   document=document)
-            guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key),
-                   document=document)
+
+def _array_bookkeeping(document, array, progress: bool = False) -> List[object]:
+    from .cell_checks import check_fragment_cells
+
+    out: List[object] = []
+    key = document.ctx.key
+    known = _commits_of(document, array)
+    for frag in array.fragments:
+        where = document.relname(frag.path)
+        guard(out, where, lambda f=frag: check_fragments_one(document, array, f, known),
+              document=document)
+        guard(out, where, lambda f=frag: check_fragment_cells(document, array, f, key),
+              document=document)
+        if progress:   # the opened array's folders count for progress; a label array's do not
             folder_checked(document, frag)
-        guard(out, document.relname(array.path), check_array, document, array, document=document)
+    guard(out, document.relname(array.path), check_array, document, array, document=document)
+    return out
+
+
+def label_arrays(document) -> List[Node]:
+    """The tree nodes (`data`: the model) of the dimension-label arrays under the opened array's `__labels/` (arrays
+    of their own: `parse/array.py` opens each; their fragments are not the array's)."""
+    root = document.root
+    labels = root.find(layout.LABELS_DIR) if root is not None and root.kind == "dir" else None
+    if labels is None or labels.is_lazy:
+        return []
+    return [c for c in labels.iter_children()
+            if c.kind == "dir" and hasattr(c.data, "fragments") and c.data is not document.model]
+
+
+def verify_label_arrays(document) -> List[object]:
+    """Each dimension-label array's bookkeeping and cells, as the array's own (a label read
+    goes through them: libtiledb fails or misreads on a damaged label fragment). In a lazy
+    open a fragment's metadata loads with its folder: those built here are released after."""
+    out: List[object] = []
+    for node in label_arrays(document):
+        array = node.data
+        if not document.fs.stat(array.path).is_dir:
+            continue
+        frags = node.find(layout.FRAGMENTS_DIR)
+        built = []
+        for f in array.fragments:
+            folder = frags.find(f.name) if f.metadata is None and frags is not None else None
+            if folder is not None and folder.deferred:
+                built.append(folder)
+                for file in folder.iter_children():   # the metadata file's parse loads it
+                    file.ensure_built()
+        try:
+            out += _array_bookkeeping(document, array)
+        finally:
+            for folder in built:
+                folder.release_deferred()
     return out
 
 

@@ -241,6 +241,14 @@ def check_fragment_cells(document, array, frag: Fragment, key) -> List[Finding]:
                          np.frombuffer(t.data, dt) for t in fixed]
             _check_domain(out, src, fld, fm.non_empty_domain[j] if fm.non_empty_domain and
                           j < len(fm.non_empty_domain) else None, fixed, coords[j])
+    # the per-cell timestamps and delete metadata of a consolidated fragment: one u64 per
+    # cell each, as many cells as the fields (a lost block there fails libtiledb's read)
+    for stem in _special_stems(fm):
+        role = file_role(schema, fm, stem + ".tdb")
+        tiles = _decode_all(document, frag, fm, schema, stem + ".tdb", key) if role else None
+        if role is not None and tiles is not None:
+            _field_counts(out, rel(os.path.join(frag.path, stem + ".tdb")), role.obj, tiles,
+                          expected)
     if not fm.dense and coords and len(coords) == len(schema.dimensions):
         d0 = rel(os.path.join(frag.path, "d0.tdb"))
         offs0 = _decode_offsets(fm, schema, "d0.tdb")
@@ -253,6 +261,12 @@ def check_fragment_cells(document, array, frag: Fragment, key) -> List[Finding]:
         _check_dense_domain(out, rel(os.path.join(frag.path, "__fragment_metadata.tdb")),
                             schema, fm)
     return out.finish()
+
+
+def _special_stems(fm: FragmentMetadata) -> List[str]:
+    """The data files of a fragment's own per-cell fields (not the schema's)."""
+    return (["t"] if getattr(fm, "has_timestamps", False) else []) + \
+        (["dt", "dci"] if getattr(fm, "has_delete_meta", False) else [])
 
 
 def _decode_offsets(fm: FragmentMetadata, schema: ArraySchema, file_name: str) -> List[int]:
@@ -829,6 +843,8 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, schema: ArraySchema, slot: i
                  f"tiles (the last tile's values in tile 1's place, zeros for the others; "
                  f"libtiledb 2.30 reads the cells right and does not use these)")
         return
+    # the cells are the var tile's bytes: said there (a flipped byte of a string is in it)
+    var_src = src[:-len(".tdb")] + "_var.tdb" if src.endswith(".tdb") else src
     for i in bad:
         ext = written[i]
         if ext is None:
@@ -836,7 +852,7 @@ def _check_var_minmax(out: _Out, src: str, fld, fm, schema: ArraySchema, slot: i
         for label, want in (("minimum", ext[0]), ("maximum", ext[1])):
             said = got[label]
             if said is not None and said[i] is not None and said[i] != want:
-                out.add(TILE_STAT, src, fixed[i].offset,
+                out.add(TILE_STAT, var_src, var_tiles[i].offset,
                         f"tile {i + 1} of {fld.name!r}: the cells' {label} is {want[:40]!r}, "
                         f"the fragment metadata says {(said[i] or b'')[:40]!r}")
 

@@ -215,7 +215,7 @@ def bookkeeping_with(document, cells: Dict[str, List[Finding]]) -> List[object]:
     """`bookkeeping.verify_bookkeeping`, in its order, with the cell findings of the
     fragments in `cells` (by name) as the workers found them; other fragments are checked
     here."""
-    from .bookkeeping import check_array, check_fragments_one, folder_checked
+    from .bookkeeping import check_array, check_fragments_one, folder_checked, verify_label_arrays
     from .cell_checks import check_fragment_cells
     from .check_findings import guard
 
@@ -236,6 +236,7 @@ def bookkeeping_with(document, cells: Dict[str, List[Finding]]) -> List[object]:
             folder_checked(document, frag)
         guard(out, document.relname(array.path), check_array, document, array,
                document=document)
+    out += verify_label_arrays(document)   # small arrays of their own: checked here
     return out
 
 
