@@ -23,7 +23,7 @@ Every decision of how tiles become cells is a `Route`, and the one decision tabl
 | --- | --- |
 | `TUNING.planned` off (the differential tests) | `REFERENCE` or `COPY`, nothing planned |
 | a run with no filters (a chunk is its cells) | `COPY` (the reference's copy: nothing to plan) |
-| a run of one chunk, not `clean` (`decode_tile` of a one-chunk tile) | `REFERENCE` (a plan costs more than it saves) |
+| one tile of one chunk asked alone (`decode_tile`, `alone`) | `REFERENCE` (a plan costs more than it saves) |
 | a `clean` run (verify) `tile_batch.chunk_plan` plans | `CHECKED` (`Planned`: chunks with no finding) |
 | a run `Planned` has a plan for (`planned_for`) | `PLANNED` |
 | any other run | `REFERENCE` (for a `clean` run: every chunk checked in full by the caller) |
@@ -387,11 +387,13 @@ class Route(enum.Enum):
     WINDOWS = "windows"       # verify: a data file's tiles decoded window by window
 
 
-def choose(run: Run) -> Route:
-    """The route of `run` (the decision table of the module doc)."""
+def choose(run: Run, alone: bool = False) -> Route:
+    """The route of `run` (the decision table of the module doc). `alone`: one tile asked
+    on its own (`decode_tile`), where a one-chunk run is not worth a plan; a one-chunk tile
+    among a fragment's runs (values, verify) is planned like any other."""
     if not run.specs:
         return Route.COPY
-    if not compiled.TUNING.planned or (len(run.pieces) == 1 and not run.clean):
+    if not compiled.TUNING.planned or (alone and len(run.pieces) == 1 and not run.clean):
         return Route.REFERENCE
     if planned_for(run.specs, run.info, run.clean):
         return Route.CHECKED if run.clean else Route.PLANNED
@@ -451,7 +453,7 @@ def decode_tile(source, offset: int, end: int, specs: List[FilterSpec], info: Da
         pieces.append(Piece(source, c, at, 0, i))
         at += c.original
     run = Run(specs, info, pieces, key)
-    if choose(run) is not Route.PLANNED:   # the reference's own result (and its errors)
+    if choose(run, alone=True) is not Route.PLANNED:   # the reference's own result (and errors)
         return join_chunks([decode_chunk(_buffer(source), c, specs, info, key, i)
                             for i, c in enumerate(table)])
     out = np.empty(at, np.uint8)
