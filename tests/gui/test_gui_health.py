@@ -67,6 +67,11 @@ def test_health_dock_follows_document(qtbot, tmp_path, built):
 def test_health_dock_on_damaged_array(qtbot, tmp_path, built):
     win = open_window(qtbot, tmp_path)
     assert win.open_path(built("lost_metadata_file"), sync=True)
+    # the verify errors bring Diagnostics in front of Health; Health computes once shown
+    qtbot.waitUntil(lambda: "error" in win.d_diag.windowTitle(), timeout=WAIT_MS)
+    win.d_health.raise_()
+    qtbot.waitUntil(lambda: "Opening fails" in win.health_view.fragments.caption.text(),
+                    timeout=WAIT_MS)
     _settled(qtbot, win.health_view)
     panel = win.health_view.fragments
     assert "Opening fails: IO Error: Cannot get file size" in panel.caption.text()
