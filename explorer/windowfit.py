@@ -154,9 +154,9 @@ def share_docks(window) -> None:
     short = window.height() < SHORT_WINDOW
     if window.d_inspector.isVisible() and window.d_pipeline.isVisible():
         # the pipeline panel (stages and cells) before the inspector's text, which scrolls;
-        # on a short screen three quarters of the column (at least 8 cell rows at 1024×700; at
-        # 1 to 4 the inspector showed one row of Data at cursor)
-        window.resizeDocks([window.d_inspector, window.d_pipeline], [1, 3] if short else [2, 3],
+        # on a short screen four fifths of the column (at least 8 cell rows at 1024×700; the
+        # inspector's table keeps three rows by its own minimum height)
+        window.resizeDocks([window.d_inspector, window.d_pipeline], [1, 4] if short else [2, 3],
                            Qt.Orientation.Vertical)
     # a narrow window: the bottom docks (Diagnostics' messages) take the width under the
     # tree too (between the side docks they had ~460 px at 1024); the right column (the
