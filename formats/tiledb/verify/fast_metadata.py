@@ -32,6 +32,7 @@ from ..parse.tile import MAX_GENERIC_DECODE, ChunkInfo
 from .chunk_checks import check_one
 
 _GENERIC = DataInfo(4, 1, "generic")   # what parse_generic_tile decodes a generic tile as
+_U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 
 
@@ -148,6 +149,8 @@ def _section(document, src, start: int, end: int, kind: str, slot: int, footer, 
     if head is None or head[0] != region:
         return None
     total, psize, persisted, _enc, tsize = head
+    if _U32.unpack(src.read(start, 4))[0] != footer.version:
+        return None   # a generic tile of another version than its footer: the tree says so
     if max(region, tsize) > fmeta.LAZY_BYTES:
         # the tree shows it lazily: verify neither enters it nor walks its chunks (its
         # generic tile's first child is its header, not a tile); the same here
