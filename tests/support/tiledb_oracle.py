@@ -138,8 +138,8 @@ def _versions(uri: str, frag, name: str, schema, times, ctx):
 def _fill_cells(attr, n: int):
     """`n` cells as a read of a fragment without `attr` gives them: null where the attribute
     is nullable, else its fill value."""
-    if attr.isvar:
-        cells = np.array([attr.fill] * n, dtype=object)
+    if attr.isvar:   # as tiledb-py reads the stored fill (one NUL: '')
+        cells = np.array([as_tiledb_py(attr.fill)] * n, dtype=object)
     else:
         cells = np.full(n, attr.fill, dtype=attr.dtype)
     return np.ma.masked_all(n, dtype=cells.dtype) if attr.isnullable else cells
