@@ -119,3 +119,12 @@ def test_fragment_metadata_tree_unchanged(fresh, monkeypatch):
     first, second = once(), once()
     assert tile_templates._HEADERS
     assert first == want and second == want
+
+
+def test_a_full_cache_keeps_learning(monkeypatch, fresh):
+    """Past the cap the oldest template goes and the new one is kept: a long process keeps
+    the headers it meets now (verify's model path asks for them)."""
+    monkeypatch.setattr(tile_templates, "_MAX_TEMPLATES", 2)
+    for k in ("a", "b", "c"):
+        tile_templates._keep(tile_templates._HEADERS, k, object())
+    assert list(tile_templates._HEADERS) == ["b", "c"]

@@ -25,7 +25,7 @@ from .tile_layout import CHUNK_HEADER, GENERIC_HEADER, NUM_CHUNKS
 
 _PIPE_SIZE_AT = GENERIC_HEADER.offset_of("Filter pipeline size")
 _MAX_BYTES = 4096      # longer headers or chunk tables are parsed each time (and not kept)
-_MAX_TEMPLATES = 512   # distinct ones kept (of each kind); beyond, the others are parsed
+_MAX_TEMPLATES = 512   # distinct ones kept (of each kind); a new one evicts the oldest
 _SCALARS = (int, float, str, bool, type(None))
 
 # A node of a template: (index of its parent, -1 for the root; name, kind, offset from the
@@ -115,6 +115,18 @@ def _header_key(cur: Cursor) -> Optional[Tuple[str, bytes]]:
     return (cur.endian, data) if len(data) == n else None
 
 
+
+def _keep(cache: dict, key, t: "Template") -> None:
+    """Add a template, the oldest out when the cache is full: a long process (the window, a
+    test run) that has met 512 distinct headers keeps learning the ones it meets now (a
+    full cache that kept the first ones sent every later fragment off verify's model path)."""
+    if _MAX_TEMPLATES <= 0:
+        return
+    while len(cache) >= _MAX_TEMPLATES:
+        del cache[next(iter(cache))]
+    cache[key] = t
+
+
 def header_parses_clean(source, start: int, end: int) -> bool:
     """Whether the generic tile header at `start` (ending by `end`) has the bytes of one
     that parsed clean (a template): its parse would mark nothing (verify's model path)."""
@@ -143,8 +155,7 @@ def cloned_header(cur: Cursor) -> Optional[Tuple[Node, Tuple, List[FilterSpec]]]
 def learn_header(cur: Cursor, header: Node, fields: Tuple, specs: List[FilterSpec]) -> None:
     """Keep `header` (just parsed from `cur`'s range) as the template of its bytes when its
     parse was clean."""
-    if len(_HEADERS) >= _MAX_TEMPLATES or \
-            any(not all(isinstance(v, _SCALARS) for v in s.options.values()) for s in specs):
+    if any(not all(isinstance(v, _SCALARS) for v in s.options.values()) for s in specs):
         return
     save, cur.pos = cur.pos, header.offset
     try:
@@ -165,7 +176,7 @@ def learn_header(cur: Cursor, header: Node, fields: Tuple, specs: List[FilterSpe
     if t is None or len(holders) != 1:
         return
     t.extra = (tuple(fields), [(s.type, dict(s.options)) for s in specs])
-    _HEADERS[key] = t
+    _keep(_HEADERS, key, t)
 
 
 # ---- tiles (their chunk tables) ---------------------------------------------------------
@@ -239,8 +250,8 @@ def learn_tile(cur: Cursor, tile: Node, tinfo: Any, specs: List[FilterSpec], inf
                name: str, size: int, node_doc) -> None:
     """Keep `tile` (just parsed from `cur`'s range, which it now ends at) as the template of
     its chunk table when its parse was clean."""
-    if len(_TILES) >= _MAX_TEMPLATES or not tinfo.complete or tinfo.tree_decoded or \
-            tile.size != size or tile.data is not tinfo:
+    if not tinfo.complete or tinfo.tree_decoded or tile.size != size or \
+            tile.data is not tinfo:
         return
     save, cur.pos = cur.pos, tile.offset
     try:
@@ -272,7 +283,7 @@ def learn_tile(cur: Cursor, tile: Node, tinfo: Any, specs: List[FilterSpec], inf
         return
     t.extra = (node_doc, [(c.original_length, c.filtered_length, c.metadata_offset - base,
                            c.metadata_length, c.data_offset - base) for c in seen])
-    _TILES[key] = t
+    _keep(_TILES, key, t)
 
 
 # ---- decoded tiles -----------------------------------------------------------------------
