@@ -21,6 +21,7 @@ def test_damaged_fragment_is_not_green(qtbot, tmp_path):
     with qtbot.waitSignal(win.verifier.done, timeout=60000):
         assert win.open_path(path, sync=True)
     view = win.health_view
+    win.d_health.raise_()   # verify's error brought Diagnostics in front; Health computes shown
     qtbot.waitUntil(lambda: not view.busy and bool(view.fragments.timeline.rows), timeout=60000)
     first = sorted(os.listdir(os.path.join(path, "__fragments")))[0]
     timeline = view.fragments.timeline
