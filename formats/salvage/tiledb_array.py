@@ -6,7 +6,8 @@ verify finds no error in. A fragment with errors in its data tiles is rewritten 
 those tiles (`tiledb_fragment.py`); one that cannot be (its own metadata damaged, an old
 format) is left out whole and its cells reported lost. Bookkeeping is written anew so
 it names only what OUT holds: one empty `__commits/<fragment>.wrt` per fragment kept or written (a
-`<fragment>.ok` before format 12), the delete conditions that count at T; no consolidated
+`<fragment>.ok` before format 12), the delete conditions that count at T (one a consolidated
+commits file holds written out as its own `.del`); no consolidated
 commits, ignore or vacuum file (the fragments they name or hide are not in OUT), and no
 consolidated fragment metadata (each fragment's own metadata is read instead)."""
 from __future__ import annotations
@@ -228,10 +229,47 @@ def _array_metadata(job: Job, snap, path: str, rel: str, out_rel: str) -> None:
 
 
 def _conditions(job: Job, snap, path: str, out_rel: str) -> None:
-    """Delete and update commits whose range lies inside [0, T]: they change what is read."""
+    """Delete and update commits whose range lies inside [0, T]: they change what is read.
+    One held inside a consolidated commits file (not ignored) is written out as its own
+    `__commits/<name>.del` (the `.con` embeds the commit's file byte for byte), since OUT
+    gets no `.con`."""
+    written: Set[str] = set()
     for r, cf in sorted(snap.commit_files.items()):
         if cf.ext in (".del", ".upd") and visibility.counts_at(r, 0, job.at, dense=True):
-            job.copy(os.path.join(path, r), _join(out_rel, r))
+            if job.copy(os.path.join(path, r), _join(out_rel, r)):
+                written.add(r.rsplit("/", 1)[-1])
+    ignored = visibility.bookkeeping(snap).ignored
+    for r, cf in sorted(snap.commit_files.items()):
+        if cf.ext != ".con":
+            continue
+        for e in cf.entries:
+            uri, where = str(e.get("uri") or "").strip(), e.get("commit")
+            name = uri.rsplit("/", 1)[-1]
+            if where is None or uri in ignored or name in written or \
+                    not visibility.counts_at(name, 0, job.at, dense=True):
+                continue
+            data = _embedded(job, os.path.join(path, r), where)
+            if data is None:
+                job.report.notes.append(f"{job.rel(path)}: {name} inside {r} could not be read: "
+                                        f"its condition is not carried over")
+                continue
+            job.out.write(_join(out_rel, f"{layout.COMMITS_DIR}/{name}"), data)
+            written.add(name)
+
+
+def _embedded(job: Job, con_path: str, where: Tuple[int, int]) -> Optional[bytes]:
+    """The bytes of a commit file embedded in the `.con` at `con_path` (offset, size as its
+    parse located them inside the file); None when they cannot be read whole."""
+    offset, size = where
+    try:
+        src = job.fs.open_source(con_path, job.rel(con_path))
+        try:
+            data = src.read(offset, size)
+        finally:
+            src.close()
+    except OSError:
+        return None
+    return data if len(data) == size else None
 
 
 def _left_out(job: Job, snap, rel: str) -> None:
@@ -240,11 +278,6 @@ def _left_out(job: Job, snap, rel: str) -> None:
     if rest:
         job.report.notes.append(f"{rel}: {len(rest)} fragment(s) a reader at {job.at} does not "
                                 f"see (uncommitted, vacuumable or later): left out")
-    cons = [r for r in snap.commit_files if r.endswith(".con")]
-    if any(cf.ext == ".con" for cf in snap.commit_files.values() for e in cf.entries
-           if str(e.get("uri", "")).endswith((".del", ".upd"))):
-        job.report.notes.append(f"{rel}: delete conditions inside consolidated commits "
-                                f"({', '.join(cons)}) are not carried over")
     if snap.listing.fragment_meta:
         job.report.notes.append(f"{rel}: consolidated fragment metadata not copied (each "
                                 f"fragment's own metadata is read)")

@@ -378,6 +378,34 @@ def test_delete_commit_carried_over(tmp_path, capsys):
     assert verify_exit(out) == (0, [])
 
 
+def test_delete_commit_inside_consolidated_commits_carried_over(tmp_path, capsys):
+    """Commits consolidated and vacuumed: the delete lives only inside the `.con`. OUT gets
+    it back as its own `.del` (byte for byte the embedded file), so the deleted cells stay
+    deleted while a damaged tile of a later fragment is dropped."""
+    src, out = str(tmp_path / "d"), str(tmp_path / "out")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int32))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, sparse=True, capacity=10, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=ZSTD)]))
+    with tiledb.open(src, "w", timestamp=1) as A:
+        A[np.arange(20, dtype=np.int32)] = np.arange(20)
+    with tiledb.open(src, "d", timestamp=2) as A:
+        A.query(cond="a < 5").submit()
+    with tiledb.open(src, "w", timestamp=3) as A:
+        A[np.arange(20, 40, dtype=np.int32)] = np.arange(20, 40)
+    tiledb.consolidate(src, config=tiledb.Config({"sm.consolidation.mode": "commits"}))
+    tiledb.vacuum(src, config=tiledb.Config({"sm.vacuum.mode": "commits"}))
+    (con,) = os.listdir(os.path.join(src, "__commits"))
+    assert con.endswith(".con")
+    break_zstd_frame(os.path.join(_frag(src, 3), "a0.tdb"))   # cells 20..29 of the fragment at 3
+    code, rep = salvage_cli(src, out, capsys=capsys)
+    assert code == 3 and not any("not carried over" in n for n in rep["notes"])
+    dels = [n for n in os.listdir(os.path.join(out, "__commits")) if n.endswith(".del")]
+    assert len(dels) == 1 and dels[0].startswith("__2_2_")
+    with tiledb.open(out) as B:
+        assert list(B[:]["a"]) == list(range(5, 20)) + list(range(30, 40))
+    assert verify_exit(out) == (0, [])
+
+
 def test_at_inside_a_consolidated_sparse_fragment_is_noted(tmp_path, capsys):
     """A sparse fragment of format >= 15 spanning T is read in part by a reader at T: it is
     kept whole, and the report says to open OUT at T (then it reads what PATH reads)."""

@@ -84,14 +84,16 @@ def parse_uri_list(cur: Cursor, ctx=None, item_doc=D_VAC_URI, item: str = "URI")
 
 
 def parse_consolidated_commits(cur: Cursor, ctx=None, document=None) -> Optional[List[dict]]:
-    """A `.con` payload: `[{"uri": str, "condition": ConditionNode | None}]`, None when cut."""
+    """A `.con` payload: `[{"uri": str, "condition": ConditionNode | None, "commit": (offset,
+    size) | None}]`, None when cut. `commit` locates a delete/update commit's embedded file
+    (byte for byte its `.del`/`.upd`: salvage writes it out again)."""
     ctx = ctx if ctx is not None else cur.ctx
     commits: List[dict] = []
     i = 0
     try:
         while not cur.at_end():
             i += 1
-            entry = {"uri": None, "condition": None}
+            entry: dict = {"uri": None, "condition": None, "commit": None}
 
             def one(c: Cursor):
                 a, b, has_nl = next(_lines(c))  # the commit's URI line (c is not at its end)
@@ -101,6 +103,7 @@ def parse_consolidated_commits(cur: Cursor, ctx=None, document=None) -> Optional
                 if uri.endswith(".del") or uri.endswith(".upd"):
                     size = c.length("u64", "Delete condition size", 1, D_CON_SIZE, "bytes").value
                     sub = Cursor(c.source, c.pos, c.pos + size, c.node, c.endian, c.ctx)
+                    entry["commit"] = (c.pos, size)
                     is_del = uri.endswith(".del")
                     holder: list = []
                     fn = parse_delete_condition if is_del else parse_update
