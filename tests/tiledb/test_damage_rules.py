@@ -81,6 +81,27 @@ def test_commit_lost(sparse_array):
     assert errs[0].source == _rel(sparse_array, os.path.join(frag, "__fragment_metadata.tdb"))
 
 
+def test_commit_landing_during_verify_is_no_lost_commit(sparse_array):
+    """A live writer: the commits were listed before the fragment's `.wrt` landed (its
+    metadata is written first). Asked again before the finding, the fragment is committed."""
+    from arrayscope.formats import open as open_document
+    from arrayscope.formats.tiledb.verify.bookkeeping import _commits_of, check_fragments_one
+
+    wrt = sorted(glob.glob(os.path.join(sparse_array, "__commits", "__2_2_*.wrt")))[0]
+    doc = open_document(sparse_array)
+    try:
+        array = doc.model
+        frag = [f for f in array.fragments if f.name.startswith("__2_2_")][0]
+        os.rename(wrt, wrt + ".aside")
+        known = _commits_of(doc, array)           # listed while the commit is not there
+        assert [n.code for n in check_fragments_one(doc, array, frag, known)] == \
+            ["fragment-commit-lost"]
+        os.rename(wrt + ".aside", wrt)             # the writer's commit lands
+        assert check_fragments_one(doc, array, frag, known) == []
+    finally:
+        doc.close()
+
+
 def test_uncommitted_without_metadata_is_a_warning(sparse_array):
     """A fragment folder without metadata nor commit (a write cut short): a warning only."""
     frag = glob.glob(os.path.join(sparse_array, "__fragments", "__2_2_*"))[0]
