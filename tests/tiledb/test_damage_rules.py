@@ -123,25 +123,34 @@ def test_interrupted_vacuum_is_no_lost_commit(sparse_array):
     assert not report.problems, [f.line() for f in report.findings]
 
 
-def test_label_array_checked(tmp_path):
+@pytest.mark.parametrize("in_group", [False, True], ids=["array", "group-member"])
+def test_label_array_checked(tmp_path, in_group):
     """A dimension label's data tile with its block lost: the label query fails; the label
-    array's cells are checked as the array's own."""
-    uri = str(tmp_path / "l")
+    array's cells are checked as the array's own, also when the array is a group's member
+    and the group is what was opened."""
+    root = str(tmp_path / "g")
+    uri = os.path.join(root, "m") if in_group else str(tmp_path / "l")
+    if in_group:
+        tiledb.Group.create(root)
     dim = tiledb.Dim(name="d0", domain=(0, 9), tile=5, dtype="int32")
     schema = tiledb.ArraySchema(domain=tiledb.Domain(dim), attrs=[tiledb.Attr("a0", dtype="int32")],
                                 dim_labels={0: {"l0": dim.create_label_schema("increasing", np.int64)}})
     tiledb.Array.create(uri, schema)
     with tiledb.open(uri, "w", timestamp=2) as A:
         A[0:10] = {"a0": np.arange(10, dtype="int32"), "l0": np.arange(10, dtype="int64") * 3}
-    assert not _errors(uri) and not _errors(uri, lazy=False)
+    opened = root if in_group else uri
+    if in_group:
+        with tiledb.Group(root, "w") as G:
+            G.add("m", name="m", relative=True)
+    assert not _errors(opened) and not _errors(opened, lazy=False)
     data = glob.glob(os.path.join(uri, "__labels", "l0", "__fragments", "*", "a0.tdb"))[0]
     _zero_block(data)
     with pytest.raises(tiledb.TileDBError):
         with tiledb.open(uri) as A:
             A.label_index(["l0"])[0:27]
     for lazy in (True, False):
-        errs = _errors(uri, lazy)
-        assert any(f.code == "cell-count-mismatch" and f.source == _rel(uri, data)
+        errs = _errors(opened, lazy)
+        assert any(f.code == "cell-count-mismatch" and f.source == _rel(opened, data)
                    and "'label' decodes to 0 cells" in f.message for f in errs), errs
 
 
