@@ -4,6 +4,7 @@ dataset through its confined opens (never from outside it)."""
 from __future__ import annotations
 
 import os
+from typing import Iterable
 
 from ..core.confined import O_CLOEXEC, O_NOFOLLOW
 from ..core.dataset_fs import realpath
@@ -68,19 +69,32 @@ class Output:
             self._folder(rel.split("/"))
 
     def write(self, rel: str, data: bytes) -> None:
+        self.write_blocks(rel, (data,))
+
+    def write_blocks(self, rel: str, blocks: Iterable[bytes]) -> None:
+        """File `rel` made of `blocks`, written as they come (a large file never sits in
+        memory whole). When producing a block raises, the part written is removed and the
+        error goes on: OUT never holds a file cut short."""
         if self.dry:
             self.files += 1
-            self.nbytes += len(data)
+            self.nbytes += sum(len(b) for b in blocks)
             return
-        fd = os.open(self._target(rel), _CREATE, 0o644)
+        target = self._target(rel)
+        fd = os.open(target, _CREATE, 0o644)
+        n = 0
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
+            for block in blocks:
+                view = memoryview(block)
+                n += len(view)
+                while view:
+                    view = view[os.write(fd, view):]
+        except BaseException:
             os.close(fd)
+            os.unlink(target)
+            raise
+        os.close(fd)
         self.files += 1
-        self.nbytes += len(data)
+        self.nbytes += n
 
     def copy(self, real: str, real_root: str, rel: str) -> int:
         """Copy regular file `real` (a resolved path inside `real_root`, as DatasetFS entries

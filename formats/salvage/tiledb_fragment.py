@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Literal, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Literal, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from .job import Job
 from .report import Loss
 
 FRAGMENT_METADATA = "__fragment_metadata.tdb"
+BLOCK = 1 << 22   # bytes of a kept tile read and written at a time
 _PART_KIND = {"fixed": "tile_offsets", "var": "tile_var_offsets",
               "validity": "tile_validity_offsets"}
 _U64_SUBSETS = ("tile_var_sizes", "tile_sums", "tile_null_counts")
@@ -433,23 +434,28 @@ def _layout(frag: Fragment, keep: List[int]
 
 def _copy_tiles(job: Job, frag: Fragment, keep: List[int], folder_rel: str) -> None:
     """Each data file of `frag` with only the tiles `keep`, their bytes as stored, to
-    `folder_rel` of OUT (one file in memory at a time)."""
+    `folder_rel` of OUT (streamed: one block of a tile in memory at a time)."""
     for f in frag.files:
         src = job.fs.open_source(f.path, f.name)
         try:
-            parts = []
-            for i in keep:
-                a, b = f.bounds(i)
-                data = src.read(a, b - a)
-                if len(data) != b - a:   # damaged_tiles placed every short tile: changed since
-                    raise OSError(f"{frag.rel}/{f.name}: tile {i} reads {len(data)} of "
-                                  f"{b - a} bytes (the file changed during the salvage)")
-                parts.append(bytes(data))
+            job.out.write_blocks(f"{folder_rel}/{f.name}", _tile_blocks(frag, f, src, keep))
         finally:
             close = getattr(src, "close", None)
             if close is not None:
                 close()
-        job.out.write(f"{folder_rel}/{f.name}", b"".join(parts))
+
+
+def _tile_blocks(frag: Fragment, f: DataFile, src, keep: List[int]) -> Iterator[bytes]:
+    """The bytes of tiles `keep` of data file `f`, in blocks of at most BLOCK bytes."""
+    for i in keep:
+        a, b = f.bounds(i)
+        for pos in range(a, b, BLOCK):
+            want = min(BLOCK, b - pos)
+            data = src.read(pos, want)
+            if len(data) != want:   # damaged_tiles placed every short tile: changed since
+                raise OSError(f"{frag.rel}/{f.name}: tile {i} reads {pos - a + len(data)} of "
+                              f"{b - a} bytes (the file changed during the salvage)")
+            yield bytes(data)
 
 
 def _ned_of_leaves(frag: Fragment, keep: List[int]) -> Optional[List[W.Range]]:

@@ -356,6 +356,46 @@ def _rewrite_unchanged(path: str, out: str, key=None):
     return pairs
 
 
+def test_kept_tiles_are_streamed_not_held(tmp_path):
+    """A 32 MiB data file of four 8 MiB tiles rewritten: its bytes come out equal while the
+    rewrite holds at most a block of a tile (it held every kept tile, then their join)."""
+    import tracemalloc
+
+    src = str(tmp_path / "big")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 4 * 2**20 - 1), tile=2**20, dtype=np.int64))
+    tiledb.Array.create(src, tiledb.ArraySchema(domain=dom, attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    with tiledb.open(src, "w", timestamp=1) as A:
+        A[:] = np.arange(4 * 2**20, dtype=np.int64)
+    tracemalloc.start()
+    try:
+        ((orig, new, frag),) = _rewrite_unchanged(src, str(tmp_path / "out"))
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert new == orig
+    (data,) = [f for f in frag.files if f.name == "a0.tdb"]
+    assert data.actual > 32 * 2**20   # the cells and their chunk headers
+    with open(data.path, "rb") as a, open(os.path.join(tmp_path, "out", frag.rel_in_array, "a0.tdb"), "rb") as b:
+        assert a.read() == b.read()
+    assert peak < 12 * 2**20, peak
+
+
+def test_a_file_whose_blocks_fail_is_not_left_cut_short(tmp_path):
+    from arrayscope.formats.salvage.output import Output
+
+    out = Output(str(tmp_path / "out"), str(tmp_path / "src"))
+
+    def blocks():
+        yield b"x" * 10
+        raise OSError("the file changed during the salvage")
+
+    with pytest.raises(OSError, match="changed"):
+        out.write_blocks("f", blocks())
+    assert os.listdir(tmp_path / "out") == [] and out.files == 0
+    out.write_blocks("g", iter([b"ab", b"cd"]))
+    assert (tmp_path / "out" / "g").read_bytes() == b"abcd" and (out.files, out.nbytes) == (1, 4)
+
+
 @pytest.mark.parametrize("cells,capacity", [(200, 2), (1000, 1), (37, 4)])
 def test_unchanged_sparse_fragment_is_rewritten_byte_for_byte(tmp_path, cells, capacity):
     """100 and 1 000 leaves (the R-tree's height at exact powers of its fanout), and a
