@@ -223,7 +223,24 @@ def test_driven_window_takes_no_long_turn_of_the_gui_thread(qtbot, tmp_path, n):
     """Open, expand `__fragments`, scroll, select, Health dock, verify: no turn of the event
     loop takes the GUI thread over 100 ms of CPU (CPU, not the wall clock: on a loaded
     machine the wall clock counts the wait for a core)."""
-    probe = driven(qtbot, tmp_path, _fragments(tmp_path, n))
+    uri = _fragments(tmp_path, n)
+    load = os.getloadavg()[0]
+    probe = driven(qtbot, tmp_path, uri)
     print("\n" + report(probe, n))
     worst_cpu = probe.worst_cpu(1)[0]
-    assert 0 < worst_cpu[1] <= 100, worst_cpu
+    assert 0 < worst_cpu[1] <= cpu_bound_ms(100, max(load, os.getloadavg()[0])), worst_cpu
+
+
+def cpu_bound_ms(target: float, load: float) -> float:
+    """`target` on a machine with a core to spare; more where more threads than cores want
+    to run. A thread's CPU time for the same work grows with contention (shared caches,
+    the kernel's time for its faults): at load 14 on 2 cores the open's worst turn measured
+    132 ms, 41-50 ms at load 1.5. The square root of the load per core keeps the bound
+    tight where CI runs and off a busy machine's noise (issue 31 item 6)."""
+    return target * max(1.0, (load / (os.cpu_count() or 1)) ** 0.5)
+
+
+def test_the_cpu_bound_is_the_target_on_an_idle_machine():
+    cores = os.cpu_count() or 1
+    assert cpu_bound_ms(100, 0.5) == 100 and cpu_bound_ms(100, cores) == 100
+    assert cpu_bound_ms(100, 4 * cores) == 200
