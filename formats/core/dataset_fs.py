@@ -174,7 +174,7 @@ class LocalFS:
         self.real_root = realpath(self.root)
 
     def rel(self, path: str) -> str:
-        rel = os.path.relpath(os.path.abspath(path), self.root)
+        rel = confined.relative_to(os.path.abspath(path), self.root)
         return "." if rel == "." else rel.replace(os.sep, "/")
 
     def contains(self, path: str) -> bool:

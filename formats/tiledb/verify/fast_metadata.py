@@ -29,7 +29,7 @@ from ..parse import fragment_metadata as fmeta
 from ..parse import tile_templates
 from ..parse.rawtile import GT_HEAD_SIZE, exact_chunk_table, generic_specs, peek_generic_tile
 from ..parse.tile import MAX_GENERIC_DECODE, ChunkInfo
-from .chunk_checks import check_one
+from .chunk_checks import check_one, silent_from
 
 _GENERIC = DataInfo(4, 1, "generic")   # what parse_generic_tile decodes a generic tile as
 _U32 = struct.Struct("<I")
@@ -58,6 +58,22 @@ class Seen:
         # key -> (the chunks' tallied bytes, what the payload parse gave the model)
         self.clean: Dict[tuple, Tuple[Tuple[int, ...], Tuple[Stored, ...]]] = {}
         self.held = 0
+        # a pipeline's bytes -> whether the forward checks of its last filters (those that
+        # can only fail on their options: `chunk_checks.silent_from`) passed on the first
+        # chunk checked with it in full; then left out (`verify_chunks` does so per file)
+        self.lasts: Dict[bytes, bool] = {}
+
+    def skip_from(self, pipeline: bytes, specs) -> Optional[int]:
+        """Where `check_one` may stop the forward checks of a chunk of this pipeline."""
+        from ...core import compiled
+
+        if self.lasts.get(pipeline) and compiled.TUNING.planned:
+            return silent_from(specs)
+        return None
+
+    def probed(self, pipeline: bytes, last_ok: Optional[bool]) -> None:
+        if last_ok is not None and pipeline not in self.lasts:
+            self.lasts[pipeline] = last_ok
 
     def keep(self, k: tuple, tallied: Tuple[int, ...], stored: Tuple["Stored", ...]) -> None:
         if len(self.clean) < self.MAX and self.held + len(k[0]) <= self.MAX_BYTES:
@@ -166,15 +182,15 @@ def _section(document, src, start: int, end: int, kind: str, slot: int, footer, 
         return [(name, n) for n in tallied]
     recorder = _Recorder(fm.loader)
     got = _section_checks(src, start, end, psize, persisted, tsize, kind, slot, footer,
-                          schema, recorder, ctx)
+                          schema, recorder, ctx, seen)
     if got is not None:
         seen.keep(k, tuple(n for _name, n in got), tuple(recorder.stored))
     return got
 
 
 def _section_checks(src, start: int, end: int, psize: int, persisted: int, tsize: int,
-                    kind: str, slot: int, footer, schema, loader: _Recorder, ctx
-                    ) -> Optional[List[Tuple[str, int]]]:
+                    kind: str, slot: int, footer, schema, loader: _Recorder, ctx,
+                    seen: Seen) -> Optional[List[Tuple[str, int]]]:
     if not tile_templates.header_parses_clean(src, start, end):
         return None   # a header not seen parsing clean yet: the tree parses (and learns) it
     specs = generic_specs(src, start, psize)
@@ -186,12 +202,14 @@ def _section_checks(src, start: int, end: int, psize: int, persisted: int, tsize
     tallied: List[Tuple[str, int]] = []
     cells: List[bytes] = []
     key = ctx.key
+    pipeline = bytes(src.read(start + GT_HEAD_SIZE, psize))
     for i, c in enumerate(table):
         ci = ChunkInfo(i, src, c.original, c.filtered, c.md_offset, c.md_length,
                        c.data_offset, list(specs), _GENERIC)
-        r = check_one(ci, key, None)
+        r = check_one(ci, key, None, seen.skip_from(pipeline, specs))
         if r.findings or r.decoded is None:
             return None
+        seen.probed(pipeline, r.last_ok)
         if r.tallied is not None:
             tallied.append(r.tallied)
         cells.append(bytes(r.decoded[0]))
