@@ -174,7 +174,7 @@ class LocalFS:
         self.real_root = realpath(self.root)
 
     def rel(self, path: str) -> str:
-        rel = os.path.relpath(os.path.abspath(path), self.root)
+        rel = confined.relative_to(os.path.abspath(path), self.root)
         return "." if rel == "." else rel.replace(os.sep, "/")
 
     def contains(self, path: str) -> bool:
@@ -226,15 +226,20 @@ class LocalFS:
         if here.kind != DIR:
             raise NotADirectoryError(f"{here.rel}: not a directory of the dataset ({here.kind})")
         out = []
+        found = []
         with _scandir(self.real_root, here.real) as it:
-            found = sorted(it, key=lambda d: d.name)
-        for d in found:
+            # each entry's type and stat taken while the listing is open: a listing by
+            # descriptor stats its entries through it (after, every one failed and went
+            # the whole `stat` way: a realpath and an lstat of its own)
+            for d in sorted(it, key=lambda d: d.name):
+                try:
+                    link = d.is_symlink()
+                    st = None if link else d.stat(follow_symlinks=False)
+                except OSError:
+                    link, st = True, None   # let `stat` say what is wrong with it
+                found.append((d, link, st))
+        for d, link, st in found:
             full = os.path.join(here.path, d.name)
-            try:
-                link = d.is_symlink()
-                st = None if link else d.stat(follow_symlinks=False)
-            except OSError:
-                link, st = True, None   # let `stat` say what is wrong with it
             if link or st is None:
                 out.append(self.stat(full))   # a link is judged by where it leads
                 continue

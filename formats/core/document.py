@@ -6,6 +6,7 @@ import posixpath
 from typing import Dict, List, Optional, Set
 
 from . import engine
+from .confined import relative_to
 from .context import Context
 from .dataset_fs import DatasetFS, LocalFS
 from .node import Node
@@ -56,7 +57,7 @@ class Document:
             return path[len(self.base) + 1:] if path.startswith(self.base + "/") else path
         path = os.path.abspath(path)
         if self.is_dir:
-            rel = os.path.relpath(path, self.path)
+            rel = relative_to(path, self.path)
             return "." if rel == "." else rel.replace(os.sep, "/")
         return os.path.basename(path) if path == self.path else os.path.relpath(path, self.base)
 

@@ -1,13 +1,17 @@
 """Where independent tasks run: this process, local worker processes, or a Dask cluster.
 
 An executor maps a picklable top-level function over a list of picklable items and returns
-the results in the order of the items, whatever order they finish in. Dask
+the results in the order of the items, whatever order they finish in; `done`, when given, is
+told of each result as it comes (in the calling thread, before `map` returns: progress
+counts the work really done, not the end of the last task). Dask
 (`dask.distributed`, the `distributed` extra) is imported only when a cluster is asked for.
 """
 from __future__ import annotations
 
 import os
 from typing import Any, Callable, List, Optional, Protocol, Sequence
+
+Done = Callable[[int, Any], None]   # (item index, its result), as each result comes
 
 CONNECT_TIMEOUT = "10s"   # an unreachable scheduler is a message, not a hang
 
@@ -17,7 +21,8 @@ class Executor(Protocol):
 
     workers: int
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> List[Any]:
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
+            done: Optional[Done] = None) -> List[Any]:
         ...
 
     def share_key(self, key: bytes) -> None:
@@ -33,8 +38,14 @@ class InProcess:
 
     workers = 1
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> List[Any]:
-        return [fn(x) for x in items]
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
+            done: Optional[Done] = None) -> List[Any]:
+        out: List[Any] = []
+        for i, x in enumerate(items):
+            out.append(fn(x))
+            if done is not None:
+                done(i, out[-1])
+        return out
 
     def share_key(self, key: bytes) -> None:
         from .context import remember_key
@@ -86,7 +97,9 @@ class LocalProcesses:
             if self._key is not None:
                 self._hand_key(proc)
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> List[Any]:
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
+            done: Optional[Done] = None) -> List[Any]:
+        import queue
         import threading
 
         from .taskworker import receive, send
@@ -99,32 +112,44 @@ class LocalProcesses:
         errors: List[BaseException] = []
         lock = threading.Lock()
         todo = iter(range(len(items)))
+        came: "queue.SimpleQueue[Optional[int]]" = queue.SimpleQueue()   # None: a feed ended
 
         def feed(proc) -> None:
-            while True:
-                with lock:
-                    i = None if errors else next(todo, None)
-                if i is None:
-                    return
-                try:
-                    send(proc.stdin, (fn, items[i]))
-                    got = receive(proc.stdout)
-                except (OSError, ValueError) as e:   # its pipe broken or closed (`close`)
-                    got = (False, e)
-                if got is None:
-                    got = (False, RuntimeError(f"a worker process ended (status "
-                                               f"{proc.poll()}) during task {i}"))
-                ok, value = got
-                if not ok:
+            try:
+                while True:
                     with lock:
-                        errors.append(value)
-                    return
-                results[i] = value
+                        i = None if errors else next(todo, None)
+                    if i is None:
+                        return
+                    try:
+                        send(proc.stdin, (fn, items[i]))
+                        got = receive(proc.stdout)
+                    except (OSError, ValueError) as e:   # its pipe broken or closed (`close`)
+                        got = (False, e)
+                    if got is None:
+                        got = (False, RuntimeError(f"a worker process ended (status "
+                                                   f"{proc.poll()}) during task {i}"))
+                    ok, value = got
+                    if not ok:
+                        with lock:
+                            errors.append(value)
+                        return
+                    results[i] = value
+                    came.put(i)
+            finally:
+                came.put(None)
 
         threads = [threading.Thread(target=feed, args=(p,), daemon=True) for p in self._procs]
         for t in threads:
             t.start()
         try:
+            running = len(threads)
+            while running:   # each result told here, in the calling thread, as it comes
+                i = came.get()
+                if i is None:
+                    running -= 1
+                elif done is not None and not errors:
+                    done(i, results[i])
             for t in threads:
                 t.join()
         except BaseException:   # Ctrl+C, SystemExit: the workers' tasks are dropped at once
@@ -184,12 +209,23 @@ class DaskCluster:
         a worker's disk. Each worker takes it from its own environment ($ARRAYSCOPE_KEY, set
         by whoever starts it); a worker without it leaves its part to the caller."""
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> List[Any]:
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
+            done: Optional[Done] = None) -> List[Any]:
         if not items:
             return []
         # pure=False: two equal tasks are still two tasks (no result is shared by key)
         futures = self._client.map(fn, list(items), pure=False)
-        return list(self._client.gather(futures))
+        if done is None:
+            return list(self._client.gather(futures))
+        from distributed import as_completed
+
+        index = {f.key: i for i, f in enumerate(futures)}
+        out: List[Any] = [None] * len(futures)
+        for f in as_completed(futures, loop=self._client.loop):   # (not the default client)
+            i = index[f.key]
+            out[i] = f.result()   # (a task's error raised here, as `gather` raises it)
+            done(i, out[i])
+        return out
 
     def close(self) -> None:
         if self._own:

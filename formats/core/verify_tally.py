@@ -7,7 +7,7 @@ import contextlib
 import contextvars
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional, Set
+from typing import Callable, Dict, Iterator, Optional, Set
 
 ProgressFn = Callable[[int, int, str], None]   # (bytes done, bytes planned, what)
 
@@ -28,6 +28,9 @@ class Tally:
     _done: int = 0
     _since: int = 0
     _shown: int = 0   # the bar never goes back (workers' chunk bytes, then their folders)
+    # the folders counted whole, by what `finished` was told (each counted once: a worker's
+    # folder comes back with its task, and the caller's merge names it again)
+    folders: Dict[str, int] = field(default_factory=dict)
 
     def tile(self, source: str, nbytes: int) -> None:
         self.batch(source, 1, nbytes)
@@ -49,9 +52,12 @@ class Tally:
         self._report(what)
 
     def finished(self, nbytes: int, what: str) -> None:
-        """Everything in `nbytes` stored bytes (a fragment's folder) is checked: counted
-        whole, in place of its chunk bytes counted so far."""
-        self._done += nbytes
+        """Everything in `nbytes` stored bytes (a fragment's folder, `what`) is checked:
+        counted whole, in place of its chunk bytes counted so far (once: a folder counted
+        before is not counted again)."""
+        if what not in self.folders:
+            self.folders[what] = nbytes
+            self._done += nbytes
         self._since = 0
         self._report(what)
 

@@ -129,19 +129,21 @@ def _here() -> Tuple[str, int]:
     return socket.gethostname(), os.getpid()
 
 
-Counted = Tuple[int, int, Tuple[str, ...]]   # tiles, stored bytes, files checked
+# tiles, stored bytes, files checked, folders checked to the end (what, their stored bytes)
+Counted = Tuple[int, int, Tuple[str, ...], Tuple[Tuple[str, int], ...]]
 
 
 def run_task_counted(task: Task) -> Tuple[Any, int, int, Tuple[str, int], Counted]:
     """`run_task`, with the requests and bytes it transferred, the process it ran in and
-    the (tiles, stored bytes, files) it checked: a worker's transfers and tally are not in
-    the caller's totals unless sent back."""
+    what it checked (`Counted`): a worker's transfers and tally are not in the caller's
+    totals unless sent back."""
     from .remote import counting
 
     with counting_into(Tally()) as tal, counting() as stats:
         found = run_task(task)
     requests, nbytes = stats.snapshot()
-    return found, requests, nbytes, _here(), (tal.tiles, tal.nbytes, tuple(sorted(tal.files)))
+    return found, requests, nbytes, _here(), (tal.tiles, tal.nbytes, tuple(sorted(tal.files)),
+                                              tuple(tal.folders.items()))
 
 
 # ---- the calling side ------------------------------------------------------------------------
@@ -225,19 +227,24 @@ def _run(executor, tasks: List[Task]) -> List[Any]:
     checks them itself)."""
     from .remote import TOTAL
 
+    here = _here()
+    tal = tally()
+
+    def counted(_i: int, result) -> None:
+        """A task's work counted as it comes back, on the progress bar too (the workers'
+        chunks are checked, and their folders: not only the caller's own)."""
+        _found, requests, nbytes, where, (tiles, stored, files, folders) = result
+        if where != here:   # in this process (threads, in-process) TOTAL has them already
+            TOTAL.add(requests, nbytes)
+        tal.add(Tally(files=set(files), tiles=tiles, nbytes=stored), "")
+        for what, size in folders:
+            tal.finished(size, what)
+
     try:
-        results = executor.map(run_task_counted, tasks)
+        results = executor.map(run_task_counted, tasks, counted)
     except Exception as e:  # noqa: BLE001 - a lost worker is a finding, not a traceback
         why = NotDone(f"verify workers failed: {type(e).__name__}: {e}")
         return [[why] * len(t.units) for t in tasks]
-    here = _here()
-    tal = tally()
-    for _found, requests, nbytes, where, (tiles, stored, files) in results:
-        if where != here:   # in this process (threads, in-process) TOTAL has them already
-            TOTAL.add(requests, nbytes)
-        # counted, and on the progress bar (the workers' chunks are checked: not only the
-        # caller's own)
-        tal.add(Tally(files=set(files), tiles=tiles, nbytes=stored), "")
     return [found for found, _r, _b, _w, _t in results]
 
 

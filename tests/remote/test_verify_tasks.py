@@ -377,8 +377,8 @@ def test_a_worker_with_another_copy_leaves_its_part_to_the_caller(damaged, refer
     class Moved(InProcess):   # two workers, reading the other copy
         workers = 2
 
-        def map(self, fn, tasks):
-            return super().map(fn, [dataclasses.replace(t, path=other) for t in tasks])
+        def map(self, fn, tasks, done=None):
+            return super().map(fn, [dataclasses.replace(t, path=other) for t in tasks], done)
 
     found = verify(formats.open(path), Moved())
     [warn] = [f for f in found if f.code == "check-crashed"]

@@ -55,6 +55,44 @@ def test_progress_reaches_the_total(small_tiles):
     assert dones[-2] >= frags > 0.8 * total
 
 
+def test_progress_counts_the_tasks_as_they_come_back(small_tiles):
+    """With workers: each task's folders are counted when it comes back (the bar stood
+    still until the last task had returned), and once — the caller's merge names them
+    again."""
+    from arrayscope.formats.core.executors import InProcess
+
+    calls: list = []
+
+    class Marking(InProcess):   # tasks run here one after the other; each return marked
+        workers = 2
+
+        def map(self, fn, items, done=None):
+            def told(i, result):
+                if done is not None:
+                    done(i, result)
+                calls.append(("task back", i))
+            return super().map(fn, items, told)
+
+    report = verify_report(open_for_verify(small_tiles),
+                           lambda done, total, what: calls.append((done, total, what)),
+                           executor=Marking())
+    alone = verify_report(open_for_verify(small_tiles)).tally
+    assert report.findings == [] and report.tally.tiles == alone.tiles > FRAGMENTS * CELLS
+    total = _every_file(small_tiles)
+    bar = [c for c in calls if c[0] != "task back"]
+    assert bar[-1][:2] == (total, total) and all(t == total for _d, t, _w in bar)
+    dones = [d for d, _t, _w in bar]
+    assert dones == sorted(dones)
+    folders = [k for k, c in enumerate(calls) if c[0] != "task back" and
+               c[2].startswith("__fragments/")]
+    back = [k for k, c in enumerate(calls) if c[0] == "task back"]
+    assert back and folders[0] < back[-1]   # counted before the last task was back
+    assert len({calls[k][2] for k in folders}) == FRAGMENTS
+    frags = sum(folder_bytes(os.path.join(small_tiles, "__fragments", f))
+                for f in os.listdir(os.path.join(small_tiles, "__fragments")))
+    assert calls[back[-1] - 1][0] >= frags   # every folder in when the tasks were back
+
+
 def test_the_command_draws_the_last_report(capsys, monkeypatch):
     # start; a report after the first second; the end 10 ms later (inside the throttle)
     times = iter([0.0, 5.0, 5.01])

@@ -61,7 +61,7 @@ from .fragment_sections import (  # noqa: F401
     sum_kind,
 )
 from .fragment_v1 import parse_v1_v2
-from .rawtile import peek_generic_tile
+from .rawtile import GenericTileSpan, peek_generic_tile
 from .tile import parse_generic_tile
 
 SPEC = "fragment.md"
@@ -397,7 +397,8 @@ def _check_tile_version(node: Node, src, start: int, footer: Footer) -> None:
 
 def _lazy_section(document, src, start, region, name, parse_fn, pname, ctx, head) -> Node:
     node = Node(name, "struct", src, start, region, doc=D_SECTION,
-                display=f"generic tile, {head[4]} B → {head[2]} B (expand to decode)")
+                display=f"generic tile, {head[4]} B → {head[2]} B (expand to decode)",
+                data=GenericTileSpan(src, start, region))
     built: Dict[str, List[Node]] = {}
 
     def kids() -> List[Node]:

@@ -76,6 +76,16 @@ def exact_chunk_table(source, start: int, size: int, end: int) -> Optional[List[
     return table if last == start + size else None
 
 
+class GenericTileSpan(NamedTuple):
+    """Where a generic tile shown lazily lies (a fragment metadata section over
+    `fragment_metadata.LAZY_BYTES`): the `data` of its node, for verify to check its chunks
+    one at a time without building its nodes (verify/chunk_walk.py `generic_chunks`)."""
+
+    source: object
+    offset: int
+    size: int
+
+
 def peek_generic_tile(source, offset: int) -> Optional[Tuple[int, int, int, bool, int]]:
     """(total size, pipeline size, persisted size, encrypted, unfiltered tile size) of the
     generic tile at `offset`, or None when its header does not fit."""

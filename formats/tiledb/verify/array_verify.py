@@ -187,6 +187,45 @@ def _visit(document, n: Node, diags: List[object], fragment) -> None:
         stack.extend(reversed(list(m.iter_children())))
 
 
+def _plain_folder(document, path: str):
+    """(metadata entry, data file entries in name order) of a fragment folder that holds
+    regular files only, its `__fragment_metadata.tdb` and `.tdb` data files (what its tree
+    shows without a finding of its own); None for anything else, or one that cannot be
+    listed (the tree says what it is)."""
+    from ..model.layout import FRAGMENT_METADATA_FILE
+
+    try:
+        entries = document.fs.list(path)
+    except OSError:
+        return None
+    meta, data = None, []
+    for e in entries:
+        if not e.is_file:
+            return None
+        if e.name == FRAGMENT_METADATA_FILE:
+            meta = e
+        elif e.name.endswith(".tdb"):
+            data.append(e)
+        else:
+            return None
+    return (meta, data) if meta is not None else None
+
+
+def _data_walk(document, data, fm) -> Optional[List[object]]:
+    """The chunk walk of the folder's data files as its tree gives it (`walk_chunks`: the
+    files popped off a stack, last first); None where a file's tree has a finding."""
+    from .fast_data import chunk_items
+
+    walk: List[object] = []
+    for entry in reversed(data):
+        items = chunk_items(document, document.open_listed(entry), entry.name,
+                            document.model, fm)
+        if items is None:
+            return None
+        walk += items
+    return walk
+
+
 class _Streamed:
     """What the streamed checks of one lazily opened array share: its fragments by folder
     name, its commits (read once), one thread pool for every fragment's chunks (not two
@@ -217,39 +256,42 @@ class _Streamed:
         return self._pool[0]
 
     def fast(self, node: Node) -> Optional[FolderFindings]:
-        """The fragment folder checked with its metadata file read from the model and its
-        raw bytes (`fast_metadata`: no node tree for it), its data files as `check` checks
-        them — when nothing at all is found there; else None, the folder released, and the
-        caller checks it with the tree (which locates what is found)."""
-        from ..model.layout import FRAGMENT_METADATA_FILE
+        """The fragment folder checked from the model and the raw bytes, its tree not built:
+        listed, its metadata file read by `fast_metadata`, its data files' chunks walked by
+        `fast_data` and checked as `check` checks them, then its bookkeeping — when nothing
+        at all is found there; else None, and the caller checks it with the tree (which
+        locates what is found)."""
         from .fast_metadata import clean_metadata
 
         frag = self.frags.get(node.name)
-        if not MODEL_PATH or frag is None or self.known is None:
+        if not MODEL_PATH or frag is None or self.known is None or not node.pending:
             return None
         document = self.document
+        files = _plain_folder(document, frag.path)
+        if files is None:
+            return None
+        meta, data = files
         aside = Tally()
+        clean = False
         with counting_into(aside):
-            meta = node.find(FRAGMENT_METADATA_FILE)   # (builds the folder: its file list)
-            got = clean_metadata(document, meta.source, document.model, self.seen) \
-                if meta is not None and meta.pending else None
+            got = clean_metadata(document, document.open_listed(meta), document.model,
+                                 self.seen)
             if got is not None:
                 frag.metadata = got.metadata
                 if frag.version is None and got.metadata.version:
                     frag.version = got.metadata.version
                 for name, nbytes in got.tallied:
                     tally().tile(name, nbytes)
-                diags: List[object] = []
-                _visit(document, node, diags, lambda m, _kids: SKIP if m is meta else None)
-                walk = walk_chunks(node, runs=True, splices={id(meta): Splice([])})
-                found = verify_chunks(document, node, walk, pool=self.pool())
-                book = self.bookkeeping(frag)
-        node.release_deferred()
-        if got is None or diags or found or book:
+                walk = _data_walk(document, data, got.metadata)
+                clean = walk is not None and \
+                    not verify_chunks(document, node, walk, pool=self.pool()) and \
+                    not self.bookkeeping(frag)
+        frag.metadata = None   # as the released folder's tree leaves it (one at a time)
+        if not clean:
             return None
         where = document.relname(frag.path)
         tally().add(aside, where)
-        tally().finished(folder_bytes(frag.path), where)
+        tally().finished(meta.size + sum(e.size for e in data), where)
         return FolderFindings((), (), ())
 
     def check(self, node: Node) -> FolderFindings:

@@ -59,10 +59,11 @@ def check_fragments_one(document, array, f, known: Optional[tuple] = None) -> Li
     for all its fragments (listing __commits per fragment is quadratic in fragments)."""
     out: List[Node] = []
     commits, new_layout = known if known is not None else _commits_of(document, array)
-    committed = commits["wrt"] | commits["con"]
+    # (asked of each set: their union, made for each of 10 000 fragments, was quadratic)
+    committed = f.name in commits["wrt"] or f.name in commits["con"]
     src = document.source_by_name(document.relname(os.path.join(f.path, layout.FRAGMENT_METADATA_FILE)))
     where = src if src is not None else document.relname(f.path)
-    if new_layout and f.name not in committed and f.name not in commits["ign"] and \
+    if new_layout and not committed and f.name not in commits["ign"] and \
             not commits["unlisted"]:
         # libtiledb writes the fragment metadata last, then the commit: a fragment whose
         # metadata is there lost its commit (a write cut short has no metadata yet), unless

@@ -1,15 +1,26 @@
 """The chunks verify checks, in verify order: every chunk of every tile under a node
-(expanding lazy lists of tiles), each with its tile; a lazy run of tiles as one `Run` where
-the caller decodes runs in one pass; findings of a subtree already checked (`Splice`) in
-its place."""
+(expanding lazy lists of tiles, and the generic tiles of big fragment metadata sections,
+shown lazily: one chunk at a time, their nodes not built), each with its tile; a lazy run of
+tiles as one `Run` where the caller decodes runs in one pass; findings of a subtree already
+checked (`Splice`) in its place."""
 from __future__ import annotations
 
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from ...core.node import OK, Node
+from ...filters import DataInfo
 from ..parse.data_files import TileRun
-from ..parse.rawtile import TileError
-from ..parse.tile import ChunkInfo, TileInfo
+from ..parse.rawtile import (
+    GT_HEAD_SIZE,
+    GenericTileSpan,
+    TileError,
+    exact_chunk_table,
+    generic_specs,
+    peek_generic_tile,
+)
+from ..parse.tile import MAX_GENERIC_DECODE, ChunkInfo, TileInfo
+
+GENERIC = DataInfo(4, 1, "generic")   # what parse_generic_tile decodes a generic tile as
 
 
 def iter_chunks(root: Node) -> Iterable[ChunkInfo]:
@@ -69,6 +80,9 @@ def walk_chunks(root: Node, runs: bool, splices: Optional[Dict[int, "Splice"]] =
             for i in range(len(n.data)):
                 yield from tile_chunks(n, n.data, i)
             continue
+        if isinstance(n.data, GenericTileSpan):   # a big metadata section, shown lazily
+            yield from span_chunks(n, n.data)
+            continue
         if n.is_lazy:
             if n.child_count() and n.child(0).kind == "tile":  # popped in file order
                 stack.extend(n.child(i) for i in reversed(range(n.child_count())))
@@ -106,3 +120,41 @@ def tile_chunks(n: Node, run: TileRun, i: int
                     run.role.info, chunks)
     for ci in chunks:
         yield ci, tile
+
+
+def generic_chunks(source, start: int, size: int) -> Optional[List[ChunkInfo]]:
+    """The chunks of the generic tile at `start` (`size` bytes, its header included) when
+    its header, pipeline and chunk table read cleanly, fill it exactly and declare its tile
+    size (at most MAX_GENERIC_DECODE); None where its parse has something to say."""
+    head = peek_generic_tile(source, start)
+    if head is None or head[0] != size:
+        return None
+    _total, psize, persisted, _enc, tsize = head
+    try:
+        specs = list(generic_specs(source, start, psize))
+    except TileError:
+        return None
+    table = exact_chunk_table(source, start + GT_HEAD_SIZE + psize, persisted, start + size)
+    if not table or sum(c.original for c in table) != tsize or tsize > MAX_GENERIC_DECODE:
+        return None
+    return [ChunkInfo(i, source, c.original, c.filtered, c.md_offset, c.md_length,
+                      c.data_offset, specs, GENERIC) for i, c in enumerate(table)]
+
+
+def span_chunks(n: Node, span: GenericTileSpan) -> Iterable[Union[Tuple[ChunkInfo, None],
+                                                                   "Splice"]]:
+    """The chunks of a lazily shown generic tile, read from its bytes (memory: one chunk
+    at a time, as the checks take them); where they do not read cleanly its nodes are
+    built (its parse decodes no more than MAX_GENERIC_DECODE) and say what is wrong, in
+    the walk's place."""
+    chunks = generic_chunks(span.source, span.offset, span.size)
+    if chunks is not None:
+        for ci in chunks:
+            yield ci, None
+        return
+    kids = list(n.iter_children())
+    bad: List[object] = [m for k in kids for m in k.walk() if m.status != OK]
+    if bad:
+        yield Splice(bad)
+    for k in reversed(kids):   # popped off a stack, as the walk takes children
+        yield from walk_chunks(k, runs=False)

@@ -17,21 +17,20 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from ...core.cursor import Cursor, ParseStop
 from ...core.engine import run_parser
 from ...core.node import OK, Node
 from ...core.source import BytesSource
-from ...filters import DataInfo
 from ..model.array_model import FragmentMetadata, with_schema
 from ..parse import fragment_metadata as fmeta
 from ..parse import tile_templates
-from ..parse.rawtile import GT_HEAD_SIZE, exact_chunk_table, generic_specs, peek_generic_tile
-from ..parse.tile import MAX_GENERIC_DECODE, ChunkInfo
-from .chunk_checks import check_one
+from ..parse.rawtile import GT_HEAD_SIZE, peek_generic_tile
+from ..parse.tile import ChunkInfo
+from .chunk_checks import Checked, check_one, silent_from
+from .chunk_walk import generic_chunks
 
-_GENERIC = DataInfo(4, 1, "generic")   # what parse_generic_tile decodes a generic tile as
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 
@@ -58,6 +57,22 @@ class Seen:
         # key -> (the chunks' tallied bytes, what the payload parse gave the model)
         self.clean: Dict[tuple, Tuple[Tuple[int, ...], Tuple[Stored, ...]]] = {}
         self.held = 0
+        # a pipeline's bytes -> whether the forward checks of its last filters (those that
+        # can only fail on their options: `chunk_checks.silent_from`) passed on the first
+        # chunk checked with it in full; then left out (`verify_chunks` does so per file)
+        self.lasts: Dict[bytes, bool] = {}
+
+    def skip_from(self, pipeline: bytes, specs) -> Optional[int]:
+        """Where `check_one` may stop the forward checks of a chunk of this pipeline."""
+        from ...core import compiled
+
+        if self.lasts.get(pipeline) and compiled.TUNING.planned:
+            return silent_from(specs)
+        return None
+
+    def probed(self, pipeline: bytes, last_ok: Optional[bool]) -> None:
+        if last_ok is not None and pipeline not in self.lasts:
+            self.lasts[pipeline] = last_ok
 
     def keep(self, k: tuple, tallied: Tuple[int, ...], stored: Tuple["Stored", ...]) -> None:
         if len(self.clean) < self.MAX and self.held + len(k[0]) <= self.MAX_BYTES:
@@ -148,13 +163,13 @@ def _section(document, src, start: int, end: int, kind: str, slot: int, footer, 
     region = end - start
     if head is None or head[0] != region:
         return None
-    total, psize, persisted, _enc, tsize = head
+    _total, psize, _persisted, _enc, tsize = head
     if _U32.unpack(src.read(start, 4))[0] != footer.version:
         return None   # a generic tile of another version than its footer: the tree says so
     if max(region, tsize) > fmeta.LAZY_BYTES:
-        # the tree shows it lazily: verify neither enters it nor walks its chunks (its
-        # generic tile's first child is its header, not a tile); the same here
-        return []
+        # the tree shows it lazily: verify checks its chunks one at a time, its payload
+        # not parsed (memory: a chunk, not the section; chunk_walk.span_chunks); the same here
+        return _big_section(src, start, region, psize, ctx.key, seen)
     name = getattr(src, "name", str(src))
     k = (bytes(src.read(start, region)), kind, slot, footer.version, tuple(footer.slots),
          id(schema))
@@ -165,44 +180,67 @@ def _section(document, src, start: int, end: int, kind: str, slot: int, footer, 
             fm.loader.store(*what)
         return [(name, n) for n in tallied]
     recorder = _Recorder(fm.loader)
-    got = _section_checks(src, start, end, psize, persisted, tsize, kind, slot, footer,
-                          schema, recorder, ctx)
+    got = _section_checks(src, start, end, psize, kind, slot, footer, schema, recorder, ctx,
+                          seen)
     if got is not None:
         seen.keep(k, tuple(n for _name, n in got), tuple(recorder.stored))
     return got
 
 
-def _section_checks(src, start: int, end: int, psize: int, persisted: int, tsize: int,
-                    kind: str, slot: int, footer, schema, loader: _Recorder, ctx
+def _section_checks(src, start: int, end: int, psize: int, kind: str, slot: int, footer,
+                    schema, loader: _Recorder, ctx, seen: Seen
                     ) -> Optional[List[Tuple[str, int]]]:
     if not tile_templates.header_parses_clean(src, start, end):
         return None   # a header not seen parsing clean yet: the tree parses (and learns) it
-    specs = generic_specs(src, start, psize)
-    tstart = start + GT_HEAD_SIZE + psize
-    table = exact_chunk_table(src, tstart, persisted, end)
-    if not table or sum(c.original for c in table) > MAX_GENERIC_DECODE:
+    chunks = generic_chunks(src, start, end - start)
+    if chunks is None:
         return None
-    name = getattr(src, "name", str(src))
     tallied: List[Tuple[str, int]] = []
     cells: List[bytes] = []
-    key = ctx.key
-    for i, c in enumerate(table):
-        ci = ChunkInfo(i, src, c.original, c.filtered, c.md_offset, c.md_length,
-                       c.data_offset, list(specs), _GENERIC)
-        r = check_one(ci, key, None)
-        if r.findings or r.decoded is None:
+    for _ci, r in _checked(src, start, psize, chunks, ctx.key, seen):
+        if r is None:
             return None
         if r.tallied is not None:
             tallied.append(r.tallied)
+        assert r.decoded is not None   # (`_checked`: decoded, else None)
         cells.append(bytes(r.decoded[0]))
-    if tsize != sum(len(c) for c in cells):
-        return None
     parse_fn = fmeta.section_parser(kind, slot, footer, schema, loader)
     if parse_fn is None:
         return None
+    name = getattr(src, "name", str(src))
     payload = BytesSource(b"".join(cells), f"{name} @{start} payload", parent=src)
     root = run_parser("Payload", "struct", payload, parse_fn, ctx)
     return None if _found(root) else tallied
+
+
+def _big_section(src, start: int, size: int, psize: int, key, seen: Seen
+                 ) -> Optional[List[Tuple[str, int]]]:
+    """A section over LAZY_BYTES: its chunks checked one at a time, none kept."""
+    chunks = generic_chunks(src, start, size)
+    if chunks is None:
+        return None
+    tallied: List[Tuple[str, int]] = []
+    for _ci, r in _checked(src, start, psize, chunks, key, seen):
+        if r is None:
+            return None
+        if r.tallied is not None:
+            tallied.append(r.tallied)
+    return tallied
+
+
+def _checked(src, start: int, psize: int, chunks: List[ChunkInfo], key, seen: Seen
+             ) -> Iterator[Tuple[ChunkInfo, Optional[Checked]]]:
+    """Each chunk with its `check_one` result, None where it found something (or did not
+    decode): the caller stops there. The last codec's forward check left out once this
+    run's first chunk of the pipeline passed it (`Seen.lasts`)."""
+    pipeline = bytes(src.read(start + GT_HEAD_SIZE, psize))
+    for ci in chunks:
+        r = check_one(ci, key, None, seen.skip_from(pipeline, ci.specs))
+        if r.findings or r.decoded is None:
+            yield ci, None
+            return
+        seen.probed(pipeline, r.last_ok)
+        yield ci, r
 
 
 def _found(root: Node) -> bool:

@@ -31,6 +31,7 @@ from ...core.plugin import NotDone, VerifyUnit
 from ...core.verify_tasks import Stamp, file_stamp, task_bytes
 from ..model.array_model import Fragment
 from ..parse.data_files import D_DATA_FILE, TileRun
+from ..parse.rawtile import GenericTileSpan
 from ..parse.tile import ChunkInfo, TileInfo
 
 FileSlot = Tuple[str, str]                 # (fragment name, data file name)
@@ -53,7 +54,7 @@ def slots(document, root: Node) -> List[Slot]:
             if where is not None:   # unbuilt (a remote file, read deferred): a worker builds it
                 out.append((where, n))
                 continue
-        if isinstance(n.data, (ChunkInfo, TileRun)) or \
+        if isinstance(n.data, (ChunkInfo, TileRun, GenericTileSpan)) or \
                 (isinstance(n.data, TileInfo) and n.pending):
             out.append((None, n))
             continue
