@@ -13,6 +13,7 @@ import lz4.block
 import zstandard
 from zlib_ng import zlib_ng
 
+from ..accel.unread import unread_metadata
 from ..core.cursor import Cursor
 from ..core.fielddoc import doc
 from ..core.record import Field, Record
@@ -20,7 +21,6 @@ from . import zstdframes
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .enums import COMPRESSORS, DATATYPE_NAMES, Compressor, Datatype, FilterType
 from .options import Editor, Option
-from .unread import unread_metadata
 from .util import MetaReader, check_size
 
 D_COMPRESSOR = doc("Compressor type: the compressor id, a separate enum from filter types "

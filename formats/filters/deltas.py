@@ -15,10 +15,11 @@ DELTA part (format_spec/filters/delta.md): `u64 n, in_0`, then the `n - 1` delta
 from __future__ import annotations
 
 import struct
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..accel.forward_kernels import KIND_I64, KIND_OTHER, KIND_U64, double_delta_matches
 from ..accel.kernels import double_delta_decode, prefix_sum
 from .base import DataInfo, FilterError, FilterSpec, RunContext, Stage, WriterRule
 from .bits import pack_msb, unpack_msb
@@ -258,3 +259,61 @@ def delta_216_extra_value(made: Stage, stored: Stage) -> bool:
             return False
         mp, sp = mp + mc, sp + sc
     return mp == len(md) and sp == len(sd)
+
+
+# ---- the planned forward check (verify's chunk windows, tiledb/verify/tile_batch.py) -------
+Check = Callable[[Any, Any], bool]   # (decoded cells, stored encoded part: bytes) -> reproduced
+
+
+def _first_rule_is_newest(f: _TypedCodec, info: DataInfo) -> bool:
+    """`check_forward` tries the newest writer's rule first for this format version (so a
+    match is IDENTICAL with the default rule, as the check made here assumes)."""
+    return not f.writer_rules or f.rules_for(info.format_version)[0] is f.writer_rules[0]
+
+
+def typed_check(spec: FilterSpec, info: DataInfo) -> Optional[Check]:
+    """The check of a DELTA or DOUBLE_DELTA stage (`info` the DataInfo the filter sees), or
+    None when there is none (another filter, another rule first): True only when the
+    filter's newest rule reproduces the stored part (`accel/forward_kernels.py` says why
+    that is enough). Without numba (or for small chunks before it is loaded) DOUBLE_DELTA's
+    check is the filter's numpy forward."""
+    from . import get
+
+    if spec.type not in (FilterType.DELTA, FilterType.DOUBLE_DELTA):
+        return None
+    f = get(spec.type)
+    if not isinstance(f, (Delta, DoubleDelta)) or not _first_rule_is_newest(f, info):
+        return None
+    try:
+        t = f.value_type(spec, info)
+    except Exception:  # noqa: BLE001 - a type the codec refuses: the per-chunk path says so
+        return None
+    size = t.itemsize
+    if isinstance(f, Delta):
+        def delta_ok(cells, enc) -> bool:
+            return len(cells) % size == 0 and len(enc) == 8 + len(cells)
+        return delta_ok
+    kind = KIND_I64 if t == np.dtype("<i8") else KIND_U64 if t == np.dtype("<u8") else \
+        KIND_OTHER
+    codec = f
+
+    def by_numpy(cells, enc) -> bool:
+        """The filter's own forward (its newest rule), compared."""
+        try:
+            return codec.compress_part(bytes(cells), spec, info) == bytes(enc)
+        except Exception:  # noqa: BLE001 - a tile the writer refuses: not reproduced
+            return False
+
+    def double_delta_ok(cells, enc) -> bool:
+        fn = double_delta_matches.get(len(cells))
+        # no numba, or values stored unencoded (a bit size of the whole type): numpy
+        if fn is None or (len(enc) and enc[0] >= 8 * size - 1):
+            return by_numpy(cells, enc)
+        if len(cells) % size:
+            return False
+        head = min(len(cells) // size, 2) * size
+        if len(enc) < 9 + head or enc[9:9 + head] != cells[:head]:
+            return False
+        return bool(fn(np.frombuffer(cells, t).astype(np.int64), kind, size,
+                       np.frombuffer(enc, np.uint8)))
+    return double_delta_ok
