@@ -27,8 +27,8 @@ from ...filters import DataInfo
 from ..model.array_model import FragmentMetadata, with_schema
 from ..parse import fragment_metadata as fmeta
 from ..parse import tile_templates
-from ..parse.rawtile import GT_HEAD_SIZE, exact_chunk_table, generic_specs, peek_generic_tile
-from ..parse.tile import MAX_GENERIC_DECODE, ChunkInfo
+from ..parse.rawtile import GT_HEAD_SIZE, MAX_GENERIC_DECODE, exact_chunk_table, generic_specs, peek_generic_tile
+from ..parse.tile import ChunkInfo
 from .chunk_checks import check_one
 
 _GENERIC = DataInfo(4, 1, "generic")   # what parse_generic_tile decodes a generic tile as
