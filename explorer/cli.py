@@ -10,6 +10,7 @@ from typing import Dict, List, Optional
 
 from . import commands
 from .commands.common import add_key_file, add_remote_arguments, fail, remote_session
+from .version import installed_version
 
 
 def subcommands() -> Dict[str, ModuleType]:
@@ -20,15 +21,6 @@ def subcommands() -> Dict[str, ModuleType]:
         if hasattr(mod, "run") and hasattr(mod, "add_arguments"):
             found[info.name] = mod
     return dict(sorted(found.items()))
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("arrayscope")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
 
 
 def _run_subcommand(mod: ModuleType, name: str, argv: List[str]) -> int:
@@ -97,7 +89,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--sample", action="store_true", help="open a bundled sample TileDB array")
     p.add_argument("--screenshot", metavar="OUT.png", help="render offscreen, save, exit")
     p.add_argument("--select", metavar="NODE/PATH", help="node to select (with --screenshot)")
-    p.add_argument("--version", action="version", version=f"arrayscope {_version()}")
+    p.add_argument("--version", action="version", version=f"arrayscope {installed_version()}")
     add_key_file(p)
     args = p.parse_args(argv)
     try:

@@ -148,10 +148,10 @@ class MenusMixin(QMainWindow):
     def about(self) -> None:
         from PySide6 import __version__ as pyside_version
 
-        from .cli import _version
+        from .version import installed_version
 
         QMessageBox.about(self, f"About {APP_NAME}",
-                          f"<h3>{APP_NAME} {_version()}</h3><p>A hex and structure explorer for binary "
+                          f"<h3>{APP_NAME} {installed_version()}</h3><p>A hex and structure explorer for binary "
                           "array-storage formats: TileDB arrays, SCDL archives, Zarr struct dtypes.</p>"
                           "<p>Every byte is explained by a node of the format's tree; filter stages "
                           "can be reversed and reapplied one by one.</p>"

@@ -29,16 +29,7 @@ import numpy as np
 from ..core import compiled, confined
 from ..core.confined import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 
-# <fcntl.h> / <linux/stat.h>: the same on every Linux architecture (the O_ flags are not:
-# they come from `os`)
-AT_FDCWD = -100
-AT_SYMLINK_NOFOLLOW = 0x100
-AT_EMPTY_PATH = 0x1000
-STATX_TYPE = 0x1
-STATX_SIZE = 0x200
-STATX_BYTES = 256                # sizeof(struct statx)
-STATX_MODE_AT, STATX_SIZE_AT = 28, 40   # stx_mode (u16), stx_size (u64)
-
+# the O_ flags differ between architectures: from `os` (the statx layout is in the kernels)
 OPEN_FLAGS = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
 PROC_FD = "/proc/self/fd"   # /proc/self/fd/N/name: `name` in the folder open as N
 
@@ -126,7 +117,7 @@ def _read(kernels: Any, fns: Tuple[int, ...], encoded: Sequence[bytes], limit: i
     if len(encoded) > 1:
         np.cumsum([len(b) for b in encoded[:-1]], out=name_at[1:])
     fn_array = np.array(fns, dtype=np.uint64)
-    scratch = np.zeros(STATX_BYTES, np.uint8)
+    scratch = np.zeros(kernels.STATX_BYTES, np.uint8)
     sizes = np.full(len(encoded), -1, np.int64)
     kernels.stat_sizes(fn_array, names, name_at, limit, stat.S_IFMT(0o177777),
                        stat.S_IFREG, scratch, sizes)

@@ -8,8 +8,16 @@ from typing import Any
 import numba
 import numpy as np
 
-from .bulkread import AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_NOFOLLOW, STATX_MODE_AT, STATX_SIZE, STATX_SIZE_AT, STATX_TYPE
 from .nativekernels import _c_function
+
+# <fcntl.h> / <linux/stat.h>: the same on every Linux architecture
+AT_FDCWD = -100
+AT_SYMLINK_NOFOLLOW = 0x100
+AT_EMPTY_PATH = 0x1000
+STATX_TYPE = 0x1
+STATX_SIZE = 0x200
+STATX_BYTES = 256                # sizeof(struct statx): the scratch `bulkread` hands in
+STATX_MODE_AT, STATX_SIZE_AT = 28, 40   # stx_mode (u16), stx_size (u64)
 
 _statx = _c_function((32, 64, 32, 32, 64), 32)      # statx(dirfd, path, flags, mask, buf)
 _open = _c_function((64, 32), 32, variadic=True)    # open(path, flags, ...)

@@ -15,20 +15,19 @@ forward that refuses the tile, damage). So the findings are the same either way.
 - DOUBLE_DELTA: re-encoded and compared word by word in one pass (`double_delta_matches`),
   as `deltas.DoubleDelta.compress_part` encodes with rule DD_FIRST_DELTA_COUNTED; a tile
   that rule refuses (a delta outside int64) is not matched.
+
+The check built from these kernels (which filter, which rule first, the numpy fallback):
+`filters/deltas.py typed_check`.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any
 
 import numpy as np
 
 from ..core.compiled import kernel
-from ..filters.base import DataInfo, FilterSpec
-from ..filters.enums import FilterType
 
-_KIND_OTHER, _KIND_I64, _KIND_U64 = 0, 1, 2   # which delta overflow check the writer makes
-
-Check = Callable[[Any, Any], bool]   # (decoded cells, stored encoded part: bytes) -> reproduced
+KIND_OTHER, KIND_I64, KIND_U64 = 0, 1, 2   # which delta overflow check the writer makes
 
 
 @kernel
@@ -234,59 +233,3 @@ def same_as_previous(buf: Any, starts: Any, lens: Any, out: Any) -> None:
                     eq = False
                     break
         out[i] = eq
-
-
-def _first_rule_is_newest(spec: FilterSpec, info: DataInfo) -> bool:
-    """`check_forward` tries the newest writer's rule first for this format version (so a
-    match is IDENTICAL with the default rule, as the check made here assumes)."""
-    from ..filters import get
-
-    f = get(spec.type)
-    return not f.writer_rules or f.rules_for(info.format_version)[0] is f.writer_rules[0]
-
-
-def typed_check(spec: FilterSpec, info: DataInfo) -> Optional[Check]:
-    """The check of a DELTA or DOUBLE_DELTA stage (`info` the DataInfo the filter sees), or
-    None when there is none (another filter, another rule first). Without numba (or for
-    small chunks before it is loaded) DOUBLE_DELTA's check is the filter's numpy forward."""
-    from ..filters import get
-    from ..filters.deltas import Delta, DoubleDelta
-
-    if spec.type not in (FilterType.DELTA, FilterType.DOUBLE_DELTA) or \
-            not _first_rule_is_newest(spec, info):
-        return None
-    f = get(spec.type)
-    if not isinstance(f, (Delta, DoubleDelta)):
-        return None
-    try:
-        t = f.value_type(spec, info)
-    except Exception:  # noqa: BLE001 - a type the codec refuses: the per-chunk path says so
-        return None
-    size = t.itemsize
-    if isinstance(f, Delta):
-        def delta_ok(cells, enc) -> bool:
-            return len(cells) % size == 0 and len(enc) == 8 + len(cells)
-        return delta_ok
-    kind = _KIND_I64 if t == np.dtype("<i8") else _KIND_U64 if t == np.dtype("<u8") else \
-        _KIND_OTHER
-
-    def by_numpy(cells, enc) -> bool:
-        """The filter's own forward (its newest rule), compared."""
-        try:
-            return f.compress_part(bytes(cells), spec, info) == bytes(enc)
-        except Exception:  # noqa: BLE001 - a tile the writer refuses: not reproduced
-            return False
-
-    def double_delta_ok(cells, enc) -> bool:
-        fn = double_delta_matches.get(len(cells))
-        # no numba, or values stored unencoded (a bit size of the whole type): numpy
-        if fn is None or (len(enc) and enc[0] >= 8 * size - 1):
-            return by_numpy(cells, enc)
-        if len(cells) % size:
-            return False
-        head = min(len(cells) // size, 2) * size
-        if len(enc) < 9 + head or enc[9:9 + head] != cells[:head]:
-            return False
-        return bool(fn(np.frombuffer(cells, t).astype(np.int64), kind, size,
-                       np.frombuffer(enc, np.uint8)))
-    return double_delta_ok

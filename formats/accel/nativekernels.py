@@ -21,7 +21,6 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..filters.unread import metadata_decodes
 from .kernels import (
     double_delta_decode,
     prefix_sum,
@@ -31,6 +30,7 @@ from .kernels import (
 )
 from .native import Codec
 from .simd import bitunshuffle_blocks, store_fence, unshuffle_into
+from .unread import metadata_decodes
 
 # the one rule for chunk metadata longer than its tables (`unread.py`), compiled
 _md_decodes: Any = numba.njit(nogil=True, cache=True, inline="always")(metadata_decodes)

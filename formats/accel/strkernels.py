@@ -9,18 +9,13 @@ caller's buffer, writing the u64 cell offsets as they go (`formats/core/compiled
 A kernel returns the number of cells written, or -1 when the bytes are not exactly what a
 clean tile holds (a record past the end, an id past the dictionary, sizes that disagree):
 the caller then takes the general path, which reports the damage as it always did. A
-kernel therefore never decides an error, it only accepts clean tiles."""
+kernel therefore never decides an error, it only accepts clean tiles. What calls them (a
+string stage's header read, the stage handed to filter 0): `filters/direct.py`."""
 from __future__ import annotations
-
-from typing import Optional, Tuple
 
 import numpy as np
 
 from ..core.compiled import kernel
-from ..filters.base import DataInfo, FilterError, FilterSpec, RunContext, Stage
-from ..filters.enums import FilterType
-from ..filters.strings import applies, read_header
-from ..filters.util import u8
 
 
 @kernel
@@ -101,56 +96,3 @@ def dict_strings(dbuf, b, ids, a, out, offs):
     if o != cap:
         return -1
     return ncells
-
-
-STRING_FILTERS = (FilterType.RLE, FilterType.DICTIONARY)
-
-
-def string_filter(specs, info: DataInfo, run: RunContext) -> bool:
-    """The pipeline starts with RLE or DICTIONARY in its var-string form (the filter whose
-    reversal gives the cells and rebuilds the offsets)."""
-    if not specs or specs[0].type not in STRING_FILTERS:
-        return False
-    return applies("rle" if specs[0].type == FilterType.RLE else "dictionary", info, run)
-
-
-def reverse_strings_into(spec: FilterSpec, stage: Stage, run: RunContext,
-                         out: np.ndarray) -> Optional[np.ndarray]:
-    """Reverse the RLE / DICTIONARY string stage `stage` (what filter 0 gets) into `out`
-    (a uint8 array exactly the chunk's decoded size): the u64 cell offsets, relative to
-    the chunk. None — nothing decided, `out` may hold anything — when no kernel is
-    compiled or the bytes are not a clean tile: the caller runs the general path."""
-    rle = spec.type == FilterType.RLE
-    k = (rle_strings if rle else dict_strings).get(len(out))
-    if k is None:
-        return None
-    try:
-        r, usize, csize, osize = read_header(stage, spec.name, run)
-        a, b = r.u8("byte size"), r.u8("byte size")
-        dbuf: Optional[np.ndarray] = None
-        if not rle:
-            dbuf = u8(r.take(r.u32("Dictionary size"), "dictionary"))
-    except FilterError:
-        return None
-    data = stage.data[0] if len(stage.data) == 1 else stage.data_bytes
-    if a not in (1, 2, 4, 8) or b not in (1, 2, 4, 8) or usize != len(out) or \
-            csize != len(data):
-        return None
-    offs = np.empty(osize // 8, np.uint64)
-    enc = u8(data)
-    got = k(enc, a, b, out, offs) if rle else k(dbuf, b, enc, a, out, offs)
-    return offs if got == len(offs) else None
-
-
-def strings_stage(specs, md, data, info: DataInfo, run: RunContext
-                  ) -> Tuple[Optional[Stage], RunContext]:
-    """What filter 0 of a string pipeline gets (every later filter reversed), with the run
-    context the filters see; (None, run) when a later filter fails (the general path
-    reports it)."""
-    from ..filters import _run_for, reverse_chunk
-
-    run = _run_for(info, run)
-    if len(specs) == 1:
-        return Stage([md] if len(md) else [], [data]), run
-    res = reverse_chunk(specs, md, data, info, run, stop_at=1)
-    return (None if res.error is not None else res.stages[1]), run

@@ -6,8 +6,8 @@ leaves the root, loops back to a folder above it, or is broken becomes a finding
 followed), and special files (FIFOs, sockets, devices) are recognised with `lstat`/`stat`
 before any `open`, so nothing blocks and nothing is read from outside the dataset.
 
-`LocalFS` is the local implementation; a remote store (fsspec) implements the same
-protocol: `stat`, `list`, `open_source`, `read_bytes`.
+`LocalFS` is the local implementation; a remote store (fsspec, `remote.py`) implements the
+same protocol: `stat`, `list`, `open_source`, `read_bytes`; `filesystems.fs_of` chooses.
 """
 from __future__ import annotations
 
@@ -342,18 +342,6 @@ def _join(folder: str, name: str) -> str:
     if not folder or folder.endswith(os.sep):
         return folder + name
     return folder + os.sep + name
-
-
-def fs_of(document, path: Optional[str] = None) -> DatasetFS:
-    """The document's dataset FS, or (no document, as in detection) one rooted at `path`."""
-    fs = getattr(document, "fs", None) if document is not None else None
-    if fs is not None:
-        return fs
-    from .remote import is_url, store_for
-
-    if is_url(path):   # an fsspec URL: the store of the dataset opened there (formats/core/remote.py)
-        return store_for(str(path))
-    return LocalFS(path if path is not None else os.getcwd())
 
 
 def entry_node(document, entry: Entry) -> Node:

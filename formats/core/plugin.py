@@ -50,7 +50,7 @@ class Detection:
     def matches_dir(self, path: str) -> bool:
         """Whether `path` (a local path or a URL) is such a directory; markers are looked up
         inside it only (a link that leaves the directory marks nothing: `dataset_fs`)."""
-        from .dataset_fs import fs_of
+        from .filesystems import fs_of
 
         fs = fs_of(None, path)   # no stat of `path` itself: an object store has no folders
         for names in self.dir_markers:

@@ -128,7 +128,7 @@ def for_file(path: str) -> Tuple[Optional[FormatPlugin], Optional[str]]:
             container = find(path)
             if container:
                 return p, container
-    from .dataset_fs import fs_of
+    from .filesystems import fs_of
 
     try:
         head = fs_of(None, path).read_bytes(path, 64)[0]

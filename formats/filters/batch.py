@@ -22,13 +22,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..accel.kernels import bitunshuffle_blocks, unshuffler
+from ..accel.unread import metadata_decodes
 from ..core import compiled
 from . import get, stage_infos
 from .base import DataInfo, FilterSpec
 from .bits import _scratch, bitunshuffle_rows, byteunshuffle_rows
 from .compression import CompressionFilter, table_size
 from .enums import FilterType
-from .unread import metadata_decodes
 
 _UNSHUFFLE_ROWS = {FilterType.BYTESHUFFLE: byteunshuffle_rows,
                    FilterType.BITSHUFFLE: bitunshuffle_rows}

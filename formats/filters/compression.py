@@ -13,6 +13,7 @@ import lz4.block
 import zstandard
 from zlib_ng import zlib_ng
 
+from ..accel.unread import unread_metadata
 from ..core.cursor import Cursor
 from ..core.fielddoc import doc
 from ..core.record import Field, Record
@@ -20,7 +21,6 @@ from . import zstdframes
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
 from .enums import COMPRESSORS, DATATYPE_NAMES, Compressor, Datatype, FilterType
 from .options import Editor, Option
-from .unread import unread_metadata
 from .util import MetaReader, check_size
 
 D_COMPRESSOR = doc("Compressor type: the compressor id, a separate enum from filter types "
@@ -86,7 +86,15 @@ class CompressionFilter(Filter):
 
     def decompress_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
                         info: DataInfo) -> bytes:
+        """One part decoded by the planned paths (`batch`, verify's chunk windows)."""
         return self.decompress(data, original, info)
+
+    def reference_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
+                       info: DataInfo) -> bytes:
+        """One part decoded by the reference (`reverse`, stage by stage): the same as the
+        planned paths' unless the codec's `decompress_part` runs a compiled kernel, when it
+        is written once more in plain numpy (DELTA, DOUBLE_DELTA: `deltas.py`)."""
+        return self.decompress_part(data, original, spec, info)
 
     # ---- metadata ------------------------------------------------------------------------
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:
@@ -119,7 +127,7 @@ class CompressionFilter(Filter):
             if orig > limit:
                 check_size(orig, run, f"{spec.name} part {i + 1} original length", where)
             try:
-                plain = self.decompress_part(view[pos:pos + comp], orig, spec, info)
+                plain = self.reference_part(view[pos:pos + comp], orig, spec, info)
             except FilterError as e:
                 if e.where is None:   # a codec's own error: at the part it read
                     e.where = where

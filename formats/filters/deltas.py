@@ -4,6 +4,13 @@
 The value type is the reinterpret datatype when set (not 17 = ANY), else the datatype the
 filter sees. Both encode in 64-bit wrapping arithmetic and truncate back to the type.
 
+Each decodes a part two ways, over the same checks (`_part`, `_deltas`): `reference_part`,
+plain numpy, for the stage-by-stage reversal (`CompressionFilter.reverse`: what the window
+shows and verify checks), and `decompress_part` for the planned paths (`batch`, verify's
+chunk windows), which runs the compiled kernel of `accel/kernels.py` where numba is loaded
+and the reference's numpy elsewhere (`tests/filters/test_deltas_reference.py` holds them
+equal on tiledb-py's parts).
+
 DOUBLE_DELTA part (format_spec/filters/double_delta.md): `u8 bitsize, u64 n`, then the
 values unchanged when `bitsize >= 8*sizeof(T) - 1`, else `in_0, in_1` and for every later
 value a sign bit and `bitsize` bits of |delta of deltas|, packed MSB first into u64 words
@@ -15,10 +22,11 @@ DELTA part (format_spec/filters/delta.md): `u64 n, in_0`, then the `n - 1` delta
 from __future__ import annotations
 
 import struct
-from typing import Optional
+from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
+from ..accel.forward_kernels import KIND_I64, KIND_OTHER, KIND_U64, double_delta_matches
 from ..accel.kernels import double_delta_decode, prefix_sum
 from .base import DataInfo, FilterError, FilterSpec, RunContext, Stage, WriterRule
 from .bits import pack_msb, unpack_msb
@@ -136,8 +144,11 @@ class DoubleDelta(_TypedCodec):
             out.append(pack_msb(rec, bitsize + 1))
         return b"".join(out)
 
-    def decompress_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
-                        info: DataInfo) -> bytes:
+    def _part(self, data: bytes | memoryview, original: int, spec: FilterSpec, info: DataInfo
+              ) -> Union[bytes, Tuple[np.dtype, int, int, np.ndarray, np.ndarray]]:
+        """A part read to its records with every check of the layout: its cells when they
+        are stored as they are (a bit size of the whole type, or at most two values), else
+        (value type, n, bitsize, the two first values, the record words)."""
         t = self.value_type(spec, info)
         size = t.itemsize
         if len(data) < 9:
@@ -166,29 +177,55 @@ class DoubleDelta(_TypedCodec):
             raise FilterError(f"{spec.name}: {n - 2} deltas of {bitsize + 1} bits need {nwords} "
                               f"words, the part has {(len(data) - start) // 8}")
         words = np.frombuffer(data, dtype="<u8", count=nwords, offset=start)
-        compiled = double_delta_decode.get(original)
-        if compiled is not None:   # one pass: unpack, sign, both sums (kernels.py)
-            f = first.astype(np.int64)
+        return t, n, bitsize, first.astype(np.int64), words
+
+    def reference_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
+                       info: DataInfo) -> bytes:
+        """The reference (the stage-by-stage reversal): numpy only."""
+        part = self._part(data, original, spec, info)
+        if isinstance(part, bytes):
+            return part
+        t, n, bitsize, first, words = part
+        return _double_delta_values(words, n, bitsize, first).astype(t, copy=False).tobytes()
+
+    def decompress_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
+                        info: DataInfo) -> bytes:
+        """The planned paths' decode (`batch`, verify's chunk windows): one compiled pass —
+        unpack, sign, both sums (`accel/kernels.py`) — where numba is loaded, else the
+        reference's numpy."""
+        part = self._part(data, original, spec, info)
+        if isinstance(part, bytes):
+            return part
+        t, n, bitsize, first, words = part
+        kernel = double_delta_decode.get(original)
+        if kernel is None:
+            vals = _double_delta_values(words, n, bitsize, first)
+        else:
             vals = np.empty(n, dtype=np.int64)
-            compiled(words, n, bitsize, int(f[0]), int(f[1]), vals)
-            return vals.astype(t, copy=False).tobytes()
-        rec = unpack_msb(words, n - 2, bitsize + 1)
-        # sign-magnitude to two's complement in place: (mag ^ -s) + s, s the sign bit
-        neg = (rec >> np.uint64(bitsize)).view(np.int64)
-        rec &= (np.uint64(1) << np.uint64(bitsize)) - np.uint64(1)
-        dd = rec.view(np.int64)
-        np.negative(neg, out=neg)
-        dd ^= neg
-        dd -= neg
-        f = first.astype(np.int64)
-        # [v0, v1 - v0, dd...] summed twice gives the values (int64 wrap-around as the writer)
-        vals = np.empty(n, dtype=np.int64)
-        vals[0] = f[0]
-        vals[1:2] = f[1:2] - f[:1]   # array arithmetic: wraps without a warning
-        np.cumsum(dd, out=vals[2:])
-        vals[2:] += vals[1]
-        np.cumsum(vals, out=vals)
+            kernel(words, n, bitsize, int(first[0]), int(first[1]), vals)
         return vals.astype(t, copy=False).tobytes()
+
+
+def _double_delta_values(words: np.ndarray, n: int, bitsize: int, first: np.ndarray
+                         ) -> np.ndarray:
+    """The int64 values of a DOUBLE_DELTA part: `n - 2` records of a sign bit and `bitsize`
+    bits of magnitude (MSB first in `words`) after the `first` two values."""
+    rec = unpack_msb(words, n - 2, bitsize + 1)
+    # sign-magnitude to two's complement in place: (mag ^ -s) + s, s the sign bit
+    neg = (rec >> np.uint64(bitsize)).view(np.int64)
+    rec &= (np.uint64(1) << np.uint64(bitsize)) - np.uint64(1)
+    dd = rec.view(np.int64)
+    np.negative(neg, out=neg)
+    dd ^= neg
+    dd -= neg
+    # [v0, v1 - v0, dd...] summed twice gives the values (int64 wrap-around as the writer)
+    vals = np.empty(n, dtype=np.int64)
+    vals[0] = first[0]
+    vals[1:2] = first[1:2] - first[:1]   # array arithmetic: wraps without a warning
+    np.cumsum(dd, out=vals[2:])
+    vals[2:] += vals[1]
+    np.cumsum(vals, out=vals)
+    return vals
 
 
 class Delta(_TypedCodec):
@@ -209,8 +246,9 @@ class Delta(_TypedCodec):
         u = vals.view(ut)
         return struct.pack("<Q", n) + u[:1].tobytes() + (u[1:] - u[:-1]).tobytes()
 
-    def decompress_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
-                        info: DataInfo) -> bytes:
+    def _deltas(self, data: bytes | memoryview, original: int, spec: FilterSpec,
+                info: DataInfo) -> np.ndarray:
+        """The part's first value and deltas (unsigned: they wrap), every check made."""
         t = self.value_type(spec, info)
         if len(data) < 8:
             raise FilterError(f"{spec.name}: part of {len(data)} bytes has no header (8 bytes)")
@@ -223,14 +261,25 @@ class Delta(_TypedCodec):
         if len(data) < 8 + n * t.itemsize:
             raise FilterError(f"{spec.name}: {n} values need {8 + n * t.itemsize} bytes, the "
                               f"part has {len(data)}")
-        ut = unsigned_of(t)
-        d = np.frombuffer(data, dtype=ut, count=n, offset=8)
-        compiled = prefix_sum.get(original) if n else None
-        if compiled is not None:
-            out = np.empty(n, ut)
-            compiled(d, out)
-            return out.tobytes()
-        return np.cumsum(d, dtype=ut).tobytes()
+        return np.frombuffer(data, dtype=unsigned_of(t), count=n, offset=8)
+
+    def reference_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
+                       info: DataInfo) -> bytes:
+        """The reference (the stage-by-stage reversal): numpy only."""
+        d = self._deltas(data, original, spec, info)
+        return np.cumsum(d, dtype=d.dtype).tobytes()
+
+    def decompress_part(self, data: bytes | memoryview, original: int, spec: FilterSpec,
+                        info: DataInfo) -> bytes:
+        """The planned paths' decode: the compiled prefix sum where numba is loaded, else
+        the reference's numpy."""
+        d = self._deltas(data, original, spec, info)
+        kernel = prefix_sum.get(original) if len(d) else None
+        if kernel is None:
+            return np.cumsum(d, dtype=d.dtype).tobytes()
+        out = np.empty(len(d), d.dtype)
+        kernel(d, out)
+        return out.tobytes()
 
 
 def delta_216_extra_value(made: Stage, stored: Stage) -> bool:
@@ -258,3 +307,61 @@ def delta_216_extra_value(made: Stage, stored: Stage) -> bool:
             return False
         mp, sp = mp + mc, sp + sc
     return mp == len(md) and sp == len(sd)
+
+
+# ---- the planned forward check (verify's chunk windows, tiledb/verify/tile_batch.py) -------
+Check = Callable[[Any, Any], bool]   # (decoded cells, stored encoded part: bytes) -> reproduced
+
+
+def _first_rule_is_newest(f: _TypedCodec, info: DataInfo) -> bool:
+    """`check_forward` tries the newest writer's rule first for this format version (so a
+    match is IDENTICAL with the default rule, as the check made here assumes)."""
+    return not f.writer_rules or f.rules_for(info.format_version)[0] is f.writer_rules[0]
+
+
+def typed_check(spec: FilterSpec, info: DataInfo) -> Optional[Check]:
+    """The check of a DELTA or DOUBLE_DELTA stage (`info` the DataInfo the filter sees), or
+    None when there is none (another filter, another rule first): True only when the
+    filter's newest rule reproduces the stored part (`accel/forward_kernels.py` says why
+    that is enough). Without numba (or for small chunks before it is loaded) DOUBLE_DELTA's
+    check is the filter's numpy forward."""
+    from . import get
+
+    if spec.type not in (FilterType.DELTA, FilterType.DOUBLE_DELTA):
+        return None
+    f = get(spec.type)
+    if not isinstance(f, (Delta, DoubleDelta)) or not _first_rule_is_newest(f, info):
+        return None
+    try:
+        t = f.value_type(spec, info)
+    except Exception:  # noqa: BLE001 - a type the codec refuses: the per-chunk path says so
+        return None
+    size = t.itemsize
+    if isinstance(f, Delta):
+        def delta_ok(cells, enc) -> bool:
+            return len(cells) % size == 0 and len(enc) == 8 + len(cells)
+        return delta_ok
+    kind = KIND_I64 if t == np.dtype("<i8") else KIND_U64 if t == np.dtype("<u8") else \
+        KIND_OTHER
+    codec = f
+
+    def by_numpy(cells, enc) -> bool:
+        """The filter's own forward (its newest rule), compared."""
+        try:
+            return codec.compress_part(bytes(cells), spec, info) == bytes(enc)
+        except Exception:  # noqa: BLE001 - a tile the writer refuses: not reproduced
+            return False
+
+    def double_delta_ok(cells, enc) -> bool:
+        fn = double_delta_matches.get(len(cells))
+        # no numba, or values stored unencoded (a bit size of the whole type): numpy
+        if fn is None or (len(enc) and enc[0] >= 8 * size - 1):
+            return by_numpy(cells, enc)
+        if len(cells) % size:
+            return False
+        head = min(len(cells) // size, 2) * size
+        if len(enc) < 9 + head or enc[9:9 + head] != cells[:head]:
+            return False
+        return bool(fn(np.frombuffer(cells, t).astype(np.int64), kind, size,
+                       np.frombuffer(enc, np.uint8)))
+    return double_delta_ok

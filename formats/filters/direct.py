@@ -17,12 +17,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..accel import native
-from ..accel.strkernels import reverse_strings_into, string_filter, strings_stage
+from ..accel.strkernels import dict_strings, rle_strings
 from ..core import compiled
-from . import _run_for, fused
-from .base import DataInfo, FilterSpec, RunContext
+from . import _run_for, fused, reverse_chunk
+from .base import DataInfo, FilterError, FilterSpec, RunContext, Stage
 from .batch import Plan, plan, reverse_into
 from .enums import FilterType
+from .strings import applies, read_header
+from .util import u8
 
 
 class DirectPlan:
@@ -45,6 +47,58 @@ def direct_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[DirectPlan]
     if string_filter(specs, info, _run_for(info, RunContext())):
         return DirectPlan(specs, info, "strings")
     return None
+
+
+# ---- var-string tiles: the compiled reversal of filter 0 (accel/strkernels.py) ----------
+STRING_FILTERS = (FilterType.RLE, FilterType.DICTIONARY)
+
+
+def string_filter(specs, info: DataInfo, run: RunContext) -> bool:
+    """The pipeline starts with RLE or DICTIONARY in its var-string form (the filter whose
+    reversal gives the cells and rebuilds the offsets)."""
+    if not specs or specs[0].type not in STRING_FILTERS:
+        return False
+    return applies("rle" if specs[0].type == FilterType.RLE else "dictionary", info, run)
+
+
+def reverse_strings_into(spec: FilterSpec, stage: Stage, run: RunContext,
+                         out: np.ndarray) -> Optional[np.ndarray]:
+    """Reverse the RLE / DICTIONARY string stage `stage` (what filter 0 gets) into `out`
+    (a uint8 array exactly the chunk's decoded size): the u64 cell offsets, relative to
+    the chunk. None — nothing decided, `out` may hold anything — when no kernel is
+    compiled or the bytes are not a clean tile: the caller runs the general path."""
+    rle = spec.type == FilterType.RLE
+    k = (rle_strings if rle else dict_strings).get(len(out))
+    if k is None:
+        return None
+    try:
+        r, usize, csize, osize = read_header(stage, spec.name, run)
+        a, b = r.u8("byte size"), r.u8("byte size")
+        dbuf: Optional[np.ndarray] = None
+        if not rle:
+            dbuf = u8(r.take(r.u32("Dictionary size"), "dictionary"))
+    except FilterError:
+        return None
+    data = stage.data[0] if len(stage.data) == 1 else stage.data_bytes
+    if a not in (1, 2, 4, 8) or b not in (1, 2, 4, 8) or usize != len(out) or \
+            csize != len(data):
+        return None
+    offs = np.empty(osize // 8, np.uint64)
+    enc = u8(data)
+    got = k(enc, a, b, out, offs) if rle else k(dbuf, b, enc, a, out, offs)
+    return offs if got == len(offs) else None
+
+
+def strings_stage(specs, md, data, info: DataInfo, run: RunContext
+                  ) -> Tuple[Optional[Stage], RunContext]:
+    """What filter 0 of a string pipeline gets (every later filter reversed), with the run
+    context the filters see; (None, run) when a later filter fails (the general path
+    reports it)."""
+    run = _run_for(info, run)
+    if len(specs) == 1:
+        return Stage([md] if len(md) else [], [data]), run
+    res = reverse_chunk(specs, md, data, info, run, stop_at=1)
+    return (None if res.error is not None else res.stages[1]), run
 
 
 Chunk = Tuple[object, object, int, int]   # (metadata, data, original length, output position)

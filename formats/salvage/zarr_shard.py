@@ -7,7 +7,8 @@ from typing import Optional, Set
 
 import numpy as np
 
-from ..zarr.shard import ENTRY, MISSING, ShardSpec, read_index
+from ..zarr.meta import ENTRY, ShardSpec
+from ..zarr.shard import MISSING, read_index
 
 
 def without_inner(sp: ShardSpec, data: bytes, drop: Set[int]) -> Optional[bytes]:

@@ -10,9 +10,10 @@ import os
 from typing import Dict, Optional, Tuple
 
 from ..core import jsontree, plain, progress
-from ..core.dataset_fs import fs_of, member_path
+from ..core.dataset_fs import member_path
 from ..core.engine import guarded
 from ..core.fielddoc import doc
+from ..core.filesystems import fs_of
 from ..core.node import WARNING, Node
 from ..core.npy import MAGIC as NPY_MAGIC
 from ..core.npy import open_npy

@@ -12,7 +12,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..core.dataset_fs import fs_of, member_path
+from ..core.dataset_fs import member_path
+from ..core.filesystems import fs_of
 from ..core.findings import (
     OUTSIDE_DATASET,
     SCDL_COLUMN_INDEX,

@@ -24,13 +24,26 @@ from typing import List, Optional, Tuple
 from ..core.cursor import Cursor, ParseStop
 from ..core.engine import fill_gaps
 from ..core.fielddoc import doc
-from ..core.findings import SIZE_OVER_LIMIT, UNCHECKED
+from ..core.findings import SIZE_OVER_LIMIT, UNCHECKED, ZARR_SHARD_INDEX, ZARR_SHARD_UNREFERENCED
 from ..core.limits import DECODE_BUDGET
-from ..core.node import ERROR, WARNING, DeferredChildren, Node, hex_preview
+from ..core.node import ERROR, WARNING, DeferredChildren, LazyChildren, Node, hex_preview
 from ..core.standin import parse_failed, stand_in_node
 from .codecs import CodecError, CodecSpec, get
-from .meta import ArrayMeta
+from .decode import stage_limit
+from .meta import ENTRY, ArrayMeta, ShardSpec
 from .records import records_into
+from .shard import (
+    D_ENTRY,
+    D_INDEX,
+    D_INDEX_CRC,
+    D_INNER,
+    D_UNREFERENCED,
+    Index,
+    global_coords,
+    inner_label,
+    local_coords,
+    read_index,
+)
 
 D_CHUNK = doc("A chunk file: the chunk's records after the codec chain (stored bytes)",
               spec="zarr v2/v3 chunk storage")
@@ -42,22 +55,9 @@ def content_into(document, parent: Node, meta: ArrayMeta, src, coords, label: st
                  lazy: bool) -> None:
     """What a chunk's decoded bytes hold: records, or a shard's index and inner chunks."""
     if meta.shard is not None:
-        from .shard import shard_into
         shard_into(document, meta, parent, src, coords, label, lazy)
     else:
         records_into(parent, meta, src, coords)
-
-
-def stage_limit(meta: ArrayMeta) -> int:
-    """Most bytes a decoder may produce for one chunk (twice the expected size, so a wrong
-    length is reported by the records check rather than as a codec failure)."""
-    if meta.shard is not None:   # a shard's codecs: its inner chunks may each grow a little
-        sp = meta.shard
-        return sp.count * (stage_limit(sp.inner) + 64) + sp.index_size
-    if meta.vlen:
-        from .vlen import stage_limit as vlen_limit
-        return vlen_limit(meta)
-    return 2 * meta.records_per_chunk * meta.itemsize + 4096
 
 
 @dataclass(frozen=True)
@@ -332,3 +332,116 @@ def chunk_parts(document, meta: ArrayMeta, node: Node, src, label: str,
         else:
             dec.decode_into(node, stage)
     fill_gaps(node)
+
+
+# ---- a shard's index and inner chunks (the sharding_indexed codec: shard.py) ---------------
+def shard_into(document, meta: ArrayMeta, parent: Node, src, shard: Optional[Tuple[int, ...]],
+               label: str, lazy: bool) -> None:
+    """The index and inner chunk nodes of shard `src` under `parent`: entries, the index
+    CRC, each present inner chunk over its bytes (decoded at once, or on demand when
+    `lazy`), bytes no entry points to."""
+    sp = meta.shard
+    assert sp is not None
+    data = src.read(0, src.size)
+    idx, why = read_index(sp, data)
+    if idx is None:
+        parent.add(Node("shard index", "error", src, 0, src.size, status=ERROR, message=why,
+                        code=ZARR_SHARD_INDEX))
+        return
+    inode = Node("Shard index", "struct", src, idx.at, sp.index_size, doc=D_INDEX,
+                 display=f"{sp.count} entries, {'crc32c, ' if sp.index_crc else ''}at the "
+                         f"{'end' if sp.index_at_end else 'start'}")
+    parent.add(inode)
+    shard_c = shard if shard is not None else tuple(0 for _ in sp.per_shard)
+
+    def entry(i: int) -> Node:
+        off, nb = int(idx.entries[i, 0]), int(idx.entries[i, 1])
+        local = list(local_coords(sp, i))
+        text = f"inner chunk {local}: missing" if not idx.present(i) else \
+            f"inner chunk {local}: offset {off}, {nb} B"
+        return Node(f"Entry {i}", "struct", src, idx.at + ENTRY * i, ENTRY, doc=D_ENTRY,
+                    value=(off, nb), display=text)
+    entries = Node("Entries", "array", src, idx.at, ENTRY * sp.count, doc=D_INDEX,
+                   display=f"{sp.count} × (u64 offset, u64 nbytes)")
+    entries.set_lazy(LazyChildren(sp.count, entry))
+    inode.add(entries)
+    if sp.index_crc:
+        inode.add(Node("CRC32C", "field", src, idx.at + ENTRY * sp.count, 4, doc=D_INDEX_CRC,
+                       value=idx.stored_crc, display=f"0x{idx.stored_crc:08X}"))
+    for i, off, msg in idx.problems:
+        # entries are built on demand: the problem is its own node, seen by verify
+        inode.add(Node("index entry" if i is not None else "index CRC32C", "error", src, off,
+                       0, status=ERROR, message=msg, code=ZARR_SHARD_INDEX))
+    bad = {i for i, _, _ in idx.problems if i is not None}
+    spans = []
+    for i in range(sp.count):
+        if i in bad or not idx.present(i):
+            continue
+        off, nb = int(idx.entries[i, 0]), int(idx.entries[i, 1])
+        spans.append((off, nb, i))
+    spans.sort()
+    for off, nb, i in spans:
+        local = local_coords(sp, i)
+        g = global_coords(sp, shard_c, local)
+        node = Node(f"Inner chunk {list(local)}", "chunk", src, off, nb, doc=D_INNER,
+                    display=f"chunk {list(g) if g is not None else list(local)}: {nb} B stored")
+        parent.add(node)
+        if g is None:
+            node.message = "beyond the array's edge: padding, not read"
+            continue
+        build = _InnerBuild(document, sp.inner, node, src, off, nb, g, inner_label(label, local))
+        if lazy:
+            dn = Node("decoded", "payload", src, off, 0, display="not decoded yet: expand to decode")
+            dn.set_lazy(DeferredChildren(build.build, build.release))
+            node.add(dn)
+        else:
+            for k in build.build():
+                node.add(k)
+    _unreferenced(parent, src, idx, sp, spans)
+
+
+def _unreferenced(parent: Node, src, idx: Index, sp: ShardSpec, spans) -> None:
+    lo, hi = (0, idx.at) if sp.index_at_end else (sp.index_size, src.size)
+    pos = lo
+    for off, nb, _ in spans + [(hi, 0, -1)]:
+        if off > pos:
+            parent.add(Node("unreferenced bytes", "bytes", src, pos, off - pos,
+                            doc=D_UNREFERENCED, status=WARNING, code=ZARR_SHARD_UNREFERENCED,
+                            message=f"{off - pos} bytes at {pos} that no index entry points to"))
+        pos = max(pos, off + nb)
+
+
+class _InnerBuild:
+    """Decode one inner chunk: its bytes become a derived source read as a chunk of the
+    inner ArrayMeta (stages and records); `release` forgets what it made."""
+
+    def __init__(self, document, inner: ArrayMeta, node: Node, src, off: int, nb: int,
+                 coords: Tuple[int, ...], label: str):
+        self.document, self.inner, self.node, self.src = document, inner, node, src
+        self.off, self.nb, self.coords, self.label = off, nb, coords, label
+        self.made: list = []
+        self.chunk = ChunkFile(inner, coords, label)
+        node.data = self.chunk   # the chunk view shows an inner chunk as a chunk
+
+    def build(self) -> List[Node]:
+        piece = self.document.add_derived(self.src.read(self.off, self.nb), self.label,
+                                          origin="inner chunk of a shard",
+                                          origin_node=self.node, parent=self.src)
+        self.made = [piece]
+        holder = Node("inner", "chunk", piece, 0, piece.size)
+        chunk = self.chunk
+        chunk_parts(self.document, self.inner, holder, piece, self.label, self.coords, False,
+                    chunk)
+        if chunk.decoder is not None:
+            self.made.extend(chunk.decoder.created)
+            chunk.decoder.created = []
+        kids = list(holder.children)
+        for k in kids:
+            k.parent = None
+        return kids
+
+    def release(self, _kids) -> None:
+        for s in self.made:
+            self.document.remove_derived(s)
+        self.made = []
+        self.chunk.decoder = None

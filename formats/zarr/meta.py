@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ..core.fielddoc import FieldDoc, doc
 from ..core.findings import UNCHECKED
@@ -19,9 +19,6 @@ from .codecs import OBJECT_CODECS, CodecSpec
 from .dtype import D_DTYPE_V2, D_DTYPE_V3, D_FIELD, DtypeError, RecordType, from_v2, from_v3, has_multibyte
 from .fill import D_FILL, FillError, encode
 from .vlen import VLEN_CODECS, is_object_dtype_v2, vlen_of_filters
-
-if TYPE_CHECKING:
-    from .shard import ShardSpec
 
 V2 = "zarr v2 spec: metadata"
 V3 = "zarr v3 core spec: array metadata"
@@ -89,7 +86,7 @@ class ArrayMeta:
     vlen: Optional[str] = None            # object arrays: vlen-utf8 / vlen-bytes / vlen-array
     vlen_dtype: Optional[str] = None      # vlen-array: the items' numpy dtype
     fill_json: object = None              # object arrays: the fill value as written
-    shard: Optional["ShardSpec"] = None   # v3 sharding_indexed: chunks are shards (shard.py)
+    shard: Optional["ShardSpec"] = None   # v3 sharding_indexed: chunks are shards
 
     @property
     def ndim(self) -> int:
@@ -425,7 +422,6 @@ def _v3_chain(meta: ArrayMeta, codecs, cnode: Optional[Node], v: dict, dnode: Op
         if inner:
             _unsupported(meta, ab_node, "sharding inside sharding is not supported by arrayscope")
             return False
-        from .shard import shard_spec
         meta.shard = shard_spec(meta, ab, ab_node, v, dnode)
         if meta.shard is None:
             return False
@@ -501,3 +497,88 @@ def _v3_chain(meta: ArrayMeta, codecs, cnode: Optional[Node], v: dict, dnode: Op
         if spec:
             meta.codecs.append(spec)
     return True
+
+
+# ---- the sharding_indexed codec's declaration (its index and inner chunks: shard.py) ------
+SHARD_SPEC = "zarr v3 sharding_indexed codec"
+ENTRY = 16   # bytes of one index entry: u64 offset, u64 nbytes
+D_SHARD_CODEC = doc("sharding_indexed: each chunk file is a shard of inner chunks (chunk_shape), "
+                    "each encoded with `codecs`, located by an index of (offset, nbytes) pairs "
+                    "encoded with `index_codecs` at `index_location`", spec=SHARD_SPEC)
+
+
+@dataclass
+class ShardSpec:
+    """The sharding_indexed codec of an array: `inner` reads the inner chunks."""
+
+    inner: ArrayMeta
+    per_shard: Tuple[int, ...]       # inner chunks along each axis of one shard
+    index_endian: str                # "<" or ">"
+    index_crc: bool
+    index_at_end: bool
+
+    @property
+    def count(self) -> int:
+        return math.prod(self.per_shard) if self.per_shard else 1
+
+    @property
+    def index_size(self) -> int:
+        return ENTRY * self.count + (4 if self.index_crc else 0)
+
+
+def shard_spec(meta: ArrayMeta, ab, ab_node: Optional[Node], v: dict,
+               dnode: Optional[Node]) -> Optional[ShardSpec]:
+    """The ShardSpec of a sharding_indexed codec declaration (None: not usable, marked)."""
+    if ab_node is not None:
+        ab_node.doc = D_SHARD_CODEC
+    conf = ab.get("configuration") if isinstance(ab, dict) else None
+    conf_node = member(ab_node, "configuration")
+    if not isinstance(conf, dict):
+        _fail(meta, ab_node, "sharding_indexed has no configuration object")
+        return None
+    shape = conf.get("chunk_shape")
+    if not (isinstance(shape, list) and len(shape) == meta.ndim and
+            all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in shape)):
+        _fail(meta, member(conf_node, "chunk_shape") or conf_node,
+              f"sharding chunk_shape must be {meta.ndim} positive integers, found {shape!r}"[:200])
+        return None
+    if any(s % c for s, c in zip(meta.chunks, shape)):
+        _fail(meta, member(conf_node, "chunk_shape"),
+              f"the shard shape {list(meta.chunks)} is not a multiple of the inner chunk shape "
+              f"{shape} on every axis")
+        return None
+    loc = conf.get("index_location", "end")
+    if loc not in ("start", "end"):
+        _fail(meta, member(conf_node, "index_location"),
+              f"index_location must be 'start' or 'end', found {loc!r}"[:200])
+        return None
+    endian, crc = _index_codecs(meta, conf.get("index_codecs"), member(conf_node, "index_codecs"))
+    if endian is None:
+        return None
+    inner = ArrayMeta(3, meta.path, shape=meta.shape, chunks=tuple(shape),
+                      perm=tuple(range(meta.ndim)), key_encoding=meta.key_encoding,
+                      separator=meta.separator, node=ab_node)
+    _v3_chain(inner, conf.get("codecs"), member(conf_node, "codecs"), v, dnode, inner=True)
+    if not inner.usable:
+        meta.usable, meta.problem = False, f"sharding_indexed: {inner.problem}"
+        return None
+    return ShardSpec(inner, tuple(s // c for s, c in zip(meta.chunks, shape)), endian, crc,
+                     loc == "end")
+
+
+def _index_codecs(meta: ArrayMeta, codecs, node: Optional[Node]) -> Tuple[Optional[str], bool]:
+    """(byte order, crc32c present) of index_codecs: `bytes` then an optional `crc32c` are
+    what the spec's writers use; any other chain is not read (warning, not an error)."""
+    names = [c.get("name") if isinstance(c, dict) else c for c in codecs] \
+        if isinstance(codecs, list) else None
+    if names not in (["bytes"], ["bytes", "crc32c"]):
+        _unsupported(meta, node, f"index_codecs {names!r}: arrayscope reads 'bytes' with an "
+                                 f"optional 'crc32c' only"[:200])
+        return None, False
+    conf = codecs[0].get("configuration") if isinstance(codecs[0], dict) else None
+    endian = conf.get("endian", "little") if isinstance(conf, dict) else "little"
+    if endian not in ("little", "big"):
+        _fail(meta, element(value_node(node), 0),
+              f"index bytes codec: endian must be 'little' or 'big', found {endian!r}")
+        return None, False
+    return ("<" if endian == "little" else ">"), len(names) == 2

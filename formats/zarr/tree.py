@@ -10,8 +10,9 @@ from typing import Dict, List, Optional, Tuple
 
 from ..core import jsontree, progress
 from ..core.context import FormatContext
-from ..core.dataset_fs import DatasetFS, entry_node, fs_of, mark_unlistable, unreadable_node
+from ..core.dataset_fs import DatasetFS, entry_node, mark_unlistable, unreadable_node
 from ..core.fielddoc import doc
+from ..core.filesystems import fs_of
 from ..core.findings import ZARR_KEY_SEPARATOR, ZARR_LOST_METADATA, ZARR_NOT_A_KEY, ZARR_OUTSIDE_GRID
 from ..core.node import ERROR, WARNING, LazyChildren, Node
 from ..core.plain import file_node

@@ -10,25 +10,21 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from ..core.dataset_fs import DatasetFS, Entry, fs_of
-from .chunk import stage_limit
-from .codecs import CodecError, get
+from ..core.dataset_fs import DatasetFS, Entry
+from ..core.filesystems import fs_of
+from .codecs import CodecError
+from .decode import decode_chunk
 from .dtype import little_endian, to_python
 from .meta import ArrayMeta
+from .shard import inner_chunks
+from .vlen import VlenError, parse_items
 
 MAX_VALUES_BYTES = 1 << 31
 MAX_FILL_BYTES = 256 << 20   # output that absent chunks (fill records) may account for
-
-
-def decode_chunk(meta: ArrayMeta, data: bytes) -> bytes:
-    limit = stage_limit(meta)
-    for spec in reversed(meta.codecs):
-        data = get(spec.name).decode(spec, data, limit)
-    return data
 
 
 def chunk_files(meta: ArrayMeta, fs: Optional[DatasetFS] = None) -> Dict[tuple, Entry]:
@@ -79,7 +75,6 @@ def decoded_chunks(meta: ArrayMeta, fs: DatasetFS, errors: List[str],
         if meta.shard is None:
             yield coords, data
         else:
-            from .shard import inner_chunks
             yield from inner_chunks(meta, coords, data, key, errors)
 
 
@@ -157,8 +152,7 @@ def read_field(meta: ArrayMeta, name: Optional[str] = None, fs: Optional[Dataset
 def values(meta: ArrayMeta, name: str, entry_name: str, with_values: bool = True,
            fs: Optional[DatasetFS] = None) -> Dict:
     if meta.vlen and meta.usable:
-        from .vlen import values as vlen_values
-        return vlen_values(meta, entry_name, with_values, fs)
+        return object_values(meta, entry_name, with_values, fs)
     if meta.rtype is None or not meta.usable:
         return {"name": entry_name, "values": [], "raw": b"",
                 "error": f"the array cannot be decoded: {meta.problem}"}
@@ -176,4 +170,43 @@ def values(meta: ArrayMeta, name: str, entry_name: str, with_values: bool = True
     if errors:
         entry["error"] = "; ".join(errors[:20]) + (f" (+{len(errors) - 20} more)"
                                                    if len(errors) > 20 else "")
+    return entry
+
+
+# ---- object arrays (vlen codecs) -------------------------------------------------------
+def read_items(meta: ArrayMeta, fs: Optional[DatasetFS] = None) -> Tuple[np.ndarray, List[str]]:
+    """(object array of the whole array, C order; [errors]). Absent chunks give the fill;
+    files are read through the dataset's `fs` (a FIFO or a link out of it is never read)."""
+    codec = meta.vlen
+    if codec is None:
+        raise ValueError("not an object array (no vlen codec)")
+    fs = fs_of(None, meta.path) if fs is None else fs
+    out = np.empty(tuple(meta.shape), dtype=object)
+    out[...] = meta.fill_json
+    errors: List[str] = []
+    unit = meta.shard.inner if meta.shard is not None else meta
+    nrec = unit.records_per_chunk
+    for coords, data in decoded_chunks(meta, fs, errors):
+        try:
+            items = parse_items(data, nrec, codec, meta.vlen_dtype)
+        except VlenError as e:
+            errors.append(f"{unit.key(coords)}: {e}")
+            continue
+        arr = np.empty(nrec, dtype=object)
+        arr[:] = items if codec != "vlen-array" else [list(x) for x in items]
+        place(out, unit, coords, arr)
+    return out, errors
+
+
+def object_values(meta: ArrayMeta, entry_name: str, with_values: bool = True,
+                  fs: Optional[DatasetFS] = None) -> Dict:
+    arr, errors = read_items(meta, fs)
+    flat = arr.reshape(-1).tolist()
+    vals = [x.decode("latin-1") if isinstance(x, bytes) else x for x in flat]
+    raw = b"".join(x.encode("utf-8") if isinstance(x, str) else
+                   x if isinstance(x, bytes) else b"" for x in flat)
+    entry: Dict[str, Any] = {"name": entry_name, "values": vals if with_values else [],
+                             "raw": raw}
+    if errors:
+        entry["error"] = "; ".join(errors[:20])
     return entry

@@ -5,11 +5,11 @@ A decoded chunk is `u32 n` (the items of the whole chunk, edge chunks included),
 item `u32 length` and that many bytes: UTF-8 text, raw bytes, or (vlen-array) the raw
 values of a 1-d array of the codec's dtype. Every length is checked against the bytes
 present before anything is read; the chunk must hold exactly its chunk shape's items and
-end with the last one."""
+end with the last one. Reading a whole object array: `values.read_items`."""
 from __future__ import annotations
 
 import struct
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -87,43 +87,6 @@ def items_into(parent: Node, meta, src, coords: Optional[Sequence[int]]) -> None
     head = ", ".join(repr(x)[:30] for x in items[:4])
     parent.add(Node("Items", "records", src, 0, src.size, doc=D_VLEN, value=None,
                     display=f"{len(items)} items: {head}{', …' if len(items) > 4 else ''}"))
-
-
-def read_items(meta, fs=None) -> Tuple[np.ndarray, List[str]]:
-    """(object array of the whole array, C order; [errors]). Absent chunks give the fill;
-    files are read through the dataset's `fs` (a FIFO or a link out of it is never read)."""
-    from ..core.dataset_fs import fs_of
-    from .values import decoded_chunks, place
-
-    fs = fs_of(None, meta.path) if fs is None else fs
-    out = np.empty(tuple(meta.shape), dtype=object)
-    out[...] = meta.fill_json
-    errors: List[str] = []
-    unit = meta.shard.inner if meta.shard is not None else meta
-    nrec = unit.records_per_chunk
-    for coords, data in decoded_chunks(meta, fs, errors):
-        try:
-            items = parse_items(data, nrec, meta.vlen, meta.vlen_dtype)
-        except VlenError as e:
-            errors.append(f"{unit.key(coords)}: {e}")
-            continue
-        arr = np.empty(nrec, dtype=object)
-        arr[:] = items if meta.vlen != "vlen-array" else [list(x) for x in items]
-        place(out, unit, coords, arr)
-    return out, errors
-
-
-def values(meta, entry_name: str, with_values: bool = True, fs=None) -> Dict:
-    arr, errors = read_items(meta, fs)
-    flat = arr.reshape(-1).tolist()
-    vals = [x.decode("latin-1") if isinstance(x, bytes) else x for x in flat]
-    raw = b"".join(x.encode("utf-8") if isinstance(x, str) else
-                   x if isinstance(x, bytes) else b"" for x in flat)
-    entry: Dict[str, Any] = {"name": entry_name, "values": vals if with_values else [],
-                             "raw": raw}
-    if errors:
-        entry["error"] = "; ".join(errors[:20])
-    return entry
 
 
 def is_object_dtype_v2(value) -> bool:

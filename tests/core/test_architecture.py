@@ -152,13 +152,6 @@ def test_shared_libraries_are_the_systems_never_another_packages_file():
 # ---- the core never imports a plugin ----------------------------------------------------------
 # Core modules: `formats/*.py` (the engine's API, documents, nodes, verify's plan -> map ->
 # merge). They reach a format through `registry` (the plugin's name as data), never by import.
-CORE_EXCEPTIONS = {
-    # an accelerator of the TileDB bulk read kept beside the core until the decode step moves
-    # it under the plugin (issue 25, "accelerators in one place")
-    "arrayscope.formats.accel.bulkread_kernels",
-}
-
-
 def _core_modules() -> Iterator[Tuple[str, str]]:
     """The modules of formats/core/ (the other packages are plugins, `filters`, `accel`, or
     a feature over the formats: `salvage`)."""
@@ -171,7 +164,7 @@ def _core_modules() -> Iterator[Tuple[str, str]]:
 def test_the_core_never_imports_a_plugin():
     plugins = tuple(f"arrayscope.formats.{p}" for p in PLUGIN_PACKAGES)
     bad = [f"{os.path.relpath(path, REPO)}:{line}: imports {name}"
-           for module, path in _core_modules() if module not in CORE_EXCEPTIONS
+           for module, path in _core_modules()
            for line, name in imports_of(module, path) if _under(name, plugins)]
     assert bad == []
 
@@ -277,35 +270,14 @@ def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
     return sorted(found)
 
 
-# Cycles known and left for the steps that own those modules (issue 25); each is to shrink
-# to nothing, never to grow: the test fails on any other cycle and on one of these growing.
-ALLOWED_CYCLES = [
-    # a remote source is a dataset file system's source, and opens through one
-    {"formats.core.dataset_fs", "formats.core.remote"},
-    # the bulk-read accelerator and its kernels call into each other (the decode step)
-    {"formats.accel.bulkread", "formats.accel.bulkread_kernels"},
-    # the annotated tile parse, its templates, the raw route and the decoder contract with
-    # the verify tile batch it plans through (the decode step: not yet behind choose())
-    {"formats.tiledb.parse.rawtile", "formats.tiledb.parse.tile", "formats.tiledb.parse.tile_templates",
-     "formats.tiledb.parse.decode", "formats.tiledb.parse.data_files", "formats.tiledb.verify.tile_batch"},
-    # Zarr chunk parsing, its records and shards (the packages step)
-    {"formats.zarr.chunk", "formats.zarr.meta", "formats.zarr.records", "formats.zarr.shard",
-     "formats.zarr.values", "formats.zarr.vlen"},
-    # the window's start-up, menus and opening (the window step)
-    {"explorer.app", "explorer.cli", "explorer.mainwindow", "explorer.menus",
-     "explorer.navigation", "explorer.opening"},
-]
-
-
-def test_no_import_cycle_but_the_known_ones():
-    """Import every module (what runs at run time), then the graph of their imports."""
+def test_no_import_cycle():
+    """Import every module (what runs at run time), then the graph of their imports: no
+    cycle at all (issue 25 broke the last ones at their causes; DESIGN.md "Layers")."""
     import importlib
 
     for module, _path in _modules("formats"):
         importlib.import_module(module)
-    found = [{m[len("arrayscope."):] for m in c} for c in cycles(import_graph())]
-    unknown = [sorted(c) for c in found if not any(c <= a for a in ALLOWED_CYCLES)]
-    assert unknown == []
+    assert cycles(import_graph()) == []
 
 
 def test_verify_is_in_no_cycle():
@@ -328,13 +300,9 @@ LAYER_RULES = {   # package under arrayscope.formats -> packages of formats it m
     "zarr": ("tiledb", "scdl", "salvage"),
     "scdl": ("tiledb", "zarr", "salvage"),
 }
-# Imports that still cross a layer, by (importing module, imported package); each names its
-# cause. The test fails when one is gone, so the list only shrinks.
-NOT_YET = {
-    ("accel.forward_kernels", "filters"): "a compiled twin that reads the filter registry",
-    ("accel.strkernels", "filters"): "a compiled twin of filters.strings",
-    ("accel.nativekernels", "filters"): "reads the rule of filters.unread",
-}
+# Imports that still cross a layer, by (importing module, imported package), each with its
+# cause; none now (issue 25). The test fails when one is gone, so the list only shrinks.
+NOT_YET: Dict[Tuple[str, str], str] = {}
 
 
 def _layer_violations():

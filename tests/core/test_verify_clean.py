@@ -64,8 +64,9 @@ def test_zarr2_fixtures(path):
     _assert_clean(path)
 
 
-SCDL = sorted(p for p in glob.glob(os.path.join(paths.DATA, "scdl", "*"))
-              if os.path.isdir(p) and os.path.basename(p) not in NOT_CLEAN)
+SCDL = sorted(p for p in glob.glob(os.path.join(paths.DATA, "scdl", "*"))   # (no __pycache__)
+              if os.path.isdir(p) and os.path.basename(p) not in NOT_CLEAN
+              and not os.path.basename(p).startswith(("_", ".")))
 
 
 @pytest.mark.parametrize("path", SCDL, ids=[os.path.basename(p) for p in SCDL])

@@ -335,13 +335,12 @@ def test_double_delta_widths_tiledb(tmp_path, path, bitsize):
 @pytest.mark.parametrize("dtype", ["<i8", "<u8", "<i4"])
 def test_double_delta_forward_kernel_is_the_filters_forward(path, dtype):
     """DOUBLE_DELTA's rule is written once as the reference (`deltas.DoubleDelta`); the
-    planned check (`forward_kernels.typed_check`: the compiled `double_delta_matches` on the
+    planned check (`deltas.typed_check`: the compiled `double_delta_matches` on the
     jit path) reproduces a part exactly when the reference's forward gives those bytes:
     on parts the reference wrote, on the same parts with one byte of their records changed,
     and on values the writer refuses (deltas beyond int64)."""
-    from arrayscope.formats.accel.forward_kernels import typed_check
     from arrayscope.formats.filters.base import DataInfo, FilterSpec
-    from arrayscope.formats.filters.deltas import DoubleDelta
+    from arrayscope.formats.filters.deltas import DoubleDelta, typed_check
     from arrayscope.formats.filters.enums import Datatype
 
     datatype = {"<i8": Datatype.INT64, "<u8": Datatype.UINT64, "<i4": Datatype.INT32}[dtype]

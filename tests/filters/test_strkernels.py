@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arrayscope.formats.accel.strkernels import dict_strings, reverse_strings_into, rle_strings
+from arrayscope.formats.accel.strkernels import dict_strings, rle_strings
 from arrayscope.formats.core import compiled
 from arrayscope.formats.filters import Stage, get
 from arrayscope.formats.filters.base import DataInfo, FilterSpec, RunContext
+from arrayscope.formats.filters.direct import reverse_strings_into
 from arrayscope.formats.filters.enums import Datatype, FilterType
 
 

@@ -107,13 +107,13 @@ def test_start_page_lists_fill_the_page(qtbot, tmp_path):
 def test_about_names_the_version(qtbot, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QMessageBox
 
-    from arrayscope.explorer.cli import _version
+    from arrayscope.explorer.version import installed_version
 
     shown = []
     monkeypatch.setattr(QMessageBox, "about", lambda parent, title, text: shown.append(text))
     win = open_window(qtbot, tmp_path)
     win.about()
-    assert shown and f"arrayscope {_version()}" in shown[0]
+    assert shown and f"arrayscope {installed_version()}" in shown[0]
 
 
 def test_names_and_values_share_the_tree_at_1024_by_700(qtbot, tmp_path):

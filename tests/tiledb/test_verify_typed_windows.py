@@ -1,5 +1,5 @@
 """verify's chunk windows for [DELTA or DOUBLE_DELTA, compressor] pipelines: the typed
-codec's forward check made as each chunk decodes (`filters.forward_kernels`,
+codec's forward check made as each chunk decodes (`filters.deltas.typed_check`,
 `tile_batch._checked_typed_plan`) gives exactly what the per-chunk checks give — on arrays
 tiledb-py 0.36.1 writes (64 KiB chunks, tiles of 4 chunks), clean and with planted damage
 (a compressed byte; padding bits of a DOUBLE_DELTA part that decode fine but are not what
@@ -16,12 +16,12 @@ import pytest
 import tiledb
 
 from arrayscope import formats
-from arrayscope.formats.accel.forward_kernels import typed_check
 from arrayscope.formats.core import compiled
 from arrayscope.formats.core.findings import FORWARD_MISMATCH
 from arrayscope.formats.core.verify import open_for_verify, verify_report
 from arrayscope.formats.filters import FilterSpec, get
 from arrayscope.formats.filters.base import DataInfo
+from arrayscope.formats.filters.deltas import typed_check
 from arrayscope.formats.filters.enums import Datatype as D
 from arrayscope.formats.filters.enums import FilterType
 from arrayscope.formats.tiledb.verify import verify_chunks

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from ...core.dataset_fs import fs_of
+from ...core.filesystems import fs_of
 from ...core.health import ArrayHealth, Extents, FileVerdict, VersionVerdict, now_ms
 from ..model import compat
 from ..model.names import decode_name

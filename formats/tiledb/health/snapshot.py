@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ...core.context import Context
-from ...core.dataset_fs import fs_of
 from ...core.document import Document
+from ...core.filesystems import fs_of
 from ...core.remote import absolute
 from ..model import layout, listing
 from ..model.array_model import ArraySchema, FragmentMetadata, TileDBArray, TileDBContext, with_schema

@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from ...core.dataset_fs import fs_of
+from ...core.filesystems import fs_of
 from ...core.health import FieldSpace, FragmentSpace, SpaceReport, StageBytes
 from ...filters import RunContext, reverse_chunk
 from ..model import layout

@@ -8,7 +8,8 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 import numpy as np
 
 from ...filters import DataInfo
-from ..parse.rawtile import TileError, decode_generic_tile
+from ..parse.decode import decode_generic_tile
+from ..parse.rawtile import TileError
 from .array_model import ArraySchema, FragmentMetadata
 from .footer_layout import Footer
 
@@ -77,8 +78,7 @@ def prefetch_u64s(wanted: Sequence[Tuple[SectionLoader, str, int]]) -> None:
     section this does not decode (encrypted, damaged, an unusual pipeline) is left to
     `SectionLoader.u64s`, which decodes it alone and says what is wrong."""
     from ...filters.batch import plan, reverse_into
-    from ..parse.rawtile import GT_HEAD_SIZE, chunk_table, generic_specs, peek_generic_tile
-    from ..parse.tile import MAX_GENERIC_DECODE
+    from ..parse.rawtile import GT_HEAD_SIZE, MAX_GENERIC_DECODE, chunk_table, generic_specs, peek_generic_tile
 
     groups: Dict[int, Tuple[list, list]] = {}   # id(specs) -> (specs, sections)
     for loader, kind, slot in wanted:

@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from ...core.dataset_fs import DatasetFS, Entry, fs_of, subdirs
+from ...core.dataset_fs import DatasetFS, Entry, subdirs
+from ...core.filesystems import fs_of
 from ...core.remote import absolute
 from . import layout
 from .names import decode_name

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from ...core.context import Context
-from ...core.dataset_fs import fs_of
+from ...core.filesystems import fs_of
 from ...core.node import Node
 from ..parse.array import _Scratch, parse_schema_file
 from . import layout

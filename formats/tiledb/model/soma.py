@@ -55,8 +55,8 @@ def peek_metadata(path: str, key: Optional[bytes] = None, fs=None) -> Dict[str, 
     through `fs` (the opening document's dataset FS: confined to the dataset). {} when
     unreadable."""
     from ...core.context import Context
-    from ...core.dataset_fs import fs_of
     from ...core.document import Document
+    from ...core.filesystems import fs_of
     from ..parse.array_metadata import ArrayMetadata, parse_array_metadata_file
 
     fs = fs if fs is not None else fs_of(None, path)

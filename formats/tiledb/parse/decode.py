@@ -13,8 +13,9 @@ writes the cells of every chunk it takes and returns the indices of those it dec
   (`filters/batch.py`), then the direct decoders (AES, RLE / DICTIONARY strings,
   `filters/direct.py`), each over every core when the run is large. It takes a chunk only
   when the reference would give exactly those bytes (and, for a `clean` run, no finding:
-  `tile_batch.chunk_plan`); everything else it declines, and the caller hands it to the
-  reference, which says what is wrong. So both give the same cells and the same errors.
+  the run's `checked` planner, verify's `tile_batch.chunk_plan`); everything else it
+  declines, and the caller hands it to the reference, which says what is wrong. So both
+  give the same cells and the same errors.
 
 Every decision of how tiles become cells is a `Route`, and the one decision table below
 (`choose`, `choose_many`, `choose_windows`) makes it:
@@ -24,7 +25,7 @@ Every decision of how tiles become cells is a `Route`, and the one decision tabl
 | `TUNING.planned` off (the differential tests) | `REFERENCE` or `COPY`, nothing planned |
 | a run with no filters (a chunk is its cells) | `COPY` (the reference's copy: nothing to plan) |
 | one tile of one chunk asked alone (`decode_tile`, `alone`) | `REFERENCE` (a plan costs more than it saves) |
-| a `clean` run (verify) `tile_batch.chunk_plan` plans | `CHECKED` (`Planned`: chunks with no finding) |
+| a `clean` run (verify) its `checked` planner plans | `CHECKED` (`Planned`: chunks with no finding) |
 | a run `Planned` has a plan for (`planned_for`) | `PLANNED` |
 | any other run | `REFERENCE` (for a `clean` run: every chunk checked in full by the caller) |
 | `values` of many fragments (`compiled.bulk_wanted`, libc, the fused kernel) | `BULK` (`bulk_locate.py`) |
@@ -45,10 +46,11 @@ import numpy as np
 
 from ...core import compiled
 from ...filters import DataInfo, FilterSpec, RunContext, fused, reverse_chunk
+from ...filters.batch import Plan as BatchPlan
 from ...filters.batch import plan as batch_plan
 from ...filters.batch import reverse_into
 from ...filters.direct import decode_into, direct_plan
-from .rawtile import Chunk, TileError, chunk_table
+from .rawtile import GT_HEAD_SIZE, MAX_GENERIC_DECODE, Chunk, TileError, chunk_table, generic_specs, peek_generic_tile
 from .tile_layout import CHUNK_HEADER
 
 
@@ -64,26 +66,37 @@ class Piece(NamedTuple):
     nth: int = 0   # its place among the tile's chunks
 
 
+# verify's planner of chunks no per-chunk check could find anything in: the `filters.batch`
+# plan of a pipeline whose decoded chunks need no check, else None (`tile_batch.chunk_plan`,
+# handed in with the run: the decoder names no verify module)
+CheckedPlanner = Callable[[List[FilterSpec], DataInfo], Optional[BatchPlan]]
+
+
 @dataclass
 class Run:
-    """The chunks of one filter pipeline to decode into one output. `clean` (verify): take
-    only chunks the per-chunk checks could find nothing in. Filled by the decoders:
-    `errors` (why a chunk did not decode, by piece index) and `offsets` (the u64 cell
-    offsets RLE / DICTIONARY rebuilt, relative to the chunk, by piece index)."""
+    """The chunks of one filter pipeline to decode into one output. `checked` (verify):
+    take only chunks the per-chunk checks could find nothing in, as that planner plans them
+    (the run is then `clean`). Filled by the decoders: `errors` (why a chunk did not decode,
+    by piece index) and `offsets` (the u64 cell offsets RLE / DICTIONARY rebuilt, relative
+    to the chunk, by piece index)."""
 
     specs: List[FilterSpec]
     info: DataInfo
     pieces: Sequence[Piece]
     key: Optional[bytes] = None
-    clean: bool = False
+    checked: Optional[CheckedPlanner] = None
     errors: Dict[int, str] = field(default_factory=dict)
     offsets: Dict[int, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def clean(self) -> bool:
+        return self.checked is not None
 
     def subset(self, indices: Sequence[int]) -> "Run":
         """The same pipeline over some of the pieces (indices into the subset map back
         through `indices`)."""
         return Run(self.specs, self.info, [self.pieces[i] for i in indices], self.key,
-                   self.clean)
+                   self.checked)
 
 
 class Decoder(Protocol):
@@ -189,13 +202,14 @@ class Reference:
 
 # ---- the planned path --------------------------------------------------------------------
 
-def planned_for(specs: List[FilterSpec], info: DataInfo, clean: bool = False) -> bool:
-    """Whether `Planned` has a plan for this pipeline (it may still decline a chunk)."""
+def planned_for(specs: List[FilterSpec], info: DataInfo,
+                checked: Optional[CheckedPlanner] = None) -> bool:
+    """Whether `Planned` has a plan for this pipeline (it may still decline a chunk); for a
+    `clean` run, whether its `checked` planner has one."""
     if not specs:
         return False
-    if clean:
-        from ..verify.tile_batch import chunk_plan
-        return chunk_plan(specs, info) is not None
+    if checked is not None:
+        return checked(specs, info) is not None
     return fused.fused_plan(specs, info) is not None or \
         batch_plan(specs, info) is not None or direct_plan(specs, info) is not None
 
@@ -210,9 +224,8 @@ class Planned:
 
     def decode(self, run: Run, out: np.ndarray) -> List[int]:
         specs, info = run.specs, run.info
-        if run.clean:
-            from ..verify.tile_batch import chunk_plan
-            p = chunk_plan(specs, info)
+        if run.checked is not None:
+            p = run.checked(specs, info)
             if p is None:
                 return list(range(len(run.pieces)))
             # the fused kernel decodes, it does not check: not for a plan that checks
@@ -395,7 +408,7 @@ def choose(run: Run, alone: bool = False) -> Route:
         return Route.COPY
     if not compiled.TUNING.planned or (alone and len(run.pieces) == 1 and not run.clean):
         return Route.REFERENCE
-    if planned_for(run.specs, run.info, run.clean):
+    if planned_for(run.specs, run.info, run.checked):
         return Route.CHECKED if run.clean else Route.PLANNED
     return Route.REFERENCE
 
@@ -468,6 +481,26 @@ def decode_tile(source, offset: int, end: int, specs: List[FilterSpec], info: Da
         if o is not None:
             parts.append((o + np.uint64(pc.at)) if pc.at and len(o) and int(o[0]) == 0 else o)
     return out.tobytes(), np.concatenate(parts).astype("<u8").tobytes()
+
+
+def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tuple[bytes, bool]:
+    """(payload, encrypted) of the generic tile at `offset`."""
+    head = peek_generic_tile(source, offset)
+    if head is None:
+        raise TileError(f"generic tile at {offset}: header runs past the end", offset)
+    total, psize, persisted, enc, _tsize = head
+    if offset + total > source.size:
+        raise TileError(f"generic tile at {offset}: {total} bytes declared, "
+                        f"{source.size - offset} present", offset)
+    pstart = offset + GT_HEAD_SIZE
+    specs = generic_specs(source, offset, psize)
+    start = pstart + psize
+    declared = sum(c[0] for c in chunk_table(source, start, start + persisted))
+    if declared > MAX_GENERIC_DECODE:
+        raise TileError(f"generic tile at {offset}: its chunks declare {declared} unfiltered "
+                        f"bytes, over the {MAX_GENERIC_DECODE}-byte limit: not decoded", offset)
+    return decode_tile(source, start, start + persisted, specs, DataInfo(4, 1, "generic"),
+                       key)[0], enc
 
 
 def join_chunks(decoded: List[Tuple[bytes, Optional[bytes]]]) -> Tuple[bytes, Optional[bytes]]:

@@ -124,7 +124,7 @@ def _schema_gone(document, ctx, name: Optional[str]) -> Optional[str]:
     array = tdb.array if tdb is not None else None
     if not name or array is None or not array.schemas or name in array.schemas:
         return None
-    from ...core.dataset_fs import fs_of
+    from ...core.filesystems import fs_of
 
     path = os.path.join(array.path, name) if name == layout.LEGACY_SCHEMA_FILE else \
         os.path.join(array.path, layout.SCHEMA_DIR, name)

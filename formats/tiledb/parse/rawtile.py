@@ -3,15 +3,20 @@
 The annotated views (`tile.parse_tile`, `tile.parse_generic_tile`) build a node per field; the
 `values` command and the fragment-metadata model only need the decoded bytes, so they use
 these helpers, which read the same on-disk layout (format_spec/tile.md, generic_tile.md) with
-`struct`; the chunks are decoded by `decode.py`."""
+`struct`; the chunks are decoded by `decode.py` (a generic tile's payload too:
+`decode.decode_generic_tile`)."""
 from __future__ import annotations
 
 from typing import List, NamedTuple, Optional, Tuple
 
-from ...filters import DataInfo, FilterSpec
+from ...core.limits import DECODE_BUDGET
+from ...filters import FilterSpec
 from .tile_layout import CHUNK_HEADER, GENERIC_HEADER, NUM_CHUNKS
 
 GT_HEAD_SIZE = GENERIC_HEADER.size  # 34
+# The most unfiltered bytes a generic tile (schema, __meta, commits, fragment metadata
+# sections) is decoded to; real ones are far smaller (a million tile offsets: 8 MB).
+MAX_GENERIC_DECODE = DECODE_BUDGET
 
 
 class TileError(Exception):
@@ -118,26 +123,3 @@ def generic_specs(source, offset: int, psize: int) -> List[FilterSpec]:
         if len(_PIPELINES) < 256:  # every section of every fragment has the same few
             _PIPELINES[pbytes] = specs
     return specs
-
-
-def decode_generic_tile(source, offset: int, key: Optional[bytes] = None) -> Tuple[bytes, bool]:
-    """(payload, encrypted) of the generic tile at `offset`."""
-    head = peek_generic_tile(source, offset)
-    if head is None:
-        raise TileError(f"generic tile at {offset}: header runs past the end", offset)
-    total, psize, persisted, enc, _tsize = head
-    if offset + total > source.size:
-        raise TileError(f"generic tile at {offset}: {total} bytes declared, "
-                        f"{source.size - offset} present", offset)
-    pstart = offset + GT_HEAD_SIZE
-    specs = generic_specs(source, offset, psize)
-    start = pstart + psize
-    from .tile import MAX_GENERIC_DECODE
-
-    declared = sum(c[0] for c in chunk_table(source, start, start + persisted))
-    if declared > MAX_GENERIC_DECODE:
-        raise TileError(f"generic tile at {offset}: its chunks declare {declared} unfiltered "
-                        f"bytes, over the {MAX_GENERIC_DECODE}-byte limit: not decoded", offset)
-    from .decode import decode_tile
-    return decode_tile(source, start, start + persisted, specs, DataInfo(4, 1, "generic"),
-                       key)[0], enc

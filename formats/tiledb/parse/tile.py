@@ -22,7 +22,6 @@ from ...core.findings import (
     SIZE_OVER_LIMIT,
     UNCHECKED,
 )
-from ...core.limits import DECODE_BUDGET
 from ...core.node import ERROR, WARNING, Node
 from ...core.source import ByteSource
 from ...filters import (
@@ -36,14 +35,12 @@ from ...filters import (
 )
 from . import tile_templates
 from .pipeline import parse_pipeline
+from .rawtile import MAX_GENERIC_DECODE, exact_chunk_table
 from .tile_layout import CHUNK_HEADER, D_DATA, D_MD, GENERIC_HEADER, NUM_CHUNKS
 
 D_GT_PIPE = doc("Filter pipeline used to filter the tile: [GZIP(1)] as written by 2.30 "
                 "(plus filter 11 when encrypted)", spec="generic_tile.md")
 
-# The most unfiltered bytes a generic tile (schema, __meta, commits, fragment metadata
-# sections) is decoded to; real ones are far smaller (a million tile offsets: 8 MB).
-MAX_GENERIC_DECODE = DECODE_BUDGET
 M = TypeVar("M")  # the model a generic tile's payload parses into
 
 
@@ -143,7 +140,6 @@ def _deferred_tile(cur: Cursor, specs: List[FilterSpec], info: DataInfo, name: s
     chunk nodes; dump and verify build them and let them go). None: parse it eagerly, so
     the problem shows where it is."""
     from ...core.node import DeferredChildren
-    from .rawtile import exact_chunk_table
 
     src, start = cur.source, cur.pos
     table = exact_chunk_table(src, start, size, cur.end)

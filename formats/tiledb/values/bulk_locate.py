@@ -37,8 +37,7 @@ from ..model.array_model import Fragment
 from ..model.footer_reader import footer_shape
 from ..model.fragment_model import GENERIC_INFO
 from ..parse.decode import Route, choose_many
-from ..parse.rawtile import GT_HEAD_SIZE, generic_specs, peek_generic_tile
-from ..parse.tile import MAX_GENERIC_DECODE
+from ..parse.rawtile import GT_HEAD_SIZE, MAX_GENERIC_DECODE, generic_specs, peek_generic_tile
 from ..parse.tile_layout import GENERIC_HEADER
 
 METADATA_FILE = "__fragment_metadata.tdb"

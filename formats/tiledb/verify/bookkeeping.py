@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from ...core.dataset_fs import fs_of, listable
+from ...core.dataset_fs import listable
+from ...core.filesystems import fs_of
 from ...core.findings import COMMIT_LOST, COMMIT_ORPHAN, FILE_MISSING, FILE_SIZE, UNCOMMITTED
 from ...core.node import ERROR, WARNING, Node
 from ...core.standin import HEAD as STAND_IN_HEAD

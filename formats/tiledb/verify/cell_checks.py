@@ -43,8 +43,8 @@ from ...core.verify_tally import tally
 from ...filters.enums import Datatype, FilterType
 from ..model.array_model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
 from ..parse.data_files import file_role, over_limit, tile_bounds, tile_offsets_for
-from ..parse.decode import decode_tile
-from ..parse.rawtile import TileError, chunk_table, decode_generic_tile
+from ..parse.decode import decode_generic_tile, decode_tile
+from ..parse.rawtile import TileError, chunk_table
 from . import tile_cache, writer_stats
 from .tile_stats import var_extremes
 

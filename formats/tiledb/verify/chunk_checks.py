@@ -146,7 +146,7 @@ def _chunk_findings(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo
 
 
 def _unread_finding(ci: ChunkInfo, unread: int) -> Finding:
-    """Chunk metadata after what the filters read (`filters/unread.py`): a warning, since
+    """Chunk metadata after what the filters read (`accel/unread.py`): a warning, since
     libtiledb reads the chunk alike but never writes such bytes."""
     read = ci.metadata_length - unread
     return Finding(

@@ -12,13 +12,14 @@ from ...filters import DataInfo
 from ..parse.data_files import TileRun
 from ..parse.rawtile import (
     GT_HEAD_SIZE,
+    MAX_GENERIC_DECODE,
     GenericTileSpan,
     TileError,
     exact_chunk_table,
     generic_specs,
     peek_generic_tile,
 )
-from ..parse.tile import MAX_GENERIC_DECODE, ChunkInfo, TileInfo
+from ..parse.tile import ChunkInfo, TileInfo
 
 GENERIC = DataInfo(4, 1, "generic")   # what parse_generic_tile decodes a generic tile as
 

@@ -19,13 +19,13 @@ from typing import Iterator, List, Optional
 
 import numpy as np
 
-from ...accel import forward_kernels
+from ...accel.unread import unread_metadata
 from ...core import compiled
 from ...filters import DataInfo, FilterSpec, get
 from ...filters import batch as filter_batch
 from ...filters.compression import CompressionFilter
+from ...filters.deltas import Check, typed_check
 from ...filters.enums import FilterType
-from ...filters.unread import unread_metadata
 from ..parse.data_files import DataFileRole
 from ..parse.decode import Route, choose_windows
 
@@ -196,11 +196,11 @@ _TYPED = (FilterType.DELTA, FilterType.DOUBLE_DELTA)
 
 
 class _ForwardChecked(CompressionFilter):
-    """A typed codec whose decode also makes its forward check (`forward_kernels`): a part
+    """A typed codec whose decode also makes its forward check (`deltas.typed_check`): a part
     the forward does not reproduce raises, so `filters.batch` leaves its chunk to the
     per-chunk checks, which say what differs."""
 
-    def __init__(self, codec: CompressionFilter, check: forward_kernels.Check):
+    def __init__(self, codec: CompressionFilter, check: Check):
         self.codec, self.check = codec, check
 
     def decompress_part(self, data, original: int, spec: FilterSpec, info: DataInfo) -> bytes:
@@ -220,7 +220,7 @@ def _checked_typed_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[fil
     if p is None or p.typed is None:
         return None
     codec, tspec, tinfo = p.typed
-    check = forward_kernels.typed_check(tspec, tinfo)
+    check = typed_check(tspec, tinfo)
     if check is None:
         return None
     return filter_batch.Plan(p.esize, p.comp, p.spec, p.info, None,
@@ -245,7 +245,7 @@ def plan_metadata(p: filter_batch.Plan) -> int:
     """The one chunk metadata length the plan's chunks have: the shuffle's part table (8),
     the compressor's (8 + 8 a part: the shuffle's or the typed codec's table and the data,
     or the data). A chunk with more metadata bytes goes through the per-chunk path, which reports them
-    (`filters/unread.py`)."""
+    (`accel/unread.py`)."""
     if p.comp is None:
         return 8
     return 8 + 8 * (2 if p.esize or p.typed is not None else 1)

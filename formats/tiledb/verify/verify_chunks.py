@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
+from ...accel.unread import unread_metadata
 from ...core import compiled
 from ...core.node import ERROR, Node
 from ...core.verify_tally import tally
-from ...filters.unread import unread_metadata
 from ..parse.decode import join_chunks
 from ..parse.tile import ChunkInfo, TileInfo
 from . import tile_cache
@@ -265,6 +265,7 @@ class _FastChunks:
 
         from ..parse.decode import Piece, Run, decode
         from ..parse.rawtile import Chunk
+        from .tile_batch import chunk_plan
 
         first = items[0][0]
         src = first.source
@@ -277,7 +278,7 @@ class _FastChunks:
                                             ci.data_offset - lo), at))
             at += ci.original_length
         out = np.empty(at, np.uint8)
-        run = Run(first.specs, first.info, pieces, self.key, clean=True)
+        run = Run(first.specs, first.info, pieces, self.key, checked=chunk_plan)
         left = set(decode(run, out, self.workers, self.pool))
         done = stored = 0
         results: List[Result] = []

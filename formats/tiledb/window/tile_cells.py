@@ -271,7 +271,7 @@ def decode_part(document, where: FieldTile, part: str, key: Optional[bytes] = No
     if i is None or i >= len(offs):
         raise TileError(f"{name} has {len(offs)} tile(s), no tile {0 if i is None else i + 1}")
     path = os.path.join(where.fragment.path, name)
-    from ...core.dataset_fs import fs_of
+    from ...core.filesystems import fs_of
 
     if not fs_of(document, path).stat(path).is_file:
         raise TileError(f"{name} is missing from the fragment")

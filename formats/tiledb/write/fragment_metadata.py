@@ -265,7 +265,7 @@ def read_metadata_file(source, footer: Footer, var_dims: Sequence[bool],
     """The `MetadataFile` of the file `source` whose footer is `footer` (read by
     `footer_of`): every section's payload decoded (TileError / PayloadError when one cannot
     be)."""
-    from ..parse.rawtile import decode_generic_tile
+    from ..parse.decode import decode_generic_tile
 
     if footer.version < WRITABLE_FROM or not footer.complete:
         raise PayloadError(f"format {footer.version} fragment metadata is not rewritten "

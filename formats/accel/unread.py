@@ -14,6 +14,9 @@ shorter cannot. libtiledb's writer never leaves such bytes, so `verify` reports 
 warning, `findings.CHUNK_METADATA_UNREAD`): its fast paths take only chunks whose metadata
 is exactly their tables and leave the others to the per-chunk checks, which say where the
 bytes are.
+
+It lives in `accel/`, the layer below `filters/`, because the compiled kernels compile this
+very function (`nativekernels._md_decodes`) and `accel` imports nothing of `filters`.
 """
 from __future__ import annotations
 
