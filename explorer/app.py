@@ -59,9 +59,10 @@ SIGNAL_POLL_MS = 200
 def end_on_signals(app, win):
     """Ctrl+C, SIGTERM and a closed terminal close the window as its own Close does (the
     background verify is killed, the layout saved) and end the program with 128 + the
-    signal's number, without a traceback. Python runs a signal handler only between its
-    own bytecodes, so a timer lets it run while Qt's loop waits; the timer is returned for
-    the caller to keep."""
+    signal's number, without a traceback. A signal this process was started ignoring
+    (`nohup`, a background job of a script) stays ignored, as the starter asked. Python
+    runs a signal handler only between its own bytecodes, so a timer lets it run while Qt's
+    loop waits; the timer is returned for the caller to keep."""
     import signal
 
     from PySide6.QtCore import QTimer
@@ -72,7 +73,7 @@ def end_on_signals(app, win):
 
     for name in ENDING_SIGNALS:
         sig = getattr(signal, name, None)   # Windows has no SIGHUP
-        if sig is not None:
+        if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, end)
     timer = QTimer()
     timer.timeout.connect(lambda: None)
