@@ -131,10 +131,34 @@ def screenshot(path: Optional[str], out: str, select: Optional[str], key: Option
     import tempfile
 
     scratch = tempfile.mkdtemp(prefix="arrayscope-screenshot-")
+    previous = _quiet_offscreen_plugin()
     try:
         return _screenshot(path, out, select, key, size, scratch)
     finally:
+        _restore_messages(previous)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+# what Qt's offscreen plugin says each time a window's size limits change (it has no window
+# manager to tell): nothing a user of --screenshot can act on
+OFFSCREEN_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def _quiet_offscreen_plugin():
+    """Qt's messages to stderr as before, less OFFSCREEN_NOISE; returns the handler replaced."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    def handler(_mode, _context, message: str) -> None:
+        if message not in OFFSCREEN_NOISE:
+            print(message, file=sys.stderr)
+
+    return qInstallMessageHandler(handler)
+
+
+def _restore_messages(previous) -> None:
+    from PySide6.QtCore import qInstallMessageHandler
+
+    qInstallMessageHandler(previous)   # None: Qt's own handler again
 
 
 def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optional[bytes],
