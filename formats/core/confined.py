@@ -115,7 +115,7 @@ class Walker:
             raise type(e)(e.errno, e.strerror, path) from None
 
     def close(self) -> None:
-        dirs, self._dirs = self._dirs, {}
+        dirs, self._dirs = self._dirs, OrderedDict()
         for fd in dirs.values():
             os.close(fd)
 
