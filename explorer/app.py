@@ -59,9 +59,10 @@ SIGNAL_POLL_MS = 200
 def end_on_signals(app, win):
     """Ctrl+C, SIGTERM and a closed terminal close the window as its own Close does (the
     background verify is killed, the layout saved) and end the program with 128 + the
-    signal's number, without a traceback. Python runs a signal handler only between its
-    own bytecodes, so a timer lets it run while Qt's loop waits; the timer is returned for
-    the caller to keep."""
+    signal's number, without a traceback. A signal this process was started ignoring
+    (`nohup`, a background job of a script) stays ignored, as the starter asked. Python
+    runs a signal handler only between its own bytecodes, so a timer lets it run while Qt's
+    loop waits; the timer is returned for the caller to keep."""
     import signal
 
     from PySide6.QtCore import QTimer
@@ -72,7 +73,7 @@ def end_on_signals(app, win):
 
     for name in ENDING_SIGNALS:
         sig = getattr(signal, name, None)   # Windows has no SIGHUP
-        if sig is not None:
+        if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, end)
     timer = QTimer()
     timer.timeout.connect(lambda: None)
@@ -130,10 +131,34 @@ def screenshot(path: Optional[str], out: str, select: Optional[str], key: Option
     import tempfile
 
     scratch = tempfile.mkdtemp(prefix="arrayscope-screenshot-")
+    previous = _quiet_offscreen_plugin()
     try:
         return _screenshot(path, out, select, key, size, scratch)
     finally:
+        _restore_messages(previous)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+# what Qt's offscreen plugin says each time a window's size limits change (it has no window
+# manager to tell): nothing a user of --screenshot can act on
+OFFSCREEN_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def _quiet_offscreen_plugin():
+    """Qt's messages to stderr as before, less OFFSCREEN_NOISE; returns the handler replaced."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    def handler(_mode, _context, message: str) -> None:
+        if message not in OFFSCREEN_NOISE:
+            print(message, file=sys.stderr)
+
+    return qInstallMessageHandler(handler)
+
+
+def _restore_messages(previous) -> None:
+    from PySide6.QtCore import qInstallMessageHandler
+
+    qInstallMessageHandler(previous)   # None: Qt's own handler again
 
 
 def _screenshot(path: Optional[str], out: str, select: Optional[str], key: Optional[bytes],

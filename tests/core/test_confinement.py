@@ -708,3 +708,39 @@ def test_zarr_chunk_bomb_not_decoded_at_open_or_verify(tmp_path, monkeypatch):
     monkeypatch.undo()
     clean = formats.open(path)  # under the real budget the same chunks decode, no finding
     assert not [f for f in verify(clean) if f.status == "error" or f.code == "size-over-limit"]
+
+
+# ---- folders kept from one open to the next ------------------------------------------------
+def test_a_kept_folder_swapped_for_a_link_is_not_followed(tmp_path):
+    """Opens start from the folder descriptor kept by the last one (confined.RECENT_FOLDERS):
+    a folder swapped for a link to the outside after that is walked afresh, and refused."""
+    from arrayscope.formats.core import confined
+
+    root = tmp_path / "ds"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "f").write_bytes(b"inside")
+    outside = tmp_path / "outside"
+    (outside / "b").mkdir(parents=True)
+    (outside / "b" / "f").write_bytes(b"SECRET")
+    real = os.path.realpath(root)
+    path = os.path.join(real, "a", "b", "f")
+
+    def read() -> bytes:
+        fd = confined.open_beneath(real, path, os.O_RDONLY)
+        try:
+            return os.read(fd, 100)
+        finally:
+            os.close(fd)
+    assert read() == b"inside"
+    os.rename(root / "a", root / "a.swap")
+    os.symlink(outside, root / "a")
+    with pytest.raises(OSError):
+        read()
+    os.unlink(root / "a")
+    os.rename(root / "a.swap", root / "a")
+    assert read() == b"inside"
+    # a folder removed and made again at the same path: the new one is read
+    shutil.rmtree(root / "a")
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "f").write_bytes(b"rewritten")
+    assert read() == b"rewritten"

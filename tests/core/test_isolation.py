@@ -103,6 +103,10 @@ def test_window_background_verify_runs_nothing_from_the_store(booby_trapped, mon
         qtbot.waitUntil(lambda: bool(got or failed), timeout=WAIT_MS)   # polls: a limit only
     finally:
         v.cancel()
+        # deleted by Qt's loop, as the window's is, not by Python's collector at some later
+        # event (a run segfaulted in pytest-qt's event processing after this test)
+        with qtbot.waitSignal(v.destroyed, timeout=WAIT_MS):
+            v.deleteLater()
     assert failed == [] and len(got) == 1
     assert {f.source for f in got[0]} == {f"{name}.py" for name in PLANTED}   # seen, not run
     assert sorted(os.listdir(canaries)) == []

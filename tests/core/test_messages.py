@@ -90,3 +90,27 @@ def test_a_fill_value_past_int64_is_a_finding(tmp_path):
     [f] = [f for f in found if "fill_value" in f.message]
     assert f.status == "error" and "does not fit" in f.message
     assert not [f for f in found if f.code == "check-crashed" or "internal" in f.message]
+
+
+@pytest.mark.no_qt_log   # Qt's messages to stderr, as the program's (not to pytest-qt)
+def test_screenshot_prints_only_the_picture_path(tmp_path, capfd, qapp):
+    """Qt's offscreen plugin said "This plugin does not support propagateSizeHints()" twice
+    on every --screenshot; other messages of Qt still reach stderr."""
+    from PySide6.QtCore import qWarning
+
+    from arrayscope.explorer import app
+
+    store = str(tmp_path / "z")
+    z = zarr.create_array(store, shape=(12,), chunks=(4,), dtype="int32", zarr_format=3)
+    z[:] = np.arange(12, dtype="int32")
+    out = str(tmp_path / "x.png")
+    assert app.screenshot(store, out, None, None, size=(800, 600)) == 0
+    got = capfd.readouterr()
+    assert got.out.strip() == out and os.path.getsize(out) > 0
+    assert "propagateSizeHints" not in got.err, got.err
+    previous = app._quiet_offscreen_plugin()
+    try:
+        qWarning("a message of Qt")
+    finally:
+        app._restore_messages(previous)
+    assert "a message of Qt" in capfd.readouterr().err

@@ -50,6 +50,14 @@ def _poll(cond, limit_s: float = WAIT_MS / 1000) -> bool:
     return cond()
 
 
+def _as_from_a_terminal() -> None:
+    """The signal dispositions of a terminal's foreground command: a test run started in the
+    background (a CI job, `pytest &`) passes SIGINT and SIGQUIT on ignored, and an ignored
+    signal stays ignored in the program (as `nohup` asks)."""
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     path = tmp_path_factory.mktemp("signals") / "store"
@@ -65,7 +73,7 @@ def test_the_window_ends_with_its_verify_on_a_signal(store, sig, tmp_path):
                XDG_CONFIG_HOME=str(tmp_path))
     arrayscope = os.path.join(os.path.dirname(sys.executable), "arrayscope")
     proc = subprocess.Popen([arrayscope, store], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_terminal)
     try:
         # the background verify starts a moment after the array is shown
         seen = []
@@ -123,7 +131,7 @@ def test_ctrl_c_ends_the_local_workers_and_the_command_quietly():
             "sys.exit(cli.main(['verify', '.']))\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=childproc.SAFE_CWD,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_as_from_a_terminal)
     try:
         workers = [int(p) for p in proc.stdout.readline().split()]
         assert len(workers) == 2 and all(_alive(w) for w in workers)
@@ -136,3 +144,20 @@ def test_ctrl_c_ends_the_local_workers_and_the_command_quietly():
     assert proc.returncode == 130, err
     assert "Traceback" not in err, err
     assert _poll(lambda: not any(_alive(w) for w in workers), 10)
+
+
+def test_a_signal_the_program_was_started_ignoring_stays_ignored(qapp):
+    """`nohup arrayscope PATH &`: a closed terminal must not close the window."""
+    from arrayscope.explorer.app import ENDING_SIGNALS, end_on_signals
+
+    sigs = [getattr(signal, name) for name in ENDING_SIGNALS]
+    before = {sig: signal.getsignal(sig) for sig in sigs}
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        timer = end_on_signals(qapp, win=None)
+        timer.stop()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        assert callable(signal.getsignal(signal.SIGTERM))   # the others end the window
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)

@@ -138,3 +138,54 @@ def test_no_canary_while_folders_are_swapped_for_links(arrays, capsys):
         assert str(CANARY) not in got.out and str(CANARY) not in got.err
     assert main(["values", uri, "--field", "a", "--json"]) == 0   # after: all back, all read
     assert str(CANARY) not in capsys.readouterr().out
+
+
+def _swap_data_files(uri: str, outside: str) -> int:
+    """Each fragment's data file swapped for a link to the outside fragment's (canaries)."""
+    d, n = os.path.join(uri, "__fragments"), 0
+    for frag in sorted(os.listdir(d)):
+        data = os.path.join(d, frag, "a0.tdb")
+        if os.path.isfile(data) and not os.path.islink(data):
+            os.rename(data, data + ".swap")
+            os.symlink(os.path.join(outside, "a0.tdb"), data)
+            n += 1
+    return n
+
+
+def _restore_data_files(uri: str) -> None:
+    d = os.path.join(uri, "__fragments")
+    for frag in os.listdir(d):
+        data = os.path.join(d, frag, "a0.tdb")
+        if os.path.exists(data + ".swap"):
+            os.unlink(data)
+            os.rename(data + ".swap", data)
+
+
+@pytest.mark.parametrize("command", [["values", "--field", "a", "--json"], ["verify"]])
+def test_files_swapped_for_links_after_the_listing_are_not_followed(arrays, capsys,
+                                                                    monkeypatch, command):
+    """The same moment for the files: right after the fragment folders were listed, each
+    data file is a link to the outside fragment's data file when it is opened."""
+    from arrayscope.formats.core.dataset_fs import LocalFS
+
+    uri, outside = arrays
+    swapped = []
+
+    def then_swap(real):
+        def listing(self, path):
+            out = real(self, path)
+            if os.path.basename(path.rstrip(os.sep)) == "__fragments" and not swapped:
+                swapped.append(_swap_data_files(uri, outside))
+            return out
+        return listing
+
+    monkeypatch.setattr(LocalFS, "list", then_swap(LocalFS.list))
+    monkeypatch.setattr(LocalFS, "subdirs", then_swap(LocalFS.subdirs))
+    try:
+        code = main([command[0], uri, *command[1:]])
+    finally:
+        _restore_data_files(uri)
+    got = capsys.readouterr()
+    assert swapped and swapped[0] == FRAGMENTS
+    assert str(CANARY) not in got.out and str(CANARY) not in got.err
+    assert code != 0   # the links were refused, and said so

@@ -82,7 +82,7 @@ def test_cancel_mid_load_stops_the_worker(qtbot, win, monkeypatch):
     with qtbot.waitSignal(win.loader.cancelled, timeout=WAIT_MS):
         win.open_path(SAMPLE)
     assert first and first[0][0] >= 1 and first[0][2]   # partial results were listed
-    assert win.loader.wait(10000)                      # the worker stops (quickly)
+    assert win.loader.wait(WAIT_MS)                      # the worker stops (quickly)
     qtbot.waitUntil(lambda: not win.loader._jobs, timeout=WAIT_MS)
     total = first[0][1]
     assert len(parsed) <= first[0][0] + 2 < total      # stopped within one file
@@ -112,7 +112,7 @@ def test_cancel_while_a_document_is_shown_keeps_it(qtbot, win, monkeypatch):
     win.loader.progress.connect(lambda *a: win.loader.busy and win.cancel_btn.click())
     with qtbot.waitSignal(win.loader.cancelled, timeout=WAIT_MS):
         win.open_path(SAMPLE)
-    assert win.loader.wait(10000)
+    assert win.loader.wait(WAIT_MS)
     assert win.session.document is doc
     assert win.browser.topLevelItem(0).data(0, 0x0100) is doc.root
     assert win.d_browser.windowTitle() == "Archive"

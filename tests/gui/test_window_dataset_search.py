@@ -14,6 +14,7 @@ import tiledb  # noqa: E402
 
 from arrayscope.explorer import datasetsearch as DS  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS  # noqa: E402
 
 NEEDLE = "needle-4217"
 
@@ -46,7 +47,7 @@ def test_search_finds_bytes_in_an_unopened_member_and_leads_there(qtbot, tmp_pat
     panel = win.dataset_search
     panel.edit.setText(NEEDLE)
     assert panel.start()
-    qtbot.waitUntil(lambda: not panel.running, timeout=120000)
+    qtbot.waitUntil(lambda: not panel.running, timeout=WAIT_MS)
     assert panel.worker.pid not in (0, os.getpid())        # searched in another process
     assert member.pending                                   # the window opened nothing
     hits = panel.model.hits
@@ -64,11 +65,11 @@ def test_search_finds_bytes_in_an_unopened_member_and_leads_there(qtbot, tmp_pat
     # a click opens the member and selects the node holding the match
     panel.edit.setText(NEEDLE)
     panel.start()
-    qtbot.waitUntil(lambda: not panel.running, timeout=120000)
+    qtbot.waitUntil(lambda: not panel.running, timeout=WAIT_MS)
     row = next(i for i, x in enumerate(panel.model.hits) if x.what == DS.BYTES)
     panel.view.clicked.emit(panel.model.index(row, 0))
     qtbot.waitUntil(lambda: win.current_node is not None and
-                    win.current_node.path() == h.node, timeout=60000)
+                    win.current_node.path() == h.node, timeout=WAIT_MS)
     node = win.current_node
     assert not member.pending
     assert node.source.name == h.source and node.offset <= h.offset < node.end
@@ -78,7 +79,7 @@ def test_search_finds_bytes_in_an_unopened_member_and_leads_there(qtbot, tmp_pat
 def _search(qtbot, panel, text):
     panel.edit.setText(text)
     assert panel.start()
-    qtbot.waitUntil(lambda: not panel.running, timeout=120000)
+    qtbot.waitUntil(lambda: not panel.running, timeout=WAIT_MS)
     return list(panel.model.hits)
 
 

@@ -13,16 +13,17 @@ from PySide6.QtWidgets import QDockWidget  # noqa: E402
 from arrayscope.explorer.fragmentspanel import DAMAGED  # noqa: E402
 from arrayscope.explorer.windowmenus import menu  # noqa: E402
 from tests.support.gui_helpers import corrupted_dense_sample, open_window  # noqa: E402
+from tests.support.waits import WAIT_MS  # noqa: E402
 
 
 def test_damaged_fragment_is_not_green(qtbot, tmp_path):
     win = open_window(qtbot, tmp_path)
     path = corrupted_dense_sample(tmp_path)
-    with qtbot.waitSignal(win.verifier.done, timeout=60000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         assert win.open_path(path, sync=True)
     view = win.health_view
     win.d_health.raise_()   # verify's error brought Diagnostics in front; Health computes shown
-    qtbot.waitUntil(lambda: not view.busy and bool(view.fragments.timeline.rows), timeout=60000)
+    qtbot.waitUntil(lambda: not view.busy and bool(view.fragments.timeline.rows), timeout=WAIT_MS)
     first = sorted(os.listdir(os.path.join(path, "__fragments")))[0]
     timeline = view.fragments.timeline
     by_name = {r.name: r for r in timeline.rows}
@@ -61,7 +62,7 @@ def test_health_is_not_computed_while_its_dock_is_closed(qtbot, tmp_path):
     sample = os.path.join(SAMPLES, "tiledb_dense")
     assert win.open_path(sample, sync=True)
     view = win.health_view
-    qtbot.waitUntil(lambda: not view.busy and bool(view.fragments.timeline.rows), timeout=60000)
+    qtbot.waitUntil(lambda: not view.busy and bool(view.fragments.timeline.rows), timeout=WAIT_MS)
     ran = len(view.runner.ran)
     win.d_health.close()                     # the user closes it
     assert win.open_path(sample, sync=True)  # again: a new document
@@ -70,5 +71,5 @@ def test_health_is_not_computed_while_its_dock_is_closed(qtbot, tmp_path):
     assert not win.d_health.isVisible()
     win.d_health.toggleViewAction().trigger()   # View ▸ Health
     assert win.d_health.isVisible()
-    qtbot.waitUntil(lambda: len(view.runner.ran) > ran and not view.busy, timeout=60000)
+    qtbot.waitUntil(lambda: len(view.runner.ran) > ran and not view.busy, timeout=WAIT_MS)
     assert view.fragments.timeline.rows

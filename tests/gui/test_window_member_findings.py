@@ -14,6 +14,7 @@ from arrayscope.explorer import theme  # noqa: E402
 from arrayscope.formats.core.findings import CHUNK_DECODE  # noqa: E402
 from tests.support.groups import group_with_damaged_member  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS  # noqa: E402
 
 
 def _row_of(diag, finding):
@@ -28,7 +29,7 @@ def _row_of(diag, finding):
 def test_member_finding_marked_from_the_root_and_reached_from_diagnostics(qtbot, tmp_path):
     win = open_window(qtbot, tmp_path)
     g = group_with_damaged_member(tmp_path, "zstd")
-    with qtbot.waitSignal(win.verifier.done, timeout=120000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         assert win.open_path(g, sync=True)
     fip = win.findings_in_place
     [f] = [m.finding for m in fip.marks.marks if m.finding.code == CHUNK_DECODE]
@@ -49,7 +50,7 @@ def test_member_finding_marked_from_the_root_and_reached_from_diagnostics(qtbot,
     win.diag.view.clicked.emit(idx)
     assert model.building == 1 or not ms.pending   # opened on the worker thread
     qtbot.waitUntil(lambda: win.current_node is not None and
-                    win.current_node.path() == f.node, timeout=60000)
+                    win.current_node.path() == f.node, timeout=WAIT_MS)
     node = win.current_node
     assert node.kind == "payload" and node.offset <= f.offset < node.end
     assert win.tree.current_node() is node   # the tree expanded down to it
@@ -74,7 +75,7 @@ def test_tile_sum_finding_drawn_on_the_tile_not_its_first_field(qtbot, tmp_path)
 
     win = open_window(qtbot, tmp_path)
     g = group_with_damaged_member(tmp_path, "value")
-    with qtbot.waitSignal(win.verifier.done, timeout=120000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         assert win.open_path(os.path.join(g, "ms", "X"), sync=True)
     marks = win.findings_in_place.marks
     [m] = [m for m in marks.marks if m.finding.code == TILE_STAT]

@@ -7,6 +7,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.waits import WAIT_MS  # noqa: E402
 
 
 def test_no_verdict_while_verify_runs(qtbot, tmp_path):
@@ -14,7 +15,7 @@ def test_no_verdict_while_verify_runs(qtbot, tmp_path):
     from tests.support.paths import SAMPLES
 
     win = open_window(qtbot, tmp_path)
-    with qtbot.waitSignal(win.verifier.done, timeout=60000):
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
         assert win.open_path(os.path.join(SAMPLES, "tiledb_dense"), sync=True)
         running = win.diag.summary.text()
         light = win.findings_in_place.light.text()

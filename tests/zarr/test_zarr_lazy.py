@@ -156,6 +156,34 @@ def test_values_decode_into_one_output_array(big, monkeypatch):
     assert f.tobytes() == data["age"].tobytes()
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_values_of_one_chunk_that_is_the_array_peak_near_the_field(tmp_path, order):
+    """A consistent chunk as large as the array: the decoded chunk is the output, nothing
+    beside it but the stored bytes (was twice the field: 2.27 GB for a 1 GiB chunk). An F
+    order chunk is transposed into an output of its own (the bound is then twice the field)."""
+    import tracemalloc
+
+    from arrayscope.formats.zarr import values as zv
+
+    path = str(tmp_path / "one.zarr")
+    data = np.arange(4 << 20, dtype="<i8").reshape(2048, 2048)   # 32 MiB
+    z = zarr.create_array(path, shape=data.shape, chunks=data.shape, dtype=data.dtype,
+                          zarr_format=2, order=order)
+    z[...] = data
+    assert (zarr.open_array(path, mode="r")[...] == data).all()   # what zarr itself reads
+    stored = os.path.getsize(os.path.join(path, "0.0"))
+    meta = formats.open(path).model.arrays["."]
+    tracemalloc.start()
+    try:
+        f, errors = zv.read_field(meta, "value")
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert not errors and f.shape == data.shape and (f == data).all()
+    bound = (1 if order == "C" else 2) * data.nbytes + stored + (1 << 20)
+    assert peak < bound, (peak, data.nbytes, stored)
+
+
 def _plant(path, data):
     """Chunk 5: a bad checksum; chunk 11: decodes 2 records short; chunk 12: 3 bytes extra."""
     c5 = os.path.join(path, "c", "5")

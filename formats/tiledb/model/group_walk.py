@@ -6,7 +6,7 @@ members on purpose: by member path (`ms/RNA/X/data`), all of them, or one at a t
 """
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 from ...core.node import OK, Node
 from ..parse.group import MemberRef, TileDBGroup
@@ -87,17 +87,21 @@ def verify_group(document) -> List[object]:
     from ..verify.array_verify import verify_array
 
     out: List[object] = []
-
-    def visit(node: Node) -> None:
-        for m in member_children(node):
-            release = m.pending
-            m.ensure_built()
-            out.extend(n for n in m.walk() if n.status != OK)
-            if m.data.kind == "array" and m.data.model is not None:
-                out.extend(verify_array(MemberView(document, m, m.data.model)))
-            visit(m)
-            if release:
-                m.release_deferred()
-
-    visit(document.root)
+    # a work list, not a call a level (a dataset sets the depth: 1 500 nested groups): each
+    # entry is a group's members still to visit and the member to release once they are
+    stack: List[Tuple[Iterator[Node], Optional[Node]]] = [(member_children(document.root), None)]
+    while stack:
+        members, opened = stack[-1]
+        m = next(members, None)
+        if m is None:
+            stack.pop()
+            if opened is not None:
+                opened.release_deferred()
+            continue
+        release = m.pending
+        m.ensure_built()
+        out.extend(n for n in m.walk() if n.status != OK)
+        if m.data.kind == "array" and m.data.model is not None:
+            out.extend(verify_array(MemberView(document, m, m.data.model)))
+        stack.append((member_children(m), m if release else None))
     return out
