@@ -224,7 +224,10 @@ class DiagnosticsPanel(QWidget):
         node = max(60, min(int(rest * NODE_SHARE), 320))
         spare = rest - self.view.viewport().width() // 2   # the message keeps half
         if source + node > spare > 120:
-            source, node = spare * source // (source + node), spare * node // (source + node)
+            # a narrow window: Source first (a member's path and its file); Node, the
+            # path in that file, a quarter
+            node = max(60, spare // 4)
+            source = spare - node
         for col, width in ((0, status), (2, source), (3, offset), (4, node)):
             self.view.setColumnWidth(col, width)
 

@@ -55,7 +55,11 @@ def test_health_dock_follows_document(qtbot, tmp_path, built):
                      pos=QPoint(int(rect.center().x()), int(rect.center().y())))
     assert win.current_node is not None and win.current_node.name == target.name
     assert view.extents.area.selected == target.name
-    # the extent plot has one box list per fragment; the space tab is built when shown
+    # the extent plot (computed when its tab is first shown) has one box list per
+    # fragment; the space tab is built when shown
+    assert view.extents.area.order == [] and not view.busy
+    view.setCurrentWidget(view.extents)
+    _settled(qtbot, view)
     assert set(view.extents.area.order) == {r.name for r in rows}
     view.setCurrentWidget(view.space)
     _settled(qtbot, view)
