@@ -224,9 +224,9 @@ class DiagnosticsPanel(QWidget):
         node = max(60, min(int(rest * NODE_SHARE), 320))
         spare = rest - self.view.viewport().width() // 2   # the message keeps half
         if source + node > spare > 120:
-            # a narrow window: Source first (a member's path and its file); Node, the
-            # path in that file, a quarter
-            node = max(60, spare // 4)
+            # a narrow window: Source first (a member's path and its file:
+            # `ms/RNA/X/data/…/a0.tdb`); Node, the path in that file, a fifth
+            node = max(48, spare // 5)
             source = spare - node
         for col, width in ((0, status), (2, source), (3, offset), (4, node)):
             self.view.setColumnWidth(col, width)

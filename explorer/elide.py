@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 ELLIPSIS = "…"
 Elider = Callable[[str, QFontMetrics, int], str]
+SLACK = 4         # px: the style's own elision measures a bold row a little wider
 MIN_KEPT = 2      # characters a shortened word keeps (`4…3`)
 _SEPARATORS = re.compile(r"([_.\-/ ]+)")
 
@@ -117,7 +118,7 @@ class ElidingDelegate(QStyledItemDelegate):
         style = opt.widget.style() if opt.widget is not None else QApplication.style()
         rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget)
         margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, opt.widget) + 1
-        width = rect.width() - 2 * margin
+        width = rect.width() - 2 * margin - SLACK
         key = (opt.text, width, opt.font.key())
         got = self._cache.get(key)
         if got is None:
