@@ -30,10 +30,8 @@ from .elide import ElidingDelegate, elide_path
 from .state import AppState, DocumentChanged, Event, FindingsAdded
 
 COLS = ("Severity", "Message", "Source", "Offset", "Node")
-# of the width left by Severity and Offset: Source's (a member's path and its file) and
-# Node's (the node's path inside that file); the message gets the rest
-SOURCE_SHARE = 0.24
-NODE_SHARE = 0.12
+SOURCE_MAX = 420   # px: the Source column's most (a wide window's message gets the rest)
+NODE_MAX = 320
 
 _DECORATIONROLE = int(Qt.ItemDataRole.DecorationRole.value)
 _DISPLAYROLE = int(Qt.ItemDataRole.DisplayRole.value)
@@ -213,21 +211,18 @@ class DiagnosticsPanel(QWidget):
         return False
 
     def _fit_columns(self) -> None:
-        """Status and Offset as wide as their text; Source and Node a share each (elided
-        in the middle, whole in the tooltip); the message the rest, at least half of the
-        table: at 1024×700 it read `chu…or)` when the other columns kept fixed widths."""
+        """Status and Offset as wide as their text; the message at least half of the
+        table (at 1024×700 it read `chu…or)` when the other columns kept fixed widths);
+        Source and Node share what is left (elided by `elide_path`, whole in the tooltip)."""
         fm = self.view.fontMetrics()
-        status = fm.horizontalAdvance("warning") + 36            # the icon and margins
-        offset = fm.horizontalAdvance("0x0000000") + 16
+        status = fm.horizontalAdvance("warning") + 30            # the icon and margins
+        offset = fm.horizontalAdvance("0x000000") + 14           # larger ones elide
         rest = max(0, self.view.viewport().width() - status - offset)
-        source = max(60, min(int(rest * SOURCE_SHARE), 420))
-        node = max(60, min(int(rest * NODE_SHARE), 320))
-        spare = rest - self.view.viewport().width() // 2   # the message keeps half
-        if source + node > spare > 120:
-            # a narrow window: Source first (a member's path and its file:
-            # `ms/RNA/X/data/…/a0.tdb`); Node, the path in that file, a fifth
-            node = max(48, spare // 5)
-            source = spare - node
+        # the message keeps half the table; of the rest Source (a member's path and its
+        # file: `ms/RNA/X/data/…/a0.tdb`) four fifths, Node (the path in that file) one
+        spare = rest - self.view.viewport().width() // 2
+        node = max(48, min(spare // 5, NODE_MAX))
+        source = max(60, min(spare - node, SOURCE_MAX))
         for col, width in ((0, status), (2, source), (3, offset), (4, node)):
             self.view.setColumnWidth(col, width)
 

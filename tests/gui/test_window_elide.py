@@ -138,3 +138,26 @@ def test_diagnostics_source_shows_the_member_path_at_1024_by_700(qtbot, tmp_path
     # Node: the path inside that file (the file is in Source)
     node = diag.proxy.index(rows[0], 4).data()
     assert node.startswith("Tile ") and "Chunk 1" in node, node
+
+
+def test_soma_member_path_in_diagnostics_source_at_1024_by_700(qtbot, tmp_path):
+    """The damaged SOMA experiment of the screenshots (tiledbsoma wrote it; a zstd frame of
+    ms/RNA/X/data's a0.tdb changed): its rows' Source reads `ms/RNA/X/data/…/a0.tdb`."""
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "docs", "screenshots"))
+    from real_app import damaged_soma
+
+    win = _at_1024(qtbot, tmp_path)
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
+        assert win.open_path(damaged_soma(str(tmp_path)), sync=True)
+    share_docks(win)
+    win.d_diag.raise_()
+    diag = win.diag
+    qtbot.waitUntil(lambda: diag.proxy.rowCount() > 0, timeout=WAIT_MS)
+    rows = [r for r in range(diag.proxy.rowCount())
+            if diag.proxy.index(r, 2).data().startswith("ms/RNA/X/data/__fragments/")]
+    assert rows
+    for r in rows:
+        idx = diag.proxy.index(r, 2)
+        assert diag.path_delegate.shown(diag.view, idx) == "ms/RNA/X/data/…/a0.tdb"
