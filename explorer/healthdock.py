@@ -48,6 +48,7 @@ from .windowfit import SHORT_WINDOW
 # After a document is shown: its first paint comes first (the worker process competes for
 # the cores with the window and the verify process)
 START_DELAY_MS = 1500
+COMPUTING = "Reading every fragment's metadata (in a process of its own)…"
 
 _ids = itertools.count(1)
 
@@ -193,6 +194,8 @@ class HealthView(QTabWidget):
             self.healthReady.emit(h)
             self._tab(self.currentIndex())
         self.runner("open", base, opened, delay_ms=delay_ms)
+        # what the empty panel waits for (on 1 000 fragments: seconds of the worker's time)
+        self.fragments.caption.setText(COMPUTING)
         if self.currentWidget() is self.space:
             self._tab(self.currentIndex())
 
@@ -257,6 +260,7 @@ class GroupHealthView(QWidget):
         self.view.runner("members", _task(doc, T.MEMBERS),
                          lambda members: self._listed(doc, members or []),
                          delay_ms=START_DELAY_MS)
+        self.view.fragments.caption.setText(COMPUTING)
 
     def _listed(self, doc, members: List[Tuple[str, str]]) -> None:
         self.members = members

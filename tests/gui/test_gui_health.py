@@ -11,6 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
+from arrayscope.explorer.healthdock import COMPUTING  # noqa: E402
 from tests.support import health_arrays as HA  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.waits import WAIT_MS
@@ -90,6 +91,7 @@ def test_health_is_computed_in_a_worker_process(qtbot, tmp_path, built):
     view.runner.ran.clear()
     assert win.open_path(built("consolidated_partly"), sync=True)
     assert view.busy                      # the open returned before the health was computed
+    assert view.fragments.caption.text() == COMPUTING   # the empty panel says what it waits for
     _settled(qtbot, view)
     view.fragments.set_at(2)
     view.setCurrentWidget(view.space)
