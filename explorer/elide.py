@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 ELLIPSIS = "…"
 Elider = Callable[[str, QFontMetrics, int], str]
-SLACK = 4         # px: the style's own elision measures a bold row a little wider
+SLACK = 4         # px: the style's measure of a bold row can be a little wider
 MIN_KEPT = 2      # characters a shortened word keeps (`4…3`)
 _SEPARATORS = re.compile(r"([_.\-/ ]+)")
 
@@ -99,6 +99,9 @@ class ElidingDelegate(QStyledItemDelegate):
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
         opt.text = self._elided(opt)
+        # elided once: the style's own measure (of a bold row, on some X servers) can be a
+        # few px wider and would cut the end off again (`__fragment_m…a…`)
+        opt.textElideMode = Qt.TextElideMode.ElideNone
         style = opt.widget.style() if opt.widget is not None else QApplication.style()
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
 
