@@ -18,6 +18,7 @@ from arrayscope.formats.core.status import Status
 
 from . import theme
 from .background import BackgroundJob
+from .elide import ElidingDelegate, elide_words
 from .state import AppState, DocumentChanged, Event, SelectionChanged
 
 MAX_LOADING_ROWS = 5000   # the loading list stops growing there (a count says the rest)
@@ -53,6 +54,11 @@ class ArrayBrowser(QTreeWidget):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
+        # entries (fragments, relative paths) keep their first word (a fragment's time) and
+        # lose their longest words' middles first; the other columns keep their start
+        self.name_delegate = ElidingDelegate(elide_words, self)
+        self.setItemDelegateForColumn(0, self.name_delegate)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         h = self.header()
         h.setStretchLastSection(False)
         h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
@@ -83,7 +89,6 @@ class ArrayBrowser(QTreeWidget):
         self._generation += 1   # a member still opening for the old document adds nothing
         self._items = {}
         self._loading = None
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)   # fragments keep time and uuid end
         self.document = document
         self.summary = None
         root = document.root if document is not None and document.is_dir else None
@@ -155,7 +160,6 @@ class ArrayBrowser(QTreeWidget):
         """Replace the tree with a 'Loading…' list (no nodes: names and sizes only)."""
         self.set_root(None)
         self.setHeaderLabels(["Entry", "What", "Size"])
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)   # long relative paths: keep the file name
         top = QTreeWidgetItem([f"Loading {os.path.basename(path.rstrip(os.sep)) or path}…",
                                "parsing", ""])
         top.setToolTip(0, path)

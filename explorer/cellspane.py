@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import List, cast
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from arrayscope.formats.core.plugin import CellRange, CellTable
@@ -12,11 +12,43 @@ from arrayscope.formats.core.source import ByteSource
 
 from . import theme
 from .celltable import CellTableModel
+from .windowfit import ElidedLabel
 
 HINT = "Select a tile, a chunk or a cell to see its values."
 MIN_COLUMN = 36    # px: a one-digit coordinate with its header elided
 MAX_COLUMN = 320   # px: a long value or byte run elides (whole in its tooltip)
 PAD = 6           # px each side of a cell's text
+
+
+class Caption(ElidedLabel):
+    """The table's caption on one line, elided in the middle (whole in its tooltip and
+    `text()`): on a short window (1024×700) the rows below need the height; it wrapped to
+    three lines for a var attribute. A message (no table: why there are no cells) wraps."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWordWrap(True)
+
+    def set_caption(self, text: str) -> None:
+        self.setWordWrap(False)
+        self.setText(text)
+
+    def set_message(self, text: str) -> None:
+        self.setWordWrap(True)
+        self.full = text
+        self.setToolTip("")
+        QLabel.setText(self, text)
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        return QLabel.sizeHint(self) if self.wordWrap() else super().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:
+        return QLabel.minimumSizeHint(self) if self.wordWrap() else super().minimumSizeHint()
+
+    def _elide(self) -> None:
+        if not self.wordWrap():
+            super()._elide()
 
 
 class CellsPane(QWidget):
@@ -31,8 +63,8 @@ class CellsPane(QWidget):
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         self.view.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         self.view.horizontalHeader().setResizeContentsPrecision(50)   # the first rows' widths
-        self.label = QLabel(HINT, self)
-        self.label.setWordWrap(True)
+        self.label = Caption(self)
+        self.label.set_message(HINT)
         # a clicked cell's bytes, every part in one place: a var cell's offset entry beside
         # its var bytes (each is also selected in its own hex tab), its validity byte
         self.bytes = QLabel(self)
@@ -53,7 +85,7 @@ class CellsPane(QWidget):
             return
         self.show_ranges([])
         self.model.set_table(table)
-        self.label.setText(table.caption)
+        self.label.set_caption(table.caption)
         # the coordinates and the values lead a row: each column as wide as its cells on
         # screen (a long header elides; its tooltip says it), so that in a narrow dock (the
         # 1024-px layout) a cell's coordinates and value are seen together
@@ -68,7 +100,7 @@ class CellsPane(QWidget):
 
     def show_message(self, text: str) -> None:
         self.model.set_table(None)
-        self.label.setText(text)
+        self.label.set_message(text)
         self.show_ranges([])
 
     def show_ranges(self, ranges: List[CellRange]) -> None:

@@ -26,10 +26,12 @@ from arrayscope.formats.core.findings import AES_TAG, WRONG_KEY, Finding
 from arrayscope.formats.core.status import Status
 
 from . import theme
+from .elide import ElidingDelegate, elide_path
 from .state import AppState, DocumentChanged, Event, FindingsAdded
 
 COLS = ("Severity", "Message", "Source", "Offset", "Node")
-PATH_SHARE = 0.18   # of the width left by Severity and Offset: Source's, and Node's
+SOURCE_MAX = 420   # px: the Source column's most (a wide window's message gets the rest)
+NODE_MAX = 320
 
 _DECORATIONROLE = int(Qt.ItemDataRole.DecorationRole.value)
 _DISPLAYROLE = int(Qt.ItemDataRole.DisplayRole.value)
@@ -67,31 +69,17 @@ class Row:
         return (self.source, self.offset if self.offset is not None else 0, self.message)
 
 
-def common_folder(texts: List[str]) -> str:
-    """The leading "/"-separated parts every text shares (with its trailing "/"), so the
-    table shows what differs; "" when they share nothing or there is one text."""
-    split = [t.split("/") for t in texts if t]
-    if len(split) < 2:
-        return ""
-    n = 0
-    for parts in zip(*split):
-        if any(p != parts[0] for p in parts):
-            break
-        n += 1
-    n = min(n, min(len(p) for p in split) - 1)   # keep at least the last part of each
-    return "/".join(split[0][:n]) + "/" if n > 0 else ""
+def node_in_source(path: str, source: str) -> str:
+    """The node's path after its file's (`Tile 2/Chunk 1`): the Source column says the file;
+    the whole path when the node is not inside it (a folder, a verify check)."""
+    at = path.find(f"{source}/") if source else -1
+    return path[at + len(source) + 1:] if at >= 0 and (at == 0 or path[at - 1] == "/") else path
 
 
 class DiagnosticsModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.rows: List[Row] = []
-        self.source_prefix = ""
-        self.path_prefix = ""
-
-    def _prefixes(self) -> None:
-        self.source_prefix = common_folder([r.source for r in self.rows])
-        self.path_prefix = common_folder([r.path for r in self.rows if "/" in r.path])
 
     @property
     def nodes(self):
@@ -101,7 +89,6 @@ class DiagnosticsModel(QAbstractTableModel):
     def set_rows(self, rows) -> None:
         self.beginResetModel()
         self.rows = list(rows)
-        self._prefixes()
         self.endResetModel()
 
     def add_rows(self, rows) -> None:
@@ -112,10 +99,6 @@ class DiagnosticsModel(QAbstractTableModel):
         self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
         self.rows.extend(rows)
         self.endInsertRows()
-        old = (self.source_prefix, self.path_prefix)
-        self._prefixes()
-        if (self.source_prefix, self.path_prefix) != old:
-            self.dataChanged.emit(self.index(0, 2), self.index(len(self.rows) - 1, 4))
 
     def rowCount(self, parent=QModelIndex()):
         return 0 if parent.isValid() else len(self.rows)
@@ -139,11 +122,11 @@ class DiagnosticsModel(QAbstractTableModel):
             if c == 1:
                 return r.message
             if c == 2:
-                return _strip(r.source, self.source_prefix)
+                return r.source
             if c == 3:
                 return "" if r.offset is None else f"0x{r.offset:X}"
             if c == 4:
-                return _strip(r.path, self.path_prefix)
+                return node_in_source(r.path, r.source)
         if role == _DECORATIONROLE and c == 0:
             return theme.status_icon(r.status)
         if role == _TOOLTIPROLE:
@@ -159,17 +142,6 @@ class DiagnosticsModel(QAbstractTableModel):
                 return -1 if r.offset is None else r.offset
             return self.data(index, Qt.ItemDataRole.DisplayRole)
         return None
-
-
-def _strip(text: str, prefix: str) -> str:
-    """`text` without the folders every row shares, but for the first: the group member
-    (or the array's folder) a finding is in stays readable (`ms/…/a0.tdb`)."""
-    if not prefix or not text.startswith(prefix):
-        return text
-    first = prefix.split("/", 1)[0]
-    if prefix == first + "/":
-        return text   # one shared folder: nothing worth eliding
-    return f"{first}/…/{text[len(prefix):]}"
 
 
 class DiagnosticsPanel(QWidget):
@@ -194,6 +166,11 @@ class DiagnosticsPanel(QWidget):
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         self.view.setWordWrap(False)
         self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # Source and Node keep a member's path and the file (`ms/RNA/X/data/…/a0.tdb`):
+        # their longest folders (fragments) go first
+        self.path_delegate = ElidingDelegate(elide_path, self.view)
+        for col in (2, 4):
+            self.view.setItemDelegateForColumn(col, self.path_delegate)
         self.view.setAlternatingRowColors(True)
         h = self.view.horizontalHeader()
         h.setStretchLastSection(False)
@@ -234,15 +211,19 @@ class DiagnosticsPanel(QWidget):
         return False
 
     def _fit_columns(self) -> None:
-        """Status and Offset as wide as their text; Source and Node a share each (elided
-        in the middle, whole in the tooltip); the message the rest, at least half of the
-        table: at 1024×700 it read `chu…or)` when the other columns kept fixed widths."""
+        """Status and Offset as wide as their text; the message at least half of the
+        table (at 1024×700 it read `chu…or)` when the other columns kept fixed widths);
+        Source and Node share what is left (elided by `elide_path`, whole in the tooltip)."""
         fm = self.view.fontMetrics()
-        status = fm.horizontalAdvance("warning") + 36            # the icon and margins
-        offset = fm.horizontalAdvance("0x0000000") + 16
+        status = fm.horizontalAdvance("warning") + 30            # the icon and margins
+        offset = fm.horizontalAdvance("0x000000") + 14           # larger ones elide
         rest = max(0, self.view.viewport().width() - status - offset)
-        side = max(60, min(int(rest * PATH_SHARE), 320))
-        for col, width in ((0, status), (2, side), (3, offset), (4, side)):
+        # the message keeps half the table; of the rest Source (a member's path and its
+        # file: `ms/RNA/X/data/…/a0.tdb`) four fifths, Node (the path in that file) one
+        spare = rest - self.view.viewport().width() // 2
+        node = max(48, min(spare // 5, NODE_MAX))
+        source = max(60, min(spare - node, SOURCE_MAX))
+        for col, width in ((0, status), (2, source), (3, offset), (4, node)):
             self.view.setColumnWidth(col, width)
 
     def state_changed(self, state: AppState, event: Event) -> None:

@@ -13,6 +13,7 @@ from . import (
     diffs,
     findalldock,
     findingsinplace,
+    gcpolicy,
     healthdock,
     keyflow,
     salvageaction,
@@ -35,6 +36,7 @@ FEATURES = (
     windowfit,        # after the docks it fits (scrolls the pipeline's and health's)
     viewkeeper,
     keyflow,
+    gcpolicy,         # full collections walk what was made since the last one
 )
 
 

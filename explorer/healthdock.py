@@ -9,12 +9,12 @@ a member box picks the member array shown; selecting a node inside a member arra
 tree picks that member.
 
 Every computation (a group's member arrays, the fragments at "now" and at the slider's T,
-the extents, the space report: each reads every fragment's metadata, seconds of Python on
-1 000 fragments) runs in a worker process (`PanelRunner`: formats/core/health_tasks.py through
-`taskprocess.TaskProcess`), never in the window's process, whose interpreter lock the
-window paints with. The result is shown when it arrives; a result for a document or a
-slider position no longer shown is dropped, and a new document kills the work still
-running for the old one."""
+the extents and the space report, each asked when its tab is first shown: each reads
+every fragment's metadata, seconds of Python on 1 000 fragments) runs in a worker process
+(`PanelRunner`: formats/core/health_tasks.py through `taskprocess.TaskProcess`), never in
+the window's process, whose interpreter lock the window paints with. The result is shown
+when it arrives; a result for a document or a slider position no longer shown is dropped,
+and a new document kills the work still running for the old one."""
 from __future__ import annotations
 
 import itertools
@@ -48,6 +48,7 @@ from .windowfit import SHORT_WINDOW
 # After a document is shown: its first paint comes first (the worker process competes for
 # the cores with the window and the verify process)
 START_DELAY_MS = 1500
+COMPUTING = "Reading every fragment's metadata (in a process of its own)…"
 
 _ids = itertools.count(1)
 
@@ -150,7 +151,8 @@ class HealthView(QTabWidget):
         self.addTab(self.fragments, "Fragments")
         self.addTab(self.extents, "Extents")
         self.addTab(self.space, "Space")
-        self._space_done = False
+        self._health: Optional[H.ArrayHealth] = None
+        self._space_done = self._extents_done = False
         self.on_select = None   # callable(name) set by install()
         for w in (self.fragments, self.extents, self.space):
             w.fragmentSelected.connect(self.select)
@@ -165,7 +167,8 @@ class HealthView(QTabWidget):
         """Nothing shown, nothing computing (for `doc`, whose health is asked next)."""
         self.runner.cancel()
         self.document, self._base = doc, None
-        self._space_done = False
+        self._health = None   # the health now, once computed
+        self._space_done = self._extents_done = False
         self.fragments.set_health(None, None)
         self.extents.set_data(None, {}, [])
         self.space.set_report(None)
@@ -185,21 +188,31 @@ class HealthView(QTabWidget):
         def request(at, done) -> None:
             self.runner("fragments", replace(base, what=T.AT, at=at), done)
 
-        def opened(result) -> None:
-            h, ext = result if result is not None else (None, None)
+        def opened(h) -> None:
+            self._health = h
             self.fragments.set_health(request, h)
-            states = {f.name: f.state for f in h.fragments} if h else {}
-            order = [f.name for f in h.fragments] if h else []
-            self.extents.set_data(ext, states, order)
             self.healthReady.emit(h)
+            self._tab(self.currentIndex())
         self.runner("open", base, opened, delay_ms=delay_ms)
+        # what the empty panel waits for (on 1 000 fragments: seconds of the worker's time)
+        self.fragments.caption.setText(COMPUTING)
         if self.currentWidget() is self.space:
             self._tab(self.currentIndex())
 
     def _tab(self, _i: int) -> None:
+        """A tab's computation when it is first shown (the extents of 1 000 fragments are
+        as long as their health: asked with it, they kept the Fragments tab empty)."""
         if self.currentWidget() is self.space and not self._space_done and self._base:
             self.runner("space", replace(self._base, what=T.SPACE), self.space.set_report)
             self._space_done = True
+        if (self.currentWidget() is self.extents and not self._extents_done and self._base
+                and self._health is not None):
+            h = self._health
+            states = {f.name: f.state for f in h.fragments}
+            order = [f.name for f in h.fragments]
+            self.runner("extents", replace(self._base, what=T.EXTENTS),
+                        lambda ext: self.extents.set_data(ext, states, order))
+            self._extents_done = True
 
     def select(self, name: Optional[str]) -> None:
         self.fragments.select(name)
@@ -247,6 +260,7 @@ class GroupHealthView(QWidget):
         self.view.runner("members", _task(doc, T.MEMBERS),
                          lambda members: self._listed(doc, members or []),
                          delay_ms=START_DELAY_MS)
+        self.view.fragments.caption.setText(COMPUTING)
 
     def _listed(self, doc, members: List[Tuple[str, str]]) -> None:
         self.members = members

@@ -38,6 +38,9 @@ class Inspector(QWidget):
         self.spec_links: List[SpecLink] = []     # the shown field's spec references
         self.spec_viewer = None                  # specviewer.SpecViewer, made on first use
         self.info.setPlaceholderText("Select a node to see what its bytes mean.")
+        # two lines at least (the node's name and kind; the rest scrolls): on a short
+        # window the column's height goes to Data at cursor's rows and the pipeline's cells
+        self.info.setMinimumHeight(2 * self.fontMetrics().lineSpacing() + 2 * self.info.frameWidth() + 8)
         self.table = QTableWidget(0, 3, self)
         self.table.setHorizontalHeaderLabels(["Type", "Little endian", "Big endian"])
         self.table.verticalHeader().setVisible(False)

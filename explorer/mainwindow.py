@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -76,6 +77,9 @@ class MainWindow(MenusMixin, OpeningMixin, NavigationMixin, QMainWindow):
 
         # central: start page / hex tabs + find bar
         self.start = startpage.StartPage(self)
+        # the stack's least width is its widest page's, shown or not: the start page (shown
+        # without docks) leaves the hex area's least to the docks beside it at 1024
+        self.start.setSizePolicy(QSizePolicy.Policy.Ignored, self.start.sizePolicy().verticalPolicy())
         self.start.openFile.connect(self.open_file_dialog)
         self.start.openDir.connect(self.open_dir_dialog)
         self.start.openPath.connect(lambda p: self.open_path(p))

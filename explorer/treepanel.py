@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .elide import ElidingDelegate, elide_words
 from .state import AppState, DocumentChanged, Event, SelectionChanged
 from .treemodel import NodeTreeModel
 
@@ -43,9 +44,12 @@ class TreePanel(QWidget):
         self.model = NodeTreeModel(None, self)
         self.view = NodeTreeView(self)
         self.view.setModel(self.model)
-        # a long name loses its middle: fragments (`__t1_t2_uuid_v`) keep their time and
-        # the end of their uuid, and stay told apart in a narrow tree
-        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # a long name loses its longest words' middles first: fragments (`__t1_t2_uuid_v`)
+        # keep their time whole and the ends of their uuid, and stay told apart in a
+        # narrow tree; a value keeps its start
+        self.name_delegate = ElidingDelegate(elide_words, self.view)
+        self.view.setItemDelegateForColumn(0, self.name_delegate)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
         hdr = self.view.header()
         hdr.setStretchLastSection(False)
         hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)

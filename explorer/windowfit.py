@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from .state import on_document
 
 NAME_MAX_SHARE = 0.6    # the Name column takes at most this share of the tree's width
+NARROW_TREE_SHARE = 0.32  # the Structure dock's share of a narrow window
 NARROW_TREE = 420       # a tree narrower than this (a 1024-px screen): names first
 NARROW_NAME_SHARE = 0.7
 VALUE_MIN = 80          # px: the Value column's least width in a narrow tree
@@ -140,24 +141,42 @@ class _Resized(QObject):
         return False
 
 
+def inspector_need(window) -> int:
+    """The Inspector dock's least height that shows its whole minimum: the node's name and
+    Data at cursor's header and three rows (the dock's title bar included)."""
+    dock = window.d_inspector
+    title = max(0, dock.height() - dock.widget().height())
+    return window.inspector.minimumSizeHint().height() + title
+
+
+def share_right_column(window, short: bool) -> None:
+    """The right column: on a short window (1024×700) the inspector gets its need and the
+    pipeline panel (stages and cells: at least 8 cell rows) all the rest; on a tall one two
+    fifths and three fifths (the inspector's text has room to read)."""
+    docks = [window.d_inspector, window.d_pipeline]
+    if not short:
+        window.resizeDocks(docks, [2, 3], Qt.Orientation.Vertical)
+        return
+    need = inspector_need(window)
+    column = window.d_inspector.height() + window.d_pipeline.height()
+    window.resizeDocks(docks, [need, max(1, column - need)], Qt.Orientation.Vertical)
+
+
 def share_docks(window) -> None:
     """Give the side docks a share of the window's width (the tree needs room for deep
     names; the default sizes were made for one screen size)."""
     w = window.width()
     side = max(260, int(w * 0.21))
-    # the tree's names need the width more than the inspector on a small screen
-    tree_side = max(300, side) if w < 1300 else side
+    # the tree's names need the width more than the inspector on a small screen (a
+    # fragment's name with its whole timestamp and its value beside it: 330 px at 1024)
+    tree_side = max(300, int(w * NARROW_TREE_SHARE)) if w < 1300 else side
     left = [d for d in (window.d_tree,) if d.isVisible()]
     right = [d for d in (window.d_inspector,) if d.isVisible()]
     if left and right:
         window.resizeDocks(left + right, [tree_side, side], Qt.Orientation.Horizontal)
     short = window.height() < SHORT_WINDOW
     if window.d_inspector.isVisible() and window.d_pipeline.isVisible():
-        # the pipeline panel (stages and cells) before the inspector's text, which scrolls;
-        # on a short screen four fifths of the column (at least 8 cell rows at 1024×700; the
-        # inspector's table keeps three rows by its own minimum height)
-        window.resizeDocks([window.d_inspector, window.d_pipeline], [1, 4] if short else [2, 3],
-                           Qt.Orientation.Vertical)
+        share_right_column(window, short)
     # a narrow window: the bottom docks (Diagnostics' messages) take the width under the
     # tree too (between the side docks they had ~460 px at 1024); the right column (the
     # pipeline's cells) keeps the full height. A wide one gives both sides full height.
@@ -170,8 +189,10 @@ def share_docks(window) -> None:
     if short and bottom:
         # the bottom docks (Diagnostics, Health: tabified) leave the bytes most of the height
         window.resizeDocks(bottom[:1], [SHORT_BOTTOM], Qt.Orientation.Vertical)
-    if w < 1300 and window.d_browser.isVisible() and window.d_tree.isVisible():
-        # the Array dock (the array as a whole) gives its height to the tree
-        window.resizeDocks([window.d_browser, window.d_tree], [160, 10000],
-                           Qt.Orientation.Vertical)
+    if window.d_browser.isVisible() and window.d_tree.isVisible():
+        # the Array dock (the array as a whole; its rows scroll) gives the tree its height:
+        # all but its least on a small screen, three quarters of the column on a large one
+        # (at 2560×1440 it kept 812 px, mostly empty, over a 600-px tree)
+        window.resizeDocks([window.d_browser, window.d_tree],
+                           [160, 10000] if w < 1300 else [1, 3], Qt.Orientation.Vertical)
     fit_name_column(window)

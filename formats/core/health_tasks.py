@@ -18,14 +18,15 @@ from .context import Context
 
 # what a task asks
 MEMBERS = "members"   # a group's member arrays: [(member path, folder or URL)] or None
-OPEN = "open"         # (health now, extents) of the array
+OPEN = "open"         # the health of the array now (the Fragments tab, the verdict)
+EXTENTS = "extents"   # the fragments' extents (the Extents tab: asked when it is shown)
 AT = "at"             # the health of the array for a reader at `at`
 SPACE = "space"       # where the array's bytes go
 
 
 @dataclass(frozen=True)
 class HealthTask:
-    what: str                       # MEMBERS, OPEN, AT or SPACE
+    what: str                       # MEMBERS, OPEN, EXTENTS, AT or SPACE
     path: str                       # the array or group opened (a local folder or a URL)
     format: Optional[str] = None
     key_id: Optional[str] = None    # context.key_name of the key, when there is one
@@ -47,7 +48,9 @@ def run(task: HealthTask) -> Any:
         if task.member is not None:
             array = H.member_document(doc, task.member)
         if task.what == OPEN:
-            return H.health(array, None), H.extents(array)
+            return H.health(array, None)
+        if task.what == EXTENTS:
+            return H.extents(array)
         if task.what == AT:
             return H.health(array, task.at)
         if task.what == SPACE:

@@ -11,6 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
+from arrayscope.explorer.healthdock import COMPUTING  # noqa: E402
 from tests.support import health_arrays as HA  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.waits import WAIT_MS
@@ -55,7 +56,11 @@ def test_health_dock_follows_document(qtbot, tmp_path, built):
                      pos=QPoint(int(rect.center().x()), int(rect.center().y())))
     assert win.current_node is not None and win.current_node.name == target.name
     assert view.extents.area.selected == target.name
-    # the extent plot has one box list per fragment; the space tab is built when shown
+    # the extent plot (computed when its tab is first shown) has one box list per
+    # fragment; the space tab is built when shown
+    assert view.extents.area.order == [] and not view.busy
+    view.setCurrentWidget(view.extents)
+    _settled(qtbot, view)
     assert set(view.extents.area.order) == {r.name for r in rows}
     view.setCurrentWidget(view.space)
     _settled(qtbot, view)
@@ -86,6 +91,7 @@ def test_health_is_computed_in_a_worker_process(qtbot, tmp_path, built):
     view.runner.ran.clear()
     assert win.open_path(built("consolidated_partly"), sync=True)
     assert view.busy                      # the open returned before the health was computed
+    assert view.fragments.caption.text() == COMPUTING   # the empty panel says what it waits for
     _settled(qtbot, view)
     view.fragments.set_at(2)
     view.setCurrentWidget(view.space)

@@ -37,6 +37,8 @@ def test_health_dock_on_a_soma_experiment(qtbot, tmp_path):
     # the status bar's version verdict is the member's (tiledbsoma 2.3 writes format 22)
     assert win.health_button.text() == "ms/RNA/X/data: needs libtiledb ≥ 2.25"
     assert "sees 1 of 1" in panel.caption.text()
+    win.health_view.setCurrentWidget(win.health_view.extents)   # computed when shown
+    _settled(qtbot, win)
     assert win.health_view.extents.area.order == [panel.timeline.rows[0].name]
     # the axis says the cells' span (60 cells x 40 genes), not the padded view
     area = win.health_view.extents.area

@@ -1,6 +1,6 @@
 """Layout (pytest-qt, offscreen): the window fits 1024×700 with a document open, long
 texts do not widen it, the Name column follows its content, Data at cursor reads every
-integer and float width both ways, Diagnostics drops the common prefix, tab titles are
+integer and float width both ways, Diagnostics elides its paths by width, tab titles are
 elided in the middle and do not pile up, the start page's lists fill the page."""
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QHeaderView, QScrollArea  # noqa: E402
 
-from arrayscope.explorer.diagnostics import common_folder  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 from tests.support.paths import SAMPLES  # noqa: E402
 from tests.support.waits import WAIT_MS
@@ -56,15 +55,7 @@ def test_data_at_cursor_every_width_both_ways(qtbot, tmp_path):
         assert t.item(r, 1).text() and t.item(r, 2).text()      # little and big endian
 
 
-def test_diagnostics_common_prefix():
-    assert common_folder(["a/b/c.tdb", "a/b/d.tdb"]) == "a/b/"
-    assert common_folder(["a/b/c.tdb", "a/x/d.tdb"]) == "a/"
-    assert common_folder(["a/b", "a/b"]) == "a/"            # the last part always stays
-    assert common_folder(["c.tdb", "d.tdb"]) == ""
-    assert common_folder(["a/b/c"]) == ""
-
-
-def test_diagnostics_rows_without_prefix(qtbot, tmp_path):
+def test_diagnostics_rows_name_their_file(qtbot, tmp_path):
     from tests.support.gui_helpers import corrupted_dense_sample
 
     win = open_window(qtbot, tmp_path)
@@ -75,7 +66,7 @@ def test_diagnostics_rows_without_prefix(qtbot, tmp_path):
     for r in range(m.rowCount()):
         row = m.rows[r]
         shown = m.data(m.index(r, 2), Qt.ItemDataRole.DisplayRole)
-        assert shown.endswith(row.source.split("/")[-1])
+        assert shown == row.source                         # elided when painted, by width
         tip = m.data(m.index(r, 2), Qt.ItemDataRole.ToolTipRole)
         assert row.source in tip                           # the full name stays in the tooltip
 
@@ -144,15 +135,16 @@ def test_names_and_values_share_the_tree_at_1024_by_700(qtbot, tmp_path):
 
 
 def test_diagnostics_source_keeps_the_member(qtbot):
-    """Rows sharing their folders show the first (a group's member) and what differs
-    (issue 28 item 4: `…/a0.tdb` alone did not say which member)."""
-    from arrayscope.explorer.diagnostics import DiagnosticsModel, Row
+    """The Source column is painted with the member's path and the file (issue 28 item 4:
+    `…/a0.tdb` alone did not say which member): `elide_path`, tests/gui/test_window_elide.py."""
+    from arrayscope.explorer.diagnostics import DiagnosticsPanel
+    from arrayscope.explorer.elide import elide_path
 
-    m = DiagnosticsModel()
-    m.set_rows([Row("error", "x", "ms/X/__fragments/F/a0.tdb", 36, "g/ms/X/a"),
-                Row("error", "y", "ms/X/__fragments/F/a1.tdb", 36, "g/ms/X/b")])
-    shown = [m.data(m.index(r, 2), Qt.ItemDataRole.DisplayRole) for r in range(2)]
-    assert shown == ["ms/…/a0.tdb", "ms/…/a1.tdb"]
+    panel = DiagnosticsPanel()
+    qtbot.addWidget(panel)
+    for col in (2, 4):
+        delegate = panel.view.itemDelegateForColumn(col)
+        assert delegate is panel.path_delegate and delegate.elider is elide_path
 
 
 def _open_damaged(qtbot, tmp_path, size):
@@ -196,8 +188,10 @@ def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
     assert detail.wordWrap()
     assert detail.width() <= view.width() + 8
     assert detail.height() >= detail.heightForWidth(detail.width()) - 2   # no line cut
-    assert win.tree.view.textElideMode() == Qt.TextElideMode.ElideMiddle
-    assert win.browser.textElideMode() == Qt.TextElideMode.ElideMiddle
+    from arrayscope.explorer.elide import elide_words
+
+    assert win.tree.view.itemDelegateForColumn(0).elider is elide_words   # names: words
+    assert win.browser.itemDelegateForColumn(0).elider is elide_words
     # the right column keeps the full height: the pipeline's Cells pane shows >= 8 rows
     frag = next(win.session.document.root.find("__fragments").iter_children())
     win.select_node(frag["a0.tdb"]["Tile 1"]["Chunk 1"])
@@ -206,7 +200,8 @@ def test_diagnostics_messages_readable_at_1024_by_700(qtbot, tmp_path):
                     timeout=WAIT_MS)
     qtbot.wait(50)
     assert cells.viewport().height() // cells.rowHeight(0) >= 8
-    # the inspector is not squeezed: its Data at cursor shows some rows too (it showed one)
+    # the inspector is not squeezed: its Data at cursor shows rows too (it showed one; on
+    # screen, both together: tests/gui/test_window_right_column.py)
     table = win.inspector.table
     assert table.rowCount() >= 4
     assert table.viewport().height() >= 3 * table.rowHeight(0)
