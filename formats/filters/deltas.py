@@ -170,7 +170,9 @@ class DoubleDelta(_TypedCodec):
         if compiled is not None:   # one pass: unpack, sign, both sums (kernels.py)
             f = first.astype(np.int64)
             vals = np.empty(n, dtype=np.int64)
-            compiled(words, n, bitsize, int(f[0]), int(f[1]), vals)
+            wb = np.frombuffer(data, dtype=np.uint8, count=8 * nwords, offset=start)
+            st = np.empty(8 * nwords + 16, np.uint8)   # the kernel's scratch
+            compiled(wb, n, bitsize, int(f[0]), int(f[1]), vals, st)
             return vals.astype(t, copy=False).tobytes()
         rec = unpack_msb(words, n - 2, bitsize + 1)
         # sign-magnitude to two's complement in place: (mag ^ -s) + s, s the sign bit
