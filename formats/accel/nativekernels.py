@@ -553,8 +553,11 @@ def _unreduce(md: Any, data: Any, out: Any, outv: Any, signed: bool, size: int) 
     `size`-byte integers: the window table `md` (length of input, window count, then per
     window the value offset of `size` bytes, the bit width and the window length) over
     `data` into `out` (`outv`: the same bytes as `size`-byte unsigned values when `out`
-    starts at a multiple of `size`, else empty). False where the Python path raises, or
-    where its table leaves metadata over (the Python path decides what that means)."""
+    starts at a multiple of `size`, else empty). False where the Python path raises, where
+    its table leaves metadata over (the Python path decides what that means), or where a
+    reduced window's values do not start at a multiple of their size in memory (never in
+    the buffers `values` and verify decode into; a byte loop for it cost a first run
+    more compile than it ever saved)."""
     if len(md) < 8:
         return False
     rs = size + 5
@@ -587,23 +590,11 @@ def _unreduce(md: Any, data: Any, out: Any, outv: Any, signed: bool, size: int) 
             off |= np.uint64(md[r + b]) << np.uint64(8 * b)
         w = bits // 8
         cnt = ln // size
-        if op % size == 0 and op // size + cnt <= len(outv):   # whole values at once
-            _window_into(outv[op // size:op // size + cnt], data, ip, cnt, w, signed, off, size)
-            ip += cnt * w
-            op += ln
-            continue
-        top = np.uint64(1) << np.uint64(8 * w - 1)
-        for _v in range(cnt):
-            x = np.uint64(0)
-            for b in range(w):
-                x |= np.uint64(data[ip + b]) << np.uint64(8 * b)
-            if signed and x & top:       # sign-extend the reduced value into T
-                x |= ~((top << np.uint64(1)) - np.uint64(1))
-            y = x + off                  # wrapping, in T's unsigned type
-            for b in range(size):
-                out[op + b] = np.uint8((y >> np.uint64(8 * b)) & np.uint64(0xFF))
-            ip += w
-            op += size
+        if op % size or op // size + cnt > len(outv):
+            return False   # values not at a multiple of their size: the Python path
+        _window_into(outv[op // size:op // size + cnt], data, ip, cnt, w, signed, off, size)
+        ip += cnt * w
+        op += ln
     return True
 
 

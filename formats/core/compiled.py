@@ -187,8 +187,8 @@ class _OwnProcess:
 
 
 # what one stack's kernels take to compile, measured on a busy 2-core machine
-# (tests/benchmarks/startup.py --kernels): the note tells the user the order of magnitude
-COMPILE_NOTE = "compiling decode kernels once (about 5 s)…"
+# (tests/benchmarks/startup.py --kernels: 1.5-3 s): the note tells the order of magnitude
+COMPILE_NOTE = "compiling decode kernels once (a few seconds)…"
 
 
 def own_process(notice: Optional[Callable[[str], None]] = None) -> None:
