@@ -397,8 +397,8 @@ def typed_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: 
            lengths)
 
 
-_prefix_xor: Any = prefix_xor.get()
-_unscale: Any = unscale.get()
+_prefix_xor: Any = prefix_xor.inlined()
+_unscale: Any = unscale.inlined()
 
 
 def _scaled_kernel(codec: int, has_scale: bool, has_xor: bool, width: int, fsize: int
@@ -410,8 +410,8 @@ def _scaled_kernel(codec: int, has_scale: bool, has_xor: bool, width: int, fsize
     @numba.njit(nogil=True, cache=True)
     def chunks(fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
                data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-               scale: float, offset: float, scratch: Any, status: Any, table: Any,
-               lengths: Any) -> None:
+               scale: float, offset: float, scratch: Any, xv: Any, sv: Any, fv: Any,
+               status: Any, table: Any, lengths: Any) -> None:
         nsrc = len(src)
         base = src.ctypes.data
         obase = out.ctypes.data
@@ -439,9 +439,10 @@ def _scaled_kernel(codec: int, has_scale: bool, has_xor: bool, width: int, fsize
             if not ok or total != dl or size % width:
                 continue
             if has_scale:
-                if size // width * fsize != n or size > len(scratch):
+                if size // width * fsize != n or size > len(scratch) \
+                        or (p + n) // fsize > len(fv):
                     continue
-            elif size != n:
+            elif size != n or (p + n) // width > len(xv):
                 continue
             at = d
             for t in range(nmd):    # every table: one part of the data part's length
@@ -456,40 +457,18 @@ def _scaled_kernel(codec: int, has_scale: bool, has_xor: bool, width: int, fsize
             dst = scratch[:size] if has_scale else out[p:p + n]
             if not _part(codec, fns, ctx, base + at, clen, dst.ctypes.data, size, lengths):
                 continue
-            if has_xor:   # XOR's reverse on the whole values (the tail bytes stay)
-                k = len(dst) // width * width
-                if k and width == 1:
-                    _prefix_xor(dst[:k], dst[:k])
-                elif k and width == 2:
-                    _prefix_xor(dst[:k].view(np.uint16), dst[:k].view(np.uint16))
-                elif k and width == 4:
-                    _prefix_xor(dst[:k].view(np.uint32), dst[:k].view(np.uint32))
-                elif k:
-                    _prefix_xor(dst[:k].view(np.uint64), dst[:k].view(np.uint64))
+            k = size // width   # whole values (the tail bytes stay)
+            at_v = 0 if has_scale else p // width   # the values' index in `xv`
+            if has_xor and k:   # XOR's reverse on the whole values, in place
+                _prefix_xor(xv[at_v:at_v + k], xv[at_v:at_v + k])
             if has_scale:   # the signed `width`-byte integers into `fsize`-byte floats
-                k = len(dst) // width * width
-                if fsize == 4:
-                    f32 = out[p:p + n].view(np.float32)
-                    if width == 1:
-                        _unscale(dst[:k].view(np.int8), scale, offset, True, f32)
-                    elif width == 2:
-                        _unscale(dst[:k].view(np.int16), scale, offset, True, f32)
-                    elif width == 4:
-                        _unscale(dst[:k].view(np.int32), scale, offset, True, f32)
-                    else:
-                        _unscale(dst[:k].view(np.int64), scale, offset, True, f32)
-                else:
-                    f64 = out[p:p + n].view(np.float64)
-                    if width == 1:
-                        _unscale(dst[:k].view(np.int8), scale, offset, False, f64)
-                    elif width == 2:
-                        _unscale(dst[:k].view(np.int16), scale, offset, False, f64)
-                    elif width == 4:
-                        _unscale(dst[:k].view(np.int32), scale, offset, False, f64)
-                    else:
-                        _unscale(dst[:k].view(np.int64), scale, offset, False, f64)
+                _unscale(sv[:k], scale, offset, fsize == 4, fv[p // fsize:p // fsize + k])
             status[i] = 0
     return chunks
+
+
+_INTS = {1: (np.uint8, np.int8), 2: (np.uint16, np.int16), 4: (np.uint32, np.int32),
+         8: (np.uint64, np.int64)}
 
 
 def scaled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
@@ -506,8 +485,17 @@ def scaled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len:
     kernel = _form(_scaled_kernel, int(codec), bool(has_scale), bool(has_xor), int(width),
                    int(fsize) if has_scale else 0)
     table, lengths = _tables(8)
+    unsigned, signed = _INTS[width]
+    # the values as the kernel indexes them (views made here, not in the kernel): the
+    # integers where the codec writes them (scratch, or the output without SCALE_FLOAT)
+    # as XOR (unsigned) and SCALE_FLOAT (signed) read them, and the output's floats
+    ints = scratch if has_scale else out
+    xv = _words(ints, unsigned) if has_xor else np.zeros(0, unsigned)
+    sv = _words(scratch, signed) if has_scale else np.zeros(0, signed)
+    fv = _words(out, np.float32 if fsize == 4 else np.float64) if has_scale \
+        else np.zeros(0, np.float32)
     kernel(fns, ctx, src, md_off, md_len, data_off, data_len, orig, out_pos, out,
-           float(scale), float(offset), scratch, status, table, lengths)
+           float(scale), float(offset), scratch, xv, sv, fv, status, table, lengths)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
