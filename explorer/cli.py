@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import sys
 from types import ModuleType
 from typing import Dict, List, Optional
@@ -15,12 +14,29 @@ from .version import installed_version
 
 def subcommands() -> Dict[str, ModuleType]:
     """name -> module, for every subcommand module in explorer/commands/."""
+    import pkgutil
+
     found = {}
     for info in pkgutil.iter_modules(commands.__path__):
-        mod = importlib.import_module(f"{commands.__name__}.{info.name}")
-        if hasattr(mod, "run") and hasattr(mod, "add_arguments"):
+        mod = _subcommand(info.name)
+        if mod is not None:
             found[info.name] = mod
     return dict(sorted(found.items()))
+
+
+def _subcommand(name: str) -> Optional[ModuleType]:
+    """The subcommand module `name` of explorer/commands/, imported alone (a command loads
+    its own imports only), or None when there is no such subcommand."""
+    if not name.isidentifier() or name.startswith("_"):
+        return None
+    full = f"{commands.__name__}.{name}"
+    try:
+        mod = importlib.import_module(full)
+    except ModuleNotFoundError as e:
+        if e.name != full:   # the subcommand's own import failed: say so
+            raise
+        return None
+    return mod if hasattr(mod, "run") and hasattr(mod, "add_arguments") else None
 
 
 def _run_subcommand(mod: ModuleType, name: str, argv: List[str]) -> int:
@@ -74,9 +90,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     compiled.own_process(notice=_note)   # our process: numba's cache folder, the compile note
     argv = list(sys.argv[1:] if argv is None else argv)
+    sub = _subcommand(argv[0]) if argv else None
+    if sub is not None:
+        return _run_subcommand(sub, argv[0], argv[1:])
     subs = subcommands()
-    if argv and argv[0] in subs:
-        return _run_subcommand(subs[argv[0]], argv[0], argv[1:])
     typo = _mistyped_subcommand(argv, subs)
     if typo:
         return fail(typo)

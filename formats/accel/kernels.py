@@ -77,16 +77,20 @@ bitunshuffle_blocks = _VectorKernel("bitunshuffle_blocks")
 
 # ---- TileDB's delta codecs and XOR: one pass where numpy makes several --------------------
 @kernel
-def double_delta_decode(words: Any, n: int, bitsize: int, v0: int, v1: int, out: Any) -> None:
-    """n int64 values of a DOUBLE_DELTA part into `out`: v0, v1, then per value a sign bit
-    and `bitsize` bits of |delta of deltas|, records of bitsize + 1 <= 63 bits packed MSB
-    first into the uint64 `words` (exactly the words the records need); summed twice in
-    wrapping int64 (as the writer). One serial pass over the records: measured faster than
-    records first then the sums (LLVM does not vectorise the unpack: it would take
-    gathers). Records of up to 57 bits are read branch-free from a byte-swapped copy of the
-    words, the stream as big-endian bytes: one unaligned 8-byte load covers a record
-    whatever its bit offset (7 bits at most + 57). Measured 8.8 against 13.4 us per 8192
-    values for the two-word read with its crossing branch, kept for 58-63 bits."""
+def double_delta_decode(wb: Any, n: int, bitsize: int, v0: int, v1: int, out: Any,
+                        st: Any) -> None:
+    """n int64 values of a DOUBLE_DELTA part into `out` (int64 or uint64, n values): v0,
+    v1, then per value a sign bit and `bitsize` bits of |delta of deltas|, records of
+    bitsize + 1 <= 63 bits packed MSB first into little-endian uint64 words, given as their
+    bytes `wb` (exactly the words the records need); summed twice in wrapping int64 (as the
+    writer). `st`: uint8 scratch of `len(wb) + 16` bytes at least. No array views and no
+    allocation in here (each compiles numpy code into a first run; the callers pass them).
+    One serial pass over the records: measured faster than records first then the sums
+    (LLVM does not vectorise the unpack: it would take gathers). The records are read from
+    a byte-swapped copy of the words in `st`, the stream as big-endian bytes: one unaligned
+    8-byte load covers a record of up to 57 bits whatever its bit offset (7 bits at most +
+    57), branch-free; measured 8.8 against 13.4 us per 8192 values for a two-word read with
+    its crossing branch. Records of 58-63 bits take a ninth byte."""
     if n > 0:
         out[0] = v0
     if n > 1:
@@ -102,20 +106,18 @@ def double_delta_decode(words: Any, n: int, bitsize: int, v0: int, v1: int, out:
             prev += d
             o[i] = prev
         return
+    # the MSB-first bit stream as bytes in stream order (each word byte-swapped; LLVM
+    # vectorises it) and 16 zero bytes, so a 9-byte read at any record's byte is inside
+    nb = len(wb)
+    for k in range(nb // 8):
+        for j in range(8):
+            st[8 * k + j] = wb[8 * k + 7 - j]
+    for k in range(nb, nb + 16):
+        st[k] = 0
+    width = np.uint64(bitsize + 1)
+    drop = np.uint64(64 - bitsize)
+    pos = np.uint64(0)
     if bitsize <= 56:
-        # the MSB-first bit stream as bytes in stream order (each word byte-swapped; LLVM
-        # vectorises it) and 8 zero bytes, so an 8-byte read at any record's byte is inside
-        nw = len(words)
-        be = np.empty(nw + 1, np.uint64)
-        be[nw] = 0
-        st = be.view(np.uint8)
-        wb = words.view(np.uint8)
-        for k in range(nw):
-            for j in range(8):
-                st[8 * k + j] = wb[8 * k + 7 - j]
-        width = np.uint64(bitsize + 1)
-        drop = np.uint64(64 - bitsize)
-        pos = np.uint64(0)
         for i in range(m):
             at = pos >> np.uint64(3)
             # the 8 bytes at `at` big-endian (LLVM makes it one `movbe` load), record on top
@@ -133,21 +135,23 @@ def double_delta_decode(words: Any, n: int, bitsize: int, v0: int, v1: int, out:
             o[i] = prev
             pos += width
         return
-    width_i = bitsize + 1
-    mask = (np.uint64(1) << np.uint64(bitsize)) - np.uint64(1)
-    pos_i = 0
     for i in range(m):
-        q = pos_i >> 6
-        b = pos_i & 63
-        rec = words[q] << np.uint64(b)
-        if b + width_i > 64:
-            rec |= words[q + 1] >> np.uint64(64 - b)
-        rec >>= np.uint64(64 - width_i)
-        mag = np.int64(rec & mask)
-        d += -mag if rec >> np.uint64(bitsize) else mag
+        at = pos >> np.uint64(3)
+        sh = pos & np.uint64(7)
+        x = ((np.uint64(st[at]) << np.uint64(56)) | (np.uint64(st[at + 1]) << np.uint64(48))
+             | (np.uint64(st[at + 2]) << np.uint64(40))
+             | (np.uint64(st[at + 3]) << np.uint64(32))
+             | (np.uint64(st[at + 4]) << np.uint64(24))
+             | (np.uint64(st[at + 5]) << np.uint64(16))
+             | (np.uint64(st[at + 6]) << np.uint64(8)) | np.uint64(st[at + 7])) << sh
+        if sh:   # the top bits of the ninth byte, where the shift made room
+            x |= np.uint64(st[at + 8]) >> (np.uint64(8) - sh)
+        s = np.int64(x) >> np.int64(63)
+        mag = np.int64((x << np.uint64(1)) >> drop)
+        d += (mag ^ s) - s
         prev += d
         o[i] = prev
-        pos_i += width_i
+        pos += width
 
 
 @kernel

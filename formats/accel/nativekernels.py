@@ -5,15 +5,21 @@ A C function is called through its address, an integer argument (`_c_function`):
 compiled code holds no address, so numba caches it on disk like the other kernels. Pointer
 arguments travel as 64-bit integers, which every supported ABI passes as pointers are.
 
-Each chunk kernel is made per form of its pipeline (`_shuffled_kernel(shuffle)` and the
-like: a closure whose constants numba prunes on before typing), and the Python-level
-`shuffled_chunks`, `typed_chunks`, ... pick the form's kernel: a filter stack's first run
-compiles its own decoder only (docs/DESIGN.md, "The first run"). Inside the kernels: no
-array slice assignment (`_copy`), no literal argument to another compiled function.
+Each chunk kernel is made per form of its pipeline — the codec, and the shuffle and its
+element size, the typed codec, or the integer size (`_shuffled_kernel(codec, shuffle,
+esize)` and the like: a closure whose constants numba prunes on before typing) — by
+`_form`, on first use, and the Python-level `shuffled_chunks`, `typed_chunks`, ... pick
+the form's kernel: a filter stack's first run compiles its own decoder only, in one
+function (its stages inlined: every compiled function of its own costs a first run
+tenths of a second more; docs/DESIGN.md, "The first run"). Inside the kernels: no array
+slice assignment (`_copy`), no array view or allocation (the Python wrappers pass scratch
+arrays and views: each compiles numpy code into a first run), no literal argument to
+another compiled function that is not inlined.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+import threading
+from typing import Any, Callable, Dict, Tuple
 
 import numba
 import numpy as np
@@ -26,22 +32,34 @@ from .kernels import (
     prefix_sum,
     prefix_xor,
     unscale,
-    unshuffle,
 )
 from .native import Codec
-from .simd import bitunshuffle_blocks, store_fence, unshuffle_into
+from .simd import _elements, bitunshuffle_block, store_fence, unshuffle_inline
 from .unread import metadata_decodes
 
 # the one rule for chunk metadata longer than its tables (`unread.py`), compiled
 _md_decodes: Any = numba.njit(nogil=True, cache=True, inline="always")(metadata_decodes)
 
-# the compiled un-shuffle loop (numba is loaded here: never None)
-_unshuffle: Any = unshuffle.get()
-
 # the shuffle before the codec (`fused.FusedPlan.shuffle`)
 NONE, BYTES, BITS = 0, 1, 2
 
 ZSTD, LZ4, BZIP2 = int(Codec.ZSTD), int(Codec.LZ4), int(Codec.BZIP2)
+
+# the kernels made so far, by form (`_form`)
+_FORMS: Dict[Tuple[Any, ...], Any] = {}
+_forms_lock = threading.Lock()
+
+
+def _form(make: Callable[..., Any], *key: Any) -> Any:
+    """The kernel `make(*key)` makes, made once per form: `make` is a closure factory over
+    the form's constants (plain ints and bools, which numba's cache key pickles), so numba
+    prunes the other forms' branches before typing and caches each form apart."""
+    k = (make.__name__,) + key
+    kernel = _FORMS.get(k)
+    if kernel is None:
+        with _forms_lock:
+            kernel = _FORMS.setdefault(k, make(*key))
+    return kernel
 
 
 def _c_function(widths: Tuple[int, ...], ret: int, variadic: bool = False) -> Any:
@@ -74,8 +92,12 @@ _U = np.uint64
 _INT_MAX = 0x7FFFFFFF
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
-def _u32(a: Any, i: int) -> Any:
+@numba.njit(nogil=True, cache=True)
+def _u32(a: Any, i: Any) -> Any:
+    """The little-endian u32 at `i`, as int64. Not inlined by numba (LLVM inlines it): at
+    numba's level every call site would translate it again, tenths of a second of a first
+    run over a kernel's dozen reads. Callers pass `i` as an int64, never a literal
+    (`np.int64(4)`): each literal would compile it once more."""
     return (np.int64(a[i]) | (np.int64(a[i + 1]) << 8) | (np.int64(a[i + 2]) << 16)
             | (np.int64(a[i + 3]) << 24))
 
@@ -108,7 +130,8 @@ def _part(codec: int, fns: Any, ctx: int, src: int, size: int, dst: int, n: int,
     `n`; BZIP2 one complete stream of exactly `n` (what follows its end is ignored, by
     libtiledb and the Python decompressor). Anything else: False — the
     Python path then decodes the part and says what is wrong. `lengths` is a uint64[2]
-    scratch for in/out lengths."""
+    scratch for in/out lengths. Inlined: the kernels pass their closure's constant `codec`,
+    so the other codecs' calls are pruned before typing."""
     if codec == ZSTD:
         return _size_t5(fns[0], (_U(ctx), _U(dst), _U(n), _U(src), _U(size))) == n
     if codec == LZ4:
@@ -127,22 +150,20 @@ def _part(codec: int, fns: Any, ctx: int, src: int, size: int, dst: int, n: int,
     return False
 
 
-@numba.njit(nogil=True, cache=True)
-def _bitunshuffle(src: Any, esize: int, out: Any, streaming: bool = False) -> None:
+@numba.njit(nogil=True, cache=True, inline="always")
+def _bitunshuffle(src: Any, esize: int, out: Any, streaming: bool, w: Any, wv: Any) -> None:
     """`bits._bit` reversed: whole blocks of `default_block` elements, then one block of
-    the remaining multiple of 8 elements, then the last bytes as they are."""
+    the remaining multiple of 8 elements, then the last bytes as they are; `w`, `wv` the
+    scratch block (`simd.bitunshuffle_block`). One call site of the block's code, so it is
+    compiled once into the kernel."""
     n = len(src) // esize
     b = max(128, (8192 // esize) // 8 * 8)    # bits.default_block
     full = n // b
-    if full:
-        bitunshuffle_blocks(src[:full * b * esize], full, b, esize, out[:full * b * esize],
-                            streaming)
     last = (n % b) - (n % b) % 8
-    lo, hi = full * b * esize, (full * b + last) * esize
-    if last:
-        one: Any = np.int64(1)   # typed: a literal 1 compiles the callee once more
-        bitunshuffle_blocks(src[lo:hi], one, last, esize, out[lo:hi], streaming)
-    for t in range(hi, len(src)):
+    for blk in range(full + (1 if last else 0)):
+        bitunshuffle_block(src, blk * b * esize, b if blk < full else last, esize, out, w, wv,
+                           streaming, False)
+    for t in range((full * b + last) * esize, len(src)):
         out[t] = src[t]
 
 
@@ -153,16 +174,26 @@ def _tables(size: int) -> Tuple[np.ndarray, np.ndarray]:
     return np.zeros(size, np.uint8), np.zeros(2, np.uint64)
 
 
-def _shuffled_kernel(shuffle: int) -> Any:
-    """`shuffled_chunks` for one `shuffle` (NONE, BYTES or BITS), a constant of the closure:
-    numba prunes the other shuffles' branches before typing them, so a stack compiles only
-    its own un-shuffle (the three in one kernel took 10–20 s to compile on first use)."""
+def _words(a: np.ndarray, dtype: Any) -> np.ndarray:
+    """The uint8 array `a` as whole values of `dtype` (a view: the kernels index values
+    without making views themselves); empty where `a` does not start at a multiple of the
+    value size (the kernels then leave every chunk to the Python path)."""
+    size = np.dtype(dtype).itemsize
+    if a.ctypes.data % size:
+        return np.zeros(0, dtype)
+    return a[:len(a) // size * size].view(dtype)
+
+
+def _shuffled_kernel(codec: int, shuffle: int, esize: int) -> Any:
+    """`shuffled_chunks` for one codec, one `shuffle` (NONE, BYTES or BITS) and its element
+    size, constants of the closure: numba prunes the other codecs', shuffles' and sizes'
+    branches before typing them, so a stack compiles only its own codec call and un-shuffle
+    (one kernel for every form took 10–20 s to compile on first use)."""
 
     @numba.njit(nogil=True, cache=True)
-    def chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
-               data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-               esize: int, scratch: Any, status: Any, streaming: bool, table: Any,
-               lengths: Any) -> None:
+    def chunks(fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any, data_off: Any,
+               data_len: Any, orig: Any, out_pos: Any, out: Any, scratch: Any, w: Any,
+               wv: Any, status: Any, streaming: bool, table: Any, lengths: Any) -> None:
         nsrc = len(src)
         base = src.ctypes.data
         obase = out.ctypes.data
@@ -195,25 +226,22 @@ def _shuffled_kernel(shuffle: int) -> Any:
             if o1 != 8 or o2 != n or c1 + c2 != dl or n > len(scratch):
                 continue
             if not _part(codec, fns, ctx, base + d, c1, tbase, 8, lengths) \
-                    or _u32(table, 0) != 1 or _u32(table, 4) != n:
+                    or _u32(table, np.int64(0)) != 1 or _u32(table, np.int64(4)) != n:
                 continue
             if not _part(codec, fns, ctx, base + d + c1, c2, sbase, n, lengths):
                 continue
             if shuffle == BITS:
-                _bitunshuffle(scratch[:n], esize, out[p:p + n], streaming)
+                _bitunshuffle(scratch[:n], esize, out[p:p + n], streaming, w, wv)
             else:
                 k = n // esize
-                if not unshuffle_into(scratch[:n], k, esize, out[p:p + n], streaming):
-                    _unshuffle(scratch[:n], k, esize, out[p:p + n])
+                if not unshuffle_inline(scratch[:n], k, esize, out[p:p + n], streaming):
+                    _elements(scratch, k, esize, out[p:p + n], 0, k)   # other sizes
                 for t in range(k * esize, n):   # the tail the shuffle leaves as it is
                     out[p + t] = scratch[t]
             status[i] = 0
         if streaming:
             store_fence()
     return chunks
-
-
-_SHUFFLED = {shuffle: _shuffled_kernel(shuffle) for shuffle in (NONE, BYTES, BITS)}
 
 
 def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
@@ -224,14 +252,20 @@ def shuffled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_le
     `esize` bytes) or [codec] (`shuffle` NONE) chunks whose metadata and data are at the
     given offsets of the uint8 file `src`, each into `out[out_pos:out_pos + orig]`
     (`streaming`: the byte unshuffle writes around the cache, `simd.py`), by the kernel
-    compiled for that shuffle (called from Python: the kernel holds no GIL).
+    compiled for that form (called from Python: the kernel holds no GIL).
     `status[i]` is 0 when chunk i is decoded, 1 when it is left to the Python path: a part
     table other than the expected one, a range outside the file, any codec disagreement
     (`batch._decompress` makes the same checks), or a BITSHUFFLE chunk that is not whole
     elements of a multiple of 8 bytes (`batch.reverse_into` leaves those too)."""
+    if shuffle != NONE and esize <= 0:
+        return   # no element size: the Python path
     table, lengths = _tables(8)
-    _SHUFFLED[shuffle](codec, fns, ctx, src, md_off, md_len, data_off, data_len, orig,
-                       out_pos, out, esize, scratch, status, bool(streaming), table, lengths)
+    # the bit un-shuffle's scratch block (`simd.bitunshuffle_block`: b * esize bytes)
+    w = np.zeros(max(8192, 128 * esize) if shuffle == BITS else 8, np.uint8)
+    kernel = _form(_shuffled_kernel, int(codec), int(shuffle),
+                   int(esize) if shuffle != NONE else 0)
+    kernel(fns, ctx, src, md_off, md_len, data_off, data_len, orig, out_pos, out, scratch,
+           w, w.view(np.uint64), status, bool(streaming), table, lengths)
 
 
 # the typed codec before the compressor (`fused.FusedPlan.typed`)
@@ -245,29 +279,31 @@ _TYPED_SLACK = 64   # an encoded part longer than orig + this: the Python path's
 # (0 for DELTA, 7 for DOUBLE_DELTA: `typed_chunks`)
 _ENC_MAX = 7
 
-_double_delta: Any = double_delta_decode.get()
-_prefix_sum: Any = prefix_sum.get()
+_double_delta: Any = double_delta_decode.inlined()
+_prefix_sum: Any = prefix_sum.inlined()
 
 
-@numba.njit(nogil=True, cache=True)
-def _undelta(enc: Any, n_enc: int, out: Any) -> bool:
-    """The 8-byte values of one DELTA part (`enc[:n_enc]`, bytes) into the uint8 `out`,
-    exactly as `deltas.Delta.decompress_part` gives them; False where it raises (or gives
-    another length): the Python path reports it."""
+@numba.njit(nogil=True, cache=True, inline="always")
+def _undelta(enc: Any, n_enc: int, words: Any, out: Any, out64: Any) -> bool:
+    """The 8-byte values of one DELTA part (`enc[:n_enc]`, bytes; `words` the part as
+    uint64, `out64` the uint8 `out` as uint64) into `out`, exactly as
+    `deltas.Delta.decompress_part` gives them; False where it raises (or gives another
+    length): the Python path reports it."""
     orig = len(out)
     if n_enc < 8:
         return False
-    n = _u64(enc, 0)
-    if n * 8 != orig or n_enc < 8 + orig:
+    n = _u64(enc, np.int64(0))
+    if n * 8 != orig or n_enc < 8 + orig or len(out64) != n or len(words) < 1 + n:
         return False
     if n:
-        _prefix_sum(enc[8:8 + orig].view(np.uint64), out.view(np.uint64))
+        _prefix_sum(words[1:1 + n], out64)
     return True
 
 
-@numba.njit(nogil=True, cache=True)
-def _undouble_delta(enc: Any, n_enc: int, out: Any) -> bool:
-    """`_undelta` for one DOUBLE_DELTA part (`deltas.DoubleDelta.decompress_part`)."""
+@numba.njit(nogil=True, cache=True, inline="always")
+def _undouble_delta(enc: Any, n_enc: int, out: Any, out64: Any, st: Any) -> bool:
+    """`_undelta` for one DOUBLE_DELTA part (`deltas.DoubleDelta.decompress_part`); `st`
+    the decoder's scratch (`kernels.double_delta_decode`)."""
     orig = len(out)
     if n_enc < 9:
         return False
@@ -277,8 +313,8 @@ def _undouble_delta(enc: Any, n_enc: int, out: Any) -> bool:
             return False
         _copy(out, enc[9:9 + orig])
         return True
-    n = _u64(enc, 1)
-    if n * 8 != orig:
+    n = _u64(enc, np.int64(1))
+    if n * 8 != orig or len(out64) != n:
         return False
     head = min(n, 2)
     if n_enc < 9 + head * 8:
@@ -287,27 +323,26 @@ def _undouble_delta(enc: Any, n_enc: int, out: Any) -> bool:
         _copy(out, enc[9:9 + orig])
         return True
     nwords = ((n - 2) * (bitsize + 1) + 63) // 64
-    if n_enc < 25 + 8 * nwords:
+    if n_enc < 25 + 8 * nwords or len(st) < 8 * nwords + 16:
         return False
-    v = enc[9:25].view(np.int64)
-    _double_delta(enc[25:25 + 8 * nwords].view(np.uint64), n, bitsize, v[0], v[1],
-                  out.view(np.int64))
+    v0, v1 = _u64(enc, np.int64(9)), _u64(enc, np.int64(17))
+    _double_delta(enc[25:25 + 8 * nwords], n, bitsize, v0, v1, out64, st)
     return True
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
-def _u64(a: Any, i: int) -> Any:
+@numba.njit(nogil=True, cache=True)
+def _u64(a: Any, i: Any) -> Any:
     return _u32(a, i) | (_u32(a, i + 4) << 32)
 
 
-def _typed_kernel(typed: int) -> Any:
-    """`typed_chunks` for one typed codec (DELTA or DOUBLE_DELTA), a constant of the
-    closure: a stack compiles only its own decoder (see `_shuffled_kernel`)."""
+def _typed_kernel(codec: int, typed: int) -> Any:
+    """`typed_chunks` for one codec and one typed codec (DELTA or DOUBLE_DELTA), constants
+    of the closure: a stack compiles only its own decoder (see `_shuffled_kernel`)."""
 
     @numba.njit(nogil=True, cache=True)
-    def chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
-               data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-               scratch: Any, status: Any, table: Any, lengths: Any) -> None:
+    def chunks(fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any, data_off: Any,
+               data_len: Any, orig: Any, out_pos: Any, out: Any, out64: Any, scratch: Any,
+               scratch64: Any, st: Any, status: Any, table: Any, lengths: Any) -> None:
         nsrc = len(src)
         base = src.ctypes.data
         at = 0 if typed == DELTA else _ENC_MAX   # where the encoded part lands (see above)
@@ -319,7 +354,7 @@ def _typed_kernel(typed: int) -> Any:
             n, p = orig[i], out_pos[i]
             if m < 0 or not _md_decodes(ml, 24) or m + ml > nsrc or d < 0 or dl < 0 \
                     or d + dl > nsrc or n < 0 or p < 0 or p + n > len(out) \
-                    or (out.ctypes.data + p) % 8:
+                    or (out.ctypes.data + p) % 8 or (p + n) // 8 > len(out64):
                 continue
             if _u32(src, m) != 1 or _u32(src, m + 4) != 1:
                 continue
@@ -330,21 +365,21 @@ def _typed_kernel(typed: int) -> Any:
                 continue
             if not _part(codec, fns, ctx, base + d, c1, tbase, _TYPED_TABLE, lengths):
                 continue
-            if _u32(table, 0) != 0 or _u32(table, 4) != 1 or _u32(table, 8) != n \
-                    or _u32(table, 12) != o2:
+            if _u32(table, np.int64(0)) != 0 or _u32(table, np.int64(4)) != 1 \
+                    or _u32(table, np.int64(8)) != n or _u32(table, np.int64(12)) != o2:
                 continue
             if not _part(codec, fns, ctx, base + d + c1, c2, sbase, o2, lengths):
                 continue
+            q = p // 8   # out64's value at p (`out` starts at a multiple of 8: checked)
             if typed == DELTA:
-                ok = _undelta(scratch[at:at + o2], o2, out[p:p + n])
+                ok = _undelta(scratch[at:at + o2], o2, scratch64, out[p:p + n],
+                              out64[q:q + n // 8])
             else:
-                ok = _undouble_delta(scratch[at:at + o2], o2, out[p:p + n])
+                ok = _undouble_delta(scratch[at:at + o2], o2, out[p:p + n],
+                                     out64[q:q + n // 8], st)
             if ok:
                 status[i] = 0
     return chunks
-
-
-_TYPED_KERNELS = {typed: _typed_kernel(typed) for typed in (DELTA, DOUBLE_DELTA)}
 
 
 def typed_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
@@ -353,25 +388,30 @@ def typed_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: 
     """Decode [DELTA or DOUBLE_DELTA (`typed`), codec] chunks of 8-byte values — the codec
     into `scratch`, the typed codec from there into `out[out_pos:out_pos + orig]` — with
     the checks `batch._decompress_typed` and the typed codecs make; `status` as for
-    `shuffled_chunks`. `scratch` holds `_ENC_AT + orig + _TYPED_SLACK` bytes."""
+    `shuffled_chunks`. `scratch` holds `_ENC_MAX + orig + _TYPED_SLACK` bytes."""
     table, lengths = _tables(_TYPED_TABLE)
-    _TYPED_KERNELS[typed](codec, fns, ctx, src, md_off, md_len, data_off, data_len, orig,
-                          out_pos, out, scratch, status, table, lengths)
+    kernel = _form(_typed_kernel, int(codec), int(typed))
+    st = np.empty(len(scratch) + 16 if typed == DOUBLE_DELTA else 0, np.uint8)
+    kernel(fns, ctx, src, md_off, md_len, data_off, data_len, orig, out_pos, out,
+           _words(out, np.uint64), scratch, _words(scratch, np.uint64), st, status, table,
+           lengths)
 
 
-_prefix_xor: Any = prefix_xor.get()
-_unscale: Any = unscale.get()
+_prefix_xor: Any = prefix_xor.inlined()
+_unscale: Any = unscale.inlined()
 
 
-def _scaled_kernel(has_scale: bool, has_xor: bool, width: int, fsize: int) -> Any:
-    """`scaled_chunks` for one form of the pipeline (constants of the closure: a stack
-    compiles its own views and loops only, see `_shuffled_kernel`)."""
+def _scaled_kernel(codec: int, has_scale: bool, has_xor: bool, width: int, fsize: int
+                   ) -> Any:
+    """`scaled_chunks` for one codec and one form of the pipeline (constants of the
+    closure: a stack compiles its own codec call, views and loops only, see
+    `_shuffled_kernel`)."""
 
     @numba.njit(nogil=True, cache=True)
-    def chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
+    def chunks(fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
                data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-               scale: float, offset: float, scratch: Any, status: Any, table: Any,
-               lengths: Any) -> None:
+               scale: float, offset: float, scratch: Any, xv: Any, sv: Any, fv: Any,
+               status: Any, table: Any, lengths: Any) -> None:
         nsrc = len(src)
         base = src.ctypes.data
         obase = out.ctypes.data
@@ -399,15 +439,16 @@ def _scaled_kernel(has_scale: bool, has_xor: bool, width: int, fsize: int) -> An
             if not ok or total != dl or size % width:
                 continue
             if has_scale:
-                if size // width * fsize != n or size > len(scratch):
+                if size // width * fsize != n or size > len(scratch) \
+                        or (p + n) // fsize > len(fv):
                     continue
-            elif size != n:
+            elif size != n or (p + n) // width > len(xv):
                 continue
             at = d
             for t in range(nmd):    # every table: one part of the data part's length
                 c = _u32(src, m + 12 + 8 * t)
                 if not _part(codec, fns, ctx, base + at, c, tbase, 8, lengths) \
-                        or _u32(table, 0) != 1 or _u32(table, 4) != size:
+                        or _u32(table, np.int64(0)) != 1 or _u32(table, np.int64(4)) != size:
                     ok = False
                     break
                 at += c
@@ -416,43 +457,18 @@ def _scaled_kernel(has_scale: bool, has_xor: bool, width: int, fsize: int) -> An
             dst = scratch[:size] if has_scale else out[p:p + n]
             if not _part(codec, fns, ctx, base + at, clen, dst.ctypes.data, size, lengths):
                 continue
-            if has_xor:   # XOR's reverse on the whole values (the tail bytes stay)
-                k = len(dst) // width * width
-                if k and width == 1:
-                    _prefix_xor(dst[:k], dst[:k])
-                elif k and width == 2:
-                    _prefix_xor(dst[:k].view(np.uint16), dst[:k].view(np.uint16))
-                elif k and width == 4:
-                    _prefix_xor(dst[:k].view(np.uint32), dst[:k].view(np.uint32))
-                elif k:
-                    _prefix_xor(dst[:k].view(np.uint64), dst[:k].view(np.uint64))
+            k = size // width   # whole values (the tail bytes stay)
+            at_v = 0 if has_scale else p // width   # the values' index in `xv`
+            if has_xor and k:   # XOR's reverse on the whole values, in place
+                _prefix_xor(xv[at_v:at_v + k], xv[at_v:at_v + k])
             if has_scale:   # the signed `width`-byte integers into `fsize`-byte floats
-                k = len(dst) // width * width
-                if fsize == 4:
-                    f32 = out[p:p + n].view(np.float32)
-                    if width == 1:
-                        _unscale(dst[:k].view(np.int8), scale, offset, True, f32)
-                    elif width == 2:
-                        _unscale(dst[:k].view(np.int16), scale, offset, True, f32)
-                    elif width == 4:
-                        _unscale(dst[:k].view(np.int32), scale, offset, True, f32)
-                    else:
-                        _unscale(dst[:k].view(np.int64), scale, offset, True, f32)
-                else:
-                    f64 = out[p:p + n].view(np.float64)
-                    if width == 1:
-                        _unscale(dst[:k].view(np.int8), scale, offset, False, f64)
-                    elif width == 2:
-                        _unscale(dst[:k].view(np.int16), scale, offset, False, f64)
-                    elif width == 4:
-                        _unscale(dst[:k].view(np.int32), scale, offset, False, f64)
-                    else:
-                        _unscale(dst[:k].view(np.int64), scale, offset, False, f64)
+                _unscale(sv[:k], scale, offset, fsize == 4, fv[p // fsize:p // fsize + k])
             status[i] = 0
     return chunks
 
 
-_SCALED: Dict[Tuple[bool, bool, int, int], Any] = {}   # made on first use: 4 x 4 x 3 forms
+_INTS = {1: (np.uint8, np.int8), 2: (np.uint16, np.int16), 4: (np.uint32, np.int32),
+         8: (np.uint64, np.int64)}
 
 
 def scaled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
@@ -466,13 +482,20 @@ def scaled_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len:
     `status` as for `shuffled_chunks`."""
     if width not in (1, 2, 4, 8) or (has_scale and fsize not in (4, 8)):
         return   # not a form the filters write: the Python path
-    form = (bool(has_scale), bool(has_xor), int(width), int(fsize) if has_scale else 0)
-    kernel = _SCALED.get(form)
-    if kernel is None:
-        kernel = _SCALED.setdefault(form, _scaled_kernel(*form))
+    kernel = _form(_scaled_kernel, int(codec), bool(has_scale), bool(has_xor), int(width),
+                   int(fsize) if has_scale else 0)
     table, lengths = _tables(8)
-    kernel(codec, fns, ctx, src, md_off, md_len, data_off, data_len, orig, out_pos, out,
-           float(scale), float(offset), scratch, status, table, lengths)
+    unsigned, signed = _INTS[width]
+    # the values as the kernel indexes them (views made here, not in the kernel): the
+    # integers where the codec writes them (scratch, or the output without SCALE_FLOAT)
+    # as XOR (unsigned) and SCALE_FLOAT (signed) read them, and the output's floats
+    ints = scratch if has_scale else out
+    xv = _words(ints, unsigned) if has_xor else np.zeros(0, unsigned)
+    sv = _words(scratch, signed) if has_scale else np.zeros(0, signed)
+    fv = _words(out, np.float32 if fsize == 4 else np.float64) if has_scale \
+        else np.zeros(0, np.float32)
+    kernel(fns, ctx, src, md_off, md_len, data_off, data_len, orig, out_pos, out,
+           float(scale), float(offset), scratch, xv, sv, fv, status, table, lengths)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -494,102 +517,84 @@ def _reduced_value(data: Any, at: int, w: int, signed: bool) -> Any:
     return x
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, inline="always")
 def _window_into(values: Any, data: Any, ip: int, cnt: int, w: int, signed: bool,
-                 off: Any) -> None:
-    """`cnt` reduced values of `w` bytes (1, 2 or 4: less than T) from `data[ip:]`, plus the
-    window offset, wrapping, into the T-sized unsigned `values`. One loop per width, so the
-    compiler sees a constant width."""
+                 off: Any, size: int) -> None:
+    """`cnt` reduced values of `w` bytes (1, 2 or 4: less than `size`, the integers' size)
+    from `data[ip:]`, plus the window offset, wrapping, into the `size`-byte unsigned
+    `values`. One loop per width, so the compiler sees a constant width; a caller whose
+    `size` is a constant compiles the widths below it only."""
     if w == 1:
         for v in range(cnt):
             values[v] = _reduced_value(data, ip + v, 1, signed) + off
-    elif w == 2:
+    elif size > 2 and w == 2:
         for v in range(cnt):
             values[v] = _reduced_value(data, ip + 2 * v, 2, signed) + off
-    else:
+    elif size > 4:
         for v in range(cnt):
             values[v] = _reduced_value(data, ip + 4 * v, 4, signed) + off
 
 
-def _unreduce_kernel(size: int) -> Any:
-    """`_unreduce` for integers of `size` bytes (2, 4 or 8), a constant of the closure: the
-    other sizes' views and window loops are pruned before typing (see `_shuffled_kernel`)."""
+@numba.njit(nogil=True, cache=True, inline="always")
+def _unreduce(md: Any, data: Any, out: Any, outv: Any, signed: bool, size: int) -> bool:
+    """BIT_WIDTH_REDUCTION's reverse (`windows.BitWidthReduction._reverse`) of one chunk of
+    `size`-byte integers: the window table `md` (length of input, window count, then per
+    window the value offset of `size` bytes, the bit width and the window length) over
+    `data` into `out` (`outv`: the same bytes as `size`-byte unsigned values when `out`
+    starts at a multiple of `size`, else empty). False where the Python path raises, where
+    its table leaves metadata over (the Python path decides what that means), or where a
+    reduced window's values do not start at a multiple of their size in memory (never in
+    the buffers `values` and verify decode into; a byte loop for it cost a first run
+    more compile than it ever saved)."""
+    if len(md) < 8:
+        return False
+    rs = size + 5
+    nw = _u32(md, np.int64(4))
+    if _u32(md, np.int64(0)) != len(out) or 8 + nw * rs != len(md):
+        return False
+    total, needed = 0, 0
+    for k in range(nw):
+        r = 8 + k * rs
+        bits, ln = int(md[r + size]), _u32(md, r + size + 1)
+        reduced = bits < 8 * size and ln % size == 0
+        if reduced and bits != 8 and bits != 16 and bits != 32 and bits != 64:
+            return False
+        total += ln
+        needed += ln // size * (bits // 8) if reduced else ln
+    if total != len(out) or needed != len(data):
+        return False
+    ip: Any = np.int64(0)
+    op: Any = np.int64(0)
+    for k in range(nw):
+        r = 8 + k * rs
+        bits, ln = int(md[r + size]), _u32(md, r + size + 1)
+        if not (bits < 8 * size and ln % size == 0):    # stored as it is
+            _copy(out[op:op + ln], data[ip:ip + ln])
+            ip += ln
+            op += ln
+            continue
+        off = np.uint64(0)
+        for b in range(size):
+            off |= np.uint64(md[r + b]) << np.uint64(8 * b)
+        w = bits // 8
+        cnt = ln // size
+        if op % size or op // size + cnt > len(outv):
+            return False   # values not at a multiple of their size: the Python path
+        _window_into(outv[op // size:op // size + cnt], data, ip, cnt, w, signed, off, size)
+        ip += cnt * w
+        op += ln
+    return True
+
+
+def _reduced_kernel(codec: int, size: int) -> Any:
+    """`reduced_chunks` for one codec and integers of `size` bytes (2, 4 or 8), constants of
+    the closure: the other sizes' views and window loops are pruned before typing (see
+    `_shuffled_kernel`)."""
 
     @numba.njit(nogil=True, cache=True)
-    def unreduce(md: Any, data: Any, out: Any, signed: bool) -> bool:
-        """BIT_WIDTH_REDUCTION's reverse (`windows.BitWidthReduction._reverse`) of one chunk:
-        the window table `md` (length of input, window count, then per window the value offset
-        of `size` bytes, the bit width and the window length) over `data` into `out`. False
-        where the Python path raises, or where its table leaves metadata over (the Python path
-        decides what that means)."""
-        if len(md) < 8:
-            return False
-        rs = size + 5
-        nw = _u32(md, 4)
-        if _u32(md, 0) != len(out) or 8 + nw * rs != len(md):
-            return False
-        total, needed = 0, 0
-        for k in range(nw):
-            r = 8 + k * rs
-            bits, ln = int(md[r + size]), _u32(md, r + size + 1)
-            reduced = bits < 8 * size and ln % size == 0
-            if reduced and bits != 8 and bits != 16 and bits != 32 and bits != 64:
-                return False
-            total += ln
-            needed += ln // size * (bits // 8) if reduced else ln
-        if total != len(out) or needed != len(data):
-            return False
-        ip: Any = np.int64(0)   # typed: a literal 0 would compile `_window_into` twice
-        op: Any = np.int64(0)
-        for k in range(nw):
-            r = 8 + k * rs
-            bits, ln = int(md[r + size]), _u32(md, r + size + 1)
-            if not (bits < 8 * size and ln % size == 0):    # stored as it is
-                _copy(out[op:op + ln], data[ip:ip + ln])
-                ip += ln
-                op += ln
-                continue
-            off = np.uint64(0)
-            for b in range(size):
-                off |= np.uint64(md[r + b]) << np.uint64(8 * b)
-            w = bits // 8
-            cnt = ln // size
-            if (out.ctypes.data + op) % size == 0:   # whole values at once (the common case)
-                if size == 2:
-                    _window_into(out[op:op + ln].view(np.uint16), data, ip, cnt, w, signed, off)
-                elif size == 4:
-                    _window_into(out[op:op + ln].view(np.uint32), data, ip, cnt, w, signed, off)
-                else:
-                    _window_into(out[op:op + ln].view(np.uint64), data, ip, cnt, w, signed, off)
-                ip += cnt * w
-                op += ln
-                continue
-            top = np.uint64(1) << np.uint64(8 * w - 1)
-            for _v in range(cnt):
-                x = np.uint64(0)
-                for b in range(w):
-                    x |= np.uint64(data[ip + b]) << np.uint64(8 * b)
-                if signed and x & top:       # sign-extend the reduced value into T
-                    x |= ~((top << np.uint64(1)) - np.uint64(1))
-                y = x + off                  # wrapping, in T's unsigned type
-                for b in range(size):
-                    out[op + b] = np.uint8((y >> np.uint64(8 * b)) & np.uint64(0xFF))
-                ip += w
-                op += size
-        return True
-    return unreduce
-
-
-_unreduce2, _unreduce4, _unreduce8 = (_unreduce_kernel(size) for size in (2, 4, 8))
-
-
-def _reduced_kernel(size: int) -> Any:
-    """`reduced_chunks` for integers of `size` bytes, a constant of the closure."""
-
-    @numba.njit(nogil=True, cache=True)
-    def chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
-               data_off: Any, data_len: Any, orig: Any, out_pos: Any, out: Any,
-               signed: bool, scratch: Any, status: Any, lengths: Any) -> None:
+    def chunks(fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any, data_off: Any,
+               data_len: Any, orig: Any, out_pos: Any, out: Any, outv: Any, signed: bool,
+               scratch: Any, status: Any, lengths: Any) -> None:
         nsrc = len(src)
         base = src.ctypes.data
         sbase = scratch.ctypes.data
@@ -611,19 +616,16 @@ def _reduced_kernel(size: int) -> Any:
                 continue
             if not _part(codec, fns, ctx, base + d + c1, c2, sbase + cap, o2, lengths):
                 continue
-            md, data, dst = scratch[:o1], scratch[cap:cap + o2], out[p:p + n]
-            if size == 2:
-                ok = _unreduce2(md, data, dst, signed)
-            elif size == 4:
-                ok = _unreduce4(md, data, dst, signed)
-            else:
-                ok = _unreduce8(md, data, dst, signed)
-            if ok:
+            # the values of `outv` this chunk covers (none where it does not start at one)
+            whole = p % size == 0 and (p + n) // size <= len(outv)
+            lo, hi = (p // size, (p + n) // size) if whole else (0, 0)
+            if _unreduce(scratch[:o1], scratch[cap:cap + o2], out[p:p + n], outv[lo:hi],
+                         signed, size):
                 status[i] = 0
     return chunks
 
 
-_REDUCED = {size: _reduced_kernel(size) for size in (2, 4, 8)}
+_UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def reduced_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len: Any,
@@ -633,11 +635,11 @@ def reduced_chunks(codec: int, fns: Any, ctx: int, src: Any, md_off: Any, md_len
     parts (BWR's window table, the reduced data) into `scratch`, then `_unreduce` into
     `out[out_pos:out_pos + orig]`; `status` as for `shuffled_chunks`. `scratch` holds
     `8 + (orig + 1) * (size + 5) + orig` bytes."""
-    kernel = _REDUCED.get(size)
-    if kernel is None:   # not a size BIT_WIDTH_REDUCTION reduces: the Python path
+    if size not in _UNSIGNED:   # not a size BIT_WIDTH_REDUCTION reduces: the Python path
         return
-    kernel(codec, fns, ctx, src, md_off, md_len, data_off, data_len, orig, out_pos, out,
-           bool(signed), scratch, status, _tables(0)[1])
+    kernel = _form(_reduced_kernel, int(codec), int(size))
+    kernel(fns, ctx, src, md_off, md_len, data_off, data_len, orig, out_pos, out,
+           _words(out, _UNSIGNED[size]), bool(signed), scratch, status, _tables(0)[1])
 
 
 # ---- AES-256-GCM (TileDB's encryption filter) through OpenSSL's EVP calls (`native.aes_gcm`)

@@ -133,12 +133,13 @@ def _elements(src: Any, n: int, esize: int, out: Any, first: int, stop: int) -> 
             out[esize * i + j] = src[j * n + i]
 
 
-@numba.njit(nogil=True, cache=True)
-def unshuffle_into(src: Any, n: int, esize: int, out: Any, streaming: bool) -> bool:
+@numba.njit(nogil=True, cache=True, inline="always")
+def unshuffle_inline(src: Any, n: int, esize: int, out: Any, streaming: bool) -> bool:
     """Byte-unshuffle the `n` elements of `esize` bytes (2, 4 or 8) in the flat uint8 `src`
     into the flat uint8 `out`; False for another element size (the caller's loop then).
     `streaming`: non-temporal stores where the output lines allow it (call `store_fence`
-    before the output is read elsewhere)."""
+    before the output is read elsewhere). Inlined: a caller whose `esize` is a constant
+    (the fused kernels' closures) compiles the block shuffles of that size only."""
     if esize != 2 and esize != 4 and esize != 8:
         return False
     if n == 0:
@@ -163,6 +164,12 @@ def unshuffle_into(src: Any, n: int, esize: int, out: Any, streaming: bool) -> b
 
 
 @numba.njit(nogil=True, cache=True)
+def unshuffle_into(src: Any, n: int, esize: int, out: Any, streaming: bool) -> bool:
+    """`unshuffle_inline` compiled once for every element size (`kernels.unshuffler`)."""
+    return unshuffle_inline(src, n, esize, out, streaming)
+
+
+@numba.njit(nogil=True, cache=True)
 def _unshuffle_any(src: Any, n: int, esize: int, out: Any, streaming: bool) -> None:
     """`unshuffle_into`, or the plain loop for what it declines (other sizes, strides)."""
     if esize == 1:
@@ -172,48 +179,63 @@ def _unshuffle_any(src: Any, n: int, esize: int, out: Any, streaming: bool) -> N
         _elements(src, n, esize, out, 0, n)
 
 
-@numba.njit(nogil=True, cache=True)
-def bitunshuffle_blocks(src: Any, nb: int, b: int, esize: int, out: Any,
-                        streaming: bool = False) -> None:
-    """`nb` bitshuffle blocks of `b` elements (b % 8 == 0) of `esize` bytes, flat uint8.
-    Plane p = 8*j + k (bit k of byte j) holds b bits (b/8 bytes). Through a scratch block
-    that stays in L1 (8 KiB): byte q of planes 8j..8j+7 gathered into word j*b/8 + q (plane
-    k in byte k: an 8-byte unshuffle of the b/8 bytes of each of the 8 planes), every word
-    8x8 bit-transposed, which leaves byte j of element i at j*b + i; then the byte unshuffle
-    of the block into `out`. The unshuffles by the block shuffles, addressed directly when
-    the planes are whole steps (every block TileDB writes: an array slice per call costs
-    reference counting, 576 calls per 64 KiB); measured 30.6 -> 19.9 us per 64 KiB of
-    int64 (12 us of it the bit transpose, 18 vector operations per 4 words, on AMD Zen 1)."""
+@numba.njit(nogil=True, cache=True, inline="always")
+def bitunshuffle_block(src: Any, base: int, b: int, esize: int, out: Any, w: Any, wv: Any,
+                       streaming: bool, fast_planes: bool) -> None:
+    """One bitshuffle block of `b` elements (b % 8 == 0) of `esize` bytes at byte `base` of
+    the flat uint8 `src`, into `out` at the same byte. Plane p = 8*j + k (bit k of byte j)
+    holds b bits (b/8 bytes). Through the scratch `w` (at least b * esize bytes; `wv` the
+    same memory as uint64), which stays in L1 (8 KiB): byte q of planes 8j..8j+7 gathered
+    into word j*b/8 + q (plane k in byte k: an 8-byte unshuffle of the b/8 bytes of each of
+    the 8 planes), every word 8x8 bit-transposed, which leaves byte j of element i at
+    j*b + i; then the byte unshuffle of the block into `out`. The unshuffles by the block
+    shuffles, addressed directly when the planes are whole steps (every block TileDB
+    writes: an array slice per call costs reference counting, 576 calls per 64 KiB);
+    measured 30.6 -> 19.9 us per 64 KiB of int64 (12 us of it the bit transpose, 18 vector
+    operations per 4 words, on AMD Zen 1). Other blocks (a short last one): by the vector
+    shuffles when `fast_planes`, by plain loops otherwise (the fused kernels: less to
+    compile, for a block under 8 KiB). Inlined, so `esize` and `fast_planes` constants of
+    the caller prune the other sizes' code."""
     pb = b // 8
     bs = b * esize
-    w = np.empty(bs, np.uint8)
-    wv = w.view(np.uint64)
-    wbase = w.ctypes.data
     direct = src.strides[0] == 1 and out.strides[0] == 1 and pb % _BLOCK == 0 \
         and (esize == 1 or esize == 2 or esize == 4 or esize == 8)
-    sbase, obase = src.ctypes.data, out.ctypes.data
+    sbase, obase, wbase = src.ctypes.data, out.ctypes.data, w.ctypes.data
     # constants passed to `_unshuffle_any` as typed values: a literal argument would compile
     # it once more, for that literal (`_blocks` is inlined: its literals fold away)
     eight: Any = np.int64(8)
     regular: Any = np.bool_(False)
-    for blk in range(nb):
-        base = blk * bs
-        for g in range(esize):
-            if direct:
-                _blocks(8, sbase + base + 8 * g * pb, pb, wbase + 8 * g * pb, 0, pb, False)
-            else:
-                _unshuffle_any(src[base + 8 * g * pb:base + 8 * (g + 1) * pb], pb, eight,
-                               w[8 * g * pb:8 * (g + 1) * pb], regular)
-        for i in range(esize * pb):   # LLVM vectorises this loop
-            x = wv[i]
-            t = (x ^ (x >> np.uint64(7))) & np.uint64(0x00AA00AA00AA00AA)
-            x = x ^ t ^ (t << np.uint64(7))
-            t = (x ^ (x >> np.uint64(14))) & np.uint64(0x0000CCCC0000CCCC)
-            x = x ^ t ^ (t << np.uint64(14))
-            t = (x ^ (x >> np.uint64(28))) & np.uint64(0x00000000F0F0F0F0)
-            wv[i] = x ^ t ^ (t << np.uint64(28))
-        if direct and esize > 1:
-            _blocks(esize, wbase, b, obase + base, 0, b,
-                    streaming and (obase + base) % 16 == 0)
+    for g in range(esize):
+        if direct:
+            _blocks(8, sbase + base + 8 * g * pb, pb, wbase + 8 * g * pb, 0, pb, False)
+        elif fast_planes:
+            _unshuffle_any(src[base + 8 * g * pb:base + 8 * (g + 1) * pb], pb, eight,
+                           w[8 * g * pb:8 * (g + 1) * pb], regular)
         else:
-            _unshuffle_any(w, b, esize, out[base:base + bs], streaming)
+            _elements(src[base + 8 * g * pb:base + 8 * (g + 1) * pb], pb, 8,
+                      w[8 * g * pb:8 * (g + 1) * pb], 0, pb)
+    for i in range(esize * pb):   # LLVM vectorises this loop
+        x = wv[i]
+        t = (x ^ (x >> np.uint64(7))) & np.uint64(0x00AA00AA00AA00AA)
+        x = x ^ t ^ (t << np.uint64(7))
+        t = (x ^ (x >> np.uint64(14))) & np.uint64(0x0000CCCC0000CCCC)
+        x = x ^ t ^ (t << np.uint64(14))
+        t = (x ^ (x >> np.uint64(28))) & np.uint64(0x00000000F0F0F0F0)
+        wv[i] = x ^ t ^ (t << np.uint64(28))
+    if direct and esize > 1:
+        _blocks(esize, wbase, b, obase + base, 0, b, streaming and (obase + base) % 16 == 0)
+    elif fast_planes:
+        _unshuffle_any(w, b, esize, out[base:base + bs], streaming)
+    else:
+        _elements(w, b, esize, out[base:base + bs], 0, b)
+
+
+@numba.njit(nogil=True, cache=True)
+def bitunshuffle_blocks(src: Any, nb: int, b: int, esize: int, out: Any,
+                        streaming: bool = False) -> None:
+    """`nb` bitshuffle blocks of `b` elements (b % 8 == 0) of `esize` bytes, flat uint8
+    (`bitunshuffle_block`, each through one scratch block)."""
+    w = np.empty(b * esize, np.uint8)
+    wv = w.view(np.uint64)
+    for blk in range(nb):
+        bitunshuffle_block(src, blk * b * esize, b, esize, out, w, wv, streaming, True)

@@ -42,10 +42,10 @@ def rle_strings(enc, a, b, out, offs):
             return -1
         if ln > 0 and r > (cap - o) // ln:
             return -1
-        word = enc[s:s + ln]
         for _ in range(r):
             offs[cell] = o
-            out[o:o + ln] = word
+            for k in range(ln):   # a loop: a slice assignment compiles its error's formatting
+                out[o + k] = enc[s + k]
             o += ln
             cell += 1
         pos = s + ln
@@ -55,16 +55,16 @@ def rle_strings(enc, a, b, out, offs):
 
 
 @kernel
-def dict_strings(dbuf, b, ids, a, out, offs):
+def dict_strings(dbuf, b, ids, a, out, offs, starts, lens):
     """Dictionary entries `[b-byte BE length][string]` filling `dbuf` exactly; one a-byte
-    BE id per cell in `ids`: the cells written into `out` (exactly their bytes) and `offs`."""
+    BE id per cell in `ids`: the cells written into `out` (exactly their bytes) and `offs`.
+    `starts`, `lens`: int64 scratch of `len(dbuf) // b + 1` entries (made by the caller: an
+    allocation in the kernel compiles numpy's allocator into a first run)."""
     n = dbuf.shape[0]
     ncells = offs.shape[0]
     cap = out.shape[0]
-    if ids.shape[0] != ncells * a:
+    if ids.shape[0] != ncells * a or len(starts) < n // b + 1 or len(lens) < n // b + 1:
         return -1
-    starts = np.empty(n // b + 1, np.int64)
-    lens = np.empty(n // b + 1, np.int64)
     nent = 0
     pos = np.int64(0)
     while pos < n:
@@ -91,7 +91,8 @@ def dict_strings(dbuf, b, ids, a, out, offs):
             return -1
         s = starts[w]
         offs[c] = o
-        out[o:o + ln] = dbuf[s:s + ln]
+        for k in range(ln):
+            out[o + k] = dbuf[s + k]
         o += ln
     if o != cap:
         return -1

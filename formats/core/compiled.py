@@ -187,8 +187,8 @@ class _OwnProcess:
 
 
 # what one stack's kernels take to compile, measured on a busy 2-core machine
-# (tests/benchmarks/startup.py --kernels): the note tells the user the order of magnitude
-COMPILE_NOTE = "compiling decode kernels once (about 5 s)…"
+# (tests/benchmarks/startup.py --kernels: 1.5-3 s): the note tells the order of magnitude
+COMPILE_NOTE = "compiling decode kernels once (a few seconds)…"
 
 
 def own_process(notice: Optional[Callable[[str], None]] = None) -> None:
@@ -338,6 +338,7 @@ class Kernel:
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self._jit: Optional[Callable[..., Any]] = None
+        self._inline: Any = None
 
     def get(self, nbytes: int = MIN_BYTES) -> Optional[Callable[..., Any]]:
         """The compiled function, or None: take the numpy path."""
@@ -349,6 +350,17 @@ class Kernel:
                 if self._jit is None:
                     self._jit = numba.njit(nogil=True, cache=True)(self.py)
         return self._jit
+
+    def inlined(self) -> Any:
+        """The kernel for other compiled code to inline (numba loaded: `nativekernels`): its
+        body compiled into the caller, whose constants prune its branches, rather than a
+        function of its own compiled for every size of everything (a first run's cost)."""
+        if self._inline is None:
+            numba = _load()
+            with _lock:
+                if self._inline is None:
+                    self._inline = numba.njit(nogil=True, cache=True, inline="always")(self.py)
+        return self._inline
 
 
 def kernel(fn: Callable[..., Any]) -> Kernel:

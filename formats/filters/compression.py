@@ -5,13 +5,10 @@ u32 compressed length) per part; the data is every compressed metadata part, the
 compressed data part. Earlier filters' metadata travels compressed inside the data."""
 from __future__ import annotations
 
-import bz2
 import zlib
 from typing import List, Optional, Tuple
 
-import lz4.block
 import zstandard
-from zlib_ng import zlib_ng
 
 from ..accel.unread import unread_metadata
 from ..core.cursor import Cursor
@@ -177,7 +174,10 @@ class Gzip(CompressionFilter):
 
     def decompress(self, data, original, info):
         # zlib-ng (the same streams, about 1.9× the system zlib's speed), through its
-        # public zlib-compatible API, which releases the GIL while it inflates
+        # public zlib-compatible API, which releases the GIL while it inflates; imported
+        # here, as the other codecs' libraries, by the arrays that use it
+        from zlib_ng import zlib_ng
+
         d = zlib_ng.decompressobj()
         out = d.decompress(data, _bounded(original) + 1)  # never more than declared (+1 to detect)
         if not d.eof and len(out) <= original:
@@ -252,11 +252,15 @@ class LZ4(CompressionFilter):
     default_level = 1
 
     def compress(self, data, level, info):
+        import lz4.block
+
         return lz4.block.compress(data, store_size=False)
 
     def decompress(self, data, original, info):
         if original == 0:
             return b""
+        import lz4.block
+
         return lz4.block.decompress(data, uncompressed_size=_bounded(original))
 
 
@@ -273,9 +277,13 @@ class Bzip2(CompressionFilter):
     default_level = 1
 
     def compress(self, data, level, info):
+        import bz2
+
         return bz2.compress(data, max(1, min(9, level)))
 
     def decompress(self, data, original, info):
+        import bz2
+
         d = bz2.BZ2Decompressor()
         out = d.decompress(data, max_length=_bounded(original) + 1)
         if not d.eof and len(out) <= original:

@@ -202,7 +202,9 @@ class DoubleDelta(_TypedCodec):
             vals = _double_delta_values(words, n, bitsize, first)
         else:
             vals = np.empty(n, dtype=np.int64)
-            kernel(words, n, bitsize, int(first[0]), int(first[1]), vals)
+            wb = words.view(np.uint8)                  # the words as their bytes
+            st = np.empty(len(wb) + 16, np.uint8)      # the kernel's scratch
+            kernel(wb, n, bitsize, int(first[0]), int(first[1]), vals, st)
         return vals.astype(t, copy=False).tobytes()
 
 

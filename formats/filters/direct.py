@@ -85,7 +85,12 @@ def reverse_strings_into(spec: FilterSpec, stage: Stage, run: RunContext,
         return None
     offs = np.empty(osize // 8, np.uint64)
     enc = u8(data)
-    got = k(enc, a, b, out, offs) if rle else k(dbuf, b, enc, a, out, offs)
+    if rle:
+        got = k(enc, a, b, out, offs)
+    else:
+        entries = len(dbuf) // b + 1   # type: ignore[arg-type]
+        got = k(dbuf, b, enc, a, out, offs, np.empty(entries, np.int64),
+                np.empty(entries, np.int64))
     return offs if got == len(offs) else None
 
 

@@ -317,7 +317,7 @@ def test_double_delta_zero_bit_records(monkeypatch):
     n = 70
     words = np.full(2, 0xA5A5A5A5A5A5A5A5, np.uint64)[:-(-(n - 2) // 64)]
     out = np.empty(n, np.int64)
-    fn(words, n, 0, 5, 12, out)
+    fn(words.view(np.uint8), n, 0, 5, 12, out, np.empty(words.nbytes + 16, np.uint8))
     assert out.tolist() == [5 + 7 * i for i in range(n)]
 
 

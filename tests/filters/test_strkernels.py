@@ -95,5 +95,7 @@ def test_kernels_run_as_plain_python_too():
     assert out.tobytes() == b"abab" and offs.tolist() == [0, 2, 4]
     d = np.frombuffer(b"\x01q\x02rs", np.uint8)
     out, offs = np.zeros(4, np.uint8), np.zeros(3, np.uint64)
-    assert dict_strings.py(d, 1, np.frombuffer(b"\x01\x00\x00", np.uint8), 1, out, offs) == 3
+    scratch = (np.zeros(len(d) + 1, np.int64), np.zeros(len(d) + 1, np.int64))
+    assert dict_strings.py(d, 1, np.frombuffer(b"\x01\x00\x00", np.uint8), 1, out, offs,
+                           *scratch) == 3
     assert out.tobytes() == b"rsqq" and offs.tolist() == [0, 2, 3]

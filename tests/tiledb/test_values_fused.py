@@ -427,8 +427,10 @@ def test_scaled_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path):
 @pytest.mark.parametrize("at", [8, 9])
 def test_reduced_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path, at):
     """[BIT_WIDTH_REDUCTION, LZ4] chunks rebuilt from a tiledb-py chunk's window table and
-    data, edited: taken exactly where the Python path decodes them, and then alike — into
-    whole values (`at` 8) and byte by byte (`at` 9: the output not aligned)."""
+    data, edited: taken exactly where the Python path decodes them, and then alike, into
+    whole values (`at` 8); an output whose values are not aligned in memory (`at` 9) is
+    left to the Python path whole (a byte loop for it cost every first run more compile
+    than it could save: `values` and verify decode into aligned buffers)."""
     assert compiled._load() is not None
     role, md, body, orig = _first_chunk(tmp_path, "bwr", "int32", STACKS["bwr_lz4"]())
     plan = fused.fused_plan(role.specs, role.info)
@@ -470,10 +472,15 @@ def test_reduced_kernel_takes_only_what_the_python_path_decodes_alike(tmp_path, 
         except TileError:
             theirs = None
         taken[label] = left == []
+        if at % 4:   # not aligned: every chunk left to the Python path
+            assert not taken[label], label
+            continue
         if label != "table with bytes after":   # left to the Python path whatever it says
             assert taken[label] == (theirs is not None), (label, taken)
         if taken[label]:
             assert out[at:at + orig].tobytes() == bytes(theirs), label
+    if at % 4:
+        return
     assert taken["as written"] and taken["offset changed"] and not taken["bit width 7"], taken
     assert taken["every value negative (sign-extended)"], taken
     assert not taken["table with bytes after"], taken

@@ -38,7 +38,6 @@ rule; every number that tunes either is in `compiled.TUNING`.
 from __future__ import annotations
 
 import enum
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol, Sequence, Tuple
 
@@ -138,6 +137,8 @@ def _map(decoder: Any, fn: Callable[[int], List[int]], starts: Sequence[int],
     if workers > 1 and len(starts) > 1:
         if decoder.pool is not None:
             return [i for part in decoder.pool.map(fn, starts) for i in part]
+        from concurrent.futures import ThreadPoolExecutor  # here: a small decode needs none
+
         with ThreadPoolExecutor(workers) as ex:
             return [i for part in ex.map(fn, starts) for i in part]
     return [i for a in starts for i in fn(a)]
