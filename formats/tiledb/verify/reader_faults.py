@@ -149,6 +149,17 @@ def empty_tile_read_error(types: List[int], encrypted: bool) -> Optional[str]:
     return None
 
 
+def _while_read(array, field) -> str:
+    """Which reads meet the tile: every one, or (an attribute a later schema dropped) only
+    those at times whose schema still has it (libtiledb reads the latest schema's fields)."""
+    latest = getattr(array, "latest_schema", None)
+    if latest is None or field.name in {f.name for f in
+                                        list(latest.attributes) + list(latest.dimensions)}:
+        return ""
+    return (f" where they read {field.name!r} (at times before the schema evolution that "
+            f"dropped it; the latest schema has no {field.name!r}, reads at it succeed)")
+
+
 def check_unreadable_empty_tiles(document, array, frag) -> List[Node]:
     """A warning per var-sized field of `frag` holding empty tiles libtiledb cannot read."""
     from .check_findings import finding
@@ -179,6 +190,6 @@ def check_unreadable_empty_tiles(document, array, frag) -> List[Node]:
                            f"{obj.name!r}: {len(empty)} empty var tile(s) (tile {names}) written "
                            f"through [{stages}]: libtiledb 2.30 writes such a tile but cannot "
                            f"read it back (\"{error}\"), so reads "
-                           f"of this fragment fail; the cells are '' and arrayscope reads them",
-                           code=EMPTY_TILE_UNREADABLE))
+                           f"of this fragment fail{_while_read(array, obj)}; the cells are '' "
+                           f"and arrayscope reads them", code=EMPTY_TILE_UNREADABLE))
     return out
