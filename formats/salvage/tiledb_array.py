@@ -52,9 +52,10 @@ def salvage_array(job: Job, path: str, out_rel: str) -> bool:
             fields = [a.name for a in schema.attributes]
             if not schema.dense:
                 fields = [d.name for d in schema.dimensions] + fields
-            _fragments(job, snap, path, rel, out_rel, fields, schema.dense)
+            book = visibility.bookkeeping(snap)   # read once: the fragments' and conditions'
+            _fragments(job, snap, book, path, rel, out_rel, fields, schema.dense)
             _array_metadata(job, snap, path, rel, out_rel)
-            _conditions(job, snap, path, out_rel)
+            _conditions(job, snap, book.ignored, path, out_rel)
             _left_out(job, snap, rel)
     finally:
         doc.close()
@@ -75,9 +76,8 @@ def _schemas(job: Job, path: str, out_rel: str) -> None:
         job.copy(legacy, _join(out_rel, layout.LEGACY_SCHEMA_FILE))
 
 
-def _fragments(job: Job, snap, path: str, rel: str, out_rel: str, fields: List[str],
-               dense: bool) -> None:
-    book = visibility.bookkeeping(snap)
+def _fragments(job: Job, snap, book: visibility.Bookkeeping, path: str, rel: str, out_rel: str,
+               fields: List[str], dense: bool) -> None:
     by_rel = {fd.rel: fd for fd in snap.listing.fragments.values()}
     damaged: Dict[str, List[Loss]] = {}
     for frag_rel in sorted(book.committed):
@@ -228,7 +228,7 @@ def _array_metadata(job: Job, snap, path: str, rel: str, out_rel: str) -> None:
             job.copy(os.path.join(path, m), _join(out_rel, m))
 
 
-def _conditions(job: Job, snap, path: str, out_rel: str) -> None:
+def _conditions(job: Job, snap, ignored: Set[str], path: str, out_rel: str) -> None:
     """Delete and update commits whose range lies inside [0, T]: they change what is read.
     One held inside a consolidated commits file (not ignored) is written out as its own
     `__commits/<name>.del` (the `.con` embeds the commit's file byte for byte), since OUT
@@ -238,7 +238,6 @@ def _conditions(job: Job, snap, path: str, out_rel: str) -> None:
         if cf.ext in (".del", ".upd") and visibility.counts_at(r, 0, job.at, dense=True):
             if job.copy(os.path.join(path, r), _join(out_rel, r)):
                 written.add(r.rsplit("/", 1)[-1])
-    ignored = visibility.bookkeeping(snap).ignored
     for r, cf in sorted(snap.commit_files.items()):
         if cf.ext != ".con":
             continue
