@@ -36,7 +36,7 @@ def salvage_array(job: Job, path: str, out_rel: str) -> bool:
     rel = job.rel(path)
     doc = Document(path, Context(key=job.key))
     try:
-        with take(doc, models_only=True) as snap:
+        with take(doc) as snap:
             schema = snap.latest_schema
             if schema is None:
                 job.report.notes.append(f"{rel}: no readable schema: the array is not written")

@@ -344,7 +344,7 @@ def _rewrite_unchanged(path: str, out: str, key=None):
     pairs = []
     doc = Document(path, Context(key=key))
     try:
-        with take(doc, models_only=True) as snap:
+        with take(doc) as snap:
             for fd in snap.listing.fragments.values():
                 frag = Fragment(job, fd.path, fd.rel, snap.metadata[fd.name])
                 rewrite(job, frag, "")

@@ -10,7 +10,7 @@ from ...core.filesystems import fs_of
 from ...core.health import ArrayHealth, Extents, FileVerdict, VersionVerdict, now_ms
 from ..model import compat
 from ..model.names import decode_name
-from . import extents, visibility
+from . import extents, verified_metadata, visibility
 from .snapshot import Snapshot, take
 
 
@@ -21,7 +21,7 @@ def array_health(document, at: Optional[int] = None, reader: Optional[str] = Non
     before anything is read."""
     release = compat.parse_release(reader) if reader else None
     end = now_ms() if at is None else int(at)
-    with take(document) as snap:
+    with take(document, verified_metadata.reader()) as snap:
         rows, conds, open_err, read_err, notes = visibility.fragment_rows(snap, start, end)
         schema = snap.latest_schema
         out = ArrayHealth(document.path, end,
@@ -116,7 +116,7 @@ def verdict(snap: Snapshot, rows, release) -> VersionVerdict:
 
 
 def array_extents(document) -> Extents:
-    with take(document) as snap:
+    with take(document, verified_metadata.reader()) as snap:
         schema = snap.latest_schema
         out = Extents()
         if schema is not None:

@@ -4,19 +4,29 @@ commit, vacuum, ignore and consolidated-commits file.
 
 Only small files are read: schemas, fragment metadata, commit files (never the data files).
 Per array, so a group's members are each one snapshot (the groups work calls this per member).
-A document already opened on the array lends its parsed model instead of parsing again."""
+A document already opened on the array lends its parsed model instead of parsing again.
+
+Each fragment's metadata is read by the caller's `MetadataReader`: the model alone
+(`model_only`, the default: salvage wants its facts) or as verify reads it (health:
+`verified_metadata.reader`)."""
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ...core.context import Context
 from ...core.document import Document
 from ...core.filesystems import fs_of
 from ...core.remote import absolute
 from ..model import layout, listing
-from ..model.array_model import ArraySchema, FragmentMetadata, TileDBArray, TileDBContext, with_schema
+from ..model.array_model import (
+    ArraySchema,
+    FragmentMetadata,
+    TileDBArray,
+    TileDBContext,
+    with_schema,
+)
 from ..parse import commits as commits_mod
 from ..parse import fragment_metadata
 from ..parse import schema as schema_mod
@@ -79,28 +89,39 @@ def _u32_at(path: str, offset: int) -> Optional[int]:
     return int.from_bytes(b, "little") if len(b) == 4 else None
 
 
-def take(document, models_only: bool = False) -> Snapshot:
+# reads one `__fragment_metadata.tdb`: (the snapshot's document, its source, the context
+# with the array and its latest schema) -> the model, None where nothing of it is readable
+MetadataReader = Callable[[Document, Any, Context], Optional[FragmentMetadata]]
+
+
+def model_only(scratch: Document, src, fctx: Context) -> Optional[FragmentMetadata]:
+    """The metadata as the model alone (`fragment_metadata.load_fragment_metadata`: the
+    footer, sections on first use, no nodes): its facts, not its findings."""
+    fm = fragment_metadata.load_fragment_metadata(src, fctx)
+    return fm if fm.footer is not None else None
+
+
+def take(document, read_metadata: MetadataReader = model_only) -> Snapshot:
     """The snapshot of the array `document` was opened on (its own model reused when the
-    document parsed the whole array). Use it in a `with` block: it holds files open for
-    the fragment metadata it reads on demand. `models_only`: each fragment's metadata read
-    as the model alone (`fragment_metadata.load_fragment_metadata`: the footer, sections on
-    first use, no nodes), for callers that need its facts, not its findings (salvage)."""
+    document parsed the whole array), each fragment's metadata read by `read_metadata`. Use
+    it in a `with` block: it holds files open for the fragment metadata it reads on
+    demand."""
     path = document.path
     key = getattr(document.ctx, "key", None)
     snap = Snapshot(path, listing.list_array(path, getattr(document, "fs", None)), key=key)
     model = document.model if isinstance(getattr(document, "model", None), TileDBArray) else None
     if model is not None and absolute(model.path) != absolute(path):
         model = None
-    scratch = _scratch(path, key)
-    snap.scratch = scratch
     array = model or TileDBArray(path)
     ctx = Context(key=key, format=TileDBContext(array=array))
+    scratch = Document(path, ctx)   # (the model path asks its document for the array)
+    snap.scratch = scratch
     try:
         _schemas(snap, scratch, ctx, model)
         if model is None:
             array.schemas = dict(snap.schemas)
             array.latest_schema = snap.latest_schema
-        _fragments(snap, scratch, ctx, model, models_only)
+        _fragments(snap, scratch, ctx, model, read_metadata)
         _commits(snap, scratch, ctx)
     except BaseException:
         scratch.close()
@@ -143,7 +164,7 @@ def _schemas(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
 
 
 def _fragments(snap: Snapshot, scratch: Document, ctx: Context, model,
-               models_only: bool = False) -> None:
+               read_metadata: MetadataReader) -> None:
     by_path = {}
     if model is not None:
         by_path = {absolute(f.path): f.metadata for f in model.fragments}
@@ -156,14 +177,8 @@ def _fragments(snap: Snapshot, scratch: Document, ctx: Context, model,
             snap.metadata[name] = None
             continue
         try:
-            src = scratch.open_source(fm_path)
-            fctx = with_schema(ctx, snap.latest_schema)
-            fm: Optional[FragmentMetadata]
-            if models_only:
-                fm = fragment_metadata.load_fragment_metadata(src, fctx)
-                fm = fm if fm.footer is not None else None
-            else:
-                _node, fm = fragment_metadata.parse_fragment_metadata_file(scratch, src, fctx)
+            fm = read_metadata(scratch, scratch.open_source(fm_path),
+                               with_schema(ctx, snap.latest_schema))
         except Exception:
             fm = None
         snap.metadata[name] = fm

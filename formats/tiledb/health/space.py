@@ -21,13 +21,14 @@ from ..model import layout
 from ..model.array_model import ArraySchema, Dimension, FragmentMetadata
 from ..parse import data_files
 from ..parse.rawtile import TileError, chunk_table
+from . import verified_metadata
 from .snapshot import Snapshot, take
 
 DECODE_BUDGET = 32 << 20   # stored bytes reversed per file before sampling
 
 
 def array_space(document) -> SpaceReport:
-    with take(document) as snap:
+    with take(document, verified_metadata.reader()) as snap:
         return _space(snap, document.path)
 
 
