@@ -76,3 +76,36 @@ def test_soma_experiment_members_open_when_expanded(qtbot, win):
     assert win.diag.model.rowCount() == 0  # verify walked every member: nothing found
     node = data.data(0, Qt.UserRole)
     assert node.path() == "pbmc68k/ms/RNA/X/data"
+
+
+def test_soma_sparse_chunk_shows_its_coordinates_in_the_cells_pane(qtbot, win):
+    """The chunk of a member array (ms/RNA/X/data, sparse) shows each cell's coordinates
+    (soma_dim_0, soma_dim_1) beside its value, as a sparse array opened alone does (the
+    chunk was located in the experiment's model, a group's: no field, no coordinates);
+    each (coordinates, value) is tiledb-py's."""
+    import numpy as np
+    import tiledb
+
+    with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
+        win.open_path(SOMA)
+    node = win.session.document.root
+    for part in ("ms", "RNA", "X", "data", "__fragments"):
+        node.ensure_built()
+        node = node[part]
+    frag = sorted(c.name for c in node.iter_children())[0]
+    chunk = node[frag]["a0.tdb"]["Tile 1"]["Chunk 1"]
+    win.select_node(chunk)
+    panel = win.pipeline
+    qtbot.waitUntil(lambda: panel.cells.table is not None, timeout=WAIT_MS)
+    table = panel.cells.table
+    assert [c.name for c in table.columns[:3]] == ["soma_dim_0", "soma_dim_1", "FLOAT32"]
+    with tiledb.open(os.path.join(SOMA, "ms", "RNA", "X", "data")) as A:
+        q = A.query(coords=True)[:]
+    want = {(int(i), int(j)): v for i, j, v in zip(q["soma_dim_0"], q["soma_dim_1"],
+                                                  q["soma_data"])}
+    got = {(table.coords.value(r, 0), table.coords.value(r, 1)): table.arr[r]
+           for r in range(table.row_count())}
+    assert table.row_count() == len(q["soma_data"]) == len(got) > 100   # one tile: all cells
+    assert all(np.float32(want[ij]) == np.float32(v) for ij, v in got.items())
+    first = [panel.cells.data(panel.cells.index(0, k)) for k in range(2)]
+    assert first == [str(table.coords.value(0, 0)), str(table.coords.value(0, 1))]

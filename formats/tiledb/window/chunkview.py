@@ -207,7 +207,8 @@ class TileDBChunkView:
         """The attribute / dimension, part and tile of a data file's chunk (None for other
         tiles: generic tiles, label arrays, files without readable fragment metadata)."""
         try:
-            return TC.locate(self.document, self.ci.source, self.ci.metadata_offset)
+            return TC.locate(self.document, self.ci.source, self.ci.metadata_offset,
+                             self.node or self.tile_node)
         except Exception:  # noqa: BLE001 - a title is not worth an exception
             return None
 

@@ -76,9 +76,10 @@ def field_text(document, node: Node) -> str:
     """`attribute 'counts' data` for a data file, from its fragment's schema."""
     from ..model.array_model import FragmentMetadata
     from ..parse.data_files import file_role
+    from .tile_cells import array_of
 
     fm = node.data
-    array = _array_of(document, node)
+    array = array_of(document, node)
     if fm is None and node.pending and array is not None:
         fm = _footer_model(document, array, node)   # not parsed yet (a lazy open)
     if not isinstance(fm, FragmentMetadata) or array is None:
@@ -117,15 +118,3 @@ def _footer_model(document, array, node: Node):
         return load_fragment_metadata(src, ctx)
     except Exception:  # noqa: BLE001 - a label is not worth an exception
         return None
-
-
-def _array_of(document, node: Node):
-    """The array model of the array directory holding `node` (a member of a group too)."""
-    n = node.parent
-    while n is not None:
-        for model in (n.data, getattr(n.data, "model", None)):
-            if hasattr(model, "schema_for"):
-                return model
-        n = n.parent
-    model = getattr(document, "model", None)
-    return model if hasattr(model, "schema_for") else None

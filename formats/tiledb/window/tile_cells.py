@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Union
 
 import numpy as np
 
+from ...core.node import Node
 from ...filters.enums import DATATYPE_NAMES, DATETIME_UNITS, TIME_UNITS, VAR_NUM, Datatype, datatype_size, numpy_dtype
 from ..model.array_model import ArraySchema, Attribute, Dimension, Fragment, FragmentMetadata
 from ..parse.data_files import DataFileRole, file_role, over_limit, tile_bounds, tile_offsets_for
@@ -93,11 +94,25 @@ def _fragment_of(array, path: str) -> Optional[Fragment]:
                 None)
 
 
-def locate(document, source, offset: Optional[int] = None) -> Optional[FieldTile]:
-    """The field, part and tile of `source` (a data file of a fragment of the document's
-    TileDB array) at byte `offset`; None when `source` is not such a file or its fragment
-    metadata cannot be read."""
-    array = getattr(document, "model", None)
+def array_of(document, node: Optional[Node]):
+    """The array model of the array directory holding `node` (a group member's too: the
+    document's model is then the group's), else the document's."""
+    n = node.parent if node is not None else None
+    while n is not None:
+        for model in (n.data, getattr(n.data, "model", None)):
+            if hasattr(model, "schema_for"):
+                return model
+        n = n.parent
+    model = getattr(document, "model", None)
+    return model if hasattr(model, "schema_for") else None
+
+
+def locate(document, source, offset: Optional[int] = None, node: Optional[Node] = None
+           ) -> Optional[FieldTile]:
+    """The field, part and tile of `source` (a data file of a fragment of the TileDB array
+    holding `node`, the document's without one) at byte `offset`; None when `source` is
+    not such a file or its fragment metadata cannot be read."""
+    array = array_of(document, node)
     path = getattr(source, "path", None)
     if array is None or path is None or not hasattr(array, "fragments"):
         return None
