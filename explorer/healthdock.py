@@ -400,7 +400,7 @@ def install(window) -> HealthView:
             return
         view.fragments.set_findings([])
         if app.session is None:
-            shown["pending"] = False
+            shown["doc"], shown["pending"] = None, False   # (it kept the closed document alive)
             outer.set_document(None)
             button.setVisible(False)
             dock.hide()

@@ -1,0 +1,53 @@
+"""A closed document is freed (issue 28 item 3, pytest-qt offscreen): the window opens a
+SOMA experiment (tiledbsoma wrote it), verifies it, shows its health and a member's chunk
+in the pipeline panel (its decoded cells in the Cells pane), then closes it; once the test
+drops its own references and collects, the Document, its sources and the cells' buffer are
+gone. The Health dock's closure kept the closed document (`healthdock`: `shown["doc"]`)."""
+from __future__ import annotations
+
+import gc
+import os
+import weakref
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import arrayscope.explorer.qtfix  # noqa: E402,F401  (before any Qt call)
+from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.paths import DATA  # noqa: E402
+from tests.support.waits import WAIT_MS  # noqa: E402
+
+SOMA = os.path.join(DATA, "soma", "pbmc68k")
+
+
+def _shown_and_closed(qtbot, win):
+    """Weak references to what the window held for the experiment, after closing it."""
+    with qtbot.waitSignal(win.verifier.done, timeout=WAIT_MS):
+        win.open_path(SOMA)
+    qtbot.waitUntil(lambda: win.session is not None, timeout=WAIT_MS)
+    doc = win.session.document
+    node = doc.root
+    for part in ("ms", "RNA", "X", "data", "__fragments"):
+        node.ensure_built()
+        node = node[part]
+    frag = sorted(c.name for c in node.iter_children())[0]
+    win.select_node(node[frag]["a0.tdb"]["Tile 1"]["Chunk 1"])
+    qtbot.waitUntil(lambda: win.pipeline.cells.table is not None, timeout=WAIT_MS)
+    view = win.health_view
+    win.d_health.show()
+    win.d_health.raise_()
+    qtbot.waitUntil(lambda: bool(view.runner.ran) and not view.busy, timeout=WAIT_MS)
+    held = [weakref.ref(doc), weakref.ref(win.pipeline.cells.table.arr)]
+    held += [weakref.ref(s) for s in list(doc.sources)[:20]]
+    assert len(held) > 5 and all(r() is not None for r in held)
+    win.close_document()
+    qtbot.wait(50)
+    return held
+
+
+def test_a_closed_document_is_freed(qtbot, tmp_path):
+    win = open_window(qtbot, tmp_path)
+    held = _shown_and_closed(qtbot, win)
+    gc.collect()
+    alive = [r() for r in held if r() is not None]
+    assert not alive, [type(a).__name__ for a in alive]
+    assert win.session is None
