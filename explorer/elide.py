@@ -4,7 +4,9 @@ item 4): Qt's middle elision cut `__1700000000001_1700000000001_484de…_22` to 
 
 - `elide_words`: a name made of words (`_ . - / space`): its first word stays whole (a
   fragment's timestamp), the other words are shortened in their middle, the longest first
-  (the uuid), then the end is cut if that is not enough.
+  (the uuid), then dropped in the middle (`__1795550412597…_22`, `__1795550412597…`); only a
+  row narrower than that has its end cut (`fit_name_column` gives the rows on screen room
+  for `least_shown`).
 - `elide_path`: a `/` path: its first part (the member) and its last (the file) stay, the
   longest parts between are replaced by one `…` first (fragment folders), then Qt's.
 - `ElidingDelegate`: a view column painted with one of them at the column's width (the
@@ -54,8 +56,25 @@ def elide_words(text: str, fm: QFontMetrics, width: int) -> str:
             out[i] = word[:head] + ELLIPSIS + word[len(word) - (kept - head):]
             if _fits(fm, "".join(out), width):
                 return "".join(out)
-    cut = fm.elidedText("".join(out), Qt.TextElideMode.ElideRight, width)
-    return cut.replace(ELLIPSIS + ELLIPSIS, ELLIPSIS)   # cut just after a shortened word
+    # the other words dropped in the middle: the first whole, the last kept while it fits
+    # (`__1795550412597…_22`), then the first alone (`__1795550412597…`)
+    last = parts[words[-1] - 1] + parts[words[-1]] if words[-1] > words[0] else ""
+    for tail in (last, ""):
+        shown = least_shown(text) + tail
+        if _fits(fm, shown, width):
+            return shown
+    return fm.elidedText(text, Qt.TextElideMode.ElideRight, width)   # (the row is too narrow)
+
+
+def least_shown(text: str) -> str:
+    """The least of `text` that `elide_words` keeps while it can: up to its first word
+    whole, then `…` (a fragment's `__1795550412597…`); the text itself when it has one
+    word. `windowfit.fit_name_column` gives the tree's rows room for it."""
+    parts = _SEPARATORS.split(text)
+    words = [i for i in range(0, len(parts), 2) if parts[i]]
+    if len(words) < 2:
+        return text
+    return "".join(parts[:words[0] + 1]) + ELLIPSIS
 
 
 def elide_path(text: str, fm: QFontMetrics, width: int) -> str:
@@ -107,6 +126,22 @@ class ElidingDelegate(QStyledItemDelegate):
 
     def shown(self, view: QAbstractItemView, index: QModelIndex) -> str:
         """The text painted for `index` in `view` as it is now (what a user reads)."""
+        return self._elided(self._option(view, index))
+
+    def width_for(self, view: QAbstractItemView, index: QModelIndex, text: str) -> int:
+        """The column width (from the column's left edge, indentation included) at which
+        `index`'s row would paint `text` whole."""
+        opt = self._option(view, index)
+        style = opt.widget.style() if opt.widget is not None else QApplication.style()
+        rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget)
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, opt.widget) + 1
+        header = getattr(view, "header", None)
+        left = header().sectionViewportPosition(index.column()) if header is not None else 0
+        right_pad = max(0, opt.rect.right() - rect.right())
+        return rect.left() - left + opt.fontMetrics.horizontalAdvance(text) + 2 * margin + \
+            SLACK + right_pad
+
+    def _option(self, view: QAbstractItemView, index: QModelIndex) -> QStyleOptionViewItem:
         opt = QStyleOptionViewItem()
         opt.initFrom(view.viewport())
         opt.font = view.font()
@@ -115,7 +150,7 @@ class ElidingDelegate(QStyledItemDelegate):
         opt.widget = view
         opt.features |= QStyleOptionViewItem.ViewItemFeature.HasDisplay
         self.initStyleOption(opt, index)
-        return self._elided(opt)
+        return opt
 
     def _elided(self, opt: QStyleOptionViewItem) -> str:
         style = opt.widget.style() if opt.widget is not None else QApplication.style()

@@ -24,6 +24,7 @@ NARROW_TREE_SHARE = 0.32  # the Structure dock's share of a narrow window
 NARROW_TREE = 420       # a tree narrower than this (a 1024-px screen): names first
 NARROW_NAME_SHARE = 0.7
 VALUE_MIN = 80          # px: the Value column's least width in a narrow tree
+VALUE_LEAST = 48        # px: what a deep row's name leaves it (a date's start)
 NARROW_INDENT = 12
 SHORT_WINDOW = 800      # a window lower than this (a 700-px screen): the short layout
 SHORT_BOTTOM = 150      # the bottom docks' height in the short layout
@@ -97,8 +98,42 @@ def fit_name_column(window) -> None:
     cap = int(vw * (NARROW_NAME_SHARE if narrow else NAME_MAX_SHARE))
     if cap > 120 and view.columnWidth(0) > cap:
         view.setColumnWidth(0, cap)
-    if narrow and not view.isColumnHidden(1):
+        keep_first_words(window)
+    elif narrow and not view.isColumnHidden(1):
         view.setColumnWidth(1, max(VALUE_MIN, vw - view.columnWidth(0)))
+
+
+def keep_first_words(window) -> None:
+    """Widen the Name column so that a deep row on screen (a SOMA fragment, seven levels
+    in) keeps its name's first word whole (`elide.least_shown`: the timestamp), as far as
+    the Value column's least allows; never narrowed here (also called as the tree
+    scrolls: the columns do not jump)."""
+    view = window.tree.view
+    vw = view.viewport().width()
+    least = min(_least_name_width(window), vw - VALUE_LEAST)
+    if least > view.columnWidth(0):
+        view.setColumnWidth(0, least)
+    if vw < NARROW_TREE and not view.isColumnHidden(1):
+        value_least = VALUE_MIN if view.columnWidth(0) <= vw * NARROW_NAME_SHARE else VALUE_LEAST
+        view.setColumnWidth(1, max(value_least, vw - view.columnWidth(0)))
+
+
+def _least_name_width(window) -> int:
+    """The Name column's width at which every row on screen shows at least its name's
+    `least_shown` (rows on screen only: a folder of 1 000 fragments is not measured)."""
+    from .elide import least_shown
+
+    view, delegate = window.tree.view, window.tree.name_delegate
+    model = view.model()
+    need = 0
+    index = view.indexAt(view.viewport().rect().topLeft())
+    bottom = view.viewport().height()
+    while index.isValid() and view.visualRect(index).top() < bottom:
+        text = model.data(index)
+        if isinstance(text, str) and text:
+            need = max(need, delegate.width_for(view, index, least_shown(text)))
+        index = view.indexBelow(index)
+    return need
 
 
 def install(window) -> None:
@@ -114,6 +149,11 @@ def install(window) -> None:
     # call into the model (a folder of 1 000 fragments stalled the window at every fit)
     hdr.setResizeContentsPrecision(0)
     window.tree.view.expanded.connect(lambda _i: fit_name_column(window))
+    scrolled = QTimer(window.tree.view)   # rows come on screen: their first words kept
+    scrolled.setSingleShot(True)
+    scrolled.setInterval(100)
+    scrolled.timeout.connect(lambda: keep_first_words(window))
+    window.tree.view.verticalScrollBar().valueChanged.connect(lambda _v: scrolled.start())
     def opened(doc) -> None:
         fit_name_column(window)
         if doc is not None:

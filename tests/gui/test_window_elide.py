@@ -49,7 +49,7 @@ def test_fragment_name_keeps_its_timestamp_and_uuid_ends(fm):
     assert wide == "__1700000000001_1700000000001_48…a3_22"
     # narrower than that: the first timestamp still leads, whole
     tight = elide_words(FRAG, fm, fm.horizontalAdvance("__1700000000001_1…"))
-    assert tight.startswith("__1700000000001_"), tight
+    assert tight.startswith("__1700000000001") and not tight[15:16].isdigit(), tight
 
 
 def test_member_path_keeps_the_member_and_the_file(fm):
@@ -103,7 +103,7 @@ def test_tree_fragments_told_apart_and_values_readable_at_1024_by_700(qtbot, tmp
         idx = model.index_for_node(frag)
         text = win.tree.name_delegate.shown(view, idx)
         assert text != frag.name                 # it does not fit: elided
-        assert text.startswith(f"__{t}_"), text  # the timestamp whole
+        assert text.startswith(f"__{t}") and not text[len(str(t)) + 2].isdigit(), text
         assert view.fontMetrics().horizontalAdvance(text) <= view.columnWidth(0)
         shown.append(text)
     assert shown[0] != shown[1]
@@ -161,3 +161,57 @@ def test_soma_member_path_in_diagnostics_source_at_1024_by_700(qtbot, tmp_path):
     for r in rows:
         idx = diag.proxy.index(r, 2)
         assert diag.path_delegate.shown(diag.view, idx) == "ms/RNA/X/data/…/a0.tdb"
+
+
+def test_a_name_too_long_for_its_words_keeps_its_first_word(fm):
+    """Narrower than every word shortened: the middle words go (`…`), the first and the
+    last stay while they fit, then the first alone; the end is cut only in a row narrower
+    than that (Qt's end elision of the whole name cut the timestamp: `__17955504…`)."""
+    from arrayscope.explorer.elide import least_shown
+
+    assert least_shown(FRAG) == "__1700000000001…"
+    assert least_shown("a0.tdb") == "a0…" and least_shown("data") == "data"
+    for want in ("__1700000000001…_22", "__1700000000001…"):
+        assert elide_words(FRAG, fm, fm.horizontalAdvance(want)) == want
+    cut = elide_words(FRAG, fm, fm.horizontalAdvance("__17000…"))
+    assert fm.horizontalAdvance(cut) <= fm.horizontalAdvance("__17000…")
+
+
+def test_deep_soma_fragment_rows_keep_their_timestamp_at_1024_by_700(qtbot, tmp_path):
+    """The SOMA experiment tiledbsoma wrote, its X/data fragment seven levels down: the
+    tree's Name column leaves that row room for its first timestamp whole (it read
+    `__17955504…`); the full name stays in the model (and its tooltip)."""
+    from tests.support.paths import DATA
+
+    soma = os.path.join(DATA, "soma", "pbmc68k")
+    win = _at_1024(qtbot, tmp_path)
+    with qtbot.waitSignal(win.loader.loaded, timeout=WAIT_MS):
+        win.open_path(soma)
+    share_docks(win)
+    node = win.session.document.root
+    for part in ("ms", "RNA", "X", "data", "__fragments"):
+        node.ensure_built()
+        node = node[part]
+    frag = sorted(node.iter_children(), key=lambda n: n.name)[0]
+    t1 = frag.name.split("_")[2]
+    win.select_node(frag["a0.tdb"])               # expands the tree down to it
+    view, model = win.tree.view, win.tree.model
+    idx = model.index_for_node(frag)
+    qtbot.waitUntil(lambda: view.isExpanded(idx) and
+                    view.visualRect(idx).intersects(view.viewport().rect()), timeout=WAIT_MS)
+    qtbot.wait(100)
+    assert view.viewport().width() < 420          # the narrow tree of a 1024-px screen
+    def shown() -> str:
+        return win.tree.name_delegate.shown(view, idx)
+    # (the docks are shared and the column fitted over a few turns of the event loop)
+    qtbot.waitUntil(lambda: shown().startswith(f"__{t1}") and
+                    not shown()[len(t1) + 2:len(t1) + 3].isdigit(), timeout=5000)
+    text = shown()
+    assert text.startswith(f"__{t1}") and text != frag.name, text
+    assert not text[len(t1) + 2:len(t1) + 3].isdigit(), text   # the timestamp whole
+    assert model.data(idx) == frag.name and frag.name in model.data(
+        idx, Qt.ItemDataRole.ToolTipRole)
+    # the Value column keeps the start of the fragment's date
+    assert view.columnWidth(1) >= 48
+    assert view.header().sectionViewportPosition(1) + view.columnWidth(1) <= \
+        view.viewport().width() + 1
