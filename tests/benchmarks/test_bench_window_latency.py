@@ -26,3 +26,25 @@ def test_event_loop_latency_1000_fragments(qtbot, tmp_path, bench_dir):
           f"{probe.gaps_over(100)} over 100 ms; longest turn {cpu:.0f} ms of GUI-thread CPU "
           f"(budget 100 ms; cores: {os.cpu_count()}, load {os.getloadavg()[0]:.1f})")
     assert gap <= 100
+
+
+def test_driven_1000_fragments_and_the_reclaim_at_close(qtbot, tmp_path, bench_dir):
+    """The driven session (tests/gui/test_window_latency.py `driven`), then the document
+    closed: the collector's reclaim (`gcpolicy`: every object walked once, the closed
+    document's frozen garbage freed) runs once the user pauses; its GUI-thread CPU time is
+    printed beside the worst turns of the session (none of which holds a full walk)."""
+    from tests.gui.test_window_latency import driven, report
+
+    uri = os.path.join(bench_dir, "frags1000")
+    if not os.path.exists(uri):
+        uri = _fragments(bench_dir, 1000)
+    probe = driven(qtbot, tmp_path, uri)
+    print("\n" + report(probe, 1000))
+    win = probe.window
+    policy = win.gc_policy
+    reclaims = policy.reclaims
+    win.close_document()
+    qtbot.waitUntil(lambda: policy.reclaims > reclaims, timeout=60000)
+    print(f"reclaim at close (after {policy.collections} full collections, "
+          f"{policy.reclaims} reclaims): {policy.reclaim_ms[-1]:.0f} ms of GUI-thread CPU, "
+          f"in a turn of its own after {win.gc_idle.timer.interval()} ms without input")

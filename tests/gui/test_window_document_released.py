@@ -1,8 +1,9 @@
 """A closed document is freed (issue 28 item 3, pytest-qt offscreen): the window opens a
 SOMA experiment (tiledbsoma wrote it), verifies it, shows its health and a member's chunk
 in the pipeline panel (its decoded cells in the Cells pane), then closes it; once the test
-drops its own references and collects, the Document, its sources and the cells' buffer are
-gone. The Health dock's closure kept the closed document (`healthdock`: `shown["doc"]`)."""
+drops its own references and the window's collector policy has reclaimed the frozen
+garbage (`gcpolicy`: once the user pauses), the Document, its sources and the cells' buffer
+are gone. The Health dock's closure kept the closed document (`healthdock`: `shown["doc"]`)."""
 from __future__ import annotations
 
 import gc
@@ -46,7 +47,10 @@ def _shown_and_closed(qtbot, win):
 
 def test_a_closed_document_is_freed(qtbot, tmp_path):
     win = open_window(qtbot, tmp_path)
+    win.gc_idle.timer.setInterval(300)   # the user's pause, short for the test
+    reclaims = win.gc_policy.reclaims
     held = _shown_and_closed(qtbot, win)
+    qtbot.waitUntil(lambda: win.gc_policy.reclaims > reclaims, timeout=WAIT_MS)
     gc.collect()
     alive = [r() for r in held if r() is not None]
     assert not alive, [type(a).__name__ for a in alive]

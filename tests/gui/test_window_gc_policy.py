@@ -1,9 +1,10 @@
 """The window's garbage-collector policy (issue 28 item 2, `explorer/gcpolicy.py`; pytest-qt
 offscreen, an array tiledb-py writes): after a full collection the survivors (the
 document's nodes) are frozen, so the next full collection does not walk them again (it took
-up to ~93 ms of the GUI thread on a 1 000-fragment array: DESIGN.md has the figures); a
-closed document is unfrozen and its garbage collected; every FULL_WALK_EVERY-th
-full collection walks everything."""
+410-530 ms of the GUI thread on a 1 000-fragment array: DESIGN.md has the figures). No
+collection in a turn of the user's walks everything again: a closed document's frozen
+garbage, and every RECLAIM_EVERY frozen collections', is reclaimed (unfrozen and
+collected) once the user has paused; a key press meanwhile puts it off."""
 from __future__ import annotations
 
 import gc
@@ -17,7 +18,7 @@ import pytest  # noqa: E402
 import tiledb  # noqa: E402
 
 import arrayscope.explorer.qtfix  # noqa: E402,F401  (before any Qt call)
-from arrayscope.explorer.gcpolicy import FULL_WALK_EVERY  # noqa: E402
+from arrayscope.explorer.gcpolicy import RECLAIM_EVERY  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
 
 
@@ -40,12 +41,16 @@ def win(qtbot, tmp_path):
     from arrayscope.explorer.gcpolicy import GcPolicy
 
     w = open_window(qtbot, tmp_path)
+    w.gc_idle.timer.setInterval(IDLE_MS)
     others = [cb for cb in gc.callbacks
               if isinstance(getattr(cb, "__self__", None), GcPolicy) and cb.__self__ is not w.gc_policy]
     for cb in others:
         gc.callbacks.remove(cb)
     yield w
     gc.callbacks.extend(others)
+
+
+IDLE_MS = 300   # the user's pause, short for the test
 
 
 def _nodes(root):
@@ -62,7 +67,7 @@ class _Cycle:
         self.me = self
 
 
-def test_document_frozen_after_a_full_collection_and_unfrozen_when_closed(win, array):
+def test_document_frozen_after_a_full_collection_and_reclaimed_once_closed(qtbot, win, array):
     assert win.open_path(array, sync=True)
     root = win.session.document.root
     for frag in root["__fragments"].iter_children():
@@ -70,7 +75,7 @@ def test_document_frozen_after_a_full_collection_and_unfrozen_when_closed(win, a
     nodes = _nodes(root)
     assert len(nodes) > 50
     cycle = _Cycle()                                # garbage-to-be, alive at the freeze
-    policy = win.gc_policy
+    policy, idle = win.gc_policy, win.gc_idle
     before = policy.frozen
     gc.collect()
     assert policy.frozen == before + 1
@@ -78,21 +83,49 @@ def test_document_frozen_after_a_full_collection_and_unfrozen_when_closed(win, a
     # a full collection now walks far fewer objects than are alive
     assert len(gc.get_objects(generation=2)) < gc.get_freeze_count()
     gone = weakref.ref(cycle)
+    doc = weakref.ref(win.session.document)
     del cycle, nodes, root, frag
     gc.collect()
     assert gone() is not None                       # frozen: not walked, not freed yet
+    reclaims = policy.reclaims
     win.close_document()
-    assert gc.get_freeze_count() == 0               # unfrozen with the document
+    assert idle.pending and gc.get_freeze_count() > 0   # not in the closing turn
     gc.collect()
-    assert gone() is None                           # the frozen garbage is collected
+    assert gone() is not None and doc() is not None
+    qtbot.waitUntil(lambda: policy.reclaims == reclaims + 1, timeout=10 * IDLE_MS + 5000)
+    assert gone() is None and doc() is None         # the frozen garbage is collected
+    assert not idle.pending and gc.get_freeze_count() > 0   # the survivors frozen again
 
 
-def test_every_eighth_full_collection_walks_everything(win):
-    policy = win.gc_policy
-    walks = policy.full_walks
-    for _ in range(FULL_WALK_EVERY):
+def test_a_key_press_puts_the_reclaim_off(qtbot, win, array):
+    from PySide6.QtCore import Qt
+
+    assert win.open_path(array, sync=True)
+    policy, idle = win.gc_policy, win.gc_idle
+    idle.timer.setInterval(5000)
+    reclaims = policy.reclaims
+    win.close_document()
+    assert idle.pending
+    for _ in range(3):                               # the user types: the wait starts again
+        qtbot.wait(200)
+        left = idle.timer.remainingTime()
+        qtbot.keyClick(win, Qt.Key.Key_Shift)
+        assert idle.timer.remainingTime() > left
+    assert policy.reclaims == reclaims
+    qtbot.waitUntil(lambda: policy.reclaims == reclaims + 1, timeout=30000)
+
+
+def test_collections_never_walk_everything_while_the_user_works(qtbot, win):
+    """The old policy unfroze at every eighth full collection: the next walked the whole
+    heap (450 ms in a user's turn on 1 000 fragments). Now the survivors stay frozen and a
+    reclaim waits for the user's pause."""
+    policy, idle = win.gc_policy, win.gc_idle
+    reclaims = policy.reclaims
+    for _ in range(2 * RECLAIM_EVERY + 1):
         gc.collect()
-    assert policy.full_walks == walks + 1
-    assert policy.collections % FULL_WALK_EVERY == 0 and gc.get_freeze_count() == 0
-    gc.collect()                                     # and the one after freezes again
-    assert gc.get_freeze_count() > 0
+        assert gc.get_freeze_count() > 0            # never unfrozen by a collection
+    assert policy.reclaims == reclaims
+    idle.check()                                     # (its timer's call)
+    assert idle.pending
+    qtbot.waitUntil(lambda: policy.reclaims == reclaims + 1, timeout=10 * IDLE_MS + 5000)
+    assert policy.since_reclaim == 0 and gc.get_freeze_count() > 0

@@ -18,6 +18,7 @@ class LoopProbe:
     def __init__(self, parent) -> None:
         from PySide6.QtCore import QTimer
 
+        self.window = parent                         # what it ticks on (the window)
         self.ticks: List[Tuple[float, float]] = []   # (wall, GUI thread CPU) seconds
         self.phases: List[Tuple[int, str]] = []      # (first tick, what the test drives)
         self.gc_ms: Dict[int, float] = {}            # tick -> the collector's CPU ms before it
