@@ -17,7 +17,7 @@ import re
 from collections import OrderedDict
 from typing import Callable, List, Tuple
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QSize, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -142,10 +142,17 @@ class ElidingDelegate(QStyledItemDelegate):
             SLACK + right_pad
 
     def _option(self, view: QAbstractItemView, index: QModelIndex) -> QStyleOptionViewItem:
+        """The option the view paints `index` with (its icon's size included: the text
+        starts after it)."""
         opt = QStyleOptionViewItem()
         opt.initFrom(view.viewport())
         opt.font = view.font()
         opt.fontMetrics = view.fontMetrics()
+        size = view.iconSize()
+        if not size.isValid():
+            m = view.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, view)
+            size = QSize(m, m)
+        opt.decorationSize = size
         opt.rect = view.visualRect(index)
         opt.widget = view
         opt.features |= QStyleOptionViewItem.ViewItemFeature.HasDisplay

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .state import on_document
+from .state import Follower, SelectionChanged, on_document
 
 NAME_MAX_SHARE = 0.6    # the Name column takes at most this share of the tree's width
 NARROW_TREE_SHARE = 0.32  # the Structure dock's share of a narrow window
@@ -148,12 +148,18 @@ def install(window) -> None:
     # the Name column fits the rows on screen: Qt's default measures 1 000 rows, each a
     # call into the model (a folder of 1 000 fragments stalled the window at every fit)
     hdr.setResizeContentsPrecision(0)
-    window.tree.view.expanded.connect(lambda _i: fit_name_column(window))
-    scrolled = QTimer(window.tree.view)   # rows come on screen: their first words kept
-    scrolled.setSingleShot(True)
-    scrolled.setInterval(100)
-    scrolled.timeout.connect(lambda: keep_first_words(window))
-    window.tree.view.verticalScrollBar().valueChanged.connect(lambda _v: scrolled.start())
+    view = window.tree.view
+    view.expanded.connect(lambda _i: fit_name_column(window))
+    # rows come on screen (an expansion laid out, a scroll, a selection scrolled to):
+    # their first words kept, once the view has settled
+    later = QTimer(view)
+    later.setSingleShot(True)
+    later.setInterval(100)
+    later.timeout.connect(lambda: keep_first_words(window))
+    view.expanded.connect(lambda _i: later.start())
+    view.verticalScrollBar().valueChanged.connect(lambda _v: later.start())
+    window.state.subscribe(Follower(
+        lambda _app, event: later.start() if isinstance(event, SelectionChanged) else None))
     def opened(doc) -> None:
         fit_name_column(window)
         if doc is not None:
