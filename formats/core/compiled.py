@@ -101,6 +101,11 @@ class Tuning:
     # reported at least this often), decoded tiles kept for the cell checks
     window: int = 32 << 20
     window_tiles: int = 65536
+    # verify's chunk windows (`decode.choose_chunk`): a chunk declaring more cells is
+    # checked on its own (its limits), and a window holds this many decoded bytes (plus
+    # one chunk)
+    window_chunk_max: int = 64 << 20
+    window_cells: int = 64 << 20
     tile_cache: int = 256 << 20
     # the numpy un-shuffle: equal-sized chunks per call (64 KiB chunks: 1 MiB, about L2),
     # sizes grouped at once (a scratch array each), the largest chunk grouped

@@ -9,7 +9,7 @@ the same `values` entries and the same `verify` findings.
   workers run (`verify_tasks.run_task`), here in this process (`executors.InProcess`).
 
 Each run records the routes the decision table (`decode.choose`, `choose_many`,
-`choose_windows`) gave: the reference takes no planned route, both planned runs take the
+`choose_windows`, `choose_chunk`) gave: the reference takes no planned route, both planned runs take the
 same ones, and `test_every_route_is_taken` sees every `Route` taken.
 
 The mutations are made on a copy, in the largest data file of the dataset (the one most
@@ -30,7 +30,7 @@ from arrayscope.formats.core.executors import InProcess
 from arrayscope.formats.core.verify import verify
 from arrayscope.formats.tiledb.parse import decode as D
 from arrayscope.formats.tiledb.values import bulk_locate
-from arrayscope.formats.tiledb.verify import tile_batch
+from arrayscope.formats.tiledb.verify import fast_metadata, tile_batch, verify_chunks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KEYS = {"tiledb_encrypted": os.path.join(ROOT, "resources", "samples", "tiledb_encrypted.key")}
@@ -123,7 +123,8 @@ def _findings(path: str, key, executor=None) -> List[Tuple]:
 def _spy(m, routes: Set) -> None:
     """Record every route the decision table gives, where its callers look it up."""
     for owner, name in ((D, "choose"), (bulk_locate, "choose_many"),
-                        (tile_batch, "choose_windows")):
+                        (tile_batch, "choose_windows"), (verify_chunks, "choose_chunk"),
+                        (fast_metadata, "choose_chunk")):
         fn = getattr(D, name)
 
         def spied(*a, _fn=fn, **k):

@@ -178,8 +178,9 @@ def chunk_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[filter_batch
     writer rules or notes. What stays: a compressor whose forward raises, which depends on
     the options alone — the caller checks each file's first chunk the per-chunk way first
     (a probe). [DELTA or DOUBLE_DELTA, lone compressor]: their writer rules are checked as
-    the chunks decode (`_checked_typed_plan`). Everything else: no plan."""
-    if not compiled.TUNING.planned or not specs:
+    the chunks decode (`_checked_typed_plan`). Everything else: no plan. Whether a chunk
+    takes the plan is decided by `decode.choose_chunk`, a run by `decode.choose`."""
+    if not specs:
         return None
     if len(specs) == 2 and specs[0].type in _TYPED and _lone_codec(specs[1:]) is not None:
         return _checked_typed_plan(specs, info)
