@@ -28,8 +28,9 @@ from ...filters.deltas import Check, typed_check
 from ...filters.enums import FilterType
 from ..parse.data_files import DataFileRole
 from ..parse.decode import Route, choose_windows
+from ..parse.tile_layout import CHUNK_HEADER, NUM_CHUNKS
 
-_HEAD = 8 + 12      # Num chunks (u64), then one chunk header (u32 orig, filt, md length)
+_HEAD = NUM_CHUNKS.size + CHUNK_HEADER.size   # a one-chunk tile's table
 _PARTS_MD = 16      # a compressor's metadata for one data part: counts (0, 1), (orig, comp)
 
 
