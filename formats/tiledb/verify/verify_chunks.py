@@ -17,11 +17,6 @@ from .check_findings import finding
 from .chunk_checks import Checked, check_one, silent_from, src_name
 from .chunk_walk import Run, Splice, tile_chunks, walk_chunks
 
-# the GIL) in batches of this many chunks or bytes, so tiny chunks cost no task each.
-_BATCH_CHUNKS = 256
-_BATCH_BYTES = 4 << 20
-_THREAD_MIN_BYTES = 1 << 20   # a batch of less runs in the calling thread
-
 
 def verify_chunks(document, root: Node, items=None, pool=None) -> List[object]:
     """The checks of every chunk under `root`, in `iter_chunks` order. `items` (streamed
@@ -34,7 +29,7 @@ def verify_chunks(document, root: Node, items=None, pool=None) -> List[object]:
     def take(ci: ChunkInfo, tile: Optional[TileInfo], r: Optional[Checked],
              err: Optional[Exception]) -> None:
         if err is not None:   # what guard says
-            out.append(finding(ci.source, 0, ERROR, f"check check_chunk could not finish: "
+            out.append(finding(ci.source, 0, ERROR, f"check check_one could not finish: "
                                                     f"{type(err).__name__}: {err}"))
             keep.add(ci, tile, None)
             return
@@ -66,7 +61,7 @@ def _batched(items) -> Iterable[Union[Tuple[ChunkInfo, Optional[TileInfo]], "Spl
             yield item
             continue
         run, node = item.run, item.node
-        name = _src_name_of(run.source)
+        name = getattr(run.source, "name", str(run.source))
         cache = tile_cache.current()
         for w in tile_batch.decode_run(run.source, run.offsets, run.ends, run.role, probe=True):
             done = len(w.cells) - w.cells.count(None)
@@ -74,7 +69,7 @@ def _batched(items) -> Iterable[Union[Tuple[ChunkInfo, Optional[TileInfo]], "Spl
                 tally().batch(name, done, w.stored)
             if cache is not None and run.role.specs:   # kept for the cell checks, as
                 for k, cells in enumerate(w.cells):      # _TileKeeper keeps the others
-                    if cells is not None and len(cells) >= _KEEP_MIN:
+                    if cells is not None and len(cells) >= compiled.TUNING.keep_min:
                         cache.put(cache.key(name, int(run.offsets[w.first + k]), run.role.specs,
                                             run.role.info), (cells, None))
             for k, cells in enumerate(w.cells):
@@ -82,18 +77,8 @@ def _batched(items) -> Iterable[Union[Tuple[ChunkInfo, Optional[TileInfo]], "Spl
                     yield from tile_chunks(node, run, w.first + k)
 
 
-# Decoded tiles of at least this many bytes are kept for the cell checks (a codec call saved
-# each); smaller ones are decoded again, in one pass, rather than held a million at a time.
-_KEEP_MIN = 4096
-
-
-def _src_name_of(source) -> str:
-    return getattr(source, "name", str(source))
-
-
 def thread_count() -> int:
     return compiled.TUNING.workers
-
 
 
 def _run_one(ci: ChunkInfo, key, tile, skip_from: Optional[int] = None
@@ -105,11 +90,6 @@ def _run_one(ci: ChunkInfo, key, tile, skip_from: Optional[int] = None
 
 
 Result = Tuple[ChunkInfo, Optional[TileInfo], Optional[Checked], Optional[Exception]]
-
-# Chunks left to the per-chunk path are checked this many (or bytes) at a time between the
-# fast windows: bounded memory for a million tiles, few waits for the pool.
-_SLOW_CHUNKS = 8 * _BATCH_CHUNKS
-_SLOW_BYTES = 8 * _BATCH_BYTES
 
 
 def _checked(items, key, workers: int, shared=None) -> Iterable[Union[Splice, Result]]:
@@ -154,7 +134,8 @@ def _checked(items, key, workers: int, shared=None) -> Iterable[Union[Splice, Re
                 item = (ci, tile, silent_from(ci.specs) if route is Route.LAST_SKIPPED else None)
             yield from fast.flush()
             slow.append(item)
-            if len(slow) >= _SLOW_CHUNKS or size >= _SLOW_BYTES:
+            if len(slow) >= 8 * compiled.TUNING.check_batch or \
+                    size >= 8 * compiled.TUNING.check_batch_bytes:
                 yield from _slow(slow, key, pool, workers)
                 slow, size = [], 0
         yield from fast.flush()
@@ -283,7 +264,7 @@ class _FastChunks:
 
 def _slow(items: list, key, pool, workers: int) -> Iterable[Union[Splice, Result]]:
     """The per-chunk checks of `items` in order: in this thread, or on the pool (batches of
-    `_BATCH_CHUNKS` chunks or `_BATCH_BYTES` bytes, a few ahead; batches of tiny chunks run
+    `TUNING.check_batch` chunks or `check_batch_bytes` bytes, a few ahead; batches of tiny chunks run
     here: Python-bound, threads would only fight over the GIL)."""
     from collections import deque
 
@@ -309,7 +290,8 @@ def _slow(items: list, key, pool, workers: int) -> Iterable[Union[Splice, Result
             ci = item[0]
             batch.append(item)
             size += ci.filtered_length + ci.original_length
-            if len(batch) >= _BATCH_CHUNKS or size >= _BATCH_BYTES:
+            if len(batch) >= compiled.TUNING.check_batch or \
+                    size >= compiled.TUNING.check_batch_bytes:
                 yield batch, size
                 batch, size = [], 0
         if batch:
@@ -321,7 +303,7 @@ def _slow(items: list, key, pool, workers: int) -> Iterable[Union[Splice, Result
 
     pending: deque = deque()
     for batch, size in batches():
-        if size < 0 or size < _THREAD_MIN_BYTES:   # a Splice, or tiny chunks: here, in order
+        if size < 0 or size < compiled.TUNING.check_thread_min:   # a Splice, or tiny chunks: here, in order
             while pending:
                 b, fut = pending.popleft()
                 yield from done(b, fut.result())
