@@ -18,7 +18,7 @@ writes the cells of every chunk it takes and returns the indices of those it dec
   give the same cells and the same errors.
 
 Every decision of how tiles become cells is a `Route`, and the one decision table below
-(`choose`, `choose_many`, `choose_windows`) makes it:
+(`choose`, `choose_many`, `choose_windows`; `choose_chunk` for verify's chunks) makes it:
 
 | the job | route |
 | --- | --- |
