@@ -202,3 +202,23 @@ def test_every_route_is_taken(tmp_path, monkeypatch):
             _run(mode, path, None, monkeypatch, seen[mode], min_files=1)
     assert seen["planned"] | seen["reference"] == set(D.Route), seen
     assert seen["reference"] == {D.Route.REFERENCE, D.Route.COPY}, seen
+
+
+def test_choose_chunk_follows_its_table(monkeypatch):
+    """Each row of `decode.choose_chunk`'s table (the module doc), and `TUNING.planned` off
+    answering every chunk `REFERENCE`."""
+    R = D.Route
+    big = compiled.TUNING.window_chunk_max
+    rows = [  # (checkable, planned, cells, probe, silent_last, last_probe) -> route
+        ((False, True, 10, True, True, True), R.REFERENCE),
+        ((True, True, 10, None, True, None), R.PROBE),
+        ((True, True, 10, True, True, True), R.CHECKED),
+        ((True, True, 10, False, True, None), R.LAST_PROBE),     # a probe that found something
+        ((True, True, big + 1, None, True, True), R.LAST_SKIPPED),   # too many cells to fit
+        ((True, True, 0, None, False, None), R.REFERENCE),
+        ((True, False, 10, None, True, False), R.REFERENCE),
+        ((True, False, 10, None, False, True), R.REFERENCE),
+    ]
+    assert [D.choose_chunk(*facts) for facts, _ in rows] == [want for _, want in rows]
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(planned=False))
+    assert {D.choose_chunk(*facts) for facts, _ in rows} == {R.REFERENCE}
