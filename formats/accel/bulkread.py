@@ -28,6 +28,7 @@ import numpy as np
 
 from ..core import compiled, confined
 from ..core.confined import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
+from .native import address
 
 # the O_ flags differ between architectures: from `os` (the statx layout is in the kernels)
 OPEN_FLAGS = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
@@ -36,10 +37,6 @@ PROC_FD = "/proc/self/fd"   # /proc/self/fd/N/name: `name` in the folder open as
 _lock = threading.Lock()
 _libc: Optional[Tuple[int, ...]] = None
 _tried = False
-
-
-def _address(fn: Any) -> int:
-    return int(ctypes.cast(fn, ctypes.c_void_p).value or 0)
 
 
 def libc_functions() -> Optional[Tuple[int, ...]]:
@@ -54,7 +51,7 @@ def libc_functions() -> Optional[Tuple[int, ...]]:
                         from ctypes.util import find_library  # here: it imports subprocess and tempfile
 
                         libc = ctypes.CDLL(find_library("c") or "libc.so.6")
-                        got = tuple(_address(getattr(libc, n))
+                        got = tuple(address(getattr(libc, n))
                                     for n in ("statx", "open", "pread", "close"))
                         if not all(got):
                             got = None

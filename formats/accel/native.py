@@ -39,7 +39,8 @@ _libs: Dict[str, Any] = {}
 _local = threading.local()
 
 
-def _address(fn: Any) -> int:
+def address(fn: Any) -> int:
+    """A ctypes function's address, as the compiled kernels call it (0: none)."""
     return int(ctypes.cast(fn, ctypes.c_void_p).value or 0)
 
 
@@ -57,7 +58,7 @@ def _library(name: str) -> Any:
 
 def _system(name: str, *symbols: str) -> Tuple[int, ...]:
     lib = _library(name)
-    return tuple(_address(getattr(lib, symbol)) for symbol in symbols)
+    return tuple(address(getattr(lib, symbol)) for symbol in symbols)
 
 
 def _zstd() -> Tuple[int, ...]:
@@ -158,8 +159,8 @@ def _load_aes() -> Optional[Tuple[int, ...]]:
     lib.EVP_CIPHER_CTX_new.restype = ctypes.c_void_p
     lib.EVP_CIPHER_CTX_free.argtypes = [ctypes.c_void_p]
     _aes_lib = lib
-    return (_address(lib.EVP_DecryptInit_ex), _address(lib.EVP_CIPHER_CTX_ctrl),
-            _address(lib.EVP_DecryptUpdate), _address(lib.EVP_DecryptFinal_ex),
+    return (address(lib.EVP_DecryptInit_ex), address(lib.EVP_CIPHER_CTX_ctrl),
+            address(lib.EVP_DecryptUpdate), address(lib.EVP_DecryptFinal_ex),
             int(cipher() or 0), _EVP_CTRL_GCM_SET_TAG)
 
 

@@ -101,6 +101,21 @@ class Tuning:
     # reported at least this often), decoded tiles kept for the cell checks
     window: int = 32 << 20
     window_tiles: int = 65536
+    # verify's chunk windows (`decode.choose_chunk`): a chunk declaring more cells is
+    # checked on its own (its limits), and a window holds this many decoded bytes (plus
+    # one chunk)
+    window_chunk_max: int = 64 << 20
+    window_cells: int = 64 << 20
+    # verify's per-chunk checks: on the pool in batches of this many chunks or bytes (tiny
+    # chunks cost no task each; a batch of less than `check_thread_min` bytes runs in the
+    # calling thread), eight batches' worth gathered between chunk windows (bounded memory
+    # for a million tiles, few waits for the pool)
+    check_batch: int = 256
+    check_batch_bytes: int = 4 << 20
+    check_thread_min: int = 1 << 20
+    # decoded tiles kept for the cell checks from this size (a codec call saved each);
+    # smaller ones are decoded again, in one pass, rather than held a million at a time
+    keep_min: int = 4096
     tile_cache: int = 256 << 20
     # the numpy un-shuffle: equal-sized chunks per call (64 KiB chunks: 1 MiB, about L2),
     # sizes grouped at once (a scratch array each), the largest chunk grouped

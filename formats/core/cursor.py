@@ -204,7 +204,6 @@ class Cursor:
     def i8(self, name, doc=None, **kw): return self.prim("i8", name, doc, **kw)
     def i32(self, name, doc=None, **kw): return self.prim("i32", name, doc, **kw)
     def i64(self, name, doc=None, **kw): return self.prim("i64", name, doc, **kw)
-    def f32(self, name, doc=None, **kw): return self.prim("f32", name, doc, **kw)
     def f64(self, name, doc=None, **kw): return self.prim("f64", name, doc, **kw)
 
     def boolean(self, name: str, doc: Optional[FieldDoc] = None) -> Node:

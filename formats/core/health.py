@@ -10,25 +10,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Literal, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-# A fragment's state (DESIGN.md, `fragments --json`): one definition, used everywhere.
-State = Literal["committed", "uncommitted", "consolidated", "vacuumable", "ignored",
-                "missing-files", "orphan"]
+# A fragment's state (DESIGN.md, `fragments --json`) is one of these.
 STATES: Tuple[str, ...] = ("committed", "uncommitted", "consolidated", "vacuumable", "ignored",
                            "missing-files", "orphan")
-STATE_MEANING: Dict[str, str] = {
-    "committed": "committed by a `.wrt` commit file or a line of a consolidated commits "
-                 "file (`.con`)",
-    "uncommitted": "a fragment directory without a commit: readers never see it",
-    "consolidated": "its time range is inside a consolidated fragment's, but no `.vac` "
-                    "hides it: readers read both",
-    "vacuumable": "consolidated into another fragment and listed in a `.vac` file: readers "
-                  "skip it, vacuum deletes it",
-    "ignored": "its only commit is listed in an ignore file (`.ign`): readers skip it",
-    "missing-files": "committed, but a file its metadata names is missing: reads fail",
-    "orphan": "a commit without its fragment, or a file no fragment owns",
-}
 
 
 @dataclass

@@ -286,10 +286,6 @@ class ChunkView(Protocol):
         """The numpy datetime unit of the cells, when they are datetimes (for the inspector)."""
         ...
 
-    def can_reverse(self) -> bool:
-        """Whether a stage remains to reverse (and none has failed)."""
-        ...
-
     def reverse_to(self, k: int, key: Optional[bytes]) -> List[int]:
         """Reverse down to stage k; the stages newly made (their `stage_node`s exist)."""
         ...

@@ -186,6 +186,21 @@ def _unshuffle_only(md, data, orig: int):
     return data
 
 
+def _metadata_part(comp: CompressionFilter, spec: FilterSpec, info: DataInfo, part,
+                   original: int, md_cache: dict) -> Optional[bytes]:
+    """The compressor's metadata part decoded (most chunks of a file store the same bytes:
+    decoded once, kept in `md_cache`); None when it does not decode."""
+    key = bytes(part)
+    table = md_cache.get(key)
+    if table is None:
+        try:
+            table = bytes(comp.decompress_part(part, original, spec, info))
+        except Exception:
+            return None
+        md_cache[key] = table
+    return table
+
+
 def _decompress(comp: CompressionFilter, spec: FilterSpec, info: DataInfo, md, data,
                 orig: int, esize: int, md_cache: dict):
     """The one decompressed data part of a chunk, when its compression table is the expected
@@ -203,14 +218,7 @@ def _decompress(comp: CompressionFilter, spec: FilterSpec, info: DataInfo, md, d
         o1, c1, o2, c2 = _IIII.unpack_from(md, 8)
         if o1 != 8 or o2 != orig or c1 + c2 != len(view):
             return None
-        key = bytes(view[:c1])
-        table = md_cache.get(key)
-        if table is None:
-            try:
-                table = bytes(comp.decompress_part(view[:c1], 8, spec, info))
-            except Exception:
-                return None
-            md_cache[key] = table
+        table = _metadata_part(comp, spec, info, view[:c1], 8, md_cache)
         if table != _II.pack(1, orig):
             return None
         part = view[c1:]
@@ -250,15 +258,8 @@ def _decompress_typed(comp: CompressionFilter, spec: FilterSpec, info: DataInfo,
     view = memoryview(data)
     if o1 != _TYPED_TABLE or c1 + c2 != len(view) or o2 > orig + TYPED_SLACK:
         return None
-    key = bytes(view[:c1])
-    table = md_cache.get(key)
-    if table is None:
-        try:
-            table = bytes(comp.decompress_part(view[:c1], o1, spec, info))
-        except Exception:
-            return None
-        md_cache[key] = table
-    if len(table) != _TYPED_TABLE or _IIII.unpack_from(table, 0) != (0, 1, orig, o2):
+    table = _metadata_part(comp, spec, info, view[:c1], o1, md_cache)
+    if table is None or len(table) != _TYPED_TABLE or _IIII.unpack_from(table, 0) != (0, 1, orig, o2):
         return None
     try:
         encoded = comp.decompress_part(view[c1:], o2, spec, info)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core.record import Record
 from .base import FilterError, FilterSpec, RunContext, Stage
+from .enums import DATATYPE_NAMES
 from .enums import Datatype as D
 
 _INTS: Dict[int, str] = {D.INT8: "i1", D.UINT8: "u1", D.INT16: "<i2", D.UINT16: "<u2", D.INT32: "<i4",
@@ -30,15 +31,7 @@ def prim_kind(dt: np.dtype) -> str:
     return PRIM_OF[dt.str if dt.itemsize > 1 else dt.str[1:]]
 
 
-def datatype_size(datatype: int) -> int:
-    from .enums import datatype_size as ds
-
-    return ds(datatype)
-
-
 def datatype_name(datatype: int) -> str:
-    from .enums import DATATYPE_NAMES
-
     return DATATYPE_NAMES.get(datatype, f"datatype {datatype}")
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from ..accel.kernels import prefix_xor
 from ..core.cursor import Cursor
 from .base import DataInfo, Filter, FilterError, FilterSpec, RunContext, Stage
-from .enums import FilterType
+from .enums import FilterType, datatype_size
 from .parts import parse_parts, parts_of, rest_md, table
 from .util import UNSIGNED_BY_SIZE, u8
 
@@ -26,7 +26,6 @@ class Xor(Filter):
     type = FilterType.XOR
 
     def output_datatype(self, spec: FilterSpec, datatype: int) -> int:
-        from .util import datatype_size
         return OUTPUT_TYPE.get(datatype_size(datatype), datatype)
 
     def parse_metadata(self, spec: FilterSpec, cur: Cursor, info: DataInfo) -> None:

@@ -13,6 +13,11 @@ from .output import Output
 from .report import Loss, SalvageReport
 
 
+def join_rel(*parts: str) -> str:
+    """A path relative to the dataset (or OUT) from its parts ("." and empty parts dropped)."""
+    return "/".join(p for p in parts if p and p != ".")
+
+
 @dataclass
 class Job:
     fs: LocalFS               # the dataset PATH: every read goes through it

@@ -21,7 +21,7 @@ from ..core.document import Document
 from ..tiledb.health import visibility
 from ..tiledb.health.snapshot import take
 from ..tiledb.model import layout, listing
-from .job import Job
+from .job import Job, join_rel
 from .report import Loss, Part
 
 # Folders libtiledb makes when it creates an array: made in OUT too (empty where nothing
@@ -41,13 +41,13 @@ def salvage_array(job: Job, path: str, out_rel: str) -> bool:
             if schema is None:
                 job.report.notes.append(f"{rel}: no readable schema: the array is not written")
                 return False
-            broken = [s for s in snap.listing.schemas if job.damage.in_file(_join(rel, s))]
+            broken = [s for s in snap.listing.schemas if job.damage.in_file(join_rel(rel, s))]
             if snap.schemas and any(os.path.basename(s) == max(snap.schemas) for s in broken):
                 job.report.notes.append(f"{rel}: its latest schema is damaged: not written")
                 return False
             for name in _MADE_FOLDERS:
                 if job.fs.stat(os.path.join(path, name)).is_dir:
-                    job.out.mkdir(_join(out_rel, name))
+                    job.out.mkdir(join_rel(out_rel, name))
             _schemas(job, path, out_rel)
             fields = [a.name for a in schema.attributes]
             if not schema.dense:
@@ -62,18 +62,14 @@ def salvage_array(job: Job, path: str, out_rel: str) -> bool:
     return True
 
 
-def _join(*parts: str) -> str:
-    return "/".join(p for p in parts if p and p != ".")
-
-
 def _schemas(job: Job, path: str, out_rel: str) -> None:
     """Every schema (a fragment names the one it was written with) and enumeration."""
     folder = os.path.join(path, layout.SCHEMA_DIR)
     if job.fs.stat(folder).is_dir:
-        job.copy_tree(folder, _join(out_rel, layout.SCHEMA_DIR))
+        job.copy_tree(folder, join_rel(out_rel, layout.SCHEMA_DIR))
     legacy = os.path.join(path, layout.LEGACY_SCHEMA_FILE)
     if job.fs.stat(legacy).is_file:
-        job.copy(legacy, _join(out_rel, layout.LEGACY_SCHEMA_FILE))
+        job.copy(legacy, join_rel(out_rel, layout.LEGACY_SCHEMA_FILE))
 
 
 def _fragments(job: Job, snap, book: visibility.Bookkeeping, path: str, rel: str, out_rel: str,
@@ -82,11 +78,11 @@ def _fragments(job: Job, snap, book: visibility.Bookkeeping, path: str, rel: str
     damaged: Dict[str, List[Loss]] = {}
     for frag_rel in sorted(book.committed):
         fd: Optional[listing.FragmentDir] = by_rel.get(frag_rel)
-        why = job.damage.under(_join(rel, frag_rel))
+        why = job.damage.under(join_rel(rel, frag_rel))
         if fd is not None and not why:
             why = job.uncopyable(fd.path)
         if fd is None or snap.metadata.get(fd.name) is None:
-            why = why or [Loss("fragment-metadata-missing", _join(rel, frag_rel), 0, frag_rel,
+            why = why or [Loss("fragment-metadata-missing", join_rel(rel, frag_rel), 0, frag_rel,
                                "committed, but its folder or fragment metadata cannot be read")]
         if why:
             damaged[frag_rel] = why
@@ -94,7 +90,7 @@ def _fragments(job: Job, snap, book: visibility.Bookkeeping, path: str, rel: str
     # a damaged consolidated fragment metadata file: its footers and each fragment's own may
     # disagree, and which one a damaged fragment's rewrite should trust cannot be told
     cons_meta = [loss for m in sorted(snap.listing.fragment_meta)
-                 for loss in job.damage.in_file(_join(rel, m))]
+                 for loss in job.damage.in_file(join_rel(rel, m))]
     recovered: Dict[str, int] = {}   # damaged consolidated fragment -> the cells its replaced ones give back
     for frag_rel in view.fragments:
         fd = by_rel.get(frag_rel)
@@ -118,8 +114,8 @@ def _fragments(job: Job, snap, book: visibility.Bookkeeping, path: str, rel: str
                 recovered[c] = recovered.get(c, 0) + (part.cells or 0)
         if not part.kept or fd is None:
             continue
-        job.copy_tree(fd.path, _join(out_rel, frag_rel))
-        job.out.write(_join(out_rel, _commit_of(frag_rel)), b"")
+        job.copy_tree(fd.path, join_rel(out_rel, frag_rel))
+        job.out.write(join_rel(out_rel, _commit_of(frag_rel)), b"")
         _read_in_part(job, rel, frag_rel, fd.t2)
     for c, listed in replaced.items():
         part = next(p for p in job.report.parts if p.array == rel and p.name == c)
@@ -164,7 +160,7 @@ def _tiles(job: Job, fd: listing.FragmentDir, frag_rel: str, fm, rel: str, out_r
     kept = 0
     for nf in res.fragments:
         job.report.parts.append(Part(rel, "fragment", nf.rel, fields, nf.cells, True))
-        job.out.write(_join(out_rel, _commit_of(nf.rel)), b"")
+        job.out.write(join_rel(out_rel, _commit_of(nf.rel)), b"")
         kept += nf.cells
     _read_in_part(job, rel, frag_rel, fd.t2)
     for i, losses in sorted(res.lost.items()):
@@ -222,10 +218,10 @@ def _array_metadata(job: Job, snap, path: str, rel: str, out_rel: str) -> None:
     for m in files:
         if not visibility.counts_at(m, 0, job.at, dense=True) or m in hidden:
             continue
-        why = job.damage.in_file(_join(rel, m))
+        why = job.damage.in_file(join_rel(rel, m))
         job.report.parts.append(Part(rel, "array-metadata", m, [], None, not why, why))
         if not why:
-            job.copy(os.path.join(path, m), _join(out_rel, m))
+            job.copy(os.path.join(path, m), join_rel(out_rel, m))
 
 
 def _conditions(job: Job, snap, ignored: Set[str], path: str, out_rel: str) -> None:
@@ -236,7 +232,7 @@ def _conditions(job: Job, snap, ignored: Set[str], path: str, out_rel: str) -> N
     written: Set[str] = set()
     for r, cf in sorted(snap.commit_files.items()):
         if cf.ext in (".del", ".upd") and visibility.counts_at(r, 0, job.at, dense=True):
-            if job.copy(os.path.join(path, r), _join(out_rel, r)):
+            if job.copy(os.path.join(path, r), join_rel(out_rel, r)):
                 written.add(r.rsplit("/", 1)[-1])
     for r, cf in sorted(snap.commit_files.items()):
         if cf.ext != ".con":
@@ -252,7 +248,7 @@ def _conditions(job: Job, snap, ignored: Set[str], path: str, out_rel: str) -> N
                 job.report.notes.append(f"{job.rel(path)}: {name} inside {r} could not be read: "
                                         f"its condition is not carried over")
                 continue
-            job.out.write(_join(out_rel, f"{layout.COMMITS_DIR}/{name}"), data)
+            job.out.write(join_rel(out_rel, f"{layout.COMMITS_DIR}/{name}"), data)
             written.add(name)
 
 

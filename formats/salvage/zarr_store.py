@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..zarr.meta import ArrayMeta
 from ..zarr.tree import METADATA_NAMES
-from .job import Job
+from .job import Job, join_rel
 from .report import Loss, Part
 
 ZMETADATA = ".zmetadata"
@@ -39,11 +39,7 @@ def _fields(m: ArrayMeta) -> List[str]:
 
 
 def _meta_damage(job: Job, d: str) -> List[Loss]:
-    return [loss for n in (".zarray", "zarr.json") for loss in job.damage.in_file(_join(d, n))]
-
-
-def _join(*parts: str) -> str:
-    return "/".join(p for p in parts if p and p != ".")
+    return [loss for n in (".zarray", "zarr.json") for loss in job.damage.in_file(join_rel(d, n))]
 
 
 def _owner(rel: str, by_dir: Dict[str, ArrayMeta]) -> Optional[Tuple[str, ArrayMeta, str]]:
@@ -64,7 +60,7 @@ def _cells(m: ArrayMeta, coords: Tuple[int, ...]) -> int:
 
 def _walk(job: Job, path: str, rel: str, by_dir: Dict[str, ArrayMeta], dropped) -> None:
     for e in job.fs.list(path):
-        r = _join(rel, e.name)
+        r = join_rel(rel, e.name)
         if e.is_dir:
             if r in dropped:
                 continue

@@ -82,9 +82,6 @@ class ZarrChunkView:
     def sibling_view(self, i: int) -> None:
         return None
 
-    def can_reverse(self) -> bool:
-        return False
-
     def reverse_to(self, k: int, key: Optional[bytes]) -> List[int]:
         return []
 

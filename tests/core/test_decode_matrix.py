@@ -9,7 +9,7 @@ the same `values` entries and the same `verify` findings.
   workers run (`verify_tasks.run_task`), here in this process (`executors.InProcess`).
 
 Each run records the routes the decision table (`decode.choose`, `choose_many`,
-`choose_windows`) gave: the reference takes no planned route, both planned runs take the
+`choose_windows`, `choose_chunk`) gave: the reference takes no planned route, both planned runs take the
 same ones, and `test_every_route_is_taken` sees every `Route` taken.
 
 The mutations are made on a copy, in the largest data file of the dataset (the one most
@@ -30,7 +30,7 @@ from arrayscope.formats.core.executors import InProcess
 from arrayscope.formats.core.verify import verify
 from arrayscope.formats.tiledb.parse import decode as D
 from arrayscope.formats.tiledb.values import bulk_locate
-from arrayscope.formats.tiledb.verify import tile_batch
+from arrayscope.formats.tiledb.verify import fast_metadata, tile_batch, verify_chunks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KEYS = {"tiledb_encrypted": os.path.join(ROOT, "resources", "samples", "tiledb_encrypted.key")}
@@ -123,7 +123,8 @@ def _findings(path: str, key, executor=None) -> List[Tuple]:
 def _spy(m, routes: Set) -> None:
     """Record every route the decision table gives, where its callers look it up."""
     for owner, name in ((D, "choose"), (bulk_locate, "choose_many"),
-                        (tile_batch, "choose_windows")):
+                        (tile_batch, "choose_windows"), (verify_chunks, "choose_chunk"),
+                        (fast_metadata, "choose_chunk")):
         fn = getattr(D, name)
 
         def spied(*a, _fn=fn, **k):
@@ -201,3 +202,23 @@ def test_every_route_is_taken(tmp_path, monkeypatch):
             _run(mode, path, None, monkeypatch, seen[mode], min_files=1)
     assert seen["planned"] | seen["reference"] == set(D.Route), seen
     assert seen["reference"] == {D.Route.REFERENCE, D.Route.COPY}, seen
+
+
+def test_choose_chunk_follows_its_table(monkeypatch):
+    """Each row of `decode.choose_chunk`'s table (the module doc), and `TUNING.planned` off
+    answering every chunk `REFERENCE`."""
+    R = D.Route
+    big = compiled.TUNING.window_chunk_max
+    rows = [  # (checkable, planned, cells, probe, silent_last, last_probe) -> route
+        ((False, True, 10, True, True, True), R.REFERENCE),
+        ((True, True, 10, None, True, None), R.PROBE),
+        ((True, True, 10, True, True, True), R.CHECKED),
+        ((True, True, 10, False, True, None), R.LAST_PROBE),     # a probe that found something
+        ((True, True, big + 1, None, True, True), R.LAST_SKIPPED),   # too many cells to fit
+        ((True, True, 0, None, False, None), R.REFERENCE),
+        ((True, False, 10, None, True, False), R.REFERENCE),
+        ((True, False, 10, None, False, True), R.REFERENCE),
+    ]
+    assert [D.choose_chunk(*facts) for facts, _ in rows] == [want for _, want in rows]
+    monkeypatch.setattr(compiled, "TUNING", compiled.tuned(planned=False))
+    assert {D.choose_chunk(*facts) for facts, _ in rows} == {R.REFERENCE}

@@ -14,7 +14,7 @@ import tiledb
 
 from arrayscope import formats
 from arrayscope.formats.tiledb.values import field_values as V
-from arrayscope.formats.tiledb.values.cells import _text
+from arrayscope.formats.tiledb.values.cells import decode_text
 from tests.support import tiledb_arrays
 from tests.support.tiledb_oracle import as_tiledb_py, ctx_for, fragment_cells
 
@@ -37,7 +37,7 @@ def _key(name):
 
 def _norm(v):
     if isinstance(v, bytes):
-        return _text(v, "utf-8")
+        return decode_text(v, "utf-8")
     if isinstance(v, np.ndarray):
         return v.tolist()
     if isinstance(v, np.generic):

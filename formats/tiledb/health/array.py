@@ -6,12 +6,11 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from ...core.filesystems import fs_of
 from ...core.health import ArrayHealth, Extents, FileVerdict, VersionVerdict, now_ms
 from ..model import compat
 from ..model.names import decode_name
 from . import extents, verified_metadata, visibility
-from .snapshot import Snapshot, take
+from .snapshot import Snapshot, first_u32, take
 
 
 def array_health(document, at: Optional[int] = None, reader: Optional[str] = None,
@@ -36,14 +35,6 @@ def _version_of_name(rel: str) -> Optional[int]:
     return info.get("version")
 
 
-def _u32(path: str) -> Optional[int]:
-    try:   # a regular file of its folder only (never a FIFO, never through a link out)
-        b = fs_of(None, path).read_bytes(path, 4)[0]
-    except OSError:
-        return None
-    return int.from_bytes(b, "little") if len(b) == 4 else None
-
-
 def verdict(snap: Snapshot, rows, release) -> VersionVerdict:
     """Every versioned file with the releases that write and read it; with `release`, what
     that release does with it."""
@@ -66,7 +57,7 @@ def verdict(snap: Snapshot, rows, release) -> VersionVerdict:
     for rel in sorted(snap.listing.meta):
         if rel.endswith(".vac"):
             continue
-        add(rel, "array metadata", _u32(os.path.join(snap.path, rel)))
+        add(rel, "array metadata", first_u32(os.path.join(snap.path, rel)))
     for rel in sorted(snap.listing.fragment_meta):
         add(rel, "consolidated fragment metadata", _version_of_name(rel))
     for rel in sorted(snap.listing.commits):

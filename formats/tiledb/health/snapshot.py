@@ -81,9 +81,11 @@ def _scratch(path: str, key: Optional[bytes]) -> Document:
     return Document(path, Context(key=key))
 
 
-def _u32_at(path: str, offset: int) -> Optional[int]:
+def first_u32(path: str) -> Optional[int]:
+    """The file's first u32 (a generic tile's format version), None when it is unreadable
+    or shorter."""
     try:   # a regular file of its folder only (never a FIFO, never through a link out)
-        b = fs_of(None, path).read_bytes(path, offset + 4)[0][offset:]
+        b = fs_of(None, path).read_bytes(path, 4)[0]
     except OSError:
         return None
     return int.from_bytes(b, "little") if len(b) == 4 else None
@@ -151,7 +153,7 @@ def _schemas(snap: Snapshot, scratch: Document, ctx: Context, model) -> None:
     for rel in snap.listing.schemas:
         full = os.path.join(snap.path, rel)
         # The generic tile's first u32 is the format version that wrote it (generic_tile.md)
-        snap.schema_versions[rel] = _u32_at(full, 0)
+        snap.schema_versions[rel] = first_u32(full)
         if model is not None and os.path.basename(rel) in model.schemas:
             snap.schemas[os.path.basename(rel)] = model.schemas[os.path.basename(rel)]
             continue

@@ -57,11 +57,6 @@ def parse_schema_file(document, src, ctx) -> Tuple[Node, Optional[ArraySchema]]:
     return node, node.data if isinstance(node.data, ArraySchema) else None
 
 
-def parse_fragment_metadata(document, src, ctx):
-    """(node, FragmentMetadata or None) of a `__fragment_metadata.tdb`."""
-    return fragment_metadata.parse_fragment_metadata_file(document, src, ctx)
-
-
 def parse_data(document, src, ctx, fragment: Optional[Fragment], schema) -> Node:
     fm = fragment.metadata if fragment is not None else None
     if fm is None or schema is None:
@@ -242,7 +237,7 @@ def _parse_as(document, src, ctx: Context, role: str, array: TileDBArray, path: 
                                                   with_schema(ctx, array.latest_schema))
     if role == "fragment_metadata":
         frag = _fragment_of(array, array.path, path)
-        node, fm = parse_fragment_metadata(document, src, with_schema(ctx, array.latest_schema))
+        node, fm = fragment_metadata.parse_fragment_metadata_file(document, src, with_schema(ctx, array.latest_schema))
         if frag is not None:
             frag.metadata = fm
             if frag.version is None and fm is not None and fm.version:

@@ -18,7 +18,7 @@ writes the cells of every chunk it takes and returns the indices of those it dec
   give the same cells and the same errors.
 
 Every decision of how tiles become cells is a `Route`, and the one decision table below
-(`choose`, `choose_many`, `choose_windows`) makes it:
+(`choose`, `choose_many`, `choose_windows`; `choose_chunk` for verify's chunks) makes it:
 
 | the job | route |
 | --- | --- |
@@ -30,6 +30,23 @@ Every decision of how tiles become cells is a `Route`, and the one decision tabl
 | any other run | `REFERENCE` (for a `clean` run: every chunk checked in full by the caller) |
 | `values` of many fragments (`compiled.bulk_wanted`, libc, the fused kernel) | `BULK` (`bulk_locate.py`) |
 | verify of a data file whose role `tile_batch` decodes whole (a local file) | `WINDOWS` (`tile_batch.decode_run`) |
+
+Verify's route for each chunk it checks outside a whole-file window (`choose_chunk`: the
+chunks of multi-chunk tiles, a file `WINDOWS` did not take, fragment metadata sections). A
+probe is a file's first chunk of a pipeline, checked in full; what it shows picks the route
+of the file's other chunks of that pipeline (the caller keeps what each probe showed).
+"Fits": `tile_batch.chunk_plan` plans its pipeline, its metadata is as planned, its bytes
+lie inside its file and 0 < its cells <= `TUNING.window_chunk_max`. "Silent last": its
+pipeline ends with filters whose forward can fail only on their options (`silent_from`).
+
+| the chunk | route |
+| --- | --- |
+| `TUNING.planned` off; a derived source's or a blocked chunk (nothing checked here) | `REFERENCE` (every check) |
+| fits, the probe not made | `PROBE` (every check) |
+| fits, the probe clean and decoded | `CHECKED` (into windows: `clean` runs) |
+| else silent last, the probe of those forwards not made | `LAST_PROBE` (every check) |
+| else silent last, their forwards passed on the probe | `LAST_SKIPPED` (all but those forwards) |
+| any other chunk (a probe that found something) | `REFERENCE` |
 
 What the caller does with what `Planned` declines is always the same: `Reference` on those
 chunks. Whether `Planned` runs compiled kernels or their numpy twins is `compiled.py`'s
@@ -399,6 +416,9 @@ class Route(enum.Enum):
     CHECKED = "checked"       # verify: `Planned` taking only chunks no check could fault
     BULK = "bulk"             # `values` of many fragments: compiled read, locate, decode
     WINDOWS = "windows"       # verify: a data file's tiles decoded window by window
+    PROBE = "probe"           # verify: a file's first chunk `CHECKED` could take, in full
+    LAST_PROBE = "last-probe"        # verify: the first with silent last filters, in full
+    LAST_SKIPPED = "last-skipped"    # verify: every check but the last filters' forwards
 
 
 def choose(run: Run, alone: bool = False) -> Route:
@@ -432,6 +452,24 @@ def choose_windows(whole: bool) -> Route:
     """Verify of a data file whose tiles `tile_batch` can decode whole (`whole`: a simple
     role in a local file): `WINDOWS`, else `REFERENCE` (chunk by chunk, every check)."""
     return Route.WINDOWS if whole and compiled.TUNING.planned else Route.REFERENCE
+
+
+def choose_chunk(checkable: bool, planned: bool, cells: int, probe: Optional[bool],
+                 silent_last: bool, last_probe: Optional[bool]) -> Route:
+    """Verify's route for one chunk checked outside a whole-file window (the second table
+    of the module doc). `checkable`: its bytes are checked here (a file's own chunk, not
+    blocked); `planned`: its pipeline has a `checked` plan that fits the chunk (its metadata
+    length as planned, its bytes inside the file); `cells`: its declared cells; `probe`,
+    `last_probe`: what the file's probe of the pipeline showed (None: not made yet);
+    `silent_last`: the pipeline ends with filters whose forward can fail only on their
+    options."""
+    if not checkable or not compiled.TUNING.planned:
+        return Route.REFERENCE
+    if planned and 0 < cells <= compiled.TUNING.window_chunk_max and probe is not False:
+        return Route.PROBE if probe is None else Route.CHECKED
+    if silent_last and last_probe is not False:
+        return Route.LAST_PROBE if last_probe is None else Route.LAST_SKIPPED
+    return Route.REFERENCE
 
 
 def decode(run: Run, out: np.ndarray, workers: Optional[int] = None, pool: Any = None

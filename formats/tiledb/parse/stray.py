@@ -15,9 +15,9 @@ def open_stray_file(document, path: str):
     name = os.path.basename(path)
     ctx: Context = document.ctx
     if name == FRAGMENT_METADATA_FILE:
-        from .array import parse_fragment_metadata
+        from .fragment_metadata import parse_fragment_metadata_file
 
-        node, _fm = parse_fragment_metadata(document, src, ctx)
+        node, _fm = parse_fragment_metadata_file(document, src, ctx)
         return node
     # A generic tile whose payload kind is unknown: try the schema parser, then none.
     from .array import parse_schema_file

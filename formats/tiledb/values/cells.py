@@ -27,7 +27,8 @@ BYTE_LIST_TYPES = {Datatype.ANY, Datatype.BLOB, Datatype.GEOM_WKB, Datatype.GEOM
 Buffer = Union[bytes, memoryview]
 
 
-def _text(raw: bytes, enc: str) -> str:
+def decode_text(raw: bytes, enc: str) -> str:
+    """A string cell's text (invalid UTF-8 read as Latin-1: every byte shown)."""
     try:
         return raw.decode(enc)
     except UnicodeDecodeError:
@@ -45,7 +46,7 @@ def fixed_values(datatype: int, cell_val_num: int, data: Buffer) -> list:
     if datatype in TEXT_ENCODINGS:
         enc = TEXT_ENCODINGS[datatype]
         mv = memoryview(data)
-        return [_text(bytes(mv[i * cell:(i + 1) * cell]), enc) for i in range(n)]
+        return [decode_text(bytes(mv[i * cell:(i + 1) * cell]), enc) for i in range(n)]
     arr = np.frombuffer(data, dtype=numpy_dtype(datatype), count=n * cvn)
     if datatype == Datatype.BOOL:
         arr = arr.astype(bool)
@@ -67,7 +68,7 @@ def var_values(datatype: int, offsets: np.ndarray, data: Buffer) -> list:
     mv = memoryview(data)
     if datatype in TEXT_ENCODINGS:
         enc = TEXT_ENCODINGS[datatype]
-        return [_text(bytes(mv[a:b]), enc) for a, b in zip(s, e)]
+        return [decode_text(bytes(mv[a:b]), enc) for a, b in zip(s, e)]
     if datatype not in DATATYPES:
         return [list(mv[a:b]) for a, b in zip(s, e)]
     dt = numpy_dtype(datatype)

@@ -51,10 +51,11 @@ class Checked:
 
 def check_one(ci: ChunkInfo, key: Optional[bytes], tile: Optional[TileInfo],
                  skip_from: Optional[int] = None) -> Checked:
-    """`check_chunk` without the tally (the caller's: it may run on a thread, and the tally
-    belongs to the calling context). `skip_from`: no forward check of the filters from
+    """One chunk's checks, without the tally (the caller's: it may run on a thread, and the
+    tally belongs to the calling context). `skip_from`: no forward check of the filters from
     there on (`tile_batch.silent_forward`: a failing forward is all they could find, and
-    the file's first chunk showed theirs do not fail: `_FastChunks.last_codec`)."""
+    the file's first chunk showed theirs do not fail: route `LAST_SKIPPED` of
+    `decode.choose_chunk`)."""
     r = Checked()
     if ci.source is None or not hasattr(ci.source, "path"):
         return r  # chunks of derived sources are checked through their parents

@@ -26,6 +26,7 @@ from ...core.source import BytesSource
 from ..model.array_model import FragmentMetadata, with_schema
 from ..parse import fragment_metadata as fmeta
 from ..parse import tile_templates
+from ..parse.decode import Route, choose_chunk
 from ..parse.rawtile import GT_HEAD_SIZE, peek_generic_tile
 from ..parse.tile import ChunkInfo
 from .chunk_checks import Checked, check_one, silent_from
@@ -63,12 +64,11 @@ class Seen:
         self.lasts: Dict[bytes, bool] = {}
 
     def skip_from(self, pipeline: bytes, specs) -> Optional[int]:
-        """Where `check_one` may stop the forward checks of a chunk of this pipeline."""
-        from ...core import compiled
-
-        if self.lasts.get(pipeline) and compiled.TUNING.planned:
-            return silent_from(specs)
-        return None
+        """Where `check_one` may stop the forward checks of a chunk of this pipeline (its
+        route, `decode.choose_chunk`: `LAST_SKIPPED`), else None."""
+        last = silent_from(specs)
+        route = choose_chunk(True, False, 0, None, last < len(specs), self.lasts.get(pipeline))
+        return last if route is Route.LAST_SKIPPED else None
 
     def probed(self, pipeline: bytes, last_ok: Optional[bool]) -> None:
         if last_ok is not None and pipeline not in self.lasts:

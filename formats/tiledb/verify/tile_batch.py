@@ -28,8 +28,9 @@ from ...filters.deltas import Check, typed_check
 from ...filters.enums import FilterType
 from ..parse.data_files import DataFileRole
 from ..parse.decode import Route, choose_windows
+from ..parse.tile_layout import CHUNK_HEADER, NUM_CHUNKS
 
-_HEAD = 8 + 12      # Num chunks (u64), then one chunk header (u32 orig, filt, md length)
+_HEAD = NUM_CHUNKS.size + CHUNK_HEADER.size   # a one-chunk tile's table
 _PARTS_MD = 16      # a compressor's metadata for one data part: counts (0, 1), (orig, comp)
 
 
@@ -178,8 +179,9 @@ def chunk_plan(specs: List[FilterSpec], info: DataInfo) -> Optional[filter_batch
     writer rules or notes. What stays: a compressor whose forward raises, which depends on
     the options alone — the caller checks each file's first chunk the per-chunk way first
     (a probe). [DELTA or DOUBLE_DELTA, lone compressor]: their writer rules are checked as
-    the chunks decode (`_checked_typed_plan`). Everything else: no plan."""
-    if not compiled.TUNING.planned or not specs:
+    the chunks decode (`_checked_typed_plan`). Everything else: no plan. Whether a chunk
+    takes the plan is decided by `decode.choose_chunk`, a run by `decode.choose`."""
+    if not specs:
         return None
     if len(specs) == 2 and specs[0].type in _TYPED and _lone_codec(specs[1:]) is not None:
         return _checked_typed_plan(specs, info)

@@ -10,17 +10,12 @@ from ...accel.unread import unread_metadata
 from ...core import compiled
 from ...core.node import ERROR, Node
 from ...core.verify_tally import tally
-from ..parse.decode import join_chunks
+from ..parse.decode import Route, choose_chunk, join_chunks
 from ..parse.tile import ChunkInfo, TileInfo
 from . import tile_cache
 from .check_findings import finding
 from .chunk_checks import Checked, check_one, silent_from, src_name
 from .chunk_walk import Run, Splice, tile_chunks, walk_chunks
-
-# the GIL) in batches of this many chunks or bytes, so tiny chunks cost no task each.
-_BATCH_CHUNKS = 256
-_BATCH_BYTES = 4 << 20
-_THREAD_MIN_BYTES = 1 << 20   # a batch of less runs in the calling thread
 
 
 def verify_chunks(document, root: Node, items=None, pool=None) -> List[object]:
@@ -34,7 +29,7 @@ def verify_chunks(document, root: Node, items=None, pool=None) -> List[object]:
     def take(ci: ChunkInfo, tile: Optional[TileInfo], r: Optional[Checked],
              err: Optional[Exception]) -> None:
         if err is not None:   # what guard says
-            out.append(finding(ci.source, 0, ERROR, f"check check_chunk could not finish: "
+            out.append(finding(ci.source, 0, ERROR, f"check check_one could not finish: "
                                                     f"{type(err).__name__}: {err}"))
             keep.add(ci, tile, None)
             return
@@ -66,7 +61,7 @@ def _batched(items) -> Iterable[Union[Tuple[ChunkInfo, Optional[TileInfo]], "Spl
             yield item
             continue
         run, node = item.run, item.node
-        name = _src_name_of(run.source)
+        name = getattr(run.source, "name", str(run.source))
         cache = tile_cache.current()
         for w in tile_batch.decode_run(run.source, run.offsets, run.ends, run.role, probe=True):
             done = len(w.cells) - w.cells.count(None)
@@ -74,7 +69,7 @@ def _batched(items) -> Iterable[Union[Tuple[ChunkInfo, Optional[TileInfo]], "Spl
                 tally().batch(name, done, w.stored)
             if cache is not None and run.role.specs:   # kept for the cell checks, as
                 for k, cells in enumerate(w.cells):      # _TileKeeper keeps the others
-                    if cells is not None and len(cells) >= _KEEP_MIN:
+                    if cells is not None and len(cells) >= compiled.TUNING.keep_min:
                         cache.put(cache.key(name, int(run.offsets[w.first + k]), run.role.specs,
                                             run.role.info), (cells, None))
             for k, cells in enumerate(w.cells):
@@ -82,18 +77,8 @@ def _batched(items) -> Iterable[Union[Tuple[ChunkInfo, Optional[TileInfo]], "Spl
                     yield from tile_chunks(node, run, w.first + k)
 
 
-# Decoded tiles of at least this many bytes are kept for the cell checks (a codec call saved
-# each); smaller ones are decoded again, in one pass, rather than held a million at a time.
-_KEEP_MIN = 4096
-
-
-def _src_name_of(source) -> str:
-    return getattr(source, "name", str(source))
-
-
 def thread_count() -> int:
     return compiled.TUNING.workers
-
 
 
 def _run_one(ci: ChunkInfo, key, tile, skip_from: Optional[int] = None
@@ -106,18 +91,13 @@ def _run_one(ci: ChunkInfo, key, tile, skip_from: Optional[int] = None
 
 Result = Tuple[ChunkInfo, Optional[TileInfo], Optional[Checked], Optional[Exception]]
 
-# Chunks left to the per-chunk path are checked this many (or bytes) at a time between the
-# fast windows: bounded memory for a million tiles, few waits for the pool.
-_SLOW_CHUNKS = 8 * _BATCH_CHUNKS
-_SLOW_BYTES = 8 * _BATCH_BYTES
-
 
 def _checked(items, key, workers: int, shared=None) -> Iterable[Union[Splice, Result]]:
-    """Each chunk of `items` with its check, in order (`Splice`s in their place). The
-    chunks of pipelines `tile_batch.chunk_plan` covers are decoded in windows, one slice of
-    a window per thread (`_FastChunks`); the rest, and what a window leaves, are checked one
-    by one, on the pool in batches (`_slow`). One pool for the whole walk (`shared`, when
-    given: the caller's, left running)."""
+    """Each chunk of `items` with its check, in order (`Splice`s in their place), by the
+    route `decode.choose_chunk` gives it: `CHECKED` chunks are decoded in windows, one
+    slice of a window per thread (`_FastChunks`); the rest, and what a window leaves, are
+    checked one by one, on the pool in batches (`_slow`). One pool for the whole walk
+    (`shared`, when given: the caller's, left running)."""
     from concurrent.futures import ThreadPoolExecutor
 
     pool = None if workers <= 1 else shared if shared is not None else \
@@ -129,12 +109,12 @@ def _checked(items, key, workers: int, shared=None) -> Iterable[Union[Splice, Re
         for item in items:
             if not isinstance(item, Splice):
                 ci, tile = item
-                how = fast.how(ci)
-                if how != _SLOW:
+                route = fast.route(ci)
+                if route in (Route.CHECKED, Route.PROBE):
                     if slow:
                         yield from _slow(slow, key, pool, workers)
                         slow, size = [], 0
-                    if how == _FAST:
+                    if route is Route.CHECKED:
                         yield from fast.add(ci, tile)
                     else:   # the first chunk of its file: checked in full first
                         yield from fast.flush()
@@ -143,8 +123,7 @@ def _checked(items, key, workers: int, shared=None) -> Iterable[Union[Splice, Re
                         yield ci, tile, r, err
                     continue
                 size += ci.filtered_length + ci.original_length
-                last = fast.last_codec(ci)
-                if last == _PROBE:   # the file's first chunk of it: in full, first
+                if route is Route.LAST_PROBE:   # the file's first chunk of it: in full, first
                     yield from fast.flush()
                     yield from _slow(slow, key, pool, workers)
                     slow, size = [], 0
@@ -152,10 +131,11 @@ def _checked(items, key, workers: int, shared=None) -> Iterable[Union[Splice, Re
                     fast.last_probed(ci, r, err)
                     yield ci, tile, r, err
                     continue
-                item = (ci, tile, silent_from(ci.specs) if last == _FAST else None)
+                item = (ci, tile, silent_from(ci.specs) if route is Route.LAST_SKIPPED else None)
             yield from fast.flush()
             slow.append(item)
-            if len(slow) >= _SLOW_CHUNKS or size >= _SLOW_BYTES:
+            if len(slow) >= 8 * compiled.TUNING.check_batch or \
+                    size >= 8 * compiled.TUNING.check_batch_bytes:
                 yield from _slow(slow, key, pool, workers)
                 slow, size = [], 0
         yield from fast.flush()
@@ -165,31 +145,27 @@ def _checked(items, key, workers: int, shared=None) -> Iterable[Union[Splice, Re
             pool.shutdown()
 
 
-_FAST, _PROBE, _SLOW = "fast", "probe", "slow"
-_CHUNK_MAX = 64 << 20    # a chunk declaring more cells goes the per-chunk way (its limits)
-_WINDOW_CELLS = 64 << 20  # decoded bytes of one window (plus one chunk)
-
-
 class _FastChunks:
-    """Chunks of one file and pipeline gathered into a window (up to `tile_batch.WINDOW`
-    stored bytes, `_WINDOW_CELLS` decoded), then decoded together by
-    `decode.Planned` (a `clean` run); each comes out clean (no finding, its cells) or through the
-    per-chunk checks, which say what is wrong."""
+    """Chunks of one file and pipeline gathered into a window (up to `TUNING.window`
+    stored bytes, `TUNING.window_cells` decoded), then decoded together by
+    `decode.Planned` (a `clean` run); each comes out clean (no finding, its cells) or
+    through the per-chunk checks, which say what is wrong. Keeps what each file's probes
+    showed (`decode.choose_chunk` reads them)."""
 
     def __init__(self, key, pool, workers: int):
         self.key, self.pool, self.workers = key, pool, workers
-        self.plans: Dict[Tuple[int, int], Tuple[Any, int, int, Any, Any]] = {}
+        self.plans: Dict[Tuple[int, int], Tuple[Any, int, int, bool, Any, Any]] = {}
         self.pipelines: Dict[Tuple[str, str], int] = {}   # (specs, info) by value -> number
         self.probes: Dict[Tuple[str, int], bool] = {}   # (file name, pipeline) -> clean
         self.lasts: Dict[Tuple[str, int], bool] = {}    # -> its last codec's forward is ok
-        self.codecs: Dict[int, bool] = {}               # pipeline -> ends with a lone codec
         self.items: List[Tuple[ChunkInfo, Optional[TileInfo]]] = []
         self.lo = self.hi = self.cells = 0
         self.group: Optional[Tuple[int, int]] = None
 
-    def _plan(self, ci: ChunkInfo) -> Tuple[Any, int, int]:
-        """(plan or None, its metadata length, the pipeline's number): by value, as every
-        generic tile (fragment metadata sections) has a pipeline object of its own."""
+    def _plan(self, ci: ChunkInfo) -> Tuple[Any, int, int, bool]:
+        """(plan or None, its metadata length, the pipeline's number, whether it ends with
+        filters whose forward can fail only on their options): by value, as every generic
+        tile (fragment metadata sections) has a pipeline object of its own."""
         k = (id(ci.specs), id(ci.info))
         got = self.plans.get(k)
         if got is None:
@@ -200,35 +176,20 @@ class _FastChunks:
                                                len(self.pipelines))
             # the objects are kept: an id is not reused while this walk runs
             got = self.plans[k] = (p, plan_metadata(p) if p is not None else 0, number,
-                                   ci.specs, ci.info)
-        return got[0], got[1], got[2]
+                                   silent_from(ci.specs) < len(ci.specs), ci.specs, ci.info)
+        return got[0], got[1], got[2], got[3]
 
-    def how(self, ci: ChunkInfo) -> str:
+    def route(self, ci: ChunkInfo) -> Route:
+        """The chunk's route (`decode.choose_chunk`), from its facts and its file's probes."""
         if ci.blocked is not None or not hasattr(ci.source, "path"):
-            return _SLOW
-        p, mdl, number = self._plan(ci)
-        if p is None or unread_metadata(ci.metadata_length, mdl) != 0 or \
-                not 0 < ci.original_length <= _CHUNK_MAX \
-                or ci.metadata_offset < 0 or \
-                ci.data_offset + ci.filtered_length > getattr(ci.source, "size", 0):
-            return _SLOW
-        state = self.probes.get((src_name(ci), number))
-        return _PROBE if state is None else _FAST if state else _SLOW
-
-    def last_codec(self, ci: ChunkInfo) -> str:
-        """For a chunk checked in full: _FAST when its last filter's forward check can be
-        left out (a lone compressor, and the file's first chunk showed its forward does not
-        fail: all it could find, as it depends on the options alone — see tile_batch), _PROBE
-        for that first chunk, else _SLOW (every check)."""
-        number = self._plan(ci)[2]
-        ends = self.codecs.get(number)
-        if ends is None:
-            ends = self.codecs[number] = compiled.TUNING.planned and \
-                silent_from(ci.specs) < len(ci.specs)
-        if not ends or ci.blocked is not None or not hasattr(ci.source, "path"):
-            return _SLOW
-        state = self.lasts.get((src_name(ci), number))
-        return _PROBE if state is None else _FAST if state else _SLOW
+            return choose_chunk(False, False, 0, None, False, None)
+        p, mdl, number, silent_last = self._plan(ci)
+        planned = p is not None and unread_metadata(ci.metadata_length, mdl) == 0 and \
+            ci.metadata_offset >= 0 and \
+            ci.data_offset + ci.filtered_length <= getattr(ci.source, "size", 0)
+        at = (src_name(ci), number)
+        return choose_chunk(True, planned, ci.original_length, self.probes.get(at),
+                            silent_last, self.lasts.get(at))
 
     def last_probed(self, ci: ChunkInfo, r: Optional[Checked],
                     err: Optional[Exception]) -> None:
@@ -249,7 +210,7 @@ class _FastChunks:
         start, end = ci.metadata_offset, ci.data_offset + ci.filtered_length
         lo, hi = (min(self.lo, start), max(self.hi, end)) if self.items else (start, end)
         if self.items and (group != self.group or hi - lo > compiled.TUNING.window or
-                           self.cells + ci.original_length > _WINDOW_CELLS):
+                           self.cells + ci.original_length > compiled.TUNING.window_cells):
             yield from self.flush()
             lo, hi = start, end
         self.group, self.lo, self.hi = group, lo, hi
@@ -303,7 +264,7 @@ class _FastChunks:
 
 def _slow(items: list, key, pool, workers: int) -> Iterable[Union[Splice, Result]]:
     """The per-chunk checks of `items` in order: in this thread, or on the pool (batches of
-    `_BATCH_CHUNKS` chunks or `_BATCH_BYTES` bytes, a few ahead; batches of tiny chunks run
+    `TUNING.check_batch` chunks or `check_batch_bytes` bytes, a few ahead; batches of tiny chunks run
     here: Python-bound, threads would only fight over the GIL)."""
     from collections import deque
 
@@ -329,7 +290,8 @@ def _slow(items: list, key, pool, workers: int) -> Iterable[Union[Splice, Result
             ci = item[0]
             batch.append(item)
             size += ci.filtered_length + ci.original_length
-            if len(batch) >= _BATCH_CHUNKS or size >= _BATCH_BYTES:
+            if len(batch) >= compiled.TUNING.check_batch or \
+                    size >= compiled.TUNING.check_batch_bytes:
                 yield batch, size
                 batch, size = [], 0
         if batch:
@@ -341,7 +303,7 @@ def _slow(items: list, key, pool, workers: int) -> Iterable[Union[Splice, Result
 
     pending: deque = deque()
     for batch, size in batches():
-        if size < 0 or size < _THREAD_MIN_BYTES:   # a Splice, or tiny chunks: here, in order
+        if size < 0 or size < compiled.TUNING.check_thread_min:   # a Splice, or tiny chunks: here, in order
             while pending:
                 b, fut = pending.popleft()
                 yield from done(b, fut.result())

@@ -254,9 +254,6 @@ class TileDBChunkView:
     def lowest(self) -> int:
         return self.reached
 
-    def can_reverse(self) -> bool:
-        return self.reached > 0 and not (self.run is not None and self.run.error is not None)
-
     def reverse_to(self, k: int, key: Optional[bytes]) -> List[int]:
         run = self.ci.reverse(key, k)
         self.run = run

@@ -25,7 +25,7 @@ from ..model.array_model import ArraySchema, Attribute, Dimension, Fragment, Fra
 from ..parse.data_files import DataFileRole, file_role, over_limit, tile_bounds, tile_offsets_for
 from ..parse.decode import decode_tile
 from ..parse.rawtile import TileError, chunk_table
-from ..values.cells import BYTE_LIST_TYPES, TEXT_ENCODINGS
+from ..values.cells import BYTE_LIST_TYPES, TEXT_ENCODINGS, decode_text
 
 PART_SUFFIX = {"fixed": "", "var": "_var", "validity": "_validity"}
 NAT = -(2 ** 63)
@@ -199,7 +199,7 @@ class TileCells:
         dt = self.datatype
         raw = self.raw(i)
         if dt in TEXT_ENCODINGS:
-            return _text(raw, TEXT_ENCODINGS[dt])
+            return decode_text(raw, TEXT_ENCODINGS[dt])
         if dt in BYTE_LIST_TYPES:
             return list(raw)
         arr = np.frombuffer(raw, dtype=numpy_dtype(dt))
@@ -216,7 +216,7 @@ class TileCells:
             return "null"
         dt = self.datatype
         if dt in TEXT_ENCODINGS:
-            s = _text(self.raw(i), TEXT_ENCODINGS[dt])
+            s = decode_text(self.raw(i), TEXT_ENCODINGS[dt])
             s = repr(s) if len(s) <= limit else repr(s[:limit]) + "…"
             return s
         if dt in BYTE_LIST_TYPES:
@@ -258,13 +258,6 @@ def scalar_text(dt: int, v) -> str:
     return str(v.item() if isinstance(v, np.generic) else v)
 
 
-def _text(raw: bytes, enc: str) -> str:
-    try:
-        return raw.decode(enc)
-    except UnicodeDecodeError:
-        return raw.decode("latin-1") if enc == "utf-8" else raw.decode(enc, errors="replace")
-
-
 def _source_for(document, path: str):
     if document is not None and hasattr(document, "open_source"):
         return document.open_source(path)
@@ -272,9 +265,9 @@ def _source_for(document, path: str):
     return FileSource(path)
 
 
-def decode_part(document, where: FieldTile, part: str, key: Optional[bytes] = None):
-    """(decoded bytes of the tile in `part`'s file, offsets RLE/DICTIONARY rebuilt or None,
-    file name). Raises TileError."""
+def _tile(document, where: FieldTile, part: str):
+    """(file name, its role, its source, the tile's index, start and end) of tile
+    `where.tile_index` in `part`'s file. Raises TileError."""
     name = where.file_name(part)
     role = file_role(where.schema, where.fm, name)
     if role is None:
@@ -295,6 +288,13 @@ def decode_part(document, where: FieldTile, part: str, key: Optional[bytes] = No
     start, end = int(offs[i]), int(ends[i])
     if start > src.size or end < start:
         raise TileError(f"{name}: tile {i + 1} at {start} is not inside the file ({src.size} B)")
+    return name, role, src, i, start, end
+
+
+def decode_part(document, where: FieldTile, part: str, key: Optional[bytes] = None):
+    """(decoded bytes of the tile in `part`'s file, offsets RLE/DICTIONARY rebuilt or None,
+    file name). Raises TileError."""
+    name, role, src, i, start, end = _tile(document, where, part)
     over = over_limit(role, sum(c[0] for c in chunk_table(src, start, end)), i)
     if over:
         raise TileError(f"{name}: tile {i + 1}: {over}", start)
@@ -370,17 +370,8 @@ def part_buffer(document, where: FieldTile, part: str, key: Optional[bytes] = No
     """(source, base offset) of tile `where.tile_index` of `part`'s file, decoded: the file
     itself when the tile is one unfiltered chunk (its cells are the stored bytes), else a
     derived source of the decoded tile (`Document.add_derived`). Raises TileError."""
-    name = where.file_name(part)
-    role = file_role(where.schema, where.fm, name)
-    if role is None:
-        raise TileError(f"{name} is not a data file of this fragment's schema")
-    offs, why = tile_offsets_for(where.fm, role)
-    i = where.tile_index
-    if offs is None or i is None or i >= len(offs):
-        raise TileError(f"{name}: tile {0 if i is None else i + 1} cannot be located ({why})")
-    src = _source_for(document, os.path.join(where.fragment.path, name))
-    ends = tile_bounds(offs, src.size)
-    chunks = chunk_table(src, int(offs[i]), int(ends[i]))
+    name, role, src, i, start, end = _tile(document, where, part)
+    chunks = chunk_table(src, start, end)
     if not role.specs and len(chunks) == 1:
         return src, chunks[0][4]
     data, _rle, _n = decode_part(document, where, part, key)
