@@ -43,11 +43,21 @@ class GcPolicy:
         self.reclaim_ms: List[float] = []
         self.since_reclaim = 0          # frozen full collections since the last reclaim
         self.had_document = False
+        self.collecting = False         # between a collection's start and its stop
+        self.retired = False            # the window is gone: unfreeze at the next stop
 
     def collected(self, phase: str, info: dict) -> None:
-        """A gc callback: runs after a collection, its garbage freed, on the thread that
-        collected, with the interpreter lock held."""
-        if phase != "stop" or info.get("generation") != 2:
+        """A gc callback: runs before and after a collection, on the thread that collects,
+        with the interpreter lock held. Freezing and unfreezing happen only at "stop", when
+        the collector's lists are whole again."""
+        if phase == "start":
+            self.collecting = True
+            return
+        self.collecting = False
+        if self.retired:
+            self.retire()
+            return
+        if info.get("generation") != 2:
             return
         self.collections += 1
         gc.freeze()
@@ -63,6 +73,18 @@ class GcPolicy:
         self.reclaim_ms.append(1000 * (time.thread_time() - began))
         self.reclaims += 1
         self.since_reclaim = 0
+
+    def retire(self) -> None:
+        """The window is gone: nothing stays frozen, the callback leaves. A window's C++
+        object can be destroyed by a collection (its wrapper was garbage): unfreezing
+        inside that collection would splice lists the collector is walking, so then it
+        waits for the collection's stop."""
+        if self.collecting:
+            self.retired = True
+            return
+        if self.collected in gc.callbacks:
+            gc.callbacks.remove(self.collected)
+        gc.unfreeze()
 
 
 class IdleReclaim(QObject):
@@ -128,7 +150,8 @@ def install(window) -> None:
 
     def closed(_obj=None, cb=weakref.ref(policy)) -> None:
         p = cb()
-        if p is not None and p.collected in gc.callbacks:
-            gc.callbacks.remove(p.collected)
-        gc.unfreeze()
+        if p is not None:
+            p.retire()
+        else:
+            gc.unfreeze()
     window.destroyed.connect(closed)

@@ -127,3 +127,27 @@ def test_collections_never_walk_everything_while_the_user_works(qtbot, win):
     assert idle.pending
     qtbot.waitUntil(lambda: policy.reclaims == reclaims + 1, timeout=10 * IDLE_MS + 5000)
     assert policy.since_reclaim == 0 and gc.get_freeze_count() > 0
+
+
+def test_a_window_destroyed_inside_a_collection_unfreezes_at_its_stop():
+    """A window's C++ object can be destroyed by a collection (its wrapper was garbage):
+    unfreezing there would splice lists the collector walks (the suite's workers crashed at
+    exit). The policy waits for the collection's stop, then unfreezes and leaves."""
+    from arrayscope.explorer.gcpolicy import GcPolicy
+
+    policy = GcPolicy()
+    gc.callbacks.append(policy.collected)
+    try:
+        gc.freeze()
+        policy.collected("start", {"generation": 2})
+        policy.retire()                            # destroyed mid-collection
+        assert policy.retired and gc.get_freeze_count() > 0
+        assert policy.collected in gc.callbacks
+        policy.collected("stop", {"generation": 2})
+        assert gc.get_freeze_count() == 0
+        assert policy.collected not in gc.callbacks
+        assert policy.collections == 0             # nothing frozen again by that stop
+    finally:
+        if policy.collected in gc.callbacks:
+            gc.callbacks.remove(policy.collected)
+        gc.unfreeze()
