@@ -125,3 +125,28 @@ def test_many_details_files_cost_what_they_hold(tmp_path):
         rc, cpu, peak_mb = command_cost([command, g], report)
         assert rc == 0, command
         assert cpu < cpu_bound and peak_mb < 80, (command, cpu, peak_mb)
+
+
+def test_members_read_without_nodes_are_the_parsed_ones(tmp_path):
+    """On every committed details file (tiledbsoma 2.3, libtiledb 2.12's version 1), the
+    members read without nodes are the ones the annotated parse reads; a file cut short
+    or with a flag that is not 0/1 is not read that way (it is parsed at open, where it
+    shows what is wrong)."""
+    import glob
+
+    from arrayscope.formats.tiledb.parse.decode import decode_generic_tile
+    from arrayscope.formats.tiledb.parse.group_details import parse_group_details_file, read_group_details
+
+    here = os.path.dirname(os.path.dirname(__file__))
+    files = sorted(glob.glob(os.path.join(here, "data", "**", "__group", "__*"), recursive=True))
+    assert len(files) >= 10
+    for path in files:
+        doc = formats.open(path)
+        src = doc.open_source(path)
+        payload, _enc = decode_generic_tile(src, 0)
+        fast = read_group_details(payload, {})
+        parsed = parse_group_details_file(doc, src).data
+        assert fast is not None and fast == parsed and parsed.members, path
+    flag = payload.rfind(b"\x00")   # the last member's last byte: its Deleted (v2) or name flag
+    for bad in (payload[:-1], payload[:flag] + b"\x02" + payload[flag + 1:], payload + b"\0"):
+        assert read_group_details(bad, {}) is None
