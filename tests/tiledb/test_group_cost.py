@@ -69,24 +69,31 @@ def _many_details(root: str) -> str:
     are copies of those two under later timestamps (the bytes are libtiledb's; 1 000 commits
     through tiledb-py cost ~15 CPU-s). The last file adds: the library lists ENTRIES members."""
     import shutil
+    import time
     import uuid
 
     g = os.path.join(root, "g")
     tiledb.Group.create(g)
     dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 9), tile=10, dtype=np.int32))
     tiledb.Array.create(f"{g}/arr", tiledb.ArraySchema(domain=dom, attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    d = os.path.join(g, "__group")
     with tiledb.Group(g, "w") as G:
         for i in range(ENTRIES):
             G.add("arr", name=f"m{i:03d}", relative=True)
+    (add,) = os.listdir(d)
+    time.sleep(0.01)   # the removal's timestamp after the addition's
     with tiledb.Group(g, "w") as G:
         for i in range(ENTRIES):
             G.remove(f"m{i:03d}")
-    d = os.path.join(g, "__group")
-    made = sorted(os.listdir(d), key=lambda n: int(n.split("_")[2]))
-    t = int(made[-1].split("_")[2])
-    for i in range(DETAILS_FILES - 2):   # remove, add, remove, ..., add
+    (remove,) = set(os.listdir(d)) - {add}
+    t = int(remove.split("_")[2])
+    assert t > int(add.split("_")[2])
+    for i in range(DETAILS_FILES - 2):   # add, remove, add, ..., add
         t += 1
-        shutil.copy(os.path.join(d, made[(i + 1) % 2]), os.path.join(d, f"__{t}_{t}_{uuid.uuid4().hex}_2"))
+        shutil.copy(os.path.join(d, (remove, add)[i % 2 == 0 or i == DETAILS_FILES - 3]),
+                    os.path.join(d, f"__{t}_{t}_{uuid.uuid4().hex}_2"))
+    # a reader opens at now and leaves out later files: wait until the last one is past
+    time.sleep(max(0.0, (t + 50) / 1000 - time.time()))
     with tiledb.Group(g) as G:
         assert len(G) == ENTRIES
     return g
