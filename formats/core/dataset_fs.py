@@ -42,7 +42,7 @@ class OutsideDatasetError(OSError):
     """A path outside the opened dataset was asked for."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # 100 000 fragment folders: no __dict__ each
 class Entry:
     """One directory entry of the dataset."""
 
@@ -225,28 +225,31 @@ class LocalFS:
         here = self.stat(path)
         if here.kind != DIR:
             raise NotADirectoryError(f"{here.rel}: not a directory of the dataset ({here.kind})")
-        out = []
-        found = []
+        out: List[Entry] = []
+        links: List[str] = []
+        pre = "" if here.rel == "." else here.rel + "/"
+        same = here.real == here.path   # no link on the way: one string for both paths
         with _scandir(self.real_root, here.real) as it:
-            # each entry's type and stat taken while the listing is open: a listing by
-            # descriptor stats its entries through it (after, every one failed and went
-            # the whole `stat` way: a realpath and an lstat of its own)
-            for d in sorted(it, key=lambda d: d.name):
+            # each entry's type and stat taken while the listing is open (a listing by
+            # descriptor stats its entries through it; after, every one failed and went
+            # the whole `stat` way), and turned into its Entry at once: the listing's own
+            # objects (a DirEntry and a stat result each) are never held for all entries
+            for d in it:
                 try:
-                    link = d.is_symlink()
-                    st = None if link else d.stat(follow_symlinks=False)
+                    st = None if d.is_symlink() else d.stat(follow_symlinks=False)
                 except OSError:
-                    link, st = True, None   # let `stat` say what is wrong with it
-                found.append((d, link, st))
-        for d, link, st in found:
-            full = os.path.join(here.path, d.name)
-            if link or st is None:
-                out.append(self.stat(full))   # a link is judged by where it leads
-                continue
-            # not a link, in a folder already resolved inside the dataset: its real path is
-            # the folder's real path and its name (what `stat` finds, without a realpath)
-            rel = d.name if here.rel == "." else f"{here.rel}/{d.name}"
-            out.append(self._entry(full, rel, st, os.path.join(here.real, d.name)))
+                    st = None   # let `stat` say what is wrong with it
+                if st is None:
+                    links.append(d.name)
+                    continue
+                # not a link, in a folder already resolved inside the dataset: its real
+                # path is the folder's real path and its name (what `stat` finds)
+                full = _join(here.path, d.name)
+                out.append(self._entry(full, pre + d.name, st,
+                                       full if same else _join(here.real, d.name)))
+        # a link is judged by where it leads
+        out.extend(self.stat(_join(here.path, name)) for name in links)
+        out.sort(key=_entry_name)
         return out
 
     def subdirs(self, path: str) -> List[Entry]:
@@ -259,6 +262,8 @@ class LocalFS:
         with _scandir(self.real_root, here.real) as it:
             found = sorted((d.name for d in it if _real_dir(d)))
         pre = "" if here.rel == "." else here.rel + "/"
+        if here.real == here.path:   # no link on the way: one string for both paths
+            return [Entry(p, pre + n, DIR, real=p) for n in found for p in (_join(here.path, n),)]
         return [Entry(_join(here.path, n), pre + n, DIR, real=_join(here.real, n))
                 for n in found]
 
@@ -335,6 +340,10 @@ def _scandir(root: str, real: str) -> Iterator[Iterator[os.DirEntry]]:
             yield it
     finally:
         os.close(fd)
+
+
+def _entry_name(e: Entry) -> str:
+    return e.name
 
 
 def _join(folder: str, name: str) -> str:

@@ -232,6 +232,12 @@ class Node:
         if isinstance(self._children, DeferredChildren):
             self._children.materialize()
 
+    def keep_built(self) -> None:
+        """Build deferred children now and keep them: a release leaves them (a finding
+        elsewhere points into them)."""
+        self.ensure_built()
+        self._deferred = None
+
     def release_deferred(self) -> bool:
         """Drop built deferred children (they are rebuilt on the next access); False when
         there is nothing to release."""

@@ -190,15 +190,68 @@ def counting() -> Iterator[TransferStats]:
         _THREAD.stats = outer
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Listed:
-    """One listed path: a file (with its size) or a folder (size None)."""
+    """One listed path: a file (with its size) or a folder (size None). `version` is what
+    the listing says of the object's contents, to hold its reads against: the store's ETag
+    (S3, GCS, Azure, HTTP) where it gives one, else its modification time (`_version`)."""
 
     size: Optional[int]
+    version: Optional[str] = None
 
     @property
     def is_dir(self) -> bool:
         return self.size is None
+
+    @property
+    def etag(self) -> Optional[str]:
+        kind, _, value = (self.version or "").partition(":")
+        return value if kind == "etag" else None
+
+
+def _version(info: Dict[str, Any]) -> Optional[str]:
+    """An object's version as fsspec's `info()`/`find(detail=True)` gives it: `etag:<ETag>`
+    (s3fs `ETag`, gcsfs/adlfs `etag`, HTTP `ETag`), else `mtime:<time>` (local `mtime`,
+    S3-like `LastModified`, adlfs `last_modified`, gcsfs `updated`, memory `created`);
+    None when the store says neither."""
+    for k in ("ETag", "etag"):
+        if info.get(k):
+            return f"etag:{info[k]}"
+    for k in ("mtime", "LastModified", "last_modified", "updated", "created"):
+        t = info.get(k)
+        if t is not None:   # a listing and `info` may say one time as a number or a datetime
+            return f"mtime:{t.timestamp() if hasattr(t, 'timestamp') else t}"
+    return None
+
+
+def _said(version: str) -> str:
+    """A version as a message says it: `etag "abc"`, `mtime 1795961320.07`."""
+    return version.replace(":", " ", 1)
+
+
+async def _s3_get_if_match(fs: Any, path: str, start: int, end: int, etag: str) -> bytes:
+    """Bytes [start, end) of S3 object `path`, only if its ETag is still `etag` (GetObject
+    `If-Match`: a rewritten object answers 412, whatever its size), through s3fs's own
+    request call (its retries, credentials and error translation)."""
+    bucket, key, _version_id = fs.split_path(path)
+    resp = await fs._call_s3("get_object", Bucket=bucket, Key=key,
+                             Range=f"bytes={start}-{end - 1}", IfMatch=etag)
+    try:
+        return await resp["Body"].read()
+    finally:
+        resp["Body"].close()
+
+
+def _precondition_failed(e: BaseException) -> bool:
+    """A conditional read refused because the object's ETag changed: s3fs turns S3's 412
+    into OSError(EINVAL, "...pre-conditions..."), aiohttp keeps the status."""
+    if getattr(e, "status", None) == 412:
+        return True
+    response = getattr(e.__cause__, "response", None)
+    if isinstance(response, dict) and response.get("Error", {}).get("Code") in (
+            "PreconditionFailed", "412"):
+        return True
+    return isinstance(e, OSError) and "pre-condition" in str(e).lower()
 
 
 class BlockCache:
@@ -271,6 +324,7 @@ class RemoteStore:
         self.stalled: Optional[str] = None         # why no further request is tried
         self.range_ignored: Optional[str] = None   # the server answers ranged reads whole
         self.changed: Dict[str, str] = {}          # objects that changed since the listing
+        self._confirmed: set = set()   # objects whose version was held against the listing
 
     # ---- accounting --------------------------------------------------------------------
     def _count(self, requests: int, nbytes: int, errors: int = 0) -> None:
@@ -347,7 +401,7 @@ class RemoteStore:
                 continue
             if not is_dir and info.get("size") is None:   # HTTP finds names, not sizes
                 info = self._call(self.join(rel), "listing", "info", name)
-            out[rel] = Listed(None if is_dir else int(info.get("size") or 0))
+            out[rel] = Listed(None) if is_dir else Listed(int(info.get("size") or 0), _version(info))
         if out and "" not in out:
             out[""] = Listed(None)
         # folders implied by keys (object stores have no folder objects)
@@ -371,7 +425,7 @@ class RemoteStore:
                 raise RemoteError(f"{self.url}: cannot read: {type(e).__name__}: {e}") from e
             self._count(1, 0)
             if info.get("type") != "directory":
-                out[""] = Listed(int(info.get("size") or 0))
+                out[""] = Listed(int(info.get("size") or 0), _version(info))
         return out
 
     def _note_bad_key(self, rel: str, why: str) -> None:
@@ -395,15 +449,24 @@ class RemoteStore:
         is marked stalled and later requests fail at once, naming this one."""
         if self.stalled is not None:
             raise RemoteError(f"{url}: {what} not tried: {self.stalled}")
+        coro_fn = getattr(self.fs, "_" + method, None)
+        if not self._is_async or coro_fn is None:
+            return getattr(self.fs, method)(*args, **kwargs)   # memory://, file://: no server
+        return self._await(url, what, lambda: coro_fn(*args, **kwargs))
+
+    @property
+    def _is_async(self) -> bool:
+        return bool(getattr(self.fs, "async_impl", False)) and getattr(self.fs, "loop", None) is not None
+
+    def _await(self, url: str, what: str, make: Callable[[], Any]) -> Any:
+        """Run coroutine `make()` on the back end's loop within the total budget (`_call`)."""
+        if self.stalled is not None:
+            raise RemoteError(f"{url}: {what} not tried: {self.stalled}")
         fs, t = self.fs, self.timeouts
-        coro_fn = getattr(fs, "_" + method, None)
-        if not getattr(fs, "async_impl", False) or coro_fn is None or getattr(fs, "loop", None) is None:
-            return getattr(fs, method)(*args, **kwargs)   # memory://, file://: no server
         import asyncio  # here: a local dataset's command never pays its import (~0.05 s)
         import concurrent.futures
 
-        future = asyncio.run_coroutine_threadsafe(
-            asyncio.wait_for(coro_fn(*args, **kwargs), t.total), fs.loop)
+        future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(make(), t.total), fs.loop)
         start = time.monotonic()
         next_report = start + WAIT_REPORT_FIRST
         try:
@@ -520,14 +583,20 @@ class RemoteStore:
         if self.range_ignored is not None and size > cap:
             raise RemoteError(f"{url}: not read ({size} B): {self.range_ignored}")
         ask = stop + 1 if stop >= size else stop
+        listed = self.entries().get(rel)
+        version = listed.version if listed is not None else None
         try:
-            data = self._call(url, f"bytes {start}-{stop}", "cat_file", self._fs_path(rel),
-                              start=start, end=ask)
+            data = self._ranged_get(rel, url, start, ask, listed)
         except RemoteError:
             self._count(1, 0, 1)
             raise
         except Exception as e:  # noqa: BLE001 - a failed read is a short read, never a crash
             self._count(1, 0, 1)
+            if version is not None and _precondition_failed(e):
+                return self._changed(rel, f"{url}: the object changed since the dataset was "
+                                          f"listed (listed {size} B, {_said(version)}; the "
+                                          f"store now holds another version): reopen the "
+                                          f"dataset")
             raise RemoteError(f"{url}: read of bytes {start}-{stop} failed: "
                               f"{type(e).__name__}: {e}") from e
         data = bytes(data)
@@ -541,6 +610,42 @@ class RemoteStore:
             return self._changed(rel, f"{url}: the object changed since the dataset was listed "
                                       f"(listed {size} B, {now}): reopen the dataset")
         return data
+
+    def _ranged_get(self, rel: str, url: str, start: int, end: int,
+                    listed: Optional[Listed]) -> bytes:
+        """Bytes [start, end) of object `rel`, held against the version the listing saw,
+        without a request of its own where the store can: S3 and HTTP read conditionally
+        (`If-Match` the listed ETag: a rewrite of any size answers 412), other stores say
+        the object's version once, before its first read (`info`: a stat for a local
+        file, one request per object on a server)."""
+        what, path = f"bytes {start}-{end}", self._fs_path(rel)
+        version = listed.version if listed is not None else None
+        etag = listed.etag if listed is not None else None
+        if etag is not None and self._is_async and hasattr(self.fs, "_call_s3"):
+            return self._await(url, what, lambda: _s3_get_if_match(self.fs, path, start, end, etag))
+        protocols = self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,)
+        if etag is not None and "http" in protocols:
+            return self._call(url, what, "cat_file", path, start=start, end=end,
+                              headers={"If-Match": etag})
+        if version is not None and rel not in self._confirmed:
+            self._confirm(rel, url, path, version)
+        return self._call(url, what, "cat_file", path, start=start, end=end)
+
+    def _confirm(self, rel: str, url: str, path: str, version: str) -> None:
+        """Ask the store once for object `rel`'s version and hold it against the listing's."""
+        try:
+            self.fs.invalidate_cache(path)
+        except Exception:  # noqa: BLE001 - a cache that cannot be dropped: info may be stale
+            pass
+        info = self._call(url, "version", "info", path)
+        if self._is_async:   # a request to a server (a local stat is none)
+            self._count(1, 0)
+        now = _version(info)
+        if now is not None and now != version:
+            self._changed(rel, f"{url}: the object changed since the dataset was listed "
+                               f"(listed {self.entries()[rel].size} B, {_said(version)}; now "
+                               f"{info.get('size')} B, {_said(now)}): reopen the dataset")
+        self._confirmed.add(rel)
 
     def _changed(self, rel: str, message: str) -> bytes:
         self.changed[rel] = message

@@ -77,6 +77,9 @@ def decoded_chunks(meta: ArrayMeta, fs: DatasetFS, errors: List[str],
             yield coords, data
         else:
             yield from inner_chunks(meta, coords, data, key, errors)
+        # not held while the next chunk is read and decoded (the caller has placed it): the
+        # peak is the output plus one decoded chunk, not two
+        del data
 
 
 def place(out: np.ndarray, unit: ArrayMeta, coords: Tuple[int, ...], recs: np.ndarray) -> None:

@@ -134,3 +134,37 @@ def test_the_engine_imports_no_cloud_or_dask_module():
             "'fsspec', 'botocore') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("scheme", ["memory", "file"])
+def test_a_same_size_rewrite_after_the_listing_is_named(mem, tmp_path, scheme):
+    """A store without ETags (fsspec's memory and local ones) is held against the version
+    the listing saw once per object, before its first read: a rewrite of the same size is
+    named, never read as the listed object."""
+    import os
+
+    if scheme == "memory":
+        url, data = mem
+        path = url[len("memory://"):] + "/big.bin"
+        fs = fsspec.filesystem("memory")
+        rewrite = lambda b: fs.pipe(path, b)   # noqa: E731
+    else:
+        data = bytes(range(256)) * 64
+        (tmp_path / "ds").mkdir()
+        local = tmp_path / "ds" / "big.bin"
+        local.write_bytes(data)
+        url = f"file://{tmp_path}/ds"
+        stat = os.stat(local)
+
+        def rewrite(b):
+            local.write_bytes(b)
+            os.utime(local, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    store = remote.RemoteStore(url)
+    src = store.open_source(url + "/big.bin")
+    rewrite(bytes(b ^ 0xFF for b in data))
+    assert src.read(0, 16) == b""
+    assert src.last_error == store.changed["big.bin"]
+    assert src.last_error.startswith(f"{url}/big.bin: the object changed since the dataset was "
+                                     f"listed (listed {len(data)} B, mtime")
+    clean = remote.RemoteStore(url)   # listed after the rewrite: read as it is
+    assert clean.open_source(url + "/big.bin").read(0, 4) == bytes(b ^ 0xFF for b in data[:4])

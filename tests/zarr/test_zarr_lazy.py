@@ -184,6 +184,35 @@ def test_values_of_one_chunk_that_is_the_array_peak_near_the_field(tmp_path, ord
     assert peak < bound, (peak, data.nbytes, stored)
 
 
+@pytest.mark.parametrize("zarr_format,chunks", [(2, (512, 2048)), (3, (1024, 1024))])
+def test_values_over_several_chunks_peak_at_the_field_and_one_chunk(tmp_path, zarr_format,
+                                                                       chunks):
+    """Several chunks: each decoded chunk is placed and let go before the next is read (the
+    reader held the last one while decoding the next: the field plus 2.13 chunks, 49 MiB
+    here; now the field plus one chunk and its stored bytes, 41 MiB)."""
+    import tracemalloc
+
+    from arrayscope.formats.zarr import values as zv
+
+    path = str(tmp_path / "multi.zarr")
+    data = np.arange(4 << 20, dtype="<i8").reshape(2048, 2048)   # 32 MiB, 4 chunks of 8
+    z = zarr.create_array(path, shape=data.shape, chunks=chunks, dtype=data.dtype,
+                          zarr_format=zarr_format)
+    z[...] = data
+    assert (zarr.open_array(path, mode="r")[...] == data).all()   # what zarr itself reads
+    stored = max(os.path.getsize(os.path.join(d, f)) for d, _s, fs in os.walk(path) for f in fs)
+    chunk = int(np.prod(chunks)) * data.itemsize
+    meta = formats.open(path).model.arrays["."]
+    tracemalloc.start()
+    try:
+        f, errors = zv.read_field(meta, "value")
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert not errors and f.shape == data.shape and (f == data).all()
+    assert peak < data.nbytes + chunk + stored + (2 << 20), (peak, data.nbytes, chunk, stored)
+
+
 def _plant(path, data):
     """Chunk 5: a bad checksum; chunk 11: decodes 2 records short; chunk 12: 3 bytes extra."""
     c5 = os.path.join(path, "c", "5")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 from urllib.parse import unquote
 
@@ -32,9 +32,9 @@ class Member:
 
     entry: MemberEntry
     file: str                    # the details file of that entry
+    index: int = 0               # its place in that file's member list
     path: Optional[str] = None   # absolute local path, when it resolves inside the group
     problem: Optional[Tuple[Status, str, str]] = None  # (status, code, message)
-    history: List[Tuple[str, MemberEntry]] = field(default_factory=list)  # (file, entry)
 
     @property
     def name(self) -> str:
@@ -58,16 +58,12 @@ def effective_members(files: List[Tuple[str, Optional[GroupDetails]]]) -> List[M
     if readable[-1][1].version == 1:
         readable = readable[-1:]
     current: Dict[str, Member] = {}
-    history: Dict[str, List[Tuple[str, MemberEntry]]] = {}
     for fname, gd in readable:
-        for e in gd.members:
-            history.setdefault(e.key, []).append((fname, e))
+        for i, e in enumerate(gd.members):
             if e.deleted:
                 current.pop(e.key, None)
             else:
-                current[e.key] = Member(e, fname)
-    for key, m in current.items():
-        m.history = history[key]
+                current[e.key] = Member(e, fname, i)
     return sorted(current.values(), key=lambda m: m.name)
 
 

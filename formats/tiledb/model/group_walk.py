@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Tuple
 
 from ...core.node import OK, Node
-from ..parse.group import MemberRef, TileDBGroup
+from ..parse.group import MemberRef, TileDBGroup, details_findings
 
 
 def is_group_document(document) -> bool:
@@ -86,7 +86,7 @@ def verify_group(document) -> List[object]:
     own tree diagnostics and, for an array, the array checks; in tree order."""
     from ..verify.array_verify import verify_array
 
-    out: List[object] = []
+    out: List[object] = list(details_findings(document.root))
     # a work list, not a call a level (a dataset sets the depth: 1 500 nested groups): each
     # entry is a group's members still to visit and the member to release once they are
     stack: List[Tuple[Iterator[Node], Optional[Node]]] = [(member_children(document.root), None)]
@@ -101,6 +101,8 @@ def verify_group(document) -> List[object]:
         release = m.pending
         m.ensure_built()
         out.extend(n for n in m.walk() if n.status != OK)
+        if m.data.kind == "group":
+            out.extend(details_findings(m))
         if m.data.kind == "array" and m.data.model is not None:
             out.extend(verify_array(MemberView(document, m, m.data.model)))
         stack.append((member_children(m), m if release else None))

@@ -14,19 +14,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...core.context import Context
 from ...core.dataset_fs import entry_node, mark_unlistable
 from ...core.fielddoc import doc
-from ...core.node import ERROR, WARNING, BackgroundBuild, DeferredChildren, Node, hex_preview
+from ...core.node import ERROR, OK, WARNING, BackgroundBuild, DeferredChildren, Node, hex_preview
 from ...core.plain import dir_node, file_node
 from ...core.remote import absolute
 from ..model import layout, names, soma
 from ..model.group_members import Member, effective_members, real_path, resolve, uri_to_path
 from .array_metadata import ArrayMetadata, parse_array_metadata_file
 from .commits import parse_commit_file
-from .group_details import GroupDetails, parse_group_details_file
+from .decode import decode_generic_tile
+from .group_details import GroupDetails, MemberEntry, member_nodes, parse_group_details_file, read_group_details
+from .rawtile import peek_generic_tile
 
 D_MARKER = doc("Group file: an empty file whose presence makes the folder a TileDB group",
                spec="group.md")
@@ -48,6 +50,9 @@ class TileDBGroup:
     details: List[Tuple[str, Optional[GroupDetails]]] = field(default_factory=list)
     members: List[Member] = field(default_factory=list)
     metadata: Dict[str, Any] = field(default_factory=dict)
+    # the node of each details file that counts, by file name (a member's finding points
+    # into the file of its entry)
+    files: Dict[str, Node] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def soma_type(self) -> Optional[str]:
@@ -86,10 +91,13 @@ def _marker_node(document, path: str) -> Node:
     return n
 
 
-def _own_dir(document, path: str, title_doc, parse) -> Tuple[Node, List[Tuple[str, Node]]]:
+def _own_dir(document, path: str, title_doc, parse,
+             deferred: Optional[Callable[[Any, Any], Optional[Node]]] = None
+             ) -> Tuple[Node, List[Tuple[str, Node]]]:
     """`__group` or `__meta`: a folder node and the (file name, node) that count, in
     timestamp order: files a `.vac` lists were consolidated away and are not read (as
-    libtiledb skips them), only shown."""
+    libtiledb skips them), only shown. `deferred(document, source)` may give a file's node
+    with its tree built when shown (None: parsed now)."""
     d = Node(os.path.basename(path), "dir", document.relname(path), 0, 0, doc=title_doc)
     parsed: List[Tuple[str, Node]] = []
     try:
@@ -112,7 +120,8 @@ def _own_dir(document, path: str, title_doc, parse) -> Tuple[Node, List[Tuple[st
             for uri in node.data if isinstance(node.data, list) else []:
                 vacuumed[uri.rstrip("/").rsplit("/", 1)[-1]] = name
         elif layout.TIMESTAMPED_RE.match(name):
-            node = parse(document, src)
+            node = (deferred(document, src) if deferred is not None else None) or \
+                parse(document, src)
             parsed.append((name, node))
         else:
             node = file_node(document, full, "not a timestamped file of the TileDB group format")
@@ -125,32 +134,94 @@ def _own_dir(document, path: str, title_doc, parse) -> Tuple[Node, List[Tuple[st
     return d, [(n, node) for n, node in parsed if n not in vacuumed]
 
 
-def _annotate_history(group: TileDBGroup) -> None:
-    """Say on each member entry whether it is still in effect (deleted members across
-    versions: a later entry replaces or removes an earlier one)."""
+def _annotate_entries(group: TileDBGroup, fname: str, file_node: Node) -> None:
+    """Say on each member entry of details file `fname` (its tree built) whether it is
+    still in effect (a later entry replaces or removes an earlier one), and on the entry
+    of a member that is not followed, that it is not."""
+    gd = file_node.data
+    if not isinstance(gd, GroupDetails) or fname not in group.files:
+        return
     current = {m.entry.key: m for m in group.members}
-    files = [f for f, gd in group.details if gd is not None]
-    latest_v1 = files[-1] if files and group.details[-1][1] is not None and \
-        group.details[-1][1].version == 1 else None
-    for fname, gd in group.details:
-        if gd is None:
-            continue
-        for e in gd.members:
-            n = e.node
-            if n is None:
-                continue
-            m = current.get(e.key)
-            if latest_v1 is not None and fname != latest_v1:
-                note = "superseded: only the latest version-1 file counts"
-            elif e.deleted:
-                note = "removes the member"
-            elif m is not None and m.entry is e:
-                note = "in effect"
-            elif m is not None:
-                note = f"replaced by the entry in {m.file}"
-            else:
-                note = "removed by a later entry"
-            n.display = f"{n.display} · {note}"
+    last = group.details[-1][1] if group.details else None
+    latest_v1 = group.details[-1][0] if last is not None and last.version == 1 else None
+    for i, (e, n) in enumerate(zip(gd.members, member_nodes(file_node))):
+        m = current.get(e.key)
+        mine = m is not None and m.file == fname and m.index == i
+        if latest_v1 is not None and fname != latest_v1:
+            note = "superseded: only the latest version-1 file counts"
+        elif e.deleted:
+            note = "removes the member"
+        elif mine:
+            note = "in effect"
+        elif m is not None:
+            note = f"replaced by the entry in {m.file}"
+        else:
+            note = "removed by a later entry"
+        n.display = f"{n.display} · {note}"
+        if mine and m is not None and m.problem is not None:
+            n.display = f"{n.display} · not followed ({m.problem[0]})"
+
+
+def details_findings(group_node: Node) -> List[Node]:
+    """The non-OK nodes of the group's details files whose trees are deferred, each built,
+    read and released in turn (verify: 1 000 files never held at once)."""
+    out: List[Node] = []
+    d = next((c for c in group_node.iter_children() if c.name == layout.GROUP_DETAILS_DIR
+              and c.kind == "dir"), None) if not group_node.is_lazy else None
+    for f in d.iter_children() if d is not None else ():
+        if isinstance(f.children, _DetailsChildren):
+            f.ensure_built()
+            out.extend(n for n in f.walk() if n.status != OK)
+            f.release_deferred()
+    return out
+
+
+class _DetailsChildren(DeferredChildren):
+    """A details file's tree, built when shown (the window's expansion, a dump, verify,
+    which release it again): at open its members are read without nodes."""
+
+    __slots__ = ()
+    owner_fields = True   # the build sets the file node's status
+
+
+def _deferred_details(document, src, ctx: Context, group: TileDBGroup,
+                      shared: Dict[bytes, MemberEntry]) -> Optional[Node]:
+    """The node of a details file whose member list reads cleanly without nodes (one
+    generic tile that is the whole file, decoded to its declared size; every member as
+    libtiledb writes it: `read_group_details`), its tree deferred; None for any other
+    file, which is parsed at open (where it is not as written shows there)."""
+    head = peek_generic_tile(src, 0)
+    if head is None or head[0] != src.size:
+        return None
+    try:
+        payload, _encrypted = decode_generic_tile(src, 0, ctx.key)
+    except Exception:  # noqa: BLE001 - a tile that does not decode: the parse says why
+        return None
+    if len(payload) != head[4]:
+        return None
+    gd = read_group_details(payload, shared)
+    if gd is None:
+        return None
+    fname = os.path.basename(src.name) if getattr(src, "name", None) else ""
+    node = Node(fname, "file", src, 0, src.size, data=gd)
+    added: List[object] = []
+
+    def build() -> List[Node]:
+        before = {id(s) for s in document.derived}
+        full = parse_group_details_file(document, src, ctx)
+        added[:] = [s for s in document.derived if id(s) not in before]
+        _annotate_entries(group, node.name, full)
+        if full.status != OK:
+            node.mark(full.status, full.message or "")
+        return list(full.children)
+
+    def release(_kids: List[Node]) -> None:
+        for s in added:
+            document.remove_derived(s)
+        added.clear()
+
+    node.set_lazy(_DetailsChildren(build, release))
+    return node
 
 
 def load_group(document, path: str, ctx: Context, root: Node) -> TileDBGroup:
@@ -160,11 +231,14 @@ def load_group(document, path: str, ctx: Context, root: Node) -> TileDBGroup:
     details_dir = os.path.join(path, layout.GROUP_DETAILS_DIR)
     meta_dir = os.path.join(path, layout.META_DIR)
     fs = document.fs
+    shared: Dict[bytes, MemberEntry] = {}   # entries written alike: one object
     if fs.stat(details_dir).is_dir:
         d, parsed = _own_dir(document, details_dir, D_DETAILS_DIR,
-                             lambda doc_, src: parse_group_details_file(doc_, src, ctx))
+                             lambda doc_, src: parse_group_details_file(doc_, src, ctx),
+                             lambda doc_, src: _deferred_details(doc_, src, ctx, group, shared))
         group.details = [(n, node.data if isinstance(node.data, GroupDetails) else None)
                          for n, node in parsed]
+        group.files = dict(parsed)
         root.add(d)
     if fs.stat(meta_dir).is_dir:
         d, parsed = _own_dir(document, meta_dir, D_META_DIR,
@@ -181,7 +255,13 @@ def load_group(document, path: str, ctx: Context, root: Node) -> TileDBGroup:
         root.add(_marker_node(document, marker))
     seen: Dict[str, tuple] = {}   # a path many members name is looked at once
     group.members = [resolve(path, m, fs, seen) for m in effective_members(group.details)]
-    _annotate_history(group)
+    for m in group.members:   # a member's finding points into its entry: that file is kept
+        held = group.files.get(m.file)
+        if m.problem is not None and held is not None and held.pending:
+            held.keep_built()
+    for fname, node in group.files.items():
+        if not node.deferred:   # parsed at open (a deferred file is annotated when built)
+            _annotate_entries(group, fname, node)
     return group
 
 
@@ -203,14 +283,14 @@ def _member_display(ref: MemberRef, parent: TileDBGroup, parent_name: str,
     return " · ".join(parts)
 
 
-def _problem_node(document, m: Member) -> Node:
+def _problem_node(document, m: Member, parent_files: Dict[str, Node]) -> Node:
     """A member that is not followed: a node on its entry's URI (the finding's place)."""
     status, code, message = m.problem or (ERROR, "", "")
-    uri_node = m.entry.node.find("URI") if m.entry.node is not None else None
+    file_node = parent_files.get(m.file)
+    entries = member_nodes(file_node) if file_node is not None else []
+    uri_node = entries[m.index].find("URI") if m.index < len(entries) else None
     if uri_node is not None:
-        # the finding is the member's (its path names it); the entry only says so
-        if m.entry.node is not None:
-            m.entry.node.display = f"{m.entry.node.display} · not followed ({status})"
+        # the finding is the member's (its path names it); its entry says so (annotated)
         src, off, size = uri_node.source, uri_node.offset, uri_node.size
     else:
         src, off, size = None, 0, 0
@@ -333,7 +413,7 @@ def open_group_dir(document, path: str, ctx: Optional[Context] = None,
     first: Dict[str, str] = {}   # member path -> the first member there (opened once)
     for m in group.members:
         if m.problem is not None or m.path is None:
-            root.add(_problem_node(document, m))
+            root.add(_problem_node(document, m, group.files))
             continue
         ref = MemberRef(m.name, prefix + m.name, m.path, "group" if m.is_group else "array", m)
         shown = first.setdefault(m.path, m.name)

@@ -14,8 +14,9 @@ when it has none.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from ...core.cursor import Cursor, ParseStop
 from ...core.fielddoc import doc
@@ -55,9 +56,10 @@ D_M_DELETED = doc("Deleted: 1 if this entry removes the member of the same name 
                   added_in=2, spec=MEMBER_SPEC)
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemberEntry:
-    """One member entry of one details file, as written."""
+    """One member entry, as written. Immutable: entries written alike (a member added and
+    removed by 1 000 commits) are one object (`read_group_details`'s `shared`)."""
 
     version: int
     object_type: Optional[int] = None
@@ -65,7 +67,6 @@ class MemberEntry:
     uri: str = ""
     name: Optional[str] = None
     deleted: bool = False
-    node: Optional[Node] = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -84,22 +85,22 @@ class GroupDetails:
     complete: bool = False  # every declared member was read
 
 
-def _member(c: Cursor, entry: MemberEntry) -> None:
+def _member(c: Cursor) -> MemberEntry:
     v = c.u32("Version", D_M_VERSION).value
-    entry.version = v
     if v not in MEMBER_VERSIONS:
         c.fail("Member (unknown version)", f"group member version {v} is not known "
                                            f"(known: {', '.join(map(str, MEMBER_VERSIONS))}); "
                                            f"the rest of the list cannot be read")
-    entry.object_type = c.u8("Object type", D_M_TYPE, enum=OBJECT_TYPES).value
-    entry.relative = bool(c.boolean("Relative", D_M_RELATIVE).value)
+    object_type = c.u8("Object type", D_M_TYPE, enum=OBJECT_TYPES).value
+    relative = bool(c.boolean("Relative", D_M_RELATIVE).value)
     n = c.length("u64", "URI length", 1, D_M_URI_LEN, "bytes").value
-    entry.uri = c.string("URI", n, D_M_URI).value
+    uri = c.string("URI", n, D_M_URI).value
+    name = None
     if c.boolean("Name set", D_M_NAME_SET).value:
         n = c.length("u64", "Name length", 1, D_M_NAME_LEN, "bytes").value
-        entry.name = c.string("Name", n, D_M_NAME).value
-    if v >= 2:
-        entry.deleted = bool(c.boolean("Deleted", D_M_DELETED).value)
+        name = c.string("Name", n, D_M_NAME).value
+    deleted = bool(c.boolean("Deleted", D_M_DELETED).value) if v >= 2 else False
+    return MemberEntry(v, object_type, relative, uri, name, deleted)
 
 
 def _member_display(e: MemberEntry) -> str:
@@ -119,12 +120,9 @@ def parse_group_details(cur: Cursor, ctx=None) -> Optional[GroupDetails]:
     count = cur.length("u64", "Number of group members", _MEMBER_MIN, D_COUNT, "members").value
     try:
         for i in range(count):
-            e = MemberEntry(0)
-
-            def one(c: Cursor, e: MemberEntry = e) -> None:
-                _member(c, e)
-            g = cur.group(f"Member {i + 1}", one, doc=D_MEMBER)
-            e.node = g
+            read: List[MemberEntry] = []
+            g = cur.group(f"Member {i + 1}", lambda c: read.append(_member(c)), doc=D_MEMBER)
+            e = read[0]
             gd.members.append(e)
             g.value = e.key
             g.display = _member_display(e)
@@ -132,6 +130,82 @@ def parse_group_details(cur: Cursor, ctx=None) -> Optional[GroupDetails]:
     except ParseStop:
         pass  # the error node is in place; the members read so far still count
     return gd
+
+
+def member_nodes(file_node: Node) -> List[Node]:
+    """The member entry nodes of a parsed details file, in file order."""
+    for n in file_node.walk():
+        if n is not file_node and isinstance(n.data, GroupDetails):
+            return [c for c in n.iter_children() if c.name.startswith("Member ")]
+    return []
+
+
+# ---- the member list without nodes -----------------------------------------------------
+_U32, _U64 = struct.Struct("<I"), struct.Struct("<Q")
+
+
+def read_group_details(payload: bytes, shared: Dict[bytes, MemberEntry]) -> Optional[GroupDetails]:
+    """The member list of a details payload read without nodes, when every byte of it is
+    as libtiledb writes it (known versions, flags 0 or 1, known object types, UTF-8 text,
+    nothing after the last member); None otherwise (`parse_group_details` then shows where
+    it is not). Entries written alike are one object (`shared`: bytes -> entry), so 1 000
+    files that add and remove the same members cost one entry each, plus a reference."""
+    end = len(payload)
+    if end < 12:
+        return None
+    version, count = _U32.unpack_from(payload, 0)[0], _U64.unpack_from(payload, 4)[0]
+    if version not in DETAILS_VERSIONS or count * _MEMBER_MIN > end - 12:
+        return None
+    gd = GroupDetails(version)
+    pos = 12
+    try:
+        for _ in range(count):
+            start = pos
+            v = _U32.unpack_from(payload, pos)[0]
+            otype, relative = payload[pos + 4], payload[pos + 5]
+            n = _U64.unpack_from(payload, pos + 6)[0]
+            pos += 14 + n
+            name_set = payload[pos]
+            pos += 1
+            if name_set == 1:
+                pos += 8 + _U64.unpack_from(payload, pos)[0]
+            if v >= 2:
+                if payload[pos] > 1:
+                    return None
+                pos += 1
+            if v not in MEMBER_VERSIONS or otype not in OBJECT_TYPES or relative > 1 or \
+                    name_set > 1 or pos > end:
+                return None
+            raw = payload[start:pos]
+            e = shared.get(raw)
+            if e is None:
+                e = shared[raw] = _entry_of(raw)
+            gd.members.append(e)
+    except (struct.error, IndexError):
+        return None
+    except UnicodeDecodeError:
+        return None
+    if pos != end:
+        return None
+    gd.complete = True
+    return gd
+
+
+def _entry_of(raw: bytes) -> MemberEntry:
+    """The entry of one member's bytes (already bounds-checked by `read_group_details`)."""
+    v, otype, relative = _U32.unpack_from(raw, 0)[0], raw[4], raw[5]
+    n = _U64.unpack_from(raw, 6)[0]
+    uri = raw[14:14 + n].decode("utf-8")
+    pos = 14 + n
+    name = None
+    if raw[pos] == 1:
+        k = _U64.unpack_from(raw, pos + 1)[0]
+        name = raw[pos + 9:pos + 9 + k].decode("utf-8")
+        pos += 9 + k
+    else:
+        pos += 1
+    deleted = bool(raw[pos]) if v >= 2 else False
+    return MemberEntry(v, otype, bool(relative), uri, name, deleted)
 
 
 def parse_group_details_file(document, source, ctx=None) -> Node:
