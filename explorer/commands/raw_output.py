@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import secrets
 import stat
 import threading
 from typing import Any, List, Optional, Sequence, Tuple
@@ -64,7 +63,7 @@ class OutputFile:
         if st is not None and (not stat.S_ISREG(st.st_mode) or st.st_nlink != 1):
             return None
         folder, name = os.path.split(os.path.abspath(path))
-        partial = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.partial")
+        partial = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.partial")
         try:
             # (mode 0o666 less the umask, as `open` makes OUT)
             fd = os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),

@@ -582,7 +582,6 @@ def _decode_jobs(jobs: List[_FileJob], key, buffers: Buffers = _anonymous) -> No
     never raised."""
     live = [j for j in jobs if j.chunks]   # chunks of 0 bytes too: RLE / DICTIONARY offsets
     total = sum(j.size for j in live)
-    compiled.prepare(total)   # the filters' kernels run chunk by chunk (64 KiB pieces)
     buf = buffers(total) if total else np.empty(0, np.uint8)
     base = 0
     groups: dict = {}
@@ -590,6 +589,8 @@ def _decode_jobs(jobs: List[_FileJob], key, buffers: Buffers = _anonymous) -> No
         j.buf, j.base = buf, base
         base += j.size
         groups.setdefault(_pipeline_key(j.role), []).append(j)
+    for js in groups.values():   # the filters' kernels run chunk by chunk (64 KiB pieces)
+        compiled.prepare(sum(j.size for j in js), compiled.stages_of(js[0].role.specs))
     for js in groups.values():
         role = js[0].role
         owners = [(j, n) for j in js for n in range(len(j.chunks))]
