@@ -15,8 +15,9 @@ cells as before and the partial file is removed; so OUT holds the same bytes eit
 and a run that stops early leaves no OUT that looks complete.
 
 Only for a new or regular OUT whose folder we may write in (not a link, a device or a
-hard-linked file: replacing those would not write where the user pointed); `create`
-gives None otherwise, and OUT is written as before.
+hard-linked file: replacing those would not write where the user pointed), on a system
+with `posix_fallocate` (Linux; elsewhere a mapped write to a full disk could only fail as
+a SIGBUS); `create` gives None otherwise, and OUT is written as before.
 """
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ class OutputFile:
 
     @classmethod
     def create(cls, path: str) -> Optional["OutputFile"]:
+        if not hasattr(os, "posix_fallocate"):   # (macOS, Windows: OUT written as before)
+            return None
         try:
             st: Optional[os.stat_result] = os.lstat(path)
         except FileNotFoundError:

@@ -151,6 +151,16 @@ def test_output_file_holds_only_its_buffers_in_order(tmp_path):
     assert OutputFile.create(str(tmp_path)) is None   # a folder: not replaced
 
 
+def test_without_fallocate_out_is_written_as_before(capsys, tmp_path, monkeypatch):
+    path = str(tmp_path / "arr")
+    cells = b"".join(_fragments(path, parts=1))
+    monkeypatch.delattr(os, "posix_fallocate")
+    assert OutputFile.create(str(tmp_path / "x")) is None
+    out = tmp_path / "o.raw"
+    assert run(capsys, "values", path, "--field", "a", "--raw", str(out))[0] == 0
+    assert out.read_bytes() == cells and not _partials(tmp_path)
+
+
 def test_written_in_pieces(tmp_path, monkeypatch):
     monkeypatch.setattr(raw_output, "WRITE_PIECE", 7)
     raw_output.write_parts(str(tmp_path / "o"), [b"abcdefghijklmnop", memoryview(b"q")])
