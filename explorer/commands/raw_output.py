@@ -63,8 +63,9 @@ class OutputFile:
             st = None
         except OSError:
             return None
-        if st is not None and (not stat.S_ISREG(st.st_mode) or st.st_nlink != 1):
-            return None
+        if st is not None and (not stat.S_ISREG(st.st_mode) or st.st_nlink != 1
+                               or not os.access(path, os.W_OK)):
+            return None   # (a read-only OUT: refused by `open` as before, not replaced)
         folder, name = os.path.split(os.path.abspath(path))
         partial = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.partial")
         try:

@@ -100,6 +100,21 @@ def test_existing_out_keeps_its_mode_and_a_link_is_written_through(capsys, tmp_p
     assert holds == [True] and not _partials(tmp_path)   # (the link: written as before)
 
 
+def test_a_read_only_out_is_not_replaced(tmp_path, monkeypatch):
+    """An OUT we may not write is left to `open` (which refuses it, as before) rather than
+    replaced by a rename (which the folder's permission would allow)."""
+    out = tmp_path / "o.raw"
+    out.write_bytes(b"keep")
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p) == str(out)
+                        else real(p, mode))   # (as root every file is writable)
+    assert OutputFile.create(str(out)) is None and not _partials(tmp_path)
+    monkeypatch.setattr(os, "access", real)
+    made = OutputFile.create(str(out))
+    assert made is not None
+    made.discard()
+
+
 def test_a_failed_fragment_leaves_out_as_before(capsys, tmp_path, holds):
     """The second fragment's first zstd frame broken: OUT holds the first and third
     fragments' cells (what could be decoded, as `--raw` wrote before), exit 1."""
