@@ -56,23 +56,41 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{args.path}: no field can be decoded: {why}")
     if args.field not in names:
         return fail(f"unknown field {args.field!r}; fields: {', '.join(names) or '(none)'}")
+    output = None   # `--raw`: the file the cells are decoded into (raw_output.py), if any
     try:
-        import inspect
+        try:
+            import inspect
 
-        raw_only = bool(args.raw) and "with_values" in inspect.signature(plugin.values).parameters
-        entries = plugin.values(doc, args.field, with_values=False) if raw_only \
-            else plugin.values(doc, args.field)
-    except Exception as e:  # noqa: BLE001 - a message, never a traceback
-        return fail(f"cannot decode {args.field!r}: {type(e).__name__}: {e}", 1)
-    if not entries:
-        why = _unread(args.path, key)
-        if why:  # never an empty answer with exit 0 where bytes were left unread
-            return fail(f"{args.path}: no fragment of {args.field!r} could be read, but the "
-                        f"array holds bytes arrayscope did not read: {why}", 1)
+            takes = inspect.signature(plugin.values).parameters
+            if args.raw and "buffers" in takes:
+                from .raw_output import OutputFile
+
+                output = OutputFile.create(args.raw)
+            if output is not None:
+                takes_buffers: Any = plugin.values   # (not every plugin's: plugin.py)
+                entries = takes_buffers(doc, args.field, with_values=False,
+                                        buffers=output.buffer)
+            elif args.raw and "with_values" in takes:
+                entries = plugin.values(doc, args.field, with_values=False)
+            else:
+                entries = plugin.values(doc, args.field)
+        except Exception as e:  # noqa: BLE001 - a message, never a traceback
+            return fail(f"cannot decode {args.field!r}: {type(e).__name__}: {e}", 1)
+        if not entries:
+            why = _unread(args.path, key)
+            if why:  # never an empty answer with exit 0 where bytes were left unread
+                return fail(f"{args.path}: no fragment of {args.field!r} could be read, but "
+                            f"the array holds bytes arrayscope did not read: {why}", 1)
+        if args.raw:
+            try:
+                _write_raw(args.raw, output, [ent.get("raw", b"") for ent in entries])
+            except OSError as e:
+                return fail(f"cannot write {args.raw}: {e.strerror or e}", 1)
+            output = None
+    finally:
+        if output is not None:   # stopped on the way: no partial file left behind
+            output.discard()
     if args.raw:
-        with open(args.raw, "wb") as fh:
-            for ent in entries:
-                fh.write(ent.get("raw", b""))
         errs = [f"{ent['name']}: {ent['error']}" for ent in entries if ent.get("error")]
         for err in errs:  # the bytes written are what could be decoded; say what could not
             print(printable(f"arrayscope: {err}"), file=sys.stderr)
@@ -100,6 +118,14 @@ def run(args: argparse.Namespace) -> int:
     return 1 if any(ent.get("error") for ent in entries) else 0
 
 
+def _write_raw(path: str, output, parts: list) -> None:
+    """OUT: the cells of every fragment, one after the other (what could be decoded)."""
+    if output is not None:
+        output.finish(parts)
+    else:
+        from .raw_output import write_parts
+
+        write_parts(path, parts)
 
 
 def _unread(path: str, key) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from ..core.compiled import MIN_BYTES, kernel, kernel_wanted
 
 
-@kernel
+@kernel(stages=("BYTESHUFFLE",))   # numpy's byte un-shuffle does not load numba (compiled.py)
 def unshuffle(src: Any, n: int, esize: int, out: Any) -> None:
     """out[i*esize + j] = src[j*n + i] for the n elements (flat uint8 arrays)."""
     if esize == 2:

@@ -18,7 +18,7 @@ import numpy as np
 from ..core.compiled import kernel
 
 
-@kernel
+@kernel(stages=("RLE",))   # numpy's string expansion does not load numba (compiled.py)
 def rle_strings(enc, a, b, out, offs):
     """Runs `[a-byte BE run length][b-byte BE string length][string]` filling `enc`
     exactly, expanded into `out` (exactly the cells' bytes) and `offs` (one per cell)."""
@@ -54,7 +54,7 @@ def rle_strings(enc, a, b, out, offs):
     return cell
 
 
-@kernel
+@kernel(stages=("DICTIONARY",))
 def dict_strings(dbuf, b, ids, a, out, offs, starts, lens):
     """Dictionary entries `[b-byte BE length][string]` filling `dbuf` exactly; one a-byte
     BE id per cell in `ids`: the cells written into `out` (exactly their bytes) and `offs`.

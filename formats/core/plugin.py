@@ -440,6 +440,9 @@ class FormatPlugin(Protocol):
 
     def field_names(self, document) -> List[str]: ...
 
+    # (a plugin may take `buffers=`, a callable giving the writable uint8 array of n bytes
+    # the cells of "raw" are decoded into: `values --raw` then decodes into its output
+    # file, `explorer/commands/raw_output.py`)
     def values(self, document, name: str, with_values: bool = True) -> List[FieldValues]: ...
 
     def verify(self, document) -> List[Node]: ...

@@ -147,7 +147,7 @@ def _aes(p: DirectPlan, key: bytes, chunks: Sequence[Chunk], out: np.ndarray) ->
     left: List[int] = []
     below = p.specs[:-1]
     fplan = fused.fused_plan(below, p.info) if below else None
-    kernel = fused.decoder(sum(c[2] for c in chunks))
+    kernel = fused.decoder(sum(c[2] for c in chunks), p.specs)
     if kernel is not None and (fplan is not None or not below) and len(key) == 32 \
             and native.aes_gcm() is not None:
         return _aes_native(p, key, chunks, out, fplan, kernel)

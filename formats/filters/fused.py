@@ -147,10 +147,12 @@ def _reduced_plan(codec: native.Codec, specs: List[FilterSpec], info: DataInfo
     return FusedPlan(codec, 0, t.itemsize, reduced=t.kind == "i")
 
 
-def decoder(nbytes: int) -> Optional[Callable[..., Any]]:
-    """The compiled kernel, or None: no numba, `ARRAYSCOPE_NO_JIT=1`, or a small decode
-    while numba is not loaded."""
-    if not compiled.kernel_wanted(nbytes):
+def decoder(nbytes: int, specs: Optional[List[FilterSpec]] = None
+            ) -> Optional[Callable[..., Any]]:
+    """The compiled kernel for `nbytes` through the pipeline `specs` (None: not said), or
+    None: no numba, `ARRAYSCOPE_NO_JIT=1`, or a decode the rule leaves to numpy while numba
+    is not loaded (small, or byte-wise stages only: `compiled.kernel_wanted`)."""
+    if not compiled.kernel_wanted(nbytes, None if specs is None else compiled.stages_of(specs)):
         return None
     try:
         from ..accel import nativekernels

@@ -79,10 +79,12 @@ class _TileDBPlugin:
 
         return [] if is_group_document(document) else v.field_names(document.model)
 
-    def values(self, document, name: str, with_values: bool = True):
+    def values(self, document, name: str, with_values: bool = True, buffers=None):
+        """(`buffers`: where the cells are decoded into, `field_values.values`; `values
+        --raw` gives its output file's.)"""
         from .values import field_values as v
 
-        return v.values(document, name, document.ctx.key, with_values)
+        return v.values(document, name, document.ctx.key, with_values, buffers)
 
     def health(self, document, at=None, reader=None):
         from .health.array import array_health

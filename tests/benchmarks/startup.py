@@ -14,6 +14,8 @@ beside numpy's. On a busy machine the CPU column is the one to compare.
 
     python tests/benchmarks/startup.py --ab A B [ROUNDS]
 
+    python tests/benchmarks/startup.py --sidebyside DIR [--cells N] [--rounds R] [STACK ...]
+
 The same, for two checkouts side by side (A and B: folders holding an `arrayscope/` tree,
 e.g. `git archive` of two commits), their rounds interleaved: CPU seconds of each and B/A.
 
@@ -21,7 +23,15 @@ The first run after install: for each stack of `stacks.py` (8 Mi cells written b
 into DIR once), `arrayscope values --raw` with an empty kernel cache (the cache follows
 `compiled.user_cache_dir()`, so the child gets a fresh XDG_CACHE_HOME; numba's own
 NUMBA_CACHE_DIR is removed from its environment) and then again with that cache warm:
-first-run minus warm CPU seconds is the compile the user waits for."""
+first-run minus warm CPU seconds is the compile the user waits for.
+
+Side by side, what users run (issue 26): for each stack of `SIDE_STACKS` (64 Mi cells by
+default, written by tiledb-py into DIR once), the whole process `arrayscope values --raw OUT`
+beside a python process reading the same field with tiledb-py (`stacks.read_theirs`), a
+warm-up of each (page cache, kernel cache) and then `--rounds` (default 3) interleaved
+rounds; printed per stack: median wall and CPU seconds (user + system, every thread), peak
+resident memory (`ru_maxrss`) of both, the wall and CPU ratios, the cores. The warm-up's
+output is compared with tiledb-py's cells first (a differing output stops the run)."""
 from __future__ import annotations
 
 import os
@@ -62,6 +72,13 @@ DEFAULT_STACKS = ["int64_byteshuffle_zstd", "int64_doubledelta_zstd", "int64_del
 def run_once(argv: Sequence[str], env: Optional[Dict[str, str]] = None
              ) -> Tuple[float, float, str]:
     """(CPU seconds, wall seconds, stderr) of one whole child process."""
+    cpu, wall, _rss, err = run_measured(argv, env)
+    return cpu, wall, err
+
+
+def run_measured(argv: Sequence[str], env: Optional[Dict[str, str]] = None
+                 ) -> Tuple[float, float, int, str]:
+    """(CPU seconds, wall seconds, peak resident bytes, stderr) of one whole child."""
     t0 = time.perf_counter()
     p = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          env=env, cwd=str(REPO))
@@ -73,7 +90,7 @@ def run_once(argv: Sequence[str], env: Optional[Dict[str, str]] = None
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode not in (0, 1):   # 1: findings (verify), not a failure
         raise SystemExit(f"{argv}: exit {p.returncode}\n{err[-2000:]}")
-    return usage.ru_utime + usage.ru_stime, wall, err
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss * 1024, err
 
 
 def _bytecode_env(prefix: str) -> Dict[str, str]:
@@ -170,8 +187,83 @@ def ab(a: str, b: str, rounds: int) -> None:
               f"{y - med[('B', BASELINE[0])]:8.3f}")
 
 
+# the stacks of the whole-process side by side: one per kind of stage (stacks.py)
+SIDE_STACKS = ["int64_byteshuffle_zstd", "int64_doubledelta_zstd", "int64_aes256gcm",
+               "int32_nullable", "float64_gzip", "var_strings_rle", "var_strings_dictionary",
+               "var_strings_zstd", "sparse_coords", "int64_bitshuffle_zstd",
+               "int64_delta_zstd", "int32_bwr_lz4", "float32_floatscale_xor_zstd"]
+
+# the python process tiledb-py's side runs: the field, read whole (`stacks.read_theirs`)
+THEIRS = ("import sys; sys.path.insert(0, {repo!r}); "
+          "from tests.benchmarks.stacks import read_theirs; read_theirs({uri!r}, {field!r})")
+
+
+def sidebyside(dest: str, names: Sequence[str], cells: int, rounds: int) -> None:
+    """(This process imports neither numpy nor tiledb and holds nothing large: a child's
+    `ru_maxrss` starts from what the process that forked it held.)"""
+    env = _bytecode_env(tempfile.mkdtemp())
+    env.pop("ARRAYSCOPE_NO_JIT", None)
+    print(f"{os.cpu_count()} cores (affinity {len(os.sched_getaffinity(0))}), {cells} cells, "
+          f"{rounds} rounds, medians; load {os.getloadavg()[0]:.1f}")
+    print(f"{'stack':28} {'ours s':>7} {'CPU s':>6} {'MiB':>5} | {'tdb s':>6} {'CPU s':>6} "
+          f"{'MiB':>5} | {'wall x':>6} {'CPU x':>6}")
+    for name in names or SIDE_STACKS:
+        uri, field = _helper("build", dest, name, str(cells)).split("\t")
+        key = ["--key-file", _helper("key", dest)] if "aes" in name else []
+        with tempfile.TemporaryDirectory(dir=dest) as out_dir:
+            out = os.path.join(out_dir, "o.raw")
+            ours = CLI + ["values", uri, "--field", field, "--raw", out] + key
+            theirs = [sys.executable, "-c", THEIRS.format(repo=str(REPO), uri=uri, field=field)]
+            run_measured(ours, env)
+            _helper("check", out, uri, field)
+            run_measured(theirs, env)
+            got: Dict[str, List[Tuple[float, float, int, str]]] = {"ours": [], "theirs": []}
+            for k in range(rounds):   # alternating: neither side always runs second
+                for side, argv in ((("ours", ours), ("theirs", theirs)) if k % 2 == 0
+                                   else (("theirs", theirs), ("ours", ours))):
+                    got[side].append(run_measured(argv, env))
+        (oc, ow, orss), (tc, tw, trss) = (
+            tuple(statistics.median(r[i] for r in got[s]) for i in range(3))
+            for s in ("ours", "theirs"))
+        print(f"{name:28} {ow:7.2f} {oc:6.2f} {orss / 2**20:5.0f} | {tw:6.2f} {tc:6.2f} "
+              f"{trss / 2**20:5.0f} | {ow / tw:6.2f} {oc / tc:6.2f}", flush=True)
+
+
+def _helper(*args: str) -> str:
+    """Run `startup.py --helper ARGS` in a child (what needs numpy and tiledb); its output."""
+    return subprocess.run([sys.executable, __file__, "--helper", *args], check=True,
+                          capture_output=True, text=True, cwd=str(REPO)).stdout.strip()
+
+
+def _helper_main(args: List[str]) -> None:
+    sys.path.insert(0, str(REPO))
+    from tests.benchmarks import sidebyside as side
+    from tests.benchmarks import stacks
+
+    if args[0] == "key":   # DEST -> the key file written there
+        print(_key_file(args[1]))
+    elif args[0] == "build":   # DEST STACK CELLS -> URI \t FIELD
+        print("\t".join(stacks.build(args[2], args[1], int(args[3]))))
+    elif args[0] == "check":   # OUT URI FIELD: the bytes `values --raw` wrote, as tiledb-py reads
+        with open(args[1], "rb") as fh:
+            mine = fh.read()
+        if mine != side.theirs_bytes(stacks.read_theirs(args[2], args[3])):
+            raise SystemExit(f"{args[2]}: `values --raw` wrote other bytes than tiledb-py reads")
+
+
 def main(argv: List[str]) -> None:
-    if argv[:1] == ["--kernels"]:
+    if argv[:1] == ["--helper"]:
+        _helper_main(argv[1:])
+    elif argv[:1] == ["--sidebyside"]:
+        rest = list(argv[2:])
+        opts = {"--cells": 64 << 20, "--rounds": 3}
+        for flag in opts:
+            if flag in rest:
+                i = rest.index(flag)
+                opts[flag] = int(rest[i + 1])
+                del rest[i:i + 2]
+        sidebyside(argv[1], rest, opts["--cells"], opts["--rounds"])
+    elif argv[:1] == ["--kernels"]:
         kernels(argv[1], argv[2:])
     elif argv[:1] == ["--ab"]:
         ab(argv[1], argv[2], int(argv[3]) if len(argv) > 3 else 7)

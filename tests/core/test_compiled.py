@@ -104,6 +104,45 @@ def test_the_decision_rule_and_its_one_tuning_object(monkeypatch):
     assert not compiled.bulk_wanted(2)   # the bulk reader's own cost: never below min_files
 
 
+def test_the_rule_weighs_the_stages(monkeypatch):
+    """Rule 4–5 of compiled.py: past `min_bytes`, a job of byte-wise stages stays on numpy
+    (numba not loaded) until `prepare` has announced `bytewise_min_bytes` of them; a job
+    with a bit-level stage, or stages not said, loads numba at once."""
+    import dataclasses
+
+    monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
+    monkeypatch.setattr(compiled, "_tried", False)
+    monkeypatch.setattr(compiled, "_numba", None)
+    monkeypatch.setattr(compiled, "_bytewise_seen", 0)
+    monkeypatch.setattr(compiled, "TUNING", dataclasses.replace(
+        compiled.TUNING, min_bytes=100, bytewise_min_bytes=1000))
+    bytewise = ("BYTESHUFFLE", "ZSTD")
+    assert not compiled.kernel_wanted(10 ** 9, bytewise)
+    assert not compiled.kernel_wanted(10 ** 9, ("INTERNAL_FILTER_AES_256_GCM", "GZIP"))
+    assert not compiled.kernel_wanted(10 ** 9, ())   # no filters: a copy
+    compiled.prepare(600, bytewise)
+    compiled.prepare(99, ("DOUBLE_DELTA",))   # below min_bytes: nothing to pay for
+    assert not compiled.loaded()
+    compiled.prepare(600, bytewise)           # 1 200 byte-wise bytes announced
+    assert compiled.loaded() and compiled.kernel_wanted(1, bytewise)
+    monkeypatch.setattr(compiled, "_tried", False)
+    monkeypatch.setattr(compiled, "_numba", None)
+    assert compiled.kernel_wanted(100, ("DOUBLE_DELTA", "ZSTD")) and compiled.loaded()
+    monkeypatch.setattr(compiled, "_tried", False)
+    monkeypatch.setattr(compiled, "_numba", None)
+    assert compiled.kernel_wanted(100) and compiled.loaded()   # stages not said
+
+
+def test_stage_names_of_a_pipeline():
+    from arrayscope.formats.filters import FilterSpec
+    from arrayscope.formats.filters.enums import FilterType
+
+    specs = [FilterSpec(FilterType.BITSHUFFLE), FilterSpec(FilterType.ZSTD), FilterSpec(99)]
+    assert compiled.stages_of(specs) == ("BITSHUFFLE", "ZSTD", "99")
+    assert not compiled.BYTEWISE & {"BITSHUFFLE", "99", "DOUBLE_DELTA", "DELTA", "XOR",
+                                    "SCALE_FLOAT", "BIT_WIDTH_REDUCTION", "POSITIVE_DELTA"}
+
+
 def test_cache_folder_changes_with_any_kernel_module():
     """numba reuses cached code when the caller's own file is unchanged, even if a module it
     inlines changed: the cache folder follows every kernel module (here `simd.py`, which
@@ -172,6 +211,9 @@ def test_a_stack_compiles_only_its_own_kernel(tmp_path):
     code = (
         "import json, sys\n"
         "from arrayscope.explorer.cli import main\n"
+        "from arrayscope.formats.core import compiled\n"
+        # (a byte-wise stack: its kernels are loaded only past `bytewise_min_bytes`)
+        "compiled.TUNING = compiled.tuned(bytewise_min_bytes=0)\n"
         f"rc = main(['values', {uri!r}, '--field', 'a', '--raw', {out!r}])\n"
         "from arrayscope.formats.accel import kernels, nativekernels, simd\n"
         "sigs = {}\n"

@@ -196,6 +196,30 @@ def test_a_job_past_the_threshold_without_numba(tmp_path, how):
         assert Path(out).read_bytes() == A[:]["a"].tobytes()
 
 
+@pytest.mark.parametrize("stack", ["byteshuffle_zstd", "gzip", "doubledelta_zstd"])
+def test_values_past_the_threshold_loads_numba_only_for_bit_level_stages(tmp_path, stack):
+    """`values --raw` of a 2 MiB field (past `min_bytes`): [BYTESHUFFLE, ZSTD] and [GZIP]
+    are byte-wise (compiled.py rule 4: codecs and numpy at codec speed) and never import
+    numba; [DOUBLE_DELTA, ZSTD] is bit-level and loads it. The cells are tiledb-py's."""
+    from arrayscope.formats.core import compiled
+
+    uri, out = str(tmp_path / stack), str(tmp_path / "out.bin")
+    n = compiled.TUNING.min_bytes // 8 * 2
+    filters = {"byteshuffle_zstd": [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter()],
+               "gzip": [tiledb.GzipFilter()],
+               "doubledelta_zstd": [tiledb.DoubleDeltaFilter(), tiledb.ZstdFilter()]}[stack]
+    dom = tiledb.Domain(tiledb.Dim(name="d", domain=(0, n - 1), tile=n // 4, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[
+        tiledb.Attr(name="a", dtype=np.int64, filters=tiledb.FilterList(filters))]))
+    with tiledb.open(uri, "w") as A:
+        A[:] = np.cumsum(np.arange(n) % 13 - 6)
+    outs, imported, stderr = _run_commands([["values", uri, "--field", "a", "--raw", out]])
+    assert [rc for _c, rc, _o in outs] == [0], stderr[-3000:]
+    assert ("numba" in imported) == (stack == "doubledelta_zstd"), imported
+    with tiledb.open(uri) as A:
+        assert Path(out).read_bytes() == A[:]["a"].tobytes()
+
+
 # a representative selection of the values and verify tests: values against tiledb-py on
 # the catalogue's filter stacks, verify silent on what real libraries wrote, planted damage
 # giving the same findings (the numpy parametrisation: the other asserts numba loads)

@@ -33,7 +33,7 @@ def path(request, monkeypatch):
     number of chunks it was given and the number it left)."""
     calls: list = []
     if request.param == "python":
-        monkeypatch.setattr(fused, "decoder", lambda nbytes: None)
+        monkeypatch.setattr(fused, "decoder", lambda nbytes, specs=None: None)
     else:
         monkeypatch.delenv("ARRAYSCOPE_NO_JIT", raising=False)
         assert compiled._load() is not None, "numba is a runtime dependency"
@@ -521,7 +521,7 @@ def test_flipped_bytes_give_the_same_result_on_both_paths(tmp_path, monkeypatch,
             fh.write(raw)
         got = []
         for on in (True, False):
-            monkeypatch.setattr(fused, "decoder", real if on else (lambda nbytes: None))
+            monkeypatch.setattr(fused, "decoder", real if on else (lambda nbytes, specs=None: None))
             e = V.values(formats.open(uri), "a", with_values=False)[0]
             got.append((e.get("error"), bytes(e["raw"]) if not e.get("error") else None))
         assert got[0] == got[1], (int(at), got[0][0], got[1][0])

@@ -253,7 +253,7 @@ class Planned:
             fplan = fused.fused_plan(specs, info)
         left = list(range(len(run.pieces)))
         if fplan is not None:
-            kernel = fused.decoder(sum(pc.chunk.original for pc in run.pieces))
+            kernel = fused.decoder(sum(pc.chunk.original for pc in run.pieces), specs)
             if kernel is not None:
                 left = self._fused(kernel, fplan, run, left, out)
         if left and p is not None:

@@ -18,7 +18,7 @@ import dataclasses
 import gc
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -58,6 +58,14 @@ class ValuesError(Exception):
     pass
 
 
+# where the buffers of decoded cells come from: a writable uint8 array of n bytes
+Buffers = Callable[[int], np.ndarray]
+
+
+def _anonymous(nbytes: int) -> np.ndarray:
+    return np.empty(nbytes, np.uint8)  # large: numpy asks for huge pages (few page faults)
+
+
 def field_names(array_model: Optional[TileDBArray]) -> List[str]:
     """Attribute names, then dimension names, of the latest schema (then any field only an
     older schema has)."""
@@ -75,10 +83,15 @@ def field_names(array_model: Optional[TileDBArray]) -> List[str]:
 
 
 def values(document, name: str, key: Optional[bytes] = None,
-           with_values: bool = True) -> List[dict]:
+           with_values: bool = True, buffers: Optional[Buffers] = None) -> List[dict]:
     """Entries `{"name", "values", "raw", "error"?}` for field `name`, one per fragment
     (fragments in timestamp order, as readers order them). `key` decrypts encrypted arrays.
     `with_values=False` leaves "values" empty: only the raw bytes (`values --raw`).
+    `buffers` gives the buffers the cells of "raw" are decoded into (`values --raw`: the
+    output file's mapping, `explorer/commands/raw_output.py`), each asked for just before
+    it is filled; buffers of other bytes (offsets, validity) are the decoder's own. The
+    fragments that do not go through it (many small ones read by the compiled bulk
+    reader; dense dimensions) make their own.
 
     The data files of fixed-size attributes (the common case) are located fragment by
     fragment and then decoded together, every chunk of every fragment in one pass over one
@@ -90,7 +103,7 @@ def values(document, name: str, key: Optional[bytes] = None,
         return [{"name": os.path.basename(getattr(document, "path", "")), "values": [],
                  "raw": b"", "error": "not a TileDB array directory"}]
     with _collections_paused():
-        return _values(document, array, name, key, with_values)
+        return _values(document, array, name, key, with_values, buffers or _anonymous)
 
 
 @contextlib.contextmanager
@@ -110,7 +123,7 @@ def _collections_paused() -> Iterator[None]:
 
 
 def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
-            with_values: bool) -> List[dict]:
+            with_values: bool, buffers: Buffers) -> List[dict]:
     tuning = compiled.TUNING
     out: List[dict] = []
     pending: List[Tuple[dict, _Deferred]] = []          # to locate
@@ -132,7 +145,7 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
             nonlocal pending, deferred, stored, in_flight
             try:
                 r = _fragment_values(document, array, frag, name, key, with_values,
-                                     defer=True, roles=roles)
+                                     defer=True, roles=roles, buffers=buffers)
             except (ValuesError, TileError) as e:
                 entry.update(raw=b"", error=str(e))
                 return
@@ -151,9 +164,9 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
                 if in_flight is not None:
                     in_flight.result()
                 if tuning.overlap:
-                    in_flight = finisher.submit(_finish, deferred, key, with_values)
+                    in_flight = finisher.submit(_finish, deferred, key, with_values, buffers)
                 else:
-                    _finish(deferred, key, with_values)
+                    _finish(deferred, key, with_values, buffers)
                 deferred, stored = [], 0
 
         replanned: set = set()   # the formats `read` made a new plan for
@@ -174,7 +187,7 @@ def _values(document, array: TileDBArray, name: str, key: Optional[bytes],
         _locate_pending(document, pending, deferred)
         if in_flight is not None:
             in_flight.result()
-    _finish(deferred, key, with_values)
+    _finish(deferred, key, with_values, buffers)
     return out
 
 
@@ -224,9 +237,11 @@ def _locate_pending(document, pending: List[Tuple[dict, "_Deferred"]],
     return stored
 
 
-def _finish(deferred: List[Tuple[dict, "_FileJob", Any]], key, with_values: bool) -> None:
-    """Decode the deferred files together and fill their entries."""
-    _decode_jobs([job for _e, job, _f in deferred], key)
+def _finish(deferred: List[Tuple[dict, "_FileJob", Any]], key, with_values: bool,
+            buffers: Buffers) -> None:
+    """Decode the deferred files together (into one buffer from `buffers`) and fill their
+    entries."""
+    _decode_jobs([job for _e, job, _f in deferred], key, buffers)
     for entry, job, fld in deferred:
         if job.error is not None:
             entry["error"] = job.error
@@ -320,11 +335,12 @@ class _Deferred:
 
 def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
                      key: Optional[bytes], with_values: bool = True, defer: bool = False,
-                     roles: Optional[dict] = None):
+                     roles: Optional[dict] = None, buffers: Buffers = _anonymous):
     """(values, raw bytes) of field `name` in one fragment; with `defer`, a fixed-size
     attribute's file is only located (its tiles decoded later with other fragments'): a
     `_Deferred`. `roles` keeps the roles of
-    such files across the fragments of one `values` call (`_shared_role`)."""
+    such files across the fragments of one `values` call (`_shared_role`). The raw bytes
+    of a data file are decoded into a buffer from `buffers`."""
     fm = _metadata(document, array, frag)
     if fm.footer is None or not fm.footer.complete:
         raise ValuesError("the fragment metadata footer cannot be read")
@@ -371,7 +387,8 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
     if not fld.var and defer and validity is None:
         return _Deferred(fld, frag, fm, fixed_role, stem + ".tdb")
     if not fld.var:
-        raw, _b, _o = _decode_file_buffer(document, frag, fm, fixed_role, stem + ".tdb", key)
+        raw, _b, _o = _decode_file_buffer(document, frag, fm, fixed_role, stem + ".tdb", key,
+                                          buffers)
         if not with_values:
             return [], raw
         return cell_values(fld.datatype, fld.cell_val_num, raw, validity=validity), raw
@@ -380,7 +397,7 @@ def _fragment_values(document, array: TileDBArray, frag: Fragment, name: str,
         pieces = _offsets_pieces(fjob, key, whole=True)
     vrole = file_role(schema, fm, stem + "_var.tdb")
     var, vbounds, rle_offs = _decode_file_buffer(document, frag, fm, vrole, stem + "_var.tdb",
-                                                 key)
+                                                 key, buffers)
     if len(vbounds) != len(fjob.bounds):
         raise ValuesError(f"{len(fjob.bounds)} offsets tiles but {len(vbounds)} var tiles")
     if not with_values:
@@ -450,12 +467,13 @@ def _pieces(job: "_FileJob", key) -> Iterator[Tuple[int, int, Any]]:
 
 
 def _decode_file_buffer(document, frag: Fragment, fm: FragmentMetadata, role, file_name: str,
-                        key) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[np.ndarray]]]:
-    """(every tile's decoded bytes in one buffer — a memoryview of a numpy array, written in
-    place, never copied into a `bytes` — (start, end) of each tile in it, per tile the
-    offsets RLE/DICTIONARY rebuilt or None)."""
+                        key, buffers: Buffers = _anonymous
+                        ) -> Tuple[memoryview, List[Tuple[int, int]], List[Optional[np.ndarray]]]:
+    """(every tile's decoded bytes in one buffer from `buffers` — a memoryview of a numpy
+    array, written in place, never copied into a `bytes` — (start, end) of each tile in it,
+    per tile the offsets RLE/DICTIONARY rebuilt or None)."""
     job = _locate(document, frag, fm, role, file_name)
-    _decode_jobs([job], key)
+    _decode_jobs([job], key, buffers)
     if job.error is not None:
         raise ValuesError(job.error)
     return job.result()
@@ -556,21 +574,23 @@ def _pipeline_key(role) -> tuple:
 _PIPELINE_KEYS: dict = {}
 
 
-def _decode_jobs(jobs: List[_FileJob], key) -> None:
-    """Decode every chunk of every job into one buffer (each job's cells contiguous, in job
-    order): one `decode.Run` per pipeline, decoded by the decoder `decode.choose` picks (what
-    it declines by the reference). Errors are recorded on the job (the first failing chunk
-    in file order), never raised."""
+def _decode_jobs(jobs: List[_FileJob], key, buffers: Buffers = _anonymous) -> None:
+    """Decode every chunk of every job into one buffer from `buffers` (each job's cells
+    contiguous, in job order; none asked for when there are no cells): one `decode.Run` per
+    pipeline, decoded by the decoder `decode.choose` picks (what it declines by the
+    reference). Errors are recorded on the job (the first failing chunk in file order),
+    never raised."""
     live = [j for j in jobs if j.chunks]   # chunks of 0 bytes too: RLE / DICTIONARY offsets
     total = sum(j.size for j in live)
-    compiled.prepare(total)   # the filters' kernels run chunk by chunk (64 KiB pieces)
-    buf = np.empty(total, np.uint8)  # large: numpy asks for huge pages (few page faults)
+    buf = buffers(total) if total else np.empty(0, np.uint8)
     base = 0
     groups: dict = {}
     for j in live:
         j.buf, j.base = buf, base
         base += j.size
         groups.setdefault(_pipeline_key(j.role), []).append(j)
+    for js in groups.values():   # the filters' kernels run chunk by chunk (64 KiB pieces)
+        compiled.prepare(sum(j.size for j in js), compiled.stages_of(js[0].role.specs))
     for js in groups.values():
         role = js[0].role
         owners = [(j, n) for j in js for n in range(len(j.chunks))]
