@@ -63,10 +63,10 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, overload
 
 
 def _cores() -> int:
-    """The cores this process may run on (at most 8: past that, the decode is bound by
-    memory bandwidth and the per-chunk Python)."""
+    """The cores this process may run on, all of them (issue 26: the pool is sized to the
+    machine, not capped; a job is cut into at least as many parts as there are threads)."""
     n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(8, n or 1))
+    return max(1, n or 1)
 
 
 @dataclass(frozen=True)
