@@ -19,11 +19,11 @@ import struct
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from ...core.cursor import Cursor, ParseStop
 from ...core.engine import run_parser
 from ...core.node import OK, Node
 from ...core.source import BytesSource
 from ..model.array_model import FragmentMetadata, with_schema
+from ..model.footer_reader import footer_of, marks_nothing
 from ..parse import fragment_metadata as fmeta
 from ..parse import tile_templates
 from ..parse.rawtile import GT_HEAD_SIZE, peek_generic_tile
@@ -112,31 +112,20 @@ def _check(document, src, array, seen: Seen) -> Optional[CleanMetadata]:
     info = fmeta._fragment_name(src)
     if info.get("kind") != "timestamped" or (info.get("version") or 0) < 10:
         return None   # formats 1-9 (fixed footers, one generic tile): the tree reads them
-    size = src.size
-    if size < 20:
+    fb = fmeta.footer_bytes(src)
+    if fb is None or fb.version < 10 or fb.schema_name is None:
         return None
-    flen = _U64.unpack(src.read(size - 8, 8))[0]
-    if flen > size - 8 or flen < 12:
+    if fmeta._schema_gone(document, ctx, fb.schema_name) is not None:
         return None
-    fstart = size - 8 - flen
-    head = src.read(fstart, 12)
-    version = struct.unpack_from("<I", head, 0)[0]
-    k = _U64.unpack_from(head, 4)[0]
-    if version < 10 or k > flen - 12:
+    schema = fmeta._schema_for(ctx, fb.schema_name)
+    # the footer read without nodes (what the model reads), where its annotated parse would
+    # mark nothing: the same `Footer` from the same declaration (`footer_layout.FOOTER`)
+    if schema is None:
+        return None   # (the tree infers the slots, says so)
+    footer = footer_of(fb.data, fb.start, schema)
+    if footer is None or not marks_nothing(fb.data, footer, schema):
         return None
-    schema_name = src.read(fstart + 12, k).decode("utf-8", "replace")
-    if fmeta._schema_gone(document, ctx, schema_name) is not None:
-        return None
-    schema = fmeta._schema_for(ctx, schema_name)
-    # the footer as the tree annotates it (small: one region), its diagnostics wanted none
-    scratch = Node("footer", "struct", src, fstart, flen)
-    try:
-        footer = fmeta.parse_footer(Cursor(src, fstart, size - 8, scratch, ctx=ctx), schema,
-                                    "Footer", size=flen)
-    except ParseStop:
-        return None
-    if not footer.complete or _found(scratch):
-        return None
+    fstart = fb.start
     fm = FragmentMetadata(version=0)
     fmeta.fill_model(fm, footer, schema, src, ctx.key)
     fmeta._find_unreferenced_processed(src, footer, fstart)
@@ -204,11 +193,17 @@ def _section_checks(src, start: int, end: int, psize: int, kind: str, slot: int,
             tallied.append(r.tallied)
         assert r.decoded is not None   # (`_checked`: decoded, else None)
         cells.append(bytes(r.decoded[0]))
+    data = b"".join(cells)
+    quick = fmeta.payload_stores(kind, slot, footer, schema, data)
+    if quick is not None:   # read without nodes: it would mark nothing
+        for what in quick:
+            loader.store(*what)
+        return tallied
     parse_fn = fmeta.section_parser(kind, slot, footer, schema, loader)
     if parse_fn is None:
         return None
     name = getattr(src, "name", str(src))
-    payload = BytesSource(b"".join(cells), f"{name} @{start} payload", parent=src)
+    payload = BytesSource(data, f"{name} @{start} payload", parent=src)
     root = run_parser("Payload", "struct", payload, parse_fn, ctx)
     return None if _found(root) else tallied
 
