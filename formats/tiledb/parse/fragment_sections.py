@@ -4,7 +4,7 @@ the payload parser of each section kind."""
 from __future__ import annotations
 
 import struct
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -230,7 +230,7 @@ _WORD = {"u64": "<u8", "i64": "<i8", "f64": "<f8"}
 
 
 def payload_stores(kind: str, slot: int, footer, schema: Optional[ArraySchema], data: bytes
-                   ) -> Optional[List[Tuple[str, int, np.ndarray]]]:
+                   ) -> Optional[List[Tuple[str, int, Any]]]:
     """What `section_parser(kind, slot, ...)` hands its loader on the payload `data`, read
     without nodes — where its annotated parse marks nothing and explains every byte — for
     the sections that differ from fragment to fragment (a u64 list, fixed-sized tile mins
@@ -248,11 +248,12 @@ def payload_stores(kind: str, slot: int, footer, schema: Optional[ArraySchema], 
             return None
         word = sum_kind(dt) if kind == "tile_sums" else "u64"
         return [(kind, slot, np.frombuffer(data, _WORD[word], (n - 8) // 8, 8))]
-    if kind in ("tile_mins", "tile_maxs"):   # `_parse_minmax`, fixed-sized: no store
+    if kind in ("tile_mins", "tile_maxs"):   # `_parse_minmax`, fixed-sized
         if cvn == VAR_NUM or n < 16:
             return None
         fixed, varb = _U64X2.unpack_from(data, 0)
-        return [] if varb == 0 and 16 + fixed == n else None
+        # (the payload kept whole: verify's statistics check reads the values)
+        return [(kind, slot, data)] if varb == 0 and 16 + fixed == n else None
     if kind == "fmmsn":   # `_parse_fmmsn`: per slot min, max (sized), sum, null count
         pos = 0
         for s in slots:

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
+from ...core.dataset_fs import listings_kept
 from ...core.findings import Finding, of_node
 from ...core.node import OK, Node
 from ...core.verify_tally import Tally, counting_into, folder_bytes, tally
@@ -96,25 +97,26 @@ def verify_streamed(document, done: Optional[Dict[str, FolderFindings]] = None) 
 
     token = tile_cache.use(tile_cache.TileCache())
     young = _YoungCollections()
-    try:
-        _visit(document, root, diags, fragment)
-        out: List[object] = list(diags)
-        out += verify_chunks(document, root, walk_chunks(root, runs=True, splices=splices))
-        if run.checkable:
-            array = document.model
-            for frag in array.fragments:
-                if frag.path in book:
-                    out += book[frag.path]
-                    continue
-                out += run.bookkeeping(frag)
-            guard(out, document.relname(array.path), check_array, document, array,
-                  document=document)
-        out += verify_label_arrays(document)   # small arrays of their own: not streamed
-        return out
-    finally:
-        young.close()
-        tile_cache.reset(token)
-        run.close()
+    with listings_kept(document.fs):   # each folder listed once in the run
+        try:
+            _visit(document, root, diags, fragment)
+            out: List[object] = list(diags)
+            out += verify_chunks(document, root, walk_chunks(root, runs=True, splices=splices))
+            if run.checkable:
+                array = document.model
+                for frag in array.fragments:
+                    if frag.path in book:
+                        out += book[frag.path]
+                        continue
+                    out += run.bookkeeping(frag)
+                guard(out, document.relname(array.path), check_array, document, array,
+                      document=document)
+            out += verify_label_arrays(document)   # small arrays of their own: not streamed
+            return out
+        finally:
+            young.close()
+            tile_cache.reset(token)
+            run.close()
 
 
 def check_folder(document, node: Node) -> FolderFindings:
