@@ -72,7 +72,7 @@ def verify_streamed(document, done: Optional[Dict[str, FolderFindings]] = None) 
         if got is None:
             return _Done(m)
         if elsewhere is None:
-            young.collect()
+            young.collect(built=False)
         diags.extend(got.diagnostics)
         splices[id(m)] = Splice(list(got.chunks))
         frag = run.frags.get(m.name)
@@ -335,18 +335,26 @@ class _YoungCollections:
     100 fragments. Collection resumes after (and is left alone when it was off)."""
 
     OLDER = 64
+    UNBUILT = 16   # fragments checked with no tree (the model path) between collections
 
     def __init__(self) -> None:
         import gc
 
-        self.gc, self.n = gc, 0
+        self.gc, self.n, self.unbuilt = gc, 0, 0
         self.was = gc.isenabled()
         gc.disable()
 
-    def collect(self) -> None:
-        if self.was:
-            self.n += 1
-            self.gc.collect(1 if self.n % self.OLDER == 0 else 0)
+    def collect(self, built: bool = True) -> None:
+        """After a fragment; `built` False: none of its tree was built (few cycles: the
+        youngest generation is collected every `UNBUILT` of those, not after each)."""
+        if not self.was:
+            return
+        if not built:
+            self.unbuilt += 1
+            if self.unbuilt % self.UNBUILT:
+                return
+        self.n += 1
+        self.gc.collect(1 if self.n % self.OLDER == 0 else 0)
 
     def close(self) -> None:
         if self.was:
