@@ -14,9 +14,9 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Protocol, Tuple
+from typing import Dict, Iterator, List, Optional, Protocol, Tuple
 
 from . import confined
 from .confined import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, open_beneath, open_dir_beneath
@@ -130,6 +130,12 @@ def _real_dir(d: os.DirEntry) -> bool:
         return False
 
 
+def listings_kept(fs: DatasetFS):
+    """`LocalFS.listings_kept` of `fs`; for another store, a scope that keeps nothing."""
+    kept = getattr(fs, "listings_kept", None)
+    return kept() if kept is not None else nullcontext()
+
+
 def subdirs(fs: DatasetFS, path: str) -> List[Entry]:
     """The real folders in directory `path` (LocalFS: no stat per entry; OSError when it
     cannot be listed)."""
@@ -172,6 +178,24 @@ class LocalFS:
     def __init__(self, root: str):
         self.root = os.path.abspath(root)
         self.real_root = realpath(self.root)
+        # folder -> (its entries, by name) while `listings_kept`; None: every call lists
+        self._kept: Optional[Dict[str, Tuple[List[Entry], Dict[str, Entry]]]] = None
+
+    @contextmanager
+    def listings_kept(self) -> Iterator[None]:
+        """Within: each folder listed once — `list` of a folder listed before answers from
+        that listing, and `stat` of an entry in it too. For one verify run, whose checks of
+        a fragment, its bookkeeping and the health snapshot each list every fragment folder
+        (what changes under the run is not seen by it: it checks what it listed). Nested:
+        the outermost scope's listings."""
+        if self._kept is not None:
+            yield
+            return
+        self._kept = {}
+        try:
+            yield
+        finally:
+            self._kept = None
 
     def rel(self, path: str) -> str:
         rel = confined.relative_to(os.path.abspath(path), self.root)
@@ -183,6 +207,13 @@ class LocalFS:
 
     def stat(self, path: str) -> Entry:
         full = os.path.abspath(path)
+        kept = self._kept
+        if kept is not None:
+            folder, name = os.path.split(full)
+            listed = kept.get(folder)
+            hit = listed[1].get(name) if listed is not None else None
+            if hit is not None:
+                return hit
         rel = self.rel(full)
         if not _within(full, self.root):
             return Entry(full, rel, SYMLINK_OUT, detail=full)
@@ -222,6 +253,17 @@ class LocalFS:
         return Entry(full, rel, SPECIAL, real=real, detail=special_name(st.st_mode))
 
     def list(self, path: str) -> List[Entry]:
+        kept = self._kept
+        if kept is not None:
+            listed = kept.get(os.path.abspath(path))
+            if listed is not None:
+                return list(listed[0])
+        out = self._list(path)
+        if kept is not None:
+            kept[os.path.abspath(path)] = (out, {e.name: e for e in out})
+        return list(out)
+
+    def _list(self, path: str) -> List[Entry]:
         here = self.stat(path)
         if here.kind != DIR:
             raise NotADirectoryError(f"{here.rel}: not a directory of the dataset ({here.kind})")

@@ -121,8 +121,10 @@ class FileSource(ByteSource):
         fd = open_regular(self.path, root)  # unreadable and special files fail here, at open
         try:
             self._size = os.fstat(fd).st_size
-        finally:
+        except BaseException:
             os.close(fd)
+            raise
+        self._adopt(fd)   # kept for the first read (an open beneath the root is not free)
 
     @property
     def size(self) -> int:
@@ -140,6 +142,11 @@ class FileSource(ByteSource):
                 pass
             return fd
         fd = open_regular(self.path, self.root)
+        self._adopt(fd)
+        return fd
+
+    def _adopt(self, fd: int) -> None:
+        """`fd` as this source's descriptor, in the LRU of open files (the oldest closed)."""
         self._fd = fd
         with FileSource._lock:
             lru = FileSource._mapped
@@ -147,7 +154,6 @@ class FileSource(ByteSource):
             while len(lru) > FileSource.MAX_MAPPED:
                 _k, old = lru.popitem(last=False)
                 old._unmap()
-        return fd
 
     def _unmap(self) -> None:
         # Views handed out keep the mapping alive; only drop our references.

@@ -101,10 +101,19 @@ def folder_bytes(path: str) -> int:
     if "://" in path:
         return 0
     total = 0
-    for dirpath, _dirs, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.lstat(os.path.join(dirpath, f)).st_size
-            except OSError:
-                pass
+    stack = [path]
+    while stack:   # what `os.walk` lists, each entry's lstat taken from the listing
+        try:
+            listing = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with listing:
+            for e in listing:
+                try:
+                    if not e.is_dir():
+                        total += e.stat(follow_symlinks=False).st_size
+                    elif not e.is_symlink():   # (a link to a folder: not walked)
+                        stack.append(e.path)
+                except OSError:
+                    pass
     return total

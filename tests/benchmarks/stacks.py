@@ -3,7 +3,7 @@ array with the real library and names the field to decode.
 
 `build(name, dest, cells)` creates (once) and returns `(uri, field)`. Fixed-size stacks hold
 `cells` cells in tiles of 1 Mi cells (as big arrays are tiled); var-sized strings hold
-`cells // 4` strings; the fragment stacks split the cells over 100 or 1 000 dense
+`cells // 4` strings; the fragment stacks split the cells over 100, 1 000 or 10 000 dense
 fragments written one after the other."""
 from __future__ import annotations
 
@@ -180,6 +180,11 @@ def fragments_100(uri, n):
 @stack
 def fragments_1000(uri, n):
     return _fragments(uri, n, 1000)
+
+
+@stack
+def fragments_10000(uri, n):
+    return _fragments(uri, n, 10000)
 
 
 def read_theirs(uri: str, field: str) -> np.ndarray:

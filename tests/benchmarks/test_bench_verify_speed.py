@@ -5,8 +5,9 @@ how `--workers N` scales (issue 27; on demand, no timed asserts):
         tests/benchmarks/test_bench_verify_speed.py -s -o addopts="" -p no:cacheprovider
 
 Arrays (stacks.py, built once in ARRAYSCOPE_BENCH_DIR): int64 [ByteShuffle, Zstd] in one
-fragment (ARRAYSCOPE_BENCH_CELLS, 64 Mi cells by default) and 1 000 fragments of 8 192 int64
-cells. Printed per array: the core count and load, the median wall and CPU seconds (user +
+fragment (ARRAYSCOPE_BENCH_CELLS, 64 Mi cells by default) and 100, 1 000 and 10 000
+fragments of 8 192 int64 cells; ARRAYSCOPE_BENCH_ALL_STACKS=1 adds the decode benchmark's
+other stacks. Printed per array: the core count and load, the median wall and CPU seconds (user +
 sys, children included: the workers' too) of `verify` on 1, 2, 4 ... workers up to the core
 count and of tiledb-py's read of every field, with the ratios verify / read and the workers'
 efficiency (wall(1) / (N × wall(N))). Every run's findings must be the same (none)."""
@@ -22,7 +23,7 @@ from typing import List, Tuple
 
 import pytest
 
-from .stacks import build
+from .stacks import STACKS, build
 
 CELLS = int(os.environ.get("ARRAYSCOPE_BENCH_CELLS", 64 * 1024 * 1024))
 ROUNDS = int(os.environ.get("ARRAYSCOPE_BENCH_ROUNDS", 3))
@@ -49,8 +50,19 @@ def _median(cmd: List[str]) -> Tuple[float, float, str]:
             runs[0][2])
 
 
-@pytest.mark.parametrize("stack,cells", [("int64_byteshuffle_zstd", CELLS),
-                                         ("fragments_1000", 1000 * 8192)])
+def _cases() -> List[Tuple[str, int]]:
+    """The 64 Mi-cell int64 [ByteShuffle, Zstd] array and 100 / 1 000 / 10 000 fragments of
+    8 192 cells; with ARRAYSCOPE_BENCH_ALL_STACKS=1 every other stack of the decode benchmark
+    too (but the encrypted one: verify and the read would need its key)."""
+    cases = [("int64_byteshuffle_zstd", CELLS)] + \
+        [(f"fragments_{k}", k * 8192) for k in (100, 1000, 10000)]
+    if os.environ.get("ARRAYSCOPE_BENCH_ALL_STACKS") == "1":
+        cases += [(name, CELLS) for name in STACKS if not name.startswith("fragments_")
+                  and "aes" not in name and name != "int64_byteshuffle_zstd"]
+    return cases
+
+
+@pytest.mark.parametrize("stack,cells", _cases())
 def test_verify_beside_a_read(bench_dir, stack, cells):
     uri, _field = build(stack, bench_dir, cells)
     cores = os.cpu_count() or 1

@@ -107,6 +107,39 @@ def test_entry_kinds(tmp_path):
         fs.read_bytes(str(root / "fifo"), 10)
 
 
+def test_listings_kept_for_one_run(tmp_path):
+    """Within `listings_kept` a folder is listed once: `list` and `stat` of its entries
+    answer from that listing (every entry kind as listed: a link is judged where it leads),
+    what is added after is not seen until the scope ends; outside it every call lists."""
+    root = tmp_path / "ds"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "f").write_bytes(b"abc")
+    os.symlink("f", root / "sub" / "link_in")
+    os.symlink(_outside(tmp_path), root / "sub" / "out_dir")
+    os.mkfifo(root / "sub" / "fifo")
+    fs = dataset_fs.LocalFS(str(root))
+    sub = str(root / "sub")
+    plain = fs.list(sub)
+    with dataset_fs.listings_kept(fs):
+        first = fs.list(sub)
+        assert first == plain
+        fresh = dataset_fs.LocalFS(str(root))
+        assert [fs.stat(e.path) for e in first] == first == [fresh.stat(e.path) for e in first]
+        (root / "sub" / "g").write_bytes(b"new")
+        (root / "sub" / "f").write_bytes(b"abcdef")
+        assert fs.list(sub) == first   # listed once
+        assert [fs.stat(e.path) for e in first] == first
+        assert fs.stat(str(root / "sub" / "f")).size == 3   # as listed
+        assert fs.stat(str(root / "sub" / "g")).kind == "file"   # not listed: stat'ed
+        with dataset_fs.listings_kept(fs):   # nested: the outer scope's listings
+            assert fs.list(sub) == first
+        assert fs.list(sub) == first
+    assert [e.name for e in fs.list(sub)] == ["f", "fifo", "g", "link_in", "out_dir"]
+    assert fs.stat(str(root / "sub" / "f")).size == 6
+    assert {e.name: e.kind for e in first} == {"f": "file", "fifo": "special",
+                                               "link_in": "file", "out_dir": "symlink-out"}
+
+
 @pytest.mark.parametrize("name,expected", [
     ("data.npy", "data.npy"), ("sub/./x.npy", "sub/x.npy"), ("/etc/passwd", None),
     ("../../../../etc/passwd", None), ("a/../../b", None), ("", None), ("a\0b", None),

@@ -208,3 +208,69 @@ def test_a_section_over_64_kib_is_checked(tmp_path):
     assert same_on_both_paths(copy) > 0
     found, _tally = _report(copy, True)
     assert any(src == meta and start <= off < start + size for _c, _s, src, off, _n, _m in found)
+
+
+def _footer_flag_places(meta: str):
+    """(name, offset in the file) of each flag byte of the footer of `meta`, and the first
+    byte of the schema name it gives (format 10 on)."""
+    from arrayscope.formats.core.source import FileSource
+    from arrayscope.formats.tiledb.model.footer_layout import head_fields, tail_fields, tail_layout
+    from arrayscope.formats.tiledb.parse.fragment_metadata import footer_bytes
+
+    src = FileSource(meta)
+    try:
+        fb = footer_bytes(src)
+    finally:
+        src.close()
+    assert fb is not None and fb.version >= 10 and fb.schema_name
+    at = fb.start + 12 + len(fb.schema_name.encode())
+    places = [("schema name", fb.start + 12)]
+    for f in head_fields(fb.version):
+        if f.kind == "bool":
+            places.append((f.name, at))
+            at += 1
+    ned_dims = 2 * 8   # one int64 dimension: min and max
+    slots = 3          # the attribute, __coords, the dimension
+    lay = tail_layout(fb.version, slots)
+    assert fb.start + len(fb.data) - lay[""][0] == at + ned_dims
+    places += [(f.name, at + ned_dims + lay[f.name][0]) for f in tail_fields(fb.version)
+               if f.kind == "bool"]
+    return places
+
+
+def test_a_footer_the_annotated_parse_warns_on_takes_the_tree(tmp_path):
+    """What the footer's annotated parse warns of and its node-free read takes as it comes
+    (`footer_reader.marks_nothing`): a flag byte of 2 — and a schema name that is not UTF-8
+    (no schema has it: the array's error). The model path gives the tree's findings for
+    each (the warning among them), and answers for the clean copy."""
+    import numpy as np
+    import tiledb
+
+    path = str(tmp_path / "a")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=50, dtype=np.int64))
+    tiledb.Array.create(path, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=[tiledb.ZstdFilter()])]))
+    with tiledb.open(path, "w") as A:
+        A[:] = np.arange(100, dtype=np.int64)
+    assert same_on_both_paths(path) == 0 and FAST["folders"] == 1
+    meta = os.path.join(path, [d for d, _dirs, files in os.walk(path)
+                               if layout.FRAGMENT_METADATA_FILE in files][0][len(path) + 1:],
+                        layout.FRAGMENT_METADATA_FILE)
+    places = _footer_flag_places(meta)
+    assert [n for n, _at in places] == ["schema name", "dense", "null_ned", "has_timestamps",
+                                        "has_delete_meta"]
+    for k, (what, at) in enumerate(places):
+        copy = str(tmp_path / f"c{k}")
+        shutil.copytree(path, copy)
+        target = os.path.join(copy, os.path.relpath(meta, path))
+        raw = bytearray(open(target, "rb").read())
+        raw[at] = 0xFF if what == "schema name" else 2
+        open(target, "wb").write(bytes(raw))
+        FAST["folders"] = 0
+        assert same_on_both_paths(copy) > 0, what
+        found, _tally = _report(copy, True)
+        if what == "schema name":   # (a name no schema has: the array does not open)
+            assert [c for c, *_ in found] == ["schema-missing"], found
+        else:
+            assert any(s == "warning" and "expected 0 or 1, found 2" in m
+                       for _c, s, _src, _o, _n, m in found), (what, found)

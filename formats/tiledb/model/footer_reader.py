@@ -14,7 +14,16 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 from ...filters.enums import BYTE_STRING_TYPES, DATATYPES, Datatype, datatype_size, numpy_dtype
 from ..parse.fragment_values import python_value
 from .array_model import ArraySchema
-from .footer_layout import FOOTER, Footer, FooterField, null_ned_size, section_kinds, tail_layout
+from .footer_layout import (
+    FOOTER,
+    Footer,
+    FooterField,
+    head_fields,
+    null_ned_size,
+    section_kinds,
+    tail_fields,
+    tail_layout,
+)
 from .fragment_slots import slot_names
 
 _U64 = struct.Struct("<Q")
@@ -118,6 +127,36 @@ def footer_of(buf: bytes, start: int, schema: ArraySchema) -> Optional[Footer]:
         return None  # bytes left over: the annotated parse shows them
     ft.complete = True
     return ft
+
+
+def marks_nothing(buf: bytes, ft: Footer, schema: ArraySchema) -> bool:
+    """Whether the annotated parse (`fragment_footer.parse_footer`) of the footer `buf`,
+    which `footer_of` read as `ft` with `schema`, marks none of its nodes: what that parse
+    warns of and this reader takes as it comes — a flag byte not 0 or 1, a schema name that
+    is not UTF-8 or not the schema's, a range of a var-sized dimension that is not text (not
+    read here: the annotated parse says what it is). The flags' places come from `FOOTER`."""
+    v = ft.version
+    at = 4
+    if v >= 10:
+        n = _U64.unpack_from(buf, 4)[0]
+        try:
+            bytes(buf[12:12 + n]).decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        at = 12 + n
+    if ft.schema_name and schema.name and schema.name != ft.schema_name:
+        return False
+    if any(d.var and d.datatype not in BYTE_STRING_TYPES for d in schema.dimensions):
+        return False
+    flags = []
+    for f in head_fields(v):
+        if f.kind == "bool":
+            flags.append(buf[at])
+            at += 1
+    lay = tail_layout(v, len(ft.slots))
+    tail = len(buf) - lay[""][0]   # (`ft` read every byte: the tail ends the footer)
+    flags += [buf[tail + lay[f.name][0]] for f in tail_fields(v) if f.kind == "bool"]
+    return all(b <= 1 for b in flags)
 
 
 def _ned(buf, take, u64, schema: ArraySchema, ft: Footer) -> bool:

@@ -24,6 +24,7 @@ class SectionLoader:
         self.schema = schema
         self.cache: Dict[Tuple[str, int], Any] = {}
         self.errors: Dict[Tuple[str, int], str] = {}
+        self.payloads: Dict[Tuple[str, int], bytes] = {}   # (`store`)
         self.encrypted: Optional[bool] = None
 
     def offset_of(self, kind: str, slot: int) -> Optional[int]:
@@ -64,8 +65,22 @@ class SectionLoader:
         return arr
 
     def store(self, kind: str, slot: int, arr) -> None:
-        if arr is not None:
+        """What a section's payload parse hands the model: a u64 list's array (`u64s`
+        answers it), or the whole decoded payload of a tile mins/maxs section (kept for
+        verify's statistics check, `payload_of`: not decoded again)."""
+        if arr is None:
+            return
+        if kind in KEPT_PAYLOADS:
+            self.payloads[(kind, slot)] = bytes(arr)
+        else:
             self.cache[(kind, slot)] = np.asarray(arr)
+
+    def payload_of(self, kind: str, slot: int) -> Optional[bytes]:
+        """The decoded payload of section `kind` of `slot` when a parse kept it; else None."""
+        return self.payloads.get((kind, slot))
+
+
+KEPT_PAYLOADS = ("tile_mins", "tile_maxs")
 
 
 GENERIC_INFO = DataInfo(4, 1, "generic")   # what a generic tile's filters see (rawtile)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from ...core.cursor import Cursor, ParseStop
 from ...core.dataset_fs import MISSING
@@ -56,6 +56,7 @@ from .fragment_sections import (  # noqa: F401
     PER_SLOT_KINDS,
     SECTION_TITLES,
     U64_LIST_SECTIONS,
+    payload_stores,
     prim_kind,
     section_parser,
     sum_kind,
@@ -162,30 +163,49 @@ def _load_model(src, ctx, fm: FragmentMetadata, info: dict) -> bool:
         schema = _schema_for(ctx, None)
         if schema is not None and fixed_footer_size(info.get("version") or 4, schema):
             return False
+    fb = footer_bytes(src)
+    if fb is None:
+        return False
+    schema = _schema_for(ctx, fb.schema_name)
+    footer = footer_of(fb.data, fb.start, schema) if schema is not None else None
+    if footer is None:
+        return False
+    fill_model(fm, footer, schema, src, getattr(ctx, "key", None))
+    _find_unreferenced_processed(src, footer, fb.start)
+    fm.encrypted = _encrypted_of(None, fm.loader)
+    return True
+
+
+class FooterBytes(NamedTuple):
+    """A footer that carries its length, as read from the end of its file."""
+
+    start: int
+    data: bytes
+    version: int
+    schema_name: Optional[str]   # format 10 on, when the name fits in the footer
+
+
+def footer_bytes(src) -> Optional[FooterBytes]:
+    """The footer of `src` by the u64 length that ends the file (format 10 on; older ones
+    with a var-sized dimension): read once, for the node-free readers (`_load_model`, and
+    verify's `fast_metadata`); None when the length does not fit before it."""
     size = src.size
     if size < 20:
-        return False
-    flen = struct.unpack("<Q", src.read(size - 8, 8))[0]
+        return None
+    flen = _U64.unpack(src.read(size - 8, 8))[0]
     if flen > size - 8 or flen < 4:
-        return False
+        return None
     fstart = size - 8 - flen
     buf = src.read(fstart, flen)
     if len(buf) != flen:
-        return False
+        return None
     version = _U32.unpack_from(buf, 0)[0]
     schema_name = None
     if version >= 10 and flen >= 12:
         k = _U64.unpack_from(buf, 4)[0]
         if k <= flen - 12:
-            schema_name = buf[12:12 + k].decode("utf-8", "replace")
-    schema = _schema_for(ctx, schema_name)
-    footer = footer_of(buf, fstart, schema) if schema is not None else None
-    if footer is None:
-        return False
-    fill_model(fm, footer, schema, src, getattr(ctx, "key", None))
-    _find_unreferenced_processed(src, footer, fstart)
-    fm.encrypted = _encrypted_of(None, fm.loader)
-    return True
+            schema_name = bytes(buf[12:12 + k]).decode("utf-8", "replace")
+    return FooterBytes(fstart, buf, version, schema_name)
 
 
 _U32 = struct.Struct("<I")

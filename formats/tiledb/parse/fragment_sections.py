@@ -3,7 +3,8 @@ counts) and the fragment-wide ones (fragment min/max/sum/null count, processed c
 the payload parser of each section kind."""
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Tuple
+import struct
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from ...filters.enums import DATATYPE_NAMES, FLOAT_TYPES, VAR_NUM, Datatype, dat
 from ..model.array_model import ArraySchema
 from ..model.fragment_slots import slot_field
 from .fragment_rtree import rtree_parser
-from .fragment_values import python_value, typed_field
+from .fragment_values import python_value, typed_field, typed_field_warns
 
 SPEC = "fragment.md"
 SPEC_MINMAX = SPEC + " Tile Mins Maxs"
@@ -221,6 +222,53 @@ def _parse_processed(c: Cursor) -> None:
             k = pc.length("u64", "Condition size", 1, D_PC_SIZE, "bytes").value
             pc.string("Condition", k, D_PC_NAME)
         c.group(f"Condition {i + 1}", one)
+
+
+_U64 = struct.Struct("<Q")
+_U64X2 = struct.Struct("<QQ")
+_WORD = {"u64": "<u8", "i64": "<i8", "f64": "<f8"}
+
+
+def payload_stores(kind: str, slot: int, footer, schema: Optional[ArraySchema], data: bytes
+                   ) -> Optional[List[Tuple[str, int, Any]]]:
+    """What `section_parser(kind, slot, ...)` hands its loader on the payload `data`, read
+    without nodes — where its annotated parse marks nothing and explains every byte — for
+    the sections that differ from fragment to fragment (a u64 list, fixed-sized tile mins
+    and maxs, the fragment min/max/sum/null count); None for anything else (another kind, a
+    count that does not fit, bytes left over, a var buffer, values that are not whole): the
+    caller parses it with nodes, which say what it is. The layout is the parsers' above;
+    the two are held equal on every committed array and damaged copies
+    (tests/tiledb/test_verify_paths_differential.py)."""
+    n = len(data)
+    slots = footer.slots
+    sname = slots[slot] if 0 <= slot < len(slots) else None
+    dt, cvn = slot_field(schema, sname) if sname else (None, 1)
+    if kind in U64_LIST_SECTIONS:   # `_payload_u64_list`
+        if n < 8 or 8 + 8 * _U64.unpack_from(data, 0)[0] != n:
+            return None
+        word = sum_kind(dt) if kind == "tile_sums" else "u64"
+        return [(kind, slot, np.frombuffer(data, _WORD[word], (n - 8) // 8, 8))]
+    if kind in ("tile_mins", "tile_maxs"):   # `_parse_minmax`, fixed-sized
+        if cvn == VAR_NUM or n < 16:
+            return None
+        fixed, varb = _U64X2.unpack_from(data, 0)
+        # (the payload kept whole: verify's statistics check reads the values)
+        return [(kind, slot, data)] if varb == 0 and 16 + fixed == n else None
+    if kind == "fmmsn":   # `_parse_fmmsn`: per slot min, max (sized), sum, null count
+        pos = 0
+        for s in slots:
+            sdt = slot_field(schema, s)[0]
+            for _ in range(2):
+                if pos + 8 > n:
+                    return None
+                k = _U64.unpack_from(data, pos)[0]
+                pos += 8
+                if k > n - pos or typed_field_warns(sdt, k):
+                    return None
+                pos += k
+            pos += 16
+        return [] if pos == n else None
+    return None
 
 
 def section_parser(kind: str, slot: int, footer, schema: Optional[ArraySchema], loader):

@@ -69,6 +69,17 @@ def short_text(v) -> str:
     return str(v)
 
 
+_OPAQUE = (Datatype.BLOB, Datatype.GEOM_WKB, Datatype.GEOM_WKT, Datatype.ANY)
+
+
+def typed_field_warns(datatype: Optional[int], size: int) -> bool:
+    """Whether `typed_field` marks `size` bytes of `datatype`: numbers that are not a whole
+    number of values (for the node-free readers, `fragment_sections.payload_stores`)."""
+    return datatype is not None and datatype in DATATYPES and \
+        datatype not in BYTE_STRING_TYPES and datatype not in _OPAQUE and \
+        bool(size % max(1, datatype_size(datatype)))
+
+
 def typed_field(c: Cursor, name: str, datatype: Optional[int], size: int, fdoc) -> Node:
     """`size` bytes shown as values of `datatype` (raw bytes when unknown)."""
     if datatype is None or datatype not in DATATYPES:
@@ -79,10 +90,10 @@ def typed_field(c: Cursor, name: str, datatype: Optional[int], size: int, fdoc) 
         v = python_value(datatype, raw)
         return c.field(name, size, v, repr(v) if size else "''", "string", fdoc,
                        f"{DATATYPE_NAMES[datatype]}[{size}]")
-    if datatype in (Datatype.BLOB, Datatype.GEOM_WKB, Datatype.GEOM_WKT, Datatype.ANY):
+    if datatype in _OPAQUE:
         return c.raw(name, size, fdoc)
     v, text = format_value(datatype, raw)
-    if size % max(1, datatype_size(datatype)):
+    if typed_field_warns(datatype, size):
         n = c.raw(name, size, fdoc)
         n.mark(WARNING, f"{size} bytes is not a whole number of {DATATYPE_NAMES[datatype]}")
         return n

@@ -91,14 +91,36 @@ class GenericTileSpan(NamedTuple):
     size: int
 
 
+class GenericHead(NamedTuple):
+    """What a generic tile's header (`GENERIC_HEADER`) says, and its whole size."""
+
+    version: int
+    total: int            # header, pipeline and persisted bytes
+    pipeline_size: int
+    persisted: int
+    encrypted: bool
+    tile_size: int        # unfiltered
+
+
+def generic_head(buf, at: int) -> GenericHead:
+    """The header of the generic tile at `at` of the bytes `buf` (which hold it)."""
+    v, persisted, tsize, _dt, _cs, enc, psize = GENERIC_HEADER.unpack_from(buf, at)
+    return GenericHead(v, GT_HEAD_SIZE + psize + persisted, psize, persisted, enc == 1, tsize)
+
+
+def read_generic_head(source, offset: int) -> Optional[GenericHead]:
+    """The header of the generic tile at `offset` of `source`; None when it does not fit."""
+    if offset < 0 or offset + GT_HEAD_SIZE > source.size:
+        return None
+    return generic_head(source.read(offset, GT_HEAD_SIZE), 0)
+
+
 def peek_generic_tile(source, offset: int) -> Optional[Tuple[int, int, int, bool, int]]:
     """(total size, pipeline size, persisted size, encrypted, unfiltered tile size) of the
     generic tile at `offset`, or None when its header does not fit."""
-    if offset < 0 or offset + GT_HEAD_SIZE > source.size:
-        return None
-    _v, persisted, tsize, _dt, _cs, enc, psize = GENERIC_HEADER.unpack_from(
-        source.read(offset, GT_HEAD_SIZE))
-    return GT_HEAD_SIZE + psize + persisted, psize, persisted, enc == 1, tsize
+    h = read_generic_head(source, offset)
+    return None if h is None else (h.total, h.pipeline_size, h.persisted, h.encrypted,
+                                   h.tile_size)
 
 
 _PIPELINES: dict = {}  # serialized generic-tile pipeline -> its FilterSpecs (read-only)

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
+from ...core.dataset_fs import listings_kept
 from ...core.findings import Finding, of_node
 from ...core.node import OK, Node
 from ...core.verify_tally import Tally, counting_into, folder_bytes, tally
@@ -71,7 +72,7 @@ def verify_streamed(document, done: Optional[Dict[str, FolderFindings]] = None) 
         if got is None:
             return _Done(m)
         if elsewhere is None:
-            young.collect()
+            young.collect(built=False)
         diags.extend(got.diagnostics)
         splices[id(m)] = Splice(list(got.chunks))
         frag = run.frags.get(m.name)
@@ -96,25 +97,26 @@ def verify_streamed(document, done: Optional[Dict[str, FolderFindings]] = None) 
 
     token = tile_cache.use(tile_cache.TileCache())
     young = _YoungCollections()
-    try:
-        _visit(document, root, diags, fragment)
-        out: List[object] = list(diags)
-        out += verify_chunks(document, root, walk_chunks(root, runs=True, splices=splices))
-        if run.checkable:
-            array = document.model
-            for frag in array.fragments:
-                if frag.path in book:
-                    out += book[frag.path]
-                    continue
-                out += run.bookkeeping(frag)
-            guard(out, document.relname(array.path), check_array, document, array,
-                  document=document)
-        out += verify_label_arrays(document)   # small arrays of their own: not streamed
-        return out
-    finally:
-        young.close()
-        tile_cache.reset(token)
-        run.close()
+    with listings_kept(document.fs):   # each folder listed once in the run
+        try:
+            _visit(document, root, diags, fragment)
+            out: List[object] = list(diags)
+            out += verify_chunks(document, root, walk_chunks(root, runs=True, splices=splices))
+            if run.checkable:
+                array = document.model
+                for frag in array.fragments:
+                    if frag.path in book:
+                        out += book[frag.path]
+                        continue
+                    out += run.bookkeeping(frag)
+                guard(out, document.relname(array.path), check_array, document, array,
+                      document=document)
+            out += verify_label_arrays(document)   # small arrays of their own: not streamed
+            return out
+        finally:
+            young.close()
+            tile_cache.reset(token)
+            run.close()
 
 
 def check_folder(document, node: Node) -> FolderFindings:
@@ -333,18 +335,26 @@ class _YoungCollections:
     100 fragments. Collection resumes after (and is left alone when it was off)."""
 
     OLDER = 64
+    UNBUILT = 16   # fragments checked with no tree (the model path) between collections
 
     def __init__(self) -> None:
         import gc
 
-        self.gc, self.n = gc, 0
+        self.gc, self.n, self.unbuilt = gc, 0, 0
         self.was = gc.isenabled()
         gc.disable()
 
-    def collect(self) -> None:
-        if self.was:
-            self.n += 1
-            self.gc.collect(1 if self.n % self.OLDER == 0 else 0)
+    def collect(self, built: bool = True) -> None:
+        """After a fragment; `built` False: none of its tree was built (few cycles: the
+        youngest generation is collected every `UNBUILT` of those, not after each)."""
+        if not self.was:
+            return
+        if not built:
+            self.unbuilt += 1
+            if self.unbuilt % self.UNBUILT:
+                return
+        self.n += 1
+        self.gc.collect(1 if self.n % self.OLDER == 0 else 0)
 
     def close(self) -> None:
         if self.was:

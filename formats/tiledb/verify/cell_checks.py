@@ -383,10 +383,12 @@ def _minmax_payload(fm: FragmentMetadata, kind: str, slot: int) -> Optional[Tupl
     off = loader.offset_of(kind, slot) if loader is not None else None
     if off is None or loader is None:
         return None
-    try:
-        p, _enc = decode_generic_tile(loader.source, off, loader.key)
-    except Exception:  # noqa: BLE001 - the tree reports unreadable sections
-        return None
+    p = loader.payload_of(kind, slot)   # (the model path's metadata check decoded it)
+    if p is None:
+        try:
+            p, _enc = decode_generic_tile(loader.source, off, loader.key)
+        except Exception:  # noqa: BLE001 - the tree reports unreadable sections
+            return None
     if len(p) < 16:
         return None
     fixed, var = struct.unpack_from("<QQ", p, 0)

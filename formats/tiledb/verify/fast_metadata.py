@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from ...core.cursor import Cursor, ParseStop
 from ...core.engine import run_parser
 from ...core.node import OK, Node
 from ...core.source import BytesSource
 from ..model.array_model import FragmentMetadata, with_schema
+from ..model.footer_reader import footer_of, marks_nothing
 from ..parse import fragment_metadata as fmeta
 from ..parse import tile_templates
 from ..parse.decode import Route, choose_chunk
-from ..parse.rawtile import GT_HEAD_SIZE, peek_generic_tile
+from ..parse.rawtile import GT_HEAD_SIZE, generic_head, read_generic_head
 from ..parse.tile import ChunkInfo
 from .chunk_checks import Checked, check_one, silent_from
 from .chunk_walk import generic_chunks
@@ -75,12 +75,13 @@ class Seen:
             self.lasts[pipeline] = last_ok
 
     def keep(self, k: tuple, tallied: Tuple[int, ...], stored: Tuple["Stored", ...]) -> None:
-        if len(self.clean) < self.MAX and self.held + len(k[0]) <= self.MAX_BYTES:
+        size = len(k[0]) + sum(memoryview(v).nbytes for _k, _s, v in stored)
+        if len(self.clean) < self.MAX and self.held + size <= self.MAX_BYTES:
             self.clean[k] = (tallied, stored)
-            self.held += len(k[0])
+            self.held += size
 
 
-Stored = Tuple[str, int, object]   # a decoded u64 list the payload parse hands the model
+Stored = Tuple[str, int, Any]   # a decoded u64 list the payload parse hands the model
 
 
 class _Recorder:
@@ -112,31 +113,20 @@ def _check(document, src, array, seen: Seen) -> Optional[CleanMetadata]:
     info = fmeta._fragment_name(src)
     if info.get("kind") != "timestamped" or (info.get("version") or 0) < 10:
         return None   # formats 1-9 (fixed footers, one generic tile): the tree reads them
-    size = src.size
-    if size < 20:
+    fb = fmeta.footer_bytes(src)
+    if fb is None or fb.version < 10 or fb.schema_name is None:
         return None
-    flen = _U64.unpack(src.read(size - 8, 8))[0]
-    if flen > size - 8 or flen < 12:
+    if fmeta._schema_gone(document, ctx, fb.schema_name) is not None:
         return None
-    fstart = size - 8 - flen
-    head = src.read(fstart, 12)
-    version = struct.unpack_from("<I", head, 0)[0]
-    k = _U64.unpack_from(head, 4)[0]
-    if version < 10 or k > flen - 12:
+    schema = fmeta._schema_for(ctx, fb.schema_name)
+    # the footer read without nodes (what the model reads), where its annotated parse would
+    # mark nothing: the same `Footer` from the same declaration (`footer_layout.FOOTER`)
+    if schema is None:
+        return None   # (the tree infers the slots, says so)
+    footer = footer_of(fb.data, fb.start, schema)
+    if footer is None or not marks_nothing(fb.data, footer, schema):
         return None
-    schema_name = src.read(fstart + 12, k).decode("utf-8", "replace")
-    if fmeta._schema_gone(document, ctx, schema_name) is not None:
-        return None
-    schema = fmeta._schema_for(ctx, schema_name)
-    # the footer as the tree annotates it (small: one region), its diagnostics wanted none
-    scratch = Node("footer", "struct", src, fstart, flen)
-    try:
-        footer = fmeta.parse_footer(Cursor(src, fstart, size - 8, scratch, ctx=ctx), schema,
-                                    "Footer", size=flen)
-    except ParseStop:
-        return None
-    if not footer.complete or _found(scratch):
-        return None
+    fstart = fb.start
     fm = FragmentMetadata(version=0)
     fmeta.fill_model(fm, footer, schema, src, ctx.key)
     fmeta._find_unreferenced_processed(src, footer, fstart)
@@ -146,8 +136,12 @@ def _check(document, src, array, seen: Seen) -> Optional[CleanMetadata]:
     if not secs or secs[0][0] != 0 or len(set(ends)) != len(ends) or \
             any(b <= a for a, b in zip(ends, ends[1:])):
         return None   # a gap, an overlap, a shared or misplaced offset: the tree shows it
+    # the sections' bytes read at once (a small file: sliced, not a read per field)
+    body = src.read(0, fstart) if fstart <= WHOLE_READ else None
+    file = _File(src, src.name if hasattr(src, "name") else str(src), body, footer,
+                 tuple(footer.slots), schema, ctx, seen)
     for (off, _name, kind, slot), nxt in zip(secs, ends[1:]):
-        got = _section(document, src, off, nxt, kind, slot, footer, schema, fm, ctx, seen)
+        got = _section(file, off, nxt, kind, slot, fm)
         if got is None:
             return None
         tallied.extend(got)
@@ -155,36 +149,75 @@ def _check(document, src, array, seen: Seen) -> Optional[CleanMetadata]:
     return CleanMetadata(fm, tallied)
 
 
-def _section(document, src, start: int, end: int, kind: str, slot: int, footer, schema,
-             fm: FragmentMetadata, ctx, seen: Seen) -> Optional[List[Tuple[str, int]]]:
+WHOLE_READ = 1 << 20   # a metadata file whose sections hold at most this is read at once
+
+
+@dataclass
+class _File:
+    """What the sections of one metadata file are checked with."""
+
+    src: Any
+    name: str
+    body: Optional[bytes]   # its bytes before the footer (None: a big file, read by parts)
+    footer: Any
+    slots: Tuple[str, ...]
+    schema: Any
+    ctx: Any
+    seen: Seen
+
+
+def _section(file: _File, start: int, end: int, kind: str, slot: int, fm: FragmentMetadata
+             ) -> Optional[List[Tuple[str, int]]]:
     """One section's generic tile checked as the tree checks it: the chunks' tallies, or
     None where the tree would have something to say (or reads it differently)."""
-    head = peek_generic_tile(src, start)
+    src, footer = file.src, file.footer
     region = end - start
-    if head is None or head[0] != region:
+    raw = file.body[start:end] if file.body is not None else None
+    if raw is not None:   # (first: bytes checked before come with their header checked)
+        got = _given(file, raw, kind, slot, fm)
+        if got is not None:
+            return got
+        head = generic_head(raw, 0) if region >= GT_HEAD_SIZE else None
+    else:
+        head = read_generic_head(src, start)
+    if head is None or head.total != region:
         return None
-    _total, psize, _persisted, _enc, tsize = head
-    if _U32.unpack(src.read(start, 4))[0] != footer.version:
+    if head.version != footer.version:
         return None   # a generic tile of another version than its footer: the tree says so
-    if max(region, tsize) > fmeta.LAZY_BYTES:
+    if max(region, head.tile_size) > fmeta.LAZY_BYTES:
         # the tree shows it lazily: verify checks its chunks one at a time, its payload
         # not parsed (memory: a chunk, not the section; chunk_walk.span_chunks); the same here
-        return _big_section(src, start, region, psize, ctx.key, seen)
-    name = getattr(src, "name", str(src))
-    k = (bytes(src.read(start, region)), kind, slot, footer.version, tuple(footer.slots),
-         id(schema))
-    known = seen.clean.get(k)
-    if known is not None:
-        tallied, stored = known
-        for what in stored:
-            fm.loader.store(*what)
-        return [(name, n) for n in tallied]
+        return _big_section(src, start, region, head.pipeline_size, file.ctx.key, file.seen)
+    if raw is None:
+        raw = src.read(start, region)
+        got = _given(file, raw, kind, slot, fm)
+        if got is not None:
+            return got
     recorder = _Recorder(fm.loader)
-    got = _section_checks(src, start, end, psize, kind, slot, footer, schema, recorder, ctx,
-                          seen)
+    got = _section_checks(src, start, end, head.pipeline_size, kind, slot, footer, file.schema,
+                          recorder, file.ctx, file.seen)
     if got is not None:
-        seen.keep(k, tuple(n for _name, n in got), tuple(recorder.stored))
+        file.seen.keep(_key(file, raw, kind, slot), tuple(n for _name, n in got),
+                       tuple(recorder.stored))
     return got
+
+
+def _key(file: _File, raw: bytes, kind: str, slot: int) -> tuple:
+    """What a section's checks are a function of: its bytes and how they are read."""
+    return (raw, kind, slot, file.footer.version, file.slots, id(file.schema))
+
+
+def _given(file: _File, raw: bytes, kind: str, slot: int, fm: FragmentMetadata
+           ) -> Optional[List[Tuple[str, int]]]:
+    """The tallies of a section whose bytes were checked clean before in this run (what
+    its payload gave the model handed to `fm` again); None when they were not."""
+    known = file.seen.clean.get(_key(file, raw, kind, slot))
+    if known is None:
+        return None
+    tallied, stored = known
+    for what in stored:
+        fm.loader.store(*what)
+    return [(file.name, n) for n in tallied]
 
 
 def _section_checks(src, start: int, end: int, psize: int, kind: str, slot: int, footer,
@@ -204,11 +237,17 @@ def _section_checks(src, start: int, end: int, psize: int, kind: str, slot: int,
             tallied.append(r.tallied)
         assert r.decoded is not None   # (`_checked`: decoded, else None)
         cells.append(bytes(r.decoded[0]))
+    data = b"".join(cells)
+    quick = fmeta.payload_stores(kind, slot, footer, schema, data)
+    if quick is not None:   # read without nodes: it would mark nothing
+        for what in quick:
+            loader.store(*what)
+        return tallied
     parse_fn = fmeta.section_parser(kind, slot, footer, schema, loader)
     if parse_fn is None:
         return None
     name = getattr(src, "name", str(src))
-    payload = BytesSource(b"".join(cells), f"{name} @{start} payload", parent=src)
+    payload = BytesSource(data, f"{name} @{start} payload", parent=src)
     root = run_parser("Payload", "struct", payload, parse_fn, ctx)
     return None if _found(root) else tallied
 
