@@ -10,7 +10,7 @@ is installed) and compiling the kernels minutes on a busy machine, once per mach
 The decision rule (`kernel_wanted`), asked by every caller before it takes a compiled
 route (`Kernel.get`, `kernels.unshuffler`, `fused.decoder`, `bulkread`, the many-fragment
 path of `values`), with the job's size and, where the caller knows them, its stages (the
-filter types' names, `stages_of`); `prepare` announces a whole job before its pieces ask:
+filter types' names, `filters.enums.stage_names`); `prepare` announces a whole job before its pieces ask:
 
 1. `ARRAYSCOPE_NO_JIT=1`, or numba does not import: numpy, and numba is never imported.
 2. numba already loaded in this process: compiled, whatever the job (nothing left to pay).
@@ -59,7 +59,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, List, Optional, Sequence, Tuple, overload
+from typing import Any, Callable, List, Optional, Sequence, overload
 
 
 def _cores() -> int:
@@ -175,7 +175,7 @@ _numba: Any = None
 _tried = False
 _bytewise_seen = 0   # decoded bytes of `BYTEWISE` jobs `prepare` was told of (rule 4)
 
-# The stages numpy and the C codecs run at codec speed (filter type names, `stages_of`):
+# The stages numpy and the C codecs run at codec speed (filter type names, `filters.enums.stage_names`):
 # a job of only these does not load numba (rule 4). Every other stage is bit-level.
 BYTEWISE = frozenset({"NONE", "GZIP", "ZSTD", "LZ4", "BZIP2", "RLE", "DICTIONARY",
                       "BYTESHUFFLE", "INTERNAL_FILTER_AES_256_GCM", "CHECKSUM_MD5",
@@ -349,20 +349,6 @@ def _load() -> Any:
 def loaded() -> bool:
     """numba is imported already (asking for a kernel costs no import)."""
     return _tried and _numba is not None
-
-
-def stages_of(specs: Any) -> Tuple[str, ...]:
-    """The stage names of a filter pipeline (`FilterSpec`s: their `FilterType` names; a
-    type this build does not know: its number, which is not `BYTEWISE`)."""
-    from ..filters.enums import FilterType  # (filters import this module)
-
-    names = []
-    for s in specs:
-        try:
-            names.append(FilterType(s.type).name)
-        except ValueError:
-            names.append(str(s.type))
-    return tuple(names)
 
 
 def _bytewise(stages: Optional[Sequence[str]]) -> bool:

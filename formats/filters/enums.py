@@ -250,3 +250,15 @@ def _dt_text(v: int, unit: str) -> str:
     except (ValueError, OverflowError):
         return str(v)
     return f"{v} ({when})"
+
+
+def stage_names(specs) -> tuple:
+    """The stage names of a filter pipeline (`FilterSpec`s: their `FilterType` names; a type
+    this build does not know: its number), as `core.compiled`'s decision rule reads them."""
+    names = []
+    for s in specs:
+        try:
+            names.append(FilterType(s.type).name)
+        except ValueError:
+            names.append(str(s.type))
+    return tuple(names)

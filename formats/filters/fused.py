@@ -21,7 +21,7 @@ from ..core import compiled
 from .base import DataInfo, FilterError, FilterSpec, RunContext
 from .compression import LZ4, Bzip2, Gzip, Zstd
 from .deltas import Delta, DoubleDelta
-from .enums import FilterType
+from .enums import FilterType, stage_names
 from .scale import FloatScale, scale_options
 from .windows import BitWidthReduction, bwr_type
 from .xor import Xor
@@ -152,7 +152,7 @@ def decoder(nbytes: int, specs: Optional[List[FilterSpec]] = None
     """The compiled kernel for `nbytes` through the pipeline `specs` (None: not said), or
     None: no numba, `ARRAYSCOPE_NO_JIT=1`, or a decode the rule leaves to numpy while numba
     is not loaded (small, or byte-wise stages only: `compiled.kernel_wanted`)."""
-    if not compiled.kernel_wanted(nbytes, None if specs is None else compiled.stages_of(specs)):
+    if not compiled.kernel_wanted(nbytes, None if specs is None else stage_names(specs)):
         return None
     try:
         from ..accel import nativekernels

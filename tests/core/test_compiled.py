@@ -135,10 +135,10 @@ def test_the_rule_weighs_the_stages(monkeypatch):
 
 def test_stage_names_of_a_pipeline():
     from arrayscope.formats.filters import FilterSpec
-    from arrayscope.formats.filters.enums import FilterType
+    from arrayscope.formats.filters.enums import FilterType, stage_names
 
     specs = [FilterSpec(FilterType.BITSHUFFLE), FilterSpec(FilterType.ZSTD), FilterSpec(99)]
-    assert compiled.stages_of(specs) == ("BITSHUFFLE", "ZSTD", "99")
+    assert stage_names(specs) == ("BITSHUFFLE", "ZSTD", "99")
     assert not compiled.BYTEWISE & {"BITSHUFFLE", "99", "DOUBLE_DELTA", "DELTA", "XOR",
                                     "SCALE_FLOAT", "BIT_WIDTH_REDUCTION", "POSITIVE_DELTA"}
 

@@ -26,6 +26,7 @@ from ...core import compiled
 from ...core.context import Context
 from ...core.remote import is_url
 from ...core.source import BytesSource, FileSource
+from ...filters.enums import stage_names
 from ..model.array_model import (
     ArraySchema,
     Dimension,
@@ -590,7 +591,7 @@ def _decode_jobs(jobs: List[_FileJob], key, buffers: Buffers = _anonymous) -> No
         base += j.size
         groups.setdefault(_pipeline_key(j.role), []).append(j)
     for js in groups.values():   # the filters' kernels run chunk by chunk (64 KiB pieces)
-        compiled.prepare(sum(j.size for j in js), compiled.stages_of(js[0].role.specs))
+        compiled.prepare(sum(j.size for j in js), stage_names(js[0].role.specs))
     for js in groups.values():
         role = js[0].role
         owners = [(j, n) for j in js for n in range(len(j.chunks))]
