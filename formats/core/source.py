@@ -9,8 +9,9 @@ import mmap
 import os
 import stat
 import threading
+import weakref
 from collections import OrderedDict
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -86,6 +87,13 @@ class ByteSource:
         return f"<{type(self).__name__} {self.name!r} {self.size} B>"
 
 
+def _forgetter(key: int) -> Callable[[Any], None]:
+    """A weak reference's callback: the LRU's entry `key` dropped as its source goes."""
+    def forget(_ref: Any) -> None:
+        FileSource._mapped.pop(key, None)
+    return forget
+
+
 class FileSource(ByteSource):
     """A regular file opened read-only: nothing is read until asked.
 
@@ -106,7 +114,9 @@ class FileSource(ByteSource):
     BLOCK = 1 << BLOCK_BITS  # pread block of the small-window cache
     CACHED_BLOCKS = 4
     PREAD_MAX = 1 << 20      # windows up to this size are read, larger ones mapped
-    _mapped: "OrderedDict[int, FileSource]" = OrderedDict()
+    # id -> a weak reference: the LRU bounds open descriptors, it never keeps a source alive
+    # (a source nobody holds closes its descriptor as it goes, `__del__`)
+    _mapped: "OrderedDict[int, weakref.ReferenceType[FileSource]]" = OrderedDict()
     _lock = threading.Lock()
 
     def __init__(self, path: str, name: Optional[str] = None, root: Optional[str] = None):
@@ -148,12 +158,28 @@ class FileSource(ByteSource):
     def _adopt(self, fd: int) -> None:
         """`fd` as this source's descriptor, in the LRU of open files (the oldest closed)."""
         self._fd = fd
+        key = id(self)
         with FileSource._lock:
             lru = FileSource._mapped
-            lru[id(self)] = self
+            # (the callback runs inside a collection, maybe on a thread holding the lock:
+            # one atomic pop, no lock; the id is not reused before it runs)
+            lru[key] = weakref.ref(self, _forgetter(key))
             while len(lru) > FileSource.MAX_MAPPED:
-                _k, old = lru.popitem(last=False)
-                old._unmap()
+                try:
+                    _k, ref = lru.popitem(last=False)
+                except KeyError:
+                    break
+                old = ref()
+                if old is not None:
+                    old._unmap()
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     def _unmap(self) -> None:
         # Views handed out keep the mapping alive; only drop our references.
@@ -236,7 +262,8 @@ class FileSource(ByteSource):
     def close(self) -> None:
         self._closed = True
         with FileSource._lock:
-            if FileSource._mapped.get(id(self)) is self:
+            ref = FileSource._mapped.get(id(self))
+            if ref is not None and ref() is self:
                 del FileSource._mapped[id(self)]
         self._unmap()
 

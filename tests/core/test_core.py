@@ -1,7 +1,9 @@
 """The engine core: sources, cursor, nodes, coverage — on hand-made bytes and random bytes."""
+import os
 import struct
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -194,3 +196,23 @@ def test_file_removed_after_open_reads_what_was_opened(tmp_path):
     root = run_parser("r", "file", s, lambda c: c.u32("x"))
     assert not [n for n in root.walk() if n.status == ERROR]
     assert [n.value for n in root.walk() if n.name == "x"] == [0x04030201]
+
+
+def test_a_file_source_nobody_holds_is_freed_and_its_descriptor_closed(tmp_path):
+    """The LRU of open files bounds descriptors; it never keeps a source alive (a closed
+    document's sources outlived it there: test_window_document_released)."""
+    import gc
+    import weakref
+
+    p = tmp_path / "held.bin"
+    p.write_bytes(b"abcd")
+    s = FileSource(str(p))
+    assert bytes(s.view(0, 4)) == b"abcd"
+    fd, ref = s._fd, weakref.ref(s)
+    assert fd is not None and id(s) in FileSource._mapped
+    key = id(s)
+    del s
+    gc.collect()
+    assert ref() is None and key not in FileSource._mapped
+    with pytest.raises(OSError):
+        os.fstat(fd)
