@@ -20,24 +20,16 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-import tiledb  # noqa: E402
 
 from tests.support.eventloop import LoopProbe  # noqa: E402
 from tests.support.gui_helpers import open_window  # noqa: E402
+from tests.support.tiledb_arrays import one_write_fragments  # noqa: E402
 from tests.support.waits import WAIT_MS  # noqa: E402
 
 
 def _fragments(dest, n: int) -> str:
-    uri = os.path.join(str(dest), f"frags{n}")
-    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 10 * n - 1), tile=10, dtype=np.int64))
-    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[
-        tiledb.Attr("a", dtype=np.int64, filters=[tiledb.ZstdFilter()])]))
-    for i in range(n):
-        with tiledb.open(uri, "w", timestamp=i + 1) as a:
-            a[i * 10:(i + 1) * 10] = np.arange(10) + i
-    return uri
+    return one_write_fragments(os.path.join(str(dest), f"frags{n}"), n)
 
 
 def _children(pid: int):

@@ -27,6 +27,18 @@ def _dense_1d(uri, attrs, n=100, tile=10, dtype=np.int32, **schema_kw):
     tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=attrs, sparse=False, **schema_kw))
 
 
+def one_write_fragments(uri: str, n: int) -> str:
+    """`n` dense fragments of 10 int64 cells each (attribute `a`, [Zstd]), one write each at
+    timestamps 1..n: the many-fragment array of the health and latency tests."""
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 10 * n - 1), tile=10, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[
+        tiledb.Attr("a", dtype=np.int64, filters=[tiledb.ZstdFilter()])]))
+    for i in range(n):
+        with tiledb.open(uri, "w", timestamp=i + 1) as a:
+            a[i * 10:(i + 1) * 10] = np.arange(10) + i
+    return uri
+
+
 # ---- dense layouts ---------------------------------------------------------------------
 @array
 def dense_1d(uri):

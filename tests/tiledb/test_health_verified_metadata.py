@@ -10,9 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-import numpy as np
 import pytest
-import tiledb
 
 from arrayscope.formats.core.context import Context
 from arrayscope.formats.core.document import Document
@@ -23,6 +21,7 @@ from arrayscope.formats.tiledb.health.space import array_space
 from arrayscope.formats.tiledb.model import layout
 from arrayscope.formats.tiledb.parse import fragment_metadata
 from tests.support import health_arrays as HA
+from tests.support.tiledb_arrays import one_write_fragments
 from tests.tiledb.test_verify_paths_differential import ARRAYS, damaged_copies
 
 AT = 1 << 62   # a fixed reader time: `at` is in the report
@@ -65,14 +64,7 @@ def test_damaged_copies_give_the_trees_health(tmp_path, monkeypatch):
 
 
 def _many(dest, n: int) -> str:
-    uri = os.path.join(str(dest), "many")
-    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 10 * n - 1), tile=10, dtype=np.int64))
-    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[
-        tiledb.Attr("a", dtype=np.int64, filters=[tiledb.ZstdFilter()])]))
-    for i in range(n):
-        with tiledb.open(uri, "w", timestamp=i + 1) as a:
-            a[i * 10:(i + 1) * 10] = np.arange(10) + i
-    return uri
+    return one_write_fragments(os.path.join(str(dest), "many"), n)
 
 
 def test_only_a_file_with_a_finding_gets_a_tree(tmp_path, monkeypatch):

@@ -161,10 +161,6 @@ def test_values_of_one_chunk_that_is_the_array_peak_near_the_field(tmp_path, ord
     """A consistent chunk as large as the array: the decoded chunk is the output, nothing
     beside it but the stored bytes (was twice the field: 2.27 GB for a 1 GiB chunk). An F
     order chunk is transposed into an output of its own (the bound is then twice the field)."""
-    import tracemalloc
-
-    from arrayscope.formats.zarr import values as zv
-
     path = str(tmp_path / "one.zarr")
     data = np.arange(4 << 20, dtype="<i8").reshape(2048, 2048)   # 32 MiB
     z = zarr.create_array(path, shape=data.shape, chunks=data.shape, dtype=data.dtype,
@@ -173,12 +169,7 @@ def test_values_of_one_chunk_that_is_the_array_peak_near_the_field(tmp_path, ord
     assert (zarr.open_array(path, mode="r")[...] == data).all()   # what zarr itself reads
     stored = os.path.getsize(os.path.join(path, "0.0"))
     meta = formats.open(path).model.arrays["."]
-    tracemalloc.start()
-    try:
-        f, errors = zv.read_field(meta, "value")
-        _now, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    f, errors, peak = _read_traced(meta)
     assert not errors and f.shape == data.shape and (f == data).all()
     bound = (1 if order == "C" else 2) * data.nbytes + stored + (1 << 20)
     assert peak < bound, (peak, data.nbytes, stored)
@@ -190,10 +181,6 @@ def test_values_over_several_chunks_peak_at_the_field_and_one_chunk(tmp_path, za
     """Several chunks: each decoded chunk is placed and let go before the next is read (the
     reader held the last one while decoding the next: the field plus 2.13 chunks, 49 MiB
     here; now the field plus one chunk and its stored bytes, 41 MiB)."""
-    import tracemalloc
-
-    from arrayscope.formats.zarr import values as zv
-
     path = str(tmp_path / "multi.zarr")
     data = np.arange(4 << 20, dtype="<i8").reshape(2048, 2048)   # 32 MiB, 4 chunks of 8
     z = zarr.create_array(path, shape=data.shape, chunks=chunks, dtype=data.dtype,
@@ -203,12 +190,7 @@ def test_values_over_several_chunks_peak_at_the_field_and_one_chunk(tmp_path, za
     stored = max(os.path.getsize(os.path.join(d, f)) for d, _s, fs in os.walk(path) for f in fs)
     chunk = int(np.prod(chunks)) * data.itemsize
     meta = formats.open(path).model.arrays["."]
-    tracemalloc.start()
-    try:
-        f, errors = zv.read_field(meta, "value")
-        _now, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    f, errors, peak = _read_traced(meta)
     assert not errors and f.shape == data.shape and (f == data).all()
     assert peak < data.nbytes + chunk + stored + (2 << 20), (peak, data.nbytes, chunk, stored)
 
@@ -423,3 +405,18 @@ def test_thousands_of_chunk_files_hold_few_descriptors(big):
             first.source.read(0, 4)
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _read_traced(meta):
+    """`read_field(meta, "value")` and the peak of the Python memory it took (tracemalloc)."""
+    import tracemalloc
+
+    from arrayscope.formats.zarr import values as zv
+
+    tracemalloc.start()
+    try:
+        f, errors = zv.read_field(meta, "value")
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return f, errors, peak
